@@ -1,0 +1,95 @@
+/*
+ * util.h - small helpers shared by every part of perturb.
+ *
+ * Contract: the x* allocators never return NULL (they abort with a message
+ * on out-of-memory, the only condition perturb treats as fatal inside library
+ * code).  error() and warning() print "perturb: error: ..." / "perturb:
+ * warning: ..." on stderr; error() returns -1 so that library code can write
+ * `return error("cannot open '%s': %s", path, strerror(errno));`.
+ * Library code never calls exit().
+ */
+#ifndef PERTURB_UTIL_H
+#define PERTURB_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PERTURB_VERSION "0.1.0"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
+
+/* Grow *arr (of *alloc elements of size elem) so that it can hold need. */
+void grow_array(void **arr, size_t *alloc, size_t need, size_t elem);
+#define ALLOC_GROW(arr, need, alloc) \
+	grow_array((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
+
+int error(const char *fmt, ...) PRINTF(1, 2);
+void warning(const char *fmt, ...) PRINTF(1, 2);
+/* Quiet mode: warning() and note() print nothing. */
+extern int perturb_quiet;
+void note(const char *fmt, ...) PRINTF(1, 2);
+
+/* A growable, always NUL-terminated string (git's strbuf, reduced). */
+struct strbuf {
+	char *buf;
+	size_t len, alloc;
+};
+#define STRBUF_INIT { NULL, 0, 0 }
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) PRINTF(2, 3);
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_reset(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb);
+/* Returns buf (never NULL; "" for an empty strbuf) and gives up ownership. */
+char *strbuf_detach(struct strbuf *sb);
+
+/* CLOCK_MONOTONIC in seconds / nanoseconds. */
+double now_mono(void);
+int64_t now_mono_ns(void);
+/* Wall-clock time as "2026-11-30T10:00:00Z" into buf (>= 21 bytes). */
+void now_iso8601(char *buf, size_t len);
+
+/*
+ * Durations: "250ms", "30s", "5m", "1h", "1500us", "20ns", or a bare
+ * non-negative number meaning seconds.  Returns 0 and stores seconds, or -1
+ * on malformed / negative / non-finite input.
+ */
+int parse_duration(const char *s, double *seconds);
+/* Percentages: "2%" (→ 0.02) or a bare fraction "0.02".  -1 on bad input. */
+int parse_percent(const char *s, double *fraction);
+/* Strict decimal integer in [min, max]; -1 on anything else. */
+int parse_long(const char *s, long min, long max, long *out);
+/* Strict finite double; -1 otherwise. */
+int parse_double(const char *s, double *out);
+
+/* Read a whole file; returns malloc'd NUL-terminated buffer or NULL (errno). */
+char *read_file(const char *path, size_t *len);
+/* Read a small sysfs/procfs file, strip trailing newline; NULL if absent. */
+char *read_line_file(const char *path);
+/* mkdir -p; returns 0 or -errno. */
+int mkdir_p(const char *path, unsigned mode);
+/* Directory part of path, malloc'd ("." when there is none). */
+char *dir_name(const char *path);
+/* Is prog (no slash) found on PATH, or (with slash) executable? */
+int program_exists(const char *prog);
+
+/* Levenshtein distance, for "did you mean" suggestions. */
+size_t edit_distance(const char *a, const char *b);
+
+/* Hex SHA-256 of data into out[65]. */
+void sha256_hex(const void *data, size_t len, char out[65]);
+
+/* Absolute path of the running perturb executable (/proc/self/exe). */
+const char *perturb_self_exe(void);
+
+#endif

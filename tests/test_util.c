@@ -1,0 +1,100 @@
+/*
+ * test_util.c - helpers of util.c that the experiment file relies on:
+ * durations and percentages.
+ */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <math.h>
+
+#include "util.h"
+
+static double dur(const char *s)
+{
+	double v = -1;
+	cr_assert_eq(parse_duration(s, &v), 0, "parse_duration(\"%s\") failed", s);
+	return v;
+}
+
+static double pct(const char *s)
+{
+	double v = -1;
+	cr_assert_eq(parse_percent(s, &v), 0, "parse_percent(\"%s\") failed", s);
+	return v;
+}
+
+/* parse() rejects every string of bad[] and NULL, and writes no output. */
+static void expect_rejected(int (*parse)(const char *, double *), const char *const *bad,
+			    size_t n)
+{
+	double v = 123;
+	for (size_t i = 0; i < n; i++)
+		cr_expect_eq(parse(bad[i], &v), -1, "\"%s\" accepted", bad[i]);
+	cr_expect_eq(parse(NULL, &v), -1);
+	cr_expect_eq(v, 123, "output written on failure");
+}
+
+Test(util, parse_duration_units)
+{
+	cr_expect_float_eq(dur("250ms"), 0.25, 1e-12);
+	cr_expect_float_eq(dur("30s"), 30.0, 1e-12);
+	cr_expect_float_eq(dur("5m"), 300.0, 1e-12);
+	cr_expect_float_eq(dur("1h"), 3600.0, 1e-12);
+	cr_expect_float_eq(dur("1500us"), 0.0015, 1e-15);
+	cr_expect_float_eq(dur("20ns"), 20e-9, 1e-18);
+	cr_expect_float_eq(dur("1.5s"), 1.5, 1e-12);
+	cr_expect_float_eq(dur(".5s"), 0.5, 1e-12);
+	cr_expect_float_eq(dur("42"), 42.0, 1e-12);	/* bare number: seconds */
+	cr_expect_float_eq(dur("0"), 0.0, 1e-12);
+	cr_expect_float_eq(dur("0s"), 0.0, 1e-12);
+}
+
+Test(util, parse_duration_rejects)
+{
+	static const char *const bad[] = {
+		"", "s", "-1s", "+1s", " 1s", "1s ", "1 s", "1sec", "1S", "1d", "ms",
+		"1e400s", "nan", "inf", "1ms5", "abc", "1,5s",
+	};
+	expect_rejected(parse_duration, bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+Test(util, parse_percent_forms)
+{
+	cr_expect_float_eq(pct("2%"), 0.02, 1e-12);
+	cr_expect_float_eq(pct("0.02"), 0.02, 1e-12);
+	cr_expect_float_eq(pct("0%"), 0.0, 1e-12);
+	cr_expect_float_eq(pct("0"), 0.0, 1e-12);
+	cr_expect_float_eq(pct("150%"), 1.5, 1e-12);
+	cr_expect_float_eq(pct("0.5%"), 0.005, 1e-12);
+	cr_expect_float_eq(pct("95%"), 0.95, 1e-12);
+	cr_expect_float_eq(pct("-2%"), -0.02, 1e-12);	/* sign is the caller's to check */
+}
+
+Test(util, parse_percent_rejects)
+{
+	static const char *const bad[] = {
+		"", "%", " 2%", "2 %", "2%%", "2%x", "two", "2pc", "nan", "inf", "1e999",
+	};
+	expect_rejected(parse_percent, bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+Test(util, parse_long_strict)
+{
+	long v;
+	cr_expect_eq(parse_long("42", 0, 100, &v), 0);
+	cr_expect_eq(v, 42);
+	cr_expect_eq(parse_long("-1", 0, 100, &v), -1);
+	cr_expect_eq(parse_long("101", 0, 100, &v), -1);
+	cr_expect_eq(parse_long("1.0", 0, 100, &v), -1);
+	cr_expect_eq(parse_long("0x10", 0, 100, &v), -1);
+	cr_expect_eq(parse_long(" 1", 0, 100, &v), -1);
+	cr_expect_eq(parse_long("", 0, 100, &v), -1);
+	cr_expect_eq(parse_long("99999999999999999999", 0, LONG_MAX, &v), -1);
+}
+
+Test(util, edit_distance)
+{
+	cr_expect_eq(edit_distance("repetiton", "repetitions"), 2);
+	cr_expect_eq(edit_distance("", "abc"), 3);
+	cr_expect_eq(edit_distance("abc", "abc"), 0);
+	cr_expect_eq(edit_distance("kitten", "sitting"), 3);
+}
