@@ -1,0 +1,469 @@
+/*
+ * test_proc.c - commands, daemons and background loads (proc.h).  The
+ * programs run are the helpers of tests/progs, found through
+ * $PERTURB_PROGS.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "runner.h"
+#include "testlib.h"
+#include "util.h"
+
+static char *tmpdir;
+
+static char *tmp_path(const char *name)
+{
+	return xasprintf("%s/%s", tmpdir, name);
+}
+
+/* Bounded wait (5 s) until file holds at least `lines` lines, or
+ * contains `text` when not NULL.  Returns the file's content. */
+static char *wait_file(const char *path, int lines, const char *text)
+{
+	for (int i = 0; i < 500; i++) {
+		char *s = read_file(path, NULL);
+		if (s && (text ? strstr(s, text) != NULL : tl_count_lines(s) >= lines))
+			return s;
+		free(s);
+		tl_nap();
+	}
+	cr_assert_fail("'%s' never got %d lines / '%s'", path, lines,
+		       text ? text : "");
+	return NULL;
+}
+
+/* Capture what fn() writes on stderr. */
+struct capture {
+	int saved, fd;
+};
+
+static void capture_start(struct capture *c)
+{
+	fflush(stderr);
+	c->fd = memfd_create("stderr", 0);
+	c->saved = dup(2);
+	cr_assert(c->fd >= 0 && c->saved >= 0);
+	dup2(c->fd, 2);
+}
+
+static char *capture_end(struct capture *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	ssize_t n;
+
+	fflush(stderr);
+	dup2(c->saved, 2);
+	close(c->saved);
+	lseek(c->fd, 0, SEEK_SET);
+	while ((n = read(c->fd, buf, sizeof(buf))) > 0)
+		strbuf_add(&sb, buf, (size_t)n);
+	close(c->fd);
+	return strbuf_detach(&sb);
+}
+
+/* proc_run_command() without a folder, which must return want; returns
+ * what it wrote on stderr. */
+static char *command_stderr(char **argv, double timeout_s, const char *what, int want)
+{
+	struct capture c;
+
+	capture_start(&c);
+	cr_assert_eq(proc_run_command(argv, tl_test_env(), NULL, timeout_s, what), want);
+	return capture_end(&c);
+}
+
+/* daemon_start() with the readiness regex "ready", which must fail and
+ * leave no daemon; returns what it wrote on stderr. */
+static char *daemon_start_error(char **argv, double ready_timeout_s)
+{
+	char *log = tmp_path("daemon.log"), *err;
+	struct daemon *d = (struct daemon *)1;
+	struct capture c;
+	regex_t re;
+
+	cr_assert_eq(regcomp(&re, "ready", REG_EXTENDED), 0);
+	capture_start(&c);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0, &re, ready_timeout_s, &d), -1);
+	err = capture_end(&c);
+	cr_assert_null(d);
+	regfree(&re);
+	free(log);
+	return err;
+}
+
+static void setup(void)
+{
+	tmpdir = tl_tmpdir();
+}
+
+static void teardown(void)
+{
+	tl_rmtree(tmpdir);
+	free(tmpdir);
+	tmpdir = NULL;
+}
+
+TestSuite(proc, .init = setup, .fini = teardown);
+
+/* ---- proc_spawn ---- */
+
+Test(proc, spawn_exec_failure)
+{
+	char *argv[] = { "no-such-program-xyz", NULL };
+	struct spawn_opts o = { .argv = argv, .envp = tl_test_env(), .out_fd = -1, .err_fd = -1 };
+	int fds = tl_count_fds();
+
+	errno = 0;
+	cr_assert_eq(proc_spawn(&o), -1);
+	cr_assert_eq(errno, ENOENT);
+	cr_assert_eq(tl_count_fds(), fds);
+	tl_assert_no_children();
+}
+
+Test(proc, spawn_new_group_and_output)
+{
+	char *argv[] = { "printer", "out", "-E", "err", NULL };
+	char *path = tmp_path("out"), *s;
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644), status;
+	struct spawn_opts o = { .argv = argv, .envp = tl_test_env(), .out_fd = fd, .err_fd = -1 };
+	pid_t pid = proc_spawn(&o);
+
+	cr_assert(pid > 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && !WEXITSTATUS(status));
+	close(fd);
+	s = read_file(path, NULL);
+	cr_assert_str_eq(s, "out\nerr\n");
+	free(s);
+	free(path);
+
+	{
+		char *sl[] = { "sleeper", NULL };
+		o.argv = sl;
+		o.out_fd = -1;
+		pid = proc_spawn(&o);
+		cr_assert(pid > 0);
+		cr_assert_eq(getpgid(pid), pid);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+Test(proc, spawn_inherits_environ_when_envp_null)
+{
+	char *argv[] = { NULL, "PERTURB_TEST_VAR", NULL };
+	char *path = tmp_path("out"), *s;
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	struct spawn_opts o = { .argv = argv, .out_fd = fd, .err_fd = -1 };
+	pid_t pid;
+
+	argv[0] = xasprintf("%s/envecho", tl_progs());
+	setenv("PERTURB_TEST_VAR", "inherited", 1);
+	pid = proc_spawn(&o);
+	cr_assert(pid > 0);
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	close(fd);
+	s = read_file(path, NULL);
+	cr_assert_str_eq(s, "PERTURB_TEST_VAR=inherited\n");
+	free(s);
+	free(path);
+	free(argv[0]);
+}
+
+/* ---- proc_run_command ---- */
+
+Test(proc, command_ok)
+{
+	char *argv[] = { "printer", "fine", NULL };
+	int fds = tl_count_fds();
+	char *err = command_stderr(argv, 10, "setup", 0);
+
+	cr_assert_str_eq(err, "");
+	free(err);
+	cr_assert_eq(tl_count_fds(), fds);
+	tl_assert_no_children();
+}
+
+Test(proc, command_failure_message)
+{
+	char *argv[] = { "printer", "line one", "-E", "line two", "-x", "1", NULL };
+	char *err = command_stderr(argv, 10, "setup", -1);
+
+	cr_assert_str_eq(err,
+		"perturb: error: setup command 'printer line one -E line two -x 1' failed: exited with status 1\n"
+		"    line one\n"
+		"    line two\n");
+	free(err);
+	tl_assert_no_children();
+}
+
+Test(proc, command_exec_failure)
+{
+	char *argv[] = { "no-such-program-xyz", "a", NULL };
+	char *err = command_stderr(argv, 10, "teardown", -1);
+
+	cr_assert_str_eq(err,
+		"perturb: error: teardown command 'no-such-program-xyz a' failed: cannot run 'no-such-program-xyz': No such file or directory\n");
+	free(err);
+	tl_assert_no_children();
+}
+
+Test(proc, command_timeout)
+{
+	char *argv[] = { "sleeper", "-p", "waiting", "-c", "1", NULL };
+	char *err = command_stderr(argv, 0.2, "prepare", -1);
+	pid_t child;
+
+	cr_assert(strstr(err, "perturb: error: prepare command 'sleeper -p waiting -c 1' failed: timed out after 0.2 s\n"
+			 "    waiting\n    child "), "%s", err);
+	cr_assert_eq(tl_child_pids(err, &child, 1), 1);
+	cr_assert(tl_process_gone(child));
+	free(err);
+	tl_assert_no_children();
+}
+
+Test(proc, command_cwd)
+{
+	char *argv[] = { "sh", "-c", "test \"$(pwd)\" = /proc", NULL };
+	cr_assert_eq(proc_run_command(argv, tl_test_env(), "/proc", 10, "setup"), 0);
+}
+
+/* ---- daemons ---- */
+
+Test(proc, daemon_ready_by_regex)
+{
+	char *argv[] = { "sleeper", "-p", "starting", "-p", "listening on port 5",
+			 "-c", "1", NULL };
+	char *log = tmp_path("daemon.log"), *s;
+	struct daemon *d;
+	regex_t re;
+	pid_t pid, child;
+	int fds = tl_count_fds();
+
+	cr_assert_eq(regcomp(&re, "listening on port [0-9]+", REG_EXTENDED), 0);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0, &re, 10, &d), 0);
+	pid = daemon_pid(d);
+	cr_assert(pid > 0);
+	cr_assert_eq(kill(pid, 0), 0);
+	s = wait_file(log, 3, NULL);
+	cr_assert(!strncmp(s, "starting\nlistening on port 5\nchild ", 35), "%s", s);
+	child = atoi(s + 35);
+	free(s);
+	cr_assert_eq(daemon_stop(d), 0);
+	cr_assert_eq(kill(pid, 0), -1);
+	cr_assert_eq(errno, ESRCH);
+	cr_assert(tl_process_gone(child));
+	cr_assert_eq(tl_count_fds(), fds);
+	tl_assert_no_children();
+	regfree(&re);
+	free(log);
+}
+
+Test(proc, daemon_ready_without_newline)
+{
+	char *argv[] = { "sh", "-c", "printf 'prompt> '; exec sleeper", NULL };
+	char *log = tmp_path("daemon.log");
+	struct daemon *d;
+	regex_t re;
+
+	cr_assert_eq(regcomp(&re, "> $", REG_EXTENDED), 0);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0, &re, 10, &d), 0);
+	cr_assert_eq(daemon_stop(d), 0);
+	tl_assert_no_children();
+	regfree(&re);
+	free(log);
+}
+
+Test(proc, daemon_exits_before_ready)
+{
+	char *argv[] = { "printer", "boom", "-x", "3", NULL };
+	int fds = tl_count_fds();
+	char *err = daemon_start_error(argv, 10);
+
+	cr_assert_str_eq(err,
+		"perturb: error: daemon 'printer boom -x 3' ended before it was ready: exited with status 3\n"
+		"    boom\n");
+	cr_assert_eq(tl_count_fds(), fds);
+	tl_assert_no_children();
+	free(err);
+}
+
+Test(proc, daemon_ready_timeout)
+{
+	char *argv[] = { "sleeper", "-p", "starting", NULL };
+	char *err = daemon_start_error(argv, 0.2);
+
+	cr_assert(strstr(err, "perturb: error: daemon 'sleeper -p starting' not ready after 0.2 s"), "%s", err);
+	cr_assert(strstr(err, "\n    starting\n"), "%s", err);
+	tl_assert_no_children();
+	free(err);
+}
+
+Test(proc, daemon_ready_by_delay)
+{
+	char *argv[] = { "sleeper", NULL };
+	char *log = tmp_path("daemon.log");
+	struct daemon *d;
+	double t0 = now_mono();
+
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0.1, NULL, 10, &d), 0);
+	cr_assert(now_mono() - t0 >= 0.1);
+	cr_assert_eq(daemon_stop(d), 0);
+	tl_assert_no_children();
+	free(log);
+}
+
+Test(proc, daemon_exits_during_delay)
+{
+	char *argv[] = { "printer", "bye", NULL };
+	char *log = tmp_path("daemon.log"), *err;
+	struct daemon *d;
+	struct capture c;
+	double t0 = now_mono();
+
+	capture_start(&c);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 5, NULL, 10, &d), -1);
+	err = capture_end(&c);
+	cr_assert(now_mono() - t0 < 4);
+	cr_assert_str_eq(err,
+		"perturb: error: daemon 'printer bye' ended during its start-up delay: exited with status 0\n"
+		"    bye\n");
+	tl_assert_no_children();
+	free(err);
+	free(log);
+}
+
+Test(proc, daemon_died_on_its_own)
+{
+	char *argv[] = { "printer", "-x", "2", "short-lived", NULL };
+	char *log = tmp_path("daemon.log"), *err;
+	struct daemon *d;
+	struct capture c;
+	struct pollfd p;
+
+	/* appended to what is there */
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0, NULL, 10, &d), 0);
+	p.fd = pidfd_open(daemon_pid(d), 0);
+	p.events = POLLIN;
+	cr_assert(p.fd >= 0);
+	cr_assert_eq(poll(&p, 1, 5000), 1);
+	close(p.fd);
+	capture_start(&c);
+	cr_assert_eq(daemon_stop(d), -1);
+	err = capture_end(&c);
+	cr_assert_str_eq(err,
+		"perturb: error: daemon 'printer -x 2 short-lived' had ended on its own: exited with status 2\n"
+		"    short-lived\n");
+	tl_assert_no_children();
+	free(err);
+	free(log);
+}
+
+Test(proc, daemon_exec_failure)
+{
+	char *argv[] = { "no-such-daemon", NULL };
+	char *err = daemon_start_error(argv, 10);
+
+	cr_assert_str_eq(err, "perturb: error: daemon 'no-such-daemon' failed: cannot run 'no-such-daemon': No such file or directory\n");
+	tl_assert_no_children();
+	free(err);
+}
+
+/* ---- background loads ---- */
+
+Test(proc, background_restarts_counted)
+{
+	char *out = tmp_path("starts"), *log = tmp_path("bg.log"), *s;
+	/* lives 60 ms (no crash-loop back-off), records each start */
+	char *argv[] = { "sh", "-c", "appender \"$0\"; exec sleeper -t 0.06", out, NULL };
+	struct background *b;
+	long starts = 0, lines;
+	pid_t sup;
+	int fds = tl_count_fds();
+
+	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, &b), 0);
+	sup = background_pid(b);
+	free(wait_file(out, 3, NULL));
+	cr_assert_eq(background_stop(b, &starts), 0);
+	s = read_file(out, NULL);
+	lines = tl_count_lines(s);
+	cr_assert(starts >= 3, "%ld", starts);
+	/* a start whose appender had not run yet is counted too */
+	cr_assert(starts == lines || starts == lines + 1, "%ld vs %ld", starts, lines);
+	free(s);
+	cr_assert_eq(kill(sup, 0), -1);
+	cr_assert_eq(tl_count_fds(), fds);
+	tl_assert_no_children();
+	free(out);
+	free(log);
+}
+
+Test(proc, background_crash_loop_backs_off)
+{
+	char *out = tmp_path("starts"), *log = tmp_path("bg.log"), *s;
+	char *argv[] = { "appender", out, "1", NULL };
+	struct background *b;
+	long starts = 0;
+
+	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, &b), 0);
+	s = wait_file(log, 0, "ended at once 5 times in a row");
+	free(s);
+	cr_assert_eq(background_stop(b, &starts), 0);
+	/* stopped during (or just after) the 1 s back-off */
+	cr_assert(starts >= 5, "%ld", starts);
+	tl_assert_no_children();
+	free(out);
+	free(log);
+}
+
+Test(proc, background_stop_kills_load_group)
+{
+	char *log = tmp_path("bg.log"), *s;
+	char *argv[] = { "sleeper", "-c", "2", NULL };
+	struct background *b;
+	long starts = 0;
+	pid_t kids[2];
+
+	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, &b), 0);
+	s = wait_file(log, 2, NULL);
+	cr_assert_eq(tl_child_pids(s, kids, 2), 2, "%s", s);
+	free(s);
+	cr_assert_eq(background_stop(b, &starts), 0);
+	cr_assert_eq(starts, 1);
+	cr_assert(tl_process_gone(kids[0]));
+	cr_assert(tl_process_gone(kids[1]));
+	tl_assert_no_children();
+	free(log);
+}
+
+Test(proc, background_exec_failure)
+{
+	char *log = tmp_path("bg.log"), *err;
+	char *argv[] = { "no-such-load", NULL };
+	struct background *b = (struct background *)1;
+	struct capture c;
+	int fds = tl_count_fds();
+
+	capture_start(&c);
+	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, &b), -1);
+	err = capture_end(&c);
+	cr_assert_null(b);
+	cr_assert_str_eq(err, "perturb: error: background load 'no-such-load' failed: cannot run 'no-such-load': No such file or directory\n");
+	cr_assert_eq(tl_count_fds(), fds);
+	tl_assert_no_children();
+	free(err);
+	free(log);
+}
