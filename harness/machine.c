@@ -1,0 +1,142 @@
+/* machine.c - see machine.h */
+#include "machine.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+static char *or_unavailable(char *s)
+{
+	return s ? s : xstrdup("unavailable");
+}
+
+static char *cpu_model(void)
+{
+	char *info = read_file("/proc/cpuinfo", NULL);
+	char *ret = NULL;
+	if (!info)
+		return NULL;
+	for (char *line = strtok(info, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strncmp(line, "model name", 10)) {
+			char *colon = strchr(line, ':');
+			if (colon) {
+				colon++;
+				while (*colon == ' ' || *colon == '\t')
+					colon++;
+				ret = xstrdup(colon);
+			}
+			break;
+		}
+	}
+	free(info);
+	return ret;
+}
+
+void machine_probe(struct machine_info *m)
+{
+	struct utsname u;
+	char host[256];
+
+	memset(m, 0, sizeof(*m));
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		m->hostname = xstrdup(host);
+	}
+	if (uname(&u) == 0) {
+		m->kernel_release = xstrdup(u.release);
+		m->kernel_version = xstrdup(u.version);
+		m->arch = xstrdup(u.machine);
+	}
+	m->kernel_cmdline = read_line_file("/proc/cmdline");
+	m->cpu_model = cpu_model();
+	m->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	m->governor = read_line_file("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+	char *smt = read_line_file("/sys/devices/system/cpu/smt/active");
+	if (smt) {
+		m->smt = xstrdup(!strcmp(smt, "1") ? "on" : "off");
+		free(smt);
+	}
+	m->aslr = read_line_file("/proc/sys/kernel/randomize_va_space");
+	char *load = read_line_file("/proc/loadavg");
+	if (load) {
+		/* keep the three load averages */
+		char *p = load;
+		for (int i = 0; i < 3 && p; i++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			*p = '\0';
+		m->loadavg = load;
+	}
+	m->hostname = or_unavailable(m->hostname);
+	m->kernel_release = or_unavailable(m->kernel_release);
+	m->kernel_version = or_unavailable(m->kernel_version);
+	m->kernel_cmdline = or_unavailable(m->kernel_cmdline);
+	m->arch = or_unavailable(m->arch);
+	m->cpu_model = or_unavailable(m->cpu_model);
+	m->governor = or_unavailable(m->governor);
+	m->smt = or_unavailable(m->smt);
+	m->aslr = or_unavailable(m->aslr);
+	m->loadavg = or_unavailable(m->loadavg);
+	m->perturb_version = xstrdup(PERTURB_VERSION);
+}
+
+void machine_release(struct machine_info *m)
+{
+	free(m->hostname);
+	free(m->kernel_release);
+	free(m->kernel_version);
+	free(m->kernel_cmdline);
+	free(m->arch);
+	free(m->cpu_model);
+	free(m->governor);
+	free(m->smt);
+	free(m->aslr);
+	free(m->loadavg);
+	free(m->perturb_version);
+	memset(m, 0, sizeof(*m));
+}
+
+/* JSON string escaping (RFC 8259 section 7). */
+static void json_str(struct strbuf *sb, const char *s)
+{
+	strbuf_addstr(sb, "\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			strbuf_addf(sb, "\\%c", *p);
+		else if (*p < 0x20)
+			strbuf_addf(sb, "\\u%04x", *p);
+		else
+			strbuf_add(sb, p, 1);
+	}
+	strbuf_addstr(sb, "\"");
+}
+
+char *machine_json(const struct machine_info *m)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const struct { const char *k; const char *v; } f[] = {
+		{ "hostname", m->hostname },
+		{ "kernel_release", m->kernel_release },
+		{ "kernel_version", m->kernel_version },
+		{ "kernel_cmdline", m->kernel_cmdline },
+		{ "arch", m->arch },
+		{ "cpu_model", m->cpu_model },
+		{ "governor", m->governor },
+		{ "smt", m->smt },
+		{ "aslr", m->aslr },
+		{ "loadavg", m->loadavg },
+		{ "perturb_version", m->perturb_version },
+	};
+	strbuf_addstr(&sb, "{");
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
+		json_str(&sb, f[i].k);
+		strbuf_addstr(&sb, ": ");
+		json_str(&sb, f[i].v ? f[i].v : "unavailable");
+		strbuf_addstr(&sb, ", ");
+	}
+	strbuf_addf(&sb, "\"cores\": %d}", m->cores);
+	return strbuf_detach(&sb);
+}

@@ -1,0 +1,153 @@
+/*
+ * store.h - the results database (SQLite).
+ *
+ * Schema (versioned with PRAGMA user_version; store_open migrates older
+ * databases forward, refuses newer ones):
+ *   experiments(id, name, path, text, sha256)
+ *   runs(id, experiment_id, name, baseline, seed, "order", argv, started,
+ *        ended, status, perturb_version, machine_json,
+ *        kernel_release, kernel_cmdline, cpu_model, cores, governor, smt,
+ *        aslr, loadavg)                    one row per `perturb run`
+ *   variants(run_id, idx, name, description)   workloads(run_id, idx, name, kind, description)
+ *   plan(run_id, seq, variant, workload, variant_idx, workload_idx,
+ *        repetition, warmup, round)        variant/workload by name and idx
+ *   results(run_id, seq, status, exit_code, signal, reason, started,
+ *           wall_s, user_s, sys_s, maxrss_kb, output_tail)
+ *                                          one row per finished run
+ *   metric_values(run_id, seq, metric, value, unit)
+ *   unavailable(run_id, metric, reason)     counters/metrics that could not be measured
+ * "status" of a run row: running | completed | interrupted | failed.
+ * "status" of a result: ok | failed | crashed | timeout | error.
+ *
+ * Every store_* function returns 0 on success or -1 after printing an
+ * error() naming the database.  Writes of one result are one transaction.
+ * The database uses WAL and prepared statements only; a commit is fsync'd
+ * (synchronous=FULL), so a stored result survives a SIGKILL of perturb and
+ * a crash of the machine.  A failed write is rolled back whole.
+ *
+ * Reserved metric names: "wall", "user", "sys" and "maxrss" are columns of
+ * results; store_put_result() refuses a run_result value with one of those
+ * names, or with a name twice.
+ */
+#ifndef PERTURB_STORE_H
+#define PERTURB_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "plan.h"
+#include "runner.h"
+
+struct store;
+
+#define STORE_SCHEMA_VERSION 1
+
+/*
+ * Open (create = make the file and its folder if missing).  Without create a
+ * missing file is the error "no results database at 'PATH'" and nothing is
+ * created.  A file that is not SQLite, an SQLite file of some other program,
+ * or a database of a newer schema version than STORE_SCHEMA_VERSION is
+ * refused; an older one is migrated forward.  Close with store_close()
+ * (NULL is fine).
+ */
+int store_open(const char *path, int create, struct store **out);
+void store_close(struct store *s);
+
+/* Machine provenance, gathered by machine_probe() (machine.h). */
+struct machine_info;
+
+struct run_header {
+	int64_t id;
+	char *experiment;	/* name */
+	char *path;
+	char *baseline;
+	uint64_t seed;
+	char *order;
+	char *started, *ended;	/* ISO 8601 UTC; ended NULL while running */
+	char *status;
+	char *machine_json;
+	char *sha256;
+};
+void run_header_release(struct run_header *h);
+
+/* Start a run: stores the experiment (deduplicated by hash), the run row with
+ * status "running", its variants, workloads and the whole plan, in one
+ * transaction.  argv is the command line, joined.  The experiment's sha256 is
+ * sha256_hex() of exp->text (text_len bytes); the first path a text was seen
+ * under is kept.  m may be NULL (machine columns left NULL).  plan entries
+ * must have seq == their index and valid variant/workload indices. */
+int store_begin_run(struct store *s, const struct experiment *exp,
+		    const struct plan *plan, uint64_t seed, const char *argv,
+		    const struct machine_info *m, int64_t *run_id);
+/* One finished run (plan entry seq) and its metric values: one transaction.
+ * exit_code is stored for ok/failed, signal for crashed (else NULL),
+ * out_tail (as results.output_tail) for every status but ok.  RUN_INTERRUPTED
+ * is refused, and so is a second result for the same seq. */
+int store_put_result(struct store *s, int64_t run_id, int seq,
+		     const struct run_result *r);
+/* A metric or counter this run could not measure (stored once per name:
+ * the first reason given is kept). */
+int store_put_unavailable(struct store *s, int64_t run_id, const char *metric,
+			  const char *reason);
+/* Calls fn for every unavailable metric of a run, by name; strings are valid
+ * during the call only.  fn returning non-zero stops the walk and is
+ * returned. */
+typedef int (*store_unavailable_fn)(const char *metric, const char *reason,
+				    void *ctx);
+int store_each_unavailable(struct store *s, int64_t run_id,
+			   store_unavailable_fn fn, void *ctx);
+/* Set the run's status (running | completed | interrupted | failed; anything
+ * else is refused) and its end time (now).  Error when there is no such run. */
+int store_end_run(struct store *s, int64_t run_id, const char *status);
+
+/* The newest run not "completed" whose experiment has this sha256; 0 and
+ * *run_id = 0 when there is none. */
+int store_find_resumable(struct store *s, const char *sha256, int64_t *run_id);
+/* Plan of a stored run, and which seqs already have a result (done[seq]=1,
+ * *done malloc'd, n = plan size).  Variant/workload indices refer to the
+ * stored variant/workload order (= the experiment's order).  *plan is
+ * overwritten (release it with plan_release()); on error *plan is empty and
+ * *done NULL.  Error when there is no such run. */
+int store_load_plan(struct store *s, int64_t run_id, struct plan *plan,
+		    unsigned char **done);
+/* Like store_end_run() without touching the end time. */
+int store_set_status(struct store *s, int64_t run_id, const char *status);
+
+/* Latest run id (0 if the database holds none). */
+int store_latest_run(struct store *s, int64_t *run_id);
+/* Fills *h (release with run_header_release()); error when there is no such
+ * run.  experiment is the experiment's name, path the path it was first
+ * stored from. */
+int store_run_header(struct store *s, int64_t run_id, struct run_header *h);
+
+/* One stored measurement value, for reports. */
+struct stored_value {
+	int seq;
+	const char *variant, *workload, *metric, *unit, *status;
+	int repetition, warmup;
+	double value;
+};
+/* Calls fn for every metric value of a run, ordered by workload, metric,
+ * variant, seq.  Wall/user/sys time and max RSS come as metrics "wall",
+ * "user", "sys" (s) and "maxrss" (KiB).  Warm-ups are passed when
+ * include_warmup, failed runs when include_failed.  fn returning non-zero
+ * stops the walk and is returned.
+ * Order: workloads and variants in stored order (their idx, i.e. the
+ * experiment's order, not by name); metrics wall, user, sys, maxrss, then the
+ * others by name (byte order); then seq.  A result that is not ok may lack
+ * some metric_values rows: only its built-in metrics are then passed.
+ * Strings in *v are valid during the call only.  One query: cost is one
+ * sort of the run's values, no per-row queries. */
+typedef int (*store_value_fn)(const struct stored_value *v, void *ctx);
+int store_each_value(struct store *s, int64_t run_id, int include_warmup,
+		     int include_failed, store_value_fn fn, void *ctx);
+
+/* Names in stored order: *names is a malloc'd array of n malloc'd strings
+ * (NULL and 0 for an unknown run). */
+int store_variant_names(struct store *s, int64_t run_id, char ***names, size_t *n);
+int store_workload_names(struct store *s, int64_t run_id, char ***names, size_t *n);
+/* For (run, variant name, workload name): *total measured (non-warm-up)
+ * results stored, *failed of those whose status is not ok. */
+int store_count_failed(struct store *s, int64_t run_id, const char *variant,
+		       const char *workload, int *failed, int *total);
+
+#endif

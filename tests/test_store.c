@@ -1,0 +1,714 @@
+/* test_store.c - the results database (harness/store.c) */
+#include <criterion/criterion.h>
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "machine.h"
+#include "store.h"
+#include "testlib.h"
+#include "util.h"
+
+static char *tmpdir;
+static char dbpath[256];
+static char errpath[256];
+
+static void setup(void)
+{
+	tmpdir = tl_tmpdir();
+	snprintf(dbpath, sizeof(dbpath), "%s/sub/dir/perturb.db", tmpdir);
+	snprintf(errpath, sizeof(errpath), "%s/stderr", tmpdir);
+}
+
+static void teardown(void)
+{
+	tl_rmtree(tmpdir);
+	free(tmpdir);
+	tmpdir = NULL;
+}
+
+TestSuite(store, .init = setup, .fini = teardown);
+
+/* stderr into a file while a failure is expected; capture_end returns it. */
+static int saved_stderr = -1;
+
+static void capture_begin(void)
+{
+	int fd;
+	fflush(stderr);
+	saved_stderr = dup(2);
+	fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert(fd >= 0 && saved_stderr >= 0);
+	dup2(fd, 2);
+	close(fd);
+}
+
+static char *capture_end(void)
+{
+	char *s;
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	s = read_file(errpath, NULL);
+	cr_assert_not_null(s);
+	return s;
+}
+
+/*
+ * The fixture: two variants and two workloads whose stored order differs
+ * from their names' order, and a hand-made interleaved plan of 3 rounds
+ * (round 0 = warm-ups) over the pairs in the order (v1,w1) (v1,w0) (v0,w1)
+ * (v0,w0): 12 entries.
+ */
+static struct variant variants[] = {
+	{ .name = "zeta", .description = "the baseline" },
+	{ .name = "alpha" },
+};
+static struct workload workloads[] = {
+	{ .name = "w2", .kind = WORKLOAD_REAL, .description = "a real one" },
+	{ .name = "w1", .kind = WORKLOAD_MICRO },
+};
+static char exp_text[] = "name: fixture\nvariants: [zeta, alpha]\n";
+
+static void make_experiment(struct experiment *exp)
+{
+	memset(exp, 0, sizeof(*exp));
+	exp->path = "tests/fixture.yaml";
+	exp->text = exp_text;
+	exp->text_len = strlen(exp_text);
+	exp->name = "fixture";
+	exp->baseline = "zeta";
+	exp->repetitions = 2;
+	exp->warmup = 1;
+	exp->order = ORDER_INTERLEAVED;
+	exp->variants = variants;
+	exp->n_variants = ARRAY_SIZE(variants);
+	exp->workloads = workloads;
+	exp->n_workloads = ARRAY_SIZE(workloads);
+}
+
+#define PLAN_N 12
+
+static void make_plan(struct plan *p)
+{
+	p->e = xcalloc(PLAN_N, sizeof(*p->e));
+	p->n = p->alloc = PLAN_N;
+	for (int r = 0, seq = 0; r < 3; r++)
+		for (int v = 1; v >= 0; v--)
+			for (int w = 1; w >= 0; w--, seq++) {
+				struct plan_entry *e = &p->e[seq];
+				e->seq = seq;
+				e->variant = v;
+				e->workload = w;
+				e->warmup = r == 0;
+				e->repetition = r == 0 ? 0 : r - 1;
+				e->round = r;
+			}
+}
+
+static struct machine_info machine = {
+	.hostname = "box", .kernel_release = "6.1.0-test", .kernel_version = "#1",
+	.kernel_cmdline = "quiet", .arch = "x86_64", .cpu_model = "Test CPU",
+	.cores = 4, .governor = "performance", .smt = "off", .aslr = "2",
+	.loadavg = "0.00 0.01 0.05", .perturb_version = PERTURB_VERSION,
+};
+
+/* Seq 5 fails (exit 3, only metric "zz" found), seq 6 crashes (no values);
+ * every other run is ok with metrics "zz", "a" and, on w1, "mm". */
+static enum run_status status_of(int seq)
+{
+	return seq == 5 ? RUN_FAILED : seq == 6 ? RUN_CRASHED : RUN_OK;
+}
+
+static int has_metric(const struct plan *p, int seq, const char *metric)
+{
+	if (!strcmp(metric, "wall") || !strcmp(metric, "user") ||
+	    !strcmp(metric, "sys") || !strcmp(metric, "maxrss"))
+		return 1;
+	if (!strcmp(metric, "zz"))
+		return status_of(seq) != RUN_CRASHED;
+	if (status_of(seq) != RUN_OK)
+		return 0;
+	if (!strcmp(metric, "a"))
+		return 1;
+	return !strcmp(metric, "mm") && p->e[seq].workload == 1;
+}
+
+static double value_of(int seq, const char *metric)
+{
+	if (!strcmp(metric, "wall"))
+		return 1.0 + seq / 8.0;
+	if (!strcmp(metric, "user"))
+		return seq / 16.0;
+	if (!strcmp(metric, "sys"))
+		return seq / 32.0;
+	if (!strcmp(metric, "maxrss"))
+		return 1000 + seq;
+	if (!strcmp(metric, "zz"))
+		return seq * 2.5;
+	if (!strcmp(metric, "a"))
+		return -seq * 3.0;
+	return seq * 1e-9;
+}
+
+static const char *unit_of(const char *metric)
+{
+	if (!strcmp(metric, "maxrss"))
+		return "KiB";
+	if (!strcmp(metric, "zz"))
+		return "ops";
+	if (!strcmp(metric, "a"))
+		return "";
+	if (!strcmp(metric, "mm"))
+		return "ns";
+	return "s";
+}
+
+static void make_result(const struct plan *p, int seq, struct run_result *r)
+{
+	static const char *const names[] = { "zz", "a", "mm" };
+
+	memset(r, 0, sizeof(*r));
+	r->status = status_of(seq);
+	r->exit_code = r->status == RUN_FAILED ? 3 : 0;
+	r->signal = r->status == RUN_CRASHED ? 11 : 0;
+	if (r->status != RUN_OK)
+		snprintf(r->reason, sizeof(r->reason), "went wrong at %d", seq);
+	strcpy(r->started, "2026-11-30T10:00:00Z");
+	r->wall_s = value_of(seq, "wall");
+	r->user_s = value_of(seq, "user");
+	r->sys_s = value_of(seq, "sys");
+	r->maxrss_kb = (long)value_of(seq, "maxrss");
+	r->values = xcalloc(ARRAY_SIZE(names), sizeof(*r->values));
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		if (!has_metric(p, seq, names[i]))
+			continue;
+		struct metric_value *v = &r->values[r->n_values++];
+		v->name = (char *)names[i];
+		v->value = value_of(seq, names[i]);
+		v->unit = (char *)unit_of(names[i]);
+	}
+	r->out_tail = xasprintf("output of %d", seq);
+}
+
+static void free_result(struct run_result *r)
+{
+	free(r->values);
+	free(r->out_tail);
+}
+
+static void put_result(struct store *s, int64_t run, const struct plan *p,
+		       int seq)
+{
+	struct run_result r;
+	make_result(p, seq, &r);
+	cr_assert_eq(store_put_result(s, run, seq, &r), 0, "seq %d", seq);
+	free_result(&r);
+}
+
+/* A stored fixture run with results for the given seqs (all when n < 0). */
+static struct store *fixture(struct plan *p, int64_t *run, const int *seqs, int n)
+{
+	struct experiment exp;
+	struct store *s;
+
+	make_experiment(&exp);
+	make_plan(p);
+	cr_assert_eq(store_open(dbpath, 1, &s), 0);
+	cr_assert_eq(store_begin_run(s, &exp, p, 42, "perturb run x.yaml",
+				     &machine, run), 0);
+	cr_assert_gt(*run, 0);
+	for (int i = 0; i < (n < 0 ? PLAN_N : n); i++)
+		put_result(s, *run, p, n < 0 ? i : seqs[i]);
+	return s;
+}
+
+struct rec {
+	int seq, repetition, warmup;
+	char variant[16], workload[16], metric[16], unit[8], status[16];
+	double value;
+};
+
+struct recs {
+	struct rec *v;
+	size_t n, alloc;
+	size_t stop_after;	/* 0 = never */
+};
+
+static int collect(const struct stored_value *v, void *ctx)
+{
+	struct recs *rs = ctx;
+	struct rec *r;
+
+	ALLOC_GROW(rs->v, rs->n + 1, rs->alloc);
+	r = &rs->v[rs->n++];
+	r->seq = v->seq;
+	r->repetition = v->repetition;
+	r->warmup = v->warmup;
+	snprintf(r->variant, sizeof(r->variant), "%s", v->variant);
+	snprintf(r->workload, sizeof(r->workload), "%s", v->workload);
+	snprintf(r->metric, sizeof(r->metric), "%s", v->metric);
+	snprintf(r->unit, sizeof(r->unit), "%s", v->unit);
+	snprintf(r->status, sizeof(r->status), "%s", v->status);
+	r->value = v->value;
+	return rs->stop_after && rs->n == rs->stop_after ? 7 : 0;
+}
+
+/* The documented order, spelled out independently of the SQL. */
+static void check_values(struct store *s, int64_t run, const struct plan *p,
+			 int warmup, int failed)
+{
+	static const char *const metrics[] = {
+		"wall", "user", "sys", "maxrss", "a", "mm", "zz",
+	};
+	struct recs got = { 0 };
+	size_t k = 0;
+
+	cr_assert_eq(store_each_value(s, run, warmup, failed, collect, &got), 0);
+	for (int w = 0; w < 2; w++)
+		for (size_t m = 0; m < ARRAY_SIZE(metrics); m++)
+			for (int v = 0; v < 2; v++)
+				for (int seq = 0; seq < PLAN_N; seq++) {
+					const struct plan_entry *e = &p->e[seq];
+					const char *metric = metrics[m];
+					if (e->workload != w || e->variant != v ||
+					    (e->warmup && !warmup) ||
+					    (status_of(seq) != RUN_OK && !failed) ||
+					    !has_metric(p, seq, metric))
+						continue;
+					cr_assert_lt(k, got.n, "missing %s of seq %d", metric, seq);
+					const struct rec *r = &got.v[k++];
+					cr_assert_eq(r->seq, seq, "value %zu", k - 1);
+					cr_assert_str_eq(r->metric, metric);
+					cr_assert_str_eq(r->variant, variants[v].name);
+					cr_assert_str_eq(r->workload, workloads[w].name);
+					cr_assert_str_eq(r->unit, unit_of(metric));
+					cr_assert_str_eq(r->status, run_status_name(status_of(seq)));
+					cr_assert_eq(r->repetition, e->repetition);
+					cr_assert_eq(r->warmup, e->warmup);
+					cr_assert_eq(r->value, value_of(seq, metric),
+						     "%s of seq %d: %g", metric, seq, r->value);
+				}
+	cr_assert_eq(got.n, k, "%zu values, %zu expected", got.n, k);
+	free(got.v);
+}
+
+Test(store, each_value_round_trip)
+{
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, NULL, -1);
+
+	for (int warmup = 0; warmup < 2; warmup++)
+		for (int failed = 0; failed < 2; failed++)
+			check_values(s, run, &p, warmup, failed);
+	store_close(s);
+
+	/* and again from the file */
+	cr_assert_eq(store_open(dbpath, 0, &s), 0);
+	check_values(s, run, &p, 1, 1);
+	store_close(s);
+	free(p.e);
+}
+
+Test(store, each_value_stops_when_asked)
+{
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, NULL, -1);
+	struct recs got = { .stop_after = 3 };
+
+	cr_assert_eq(store_each_value(s, run, 1, 1, collect, &got), 7);
+	cr_assert_eq(got.n, 3);
+	free(got.v);
+	/* an unknown run has no values */
+	got = (struct recs){ 0 };
+	cr_assert_eq(store_each_value(s, run + 1, 1, 1, collect, &got), 0);
+	cr_assert_eq(got.n, 0);
+	store_close(s);
+	free(p.e);
+}
+
+Test(store, resume_plan_and_done)
+{
+	static const int seqs[] = { 0, 3, 4, 9 };
+	struct plan p, q = { 0 };
+	unsigned char *done;
+	int64_t run, found;
+	char sha[65];
+	struct store *s = fixture(&p, &run, seqs, ARRAY_SIZE(seqs));
+
+	sha256_hex(exp_text, strlen(exp_text), sha);
+	cr_assert_eq(store_find_resumable(s, sha, &found), 0);
+	cr_assert_eq(found, run);
+	cr_assert_eq(store_find_resumable(s, "0000", &found), 0);
+	cr_assert_eq(found, 0);
+
+	cr_assert_eq(store_load_plan(s, run, &q, &done), 0);
+	cr_assert_eq(q.n, p.n);
+	for (size_t i = 0; i < p.n; i++) {
+		cr_assert_eq(q.e[i].seq, p.e[i].seq);
+		cr_assert_eq(q.e[i].variant, p.e[i].variant);
+		cr_assert_eq(q.e[i].workload, p.e[i].workload);
+		cr_assert_eq(q.e[i].repetition, p.e[i].repetition);
+		cr_assert_eq(q.e[i].warmup, p.e[i].warmup);
+		cr_assert_eq(q.e[i].round, p.e[i].round);
+		cr_assert_eq(done[i], i == 0 || i == 3 || i == 4 || i == 9, "seq %zu", i);
+	}
+	free(done);
+	free(q.e);
+
+	cr_assert_eq(store_set_status(s, run, "interrupted"), 0);
+	cr_assert_eq(store_find_resumable(s, sha, &found), 0);
+	cr_assert_eq(found, run);
+	cr_assert_eq(store_end_run(s, run, "completed"), 0);
+	cr_assert_eq(store_find_resumable(s, sha, &found), 0);
+	cr_assert_eq(found, 0);
+
+	capture_begin();
+	cr_assert_eq(store_load_plan(s, run + 1, &q, &done), -1);
+	char *msg = capture_end();
+	cr_assert_not_null(strstr(msg, "no run"), "%s", msg);
+	cr_assert_null(done);
+	cr_assert_eq(q.n, 0);
+	free(msg);
+	store_close(s);
+	free(p.e);
+}
+
+Test(store, latest_run_header_and_seed)
+{
+	struct experiment exp;
+	struct plan p;
+	struct store *s;
+	struct run_header h;
+	int64_t latest, a, b;
+	char sha[65];
+
+	make_experiment(&exp);
+	make_plan(&p);
+	cr_assert_eq(store_open(dbpath, 1, &s), 0);
+	cr_assert_eq(store_latest_run(s, &latest), 0);
+	cr_assert_eq(latest, 0);
+	cr_assert_eq(store_begin_run(s, &exp, &p, 1, "a", &machine, &a), 0);
+	cr_assert_eq(store_begin_run(s, &exp, &p, UINT64_MAX, "b", NULL, &b), 0);
+	cr_assert_gt(b, a);
+	cr_assert_eq(store_latest_run(s, &latest), 0);
+	cr_assert_eq(latest, b);
+
+	cr_assert_eq(store_run_header(s, b, &h), 0);
+	cr_assert_eq(h.id, b);
+	cr_assert_eq(h.seed, UINT64_MAX);
+	cr_assert_str_eq(h.experiment, "fixture");
+	cr_assert_str_eq(h.path, "tests/fixture.yaml");
+	cr_assert_str_eq(h.baseline, "zeta");
+	cr_assert_str_eq(h.order, order_name(ORDER_INTERLEAVED));
+	cr_assert_str_eq(h.status, "running");
+	cr_assert_null(h.ended);
+	cr_assert_null(h.machine_json);
+	cr_assert_eq(strlen(h.started), 20);
+	sha256_hex(exp_text, strlen(exp_text), sha);
+	cr_assert_str_eq(h.sha256, sha);
+	run_header_release(&h);
+
+	cr_assert_eq(store_end_run(s, a, "failed"), 0);
+	cr_assert_eq(store_run_header(s, a, &h), 0);
+	cr_assert_eq(h.seed, 1);
+	cr_assert_str_eq(h.status, "failed");
+	cr_assert_not_null(h.ended);
+	cr_assert_not_null(h.machine_json);
+	cr_assert_not_null(strstr(h.machine_json, "Test CPU"));
+	run_header_release(&h);
+
+	capture_begin();
+	cr_assert_eq(store_run_header(s, b + 1, &h), -1);
+	cr_assert_eq(store_set_status(s, a, "done"), -1);
+	cr_assert_eq(store_end_run(s, b + 1, "completed"), -1);
+	char *msg = capture_end();
+	cr_assert_not_null(strstr(msg, "invalid run status 'done'"), "%s", msg);
+	free(msg);
+	store_close(s);
+
+	/* one experiment row for both runs; machine columns stored */
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	cr_assert_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM experiments),"
+					" cpu_model, cores, seed FROM runs WHERE id = ?1",
+					-1, &st, NULL), SQLITE_OK);
+	sqlite3_bind_int64(st, 1, a);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	cr_assert_eq(sqlite3_column_int(st, 0), 1);
+	cr_assert_str_eq((const char *)sqlite3_column_text(st, 1), "Test CPU");
+	cr_assert_eq(sqlite3_column_int(st, 2), 4);
+	cr_assert_str_eq((const char *)sqlite3_column_text(st, 3), "1");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(p.e);
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* store_count_failed() finds want_failed failed runs of want_total for the
+ * pair (variant, workload). */
+static void assert_failed_count(struct store *s, int64_t run, const char *variant,
+				const char *workload, int want_failed, int want_total)
+{
+	int failed, total;
+
+	cr_assert_eq(store_count_failed(s, run, variant, workload, &failed, &total), 0);
+	cr_assert_eq(failed, want_failed, "%s/%s", variant, workload);
+	cr_assert_eq(total, want_total, "%s/%s", variant, workload);
+}
+
+Test(store, names_and_failure_counts)
+{
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, NULL, -1);
+	char **names;
+	size_t n;
+	int failed, total;
+
+	cr_assert_eq(store_variant_names(s, run, &names, &n), 0);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(names[0], "zeta");
+	cr_assert_str_eq(names[1], "alpha");
+	free_names(names, n);
+	cr_assert_eq(store_workload_names(s, run, &names, &n), 0);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(names[0], "w2");
+	cr_assert_str_eq(names[1], "w1");
+	free_names(names, n);
+
+	/* seq 5 = (alpha, w2) round 1; seq 6 = (zeta, w1) round 1 */
+	assert_failed_count(s, run, "alpha", "w2", 1, 2);
+	assert_failed_count(s, run, "zeta", "w1", 1, 2);
+	assert_failed_count(s, run, "alpha", "w1", 0, 2);
+	cr_assert_eq(store_count_failed(s, run, "nope", "w2", &failed, &total), 0);
+	cr_assert_eq(total, 0);
+	store_close(s);
+	free(p.e);
+}
+
+Test(store, result_columns)
+{
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, NULL, -1);
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	store_close(s);
+	cr_assert_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT seq, status, exit_code, signal,"
+					" reason, output_tail FROM results"
+					" WHERE run_id = ?1 ORDER BY seq", -1, &st,
+					NULL), SQLITE_OK);
+	sqlite3_bind_int64(st, 1, run);
+	for (int seq = 0; seq < PLAN_N; seq++) {
+		cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+		cr_assert_eq(sqlite3_column_int(st, 0), seq);
+		cr_assert_str_eq((const char *)sqlite3_column_text(st, 1),
+				 run_status_name(status_of(seq)));
+		if (status_of(seq) == RUN_OK) {
+			cr_assert_eq(sqlite3_column_int(st, 2), 0);
+			cr_assert_eq(sqlite3_column_type(st, 3), SQLITE_NULL);
+			cr_assert_eq(sqlite3_column_type(st, 4), SQLITE_NULL);
+			cr_assert_eq(sqlite3_column_type(st, 5), SQLITE_NULL);
+			continue;
+		}
+		char want[32];
+		snprintf(want, sizeof(want), "output of %d", seq);
+		cr_assert_str_eq((const char *)sqlite3_column_text(st, 5), want);
+		snprintf(want, sizeof(want), "went wrong at %d", seq);
+		cr_assert_str_eq((const char *)sqlite3_column_text(st, 4), want);
+		if (status_of(seq) == RUN_FAILED) {
+			cr_assert_eq(sqlite3_column_int(st, 2), 3);
+			cr_assert_eq(sqlite3_column_type(st, 3), SQLITE_NULL);
+		} else {
+			cr_assert_eq(sqlite3_column_type(st, 2), SQLITE_NULL);
+			cr_assert_eq(sqlite3_column_int(st, 3), 11);
+		}
+	}
+	cr_assert_eq(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(p.e);
+}
+
+Test(store, bad_results_are_refused_whole)
+{
+	static const int seqs[] = { 2 };
+	struct plan p, q;
+	unsigned char *done;
+	int64_t run;
+	struct store *s = fixture(&p, &run, seqs, 1);
+	struct metric_value twice[] = {
+		{ .name = "x", .value = 1, .unit = "" },
+		{ .name = "x", .value = 2, .unit = "" },
+	};
+	struct metric_value reserved[] = { { .name = "wall", .value = 1, .unit = "s" } };
+	struct run_result r = { .status = RUN_OK, .wall_s = 1 };
+
+	capture_begin();
+	r.values = twice;
+	r.n_values = 2;
+	cr_assert_eq(store_put_result(s, run, 0, &r), -1);
+	r.values = reserved;
+	r.n_values = 1;
+	cr_assert_eq(store_put_result(s, run, 1, &r), -1);
+	r.n_values = 0;
+	r.status = RUN_INTERRUPTED;
+	cr_assert_eq(store_put_result(s, run, 3, &r), -1);
+	r.status = RUN_OK;
+	cr_assert_eq(store_put_result(s, run, 2, &r), -1);	/* stored already */
+	cr_assert_eq(store_put_result(s, run, PLAN_N, &r), -1);	/* not in the plan */
+	char *msg = capture_end();
+	cr_assert_not_null(strstr(msg, "cannot write results database"), "%s", msg);
+	cr_assert_not_null(strstr(msg, "'wall' is reserved"), "%s", msg);
+	free(msg);
+
+	/* nothing of the failed writes is left, and the store still works */
+	cr_assert_eq(store_load_plan(s, run, &q, &done), 0);
+	for (size_t i = 0; i < q.n; i++)
+		cr_assert_eq(done[i], i == 2, "seq %zu", i);
+	free(done);
+	free(q.e);
+	cr_assert_eq(store_put_result(s, run, 0, &r), 0);
+	store_close(s);
+	free(p.e);
+}
+
+static int collect_unavailable(const char *metric, const char *reason, void *ctx)
+{
+	struct strbuf *sb = ctx;
+	strbuf_addf(sb, "%s=%s;", metric, reason);
+	return 0;
+}
+
+Test(store, unavailable_is_stored_once)
+{
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, NULL, 0);
+	struct strbuf sb = STRBUF_INIT;
+
+	cr_assert_eq(store_put_unavailable(s, run, "cycles", "no PMU"), 0);
+	cr_assert_eq(store_put_unavailable(s, run, "cycles", "again"), 0);
+	cr_assert_eq(store_put_unavailable(s, run, "branches", "no PMU"), 0);
+	cr_assert_eq(store_each_unavailable(s, run, collect_unavailable, &sb), 0);
+	cr_assert_str_eq(sb.buf, "branches=no PMU;cycles=no PMU;");
+	strbuf_release(&sb);
+	store_close(s);
+	free(p.e);
+}
+
+Test(store, reopen_keeps_wal_and_data)
+{
+	struct plan p;
+	int64_t run, latest;
+	struct store *s = fixture(&p, &run, NULL, 0);
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	store_close(s);
+	cr_assert_eq(store_open(dbpath, 0, &s), 0);
+	cr_assert_eq(store_latest_run(s, &latest), 0);
+	cr_assert_eq(latest, run);
+	store_close(s);
+
+	cr_assert_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	cr_assert_str_eq((const char *)sqlite3_column_text(st, 0), "wal");
+	sqlite3_finalize(st);
+	cr_assert_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	cr_assert_eq(sqlite3_column_int(st, 0), STORE_SCHEMA_VERSION);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(p.e);
+}
+
+Test(store, newer_schema_is_refused)
+{
+	struct store *s;
+	sqlite3 *db;
+	char *msg, want[64];
+
+	cr_assert_eq(store_open(dbpath, 1, &s), 0);
+	store_close(s);
+	cr_assert_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	capture_begin();
+	cr_assert_eq(store_open(dbpath, 0, &s), -1);
+	cr_assert_null(s);
+	msg = capture_end();
+	snprintf(want, sizeof(want), "version %d at most", STORE_SCHEMA_VERSION);
+	cr_assert_not_null(strstr(msg, "schema version 99"), "%s", msg);
+	cr_assert_not_null(strstr(msg, want), "%s", msg);
+	free(msg);
+}
+
+Test(store, not_a_database_is_refused)
+{
+	struct store *s;
+	char path[300], *msg;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/notes.txt", tmpdir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	for (int i = 0; i < 20; i++)
+		fputs("this is not a database\n", f);
+	fclose(f);
+
+	capture_begin();
+	cr_assert_eq(store_open(path, 0, &s), -1);
+	cr_assert_eq(store_open(path, 1, &s), -1);
+	msg = capture_end();
+	cr_assert_not_null(strstr(msg, "notes.txt"), "%s", msg);
+	cr_assert_not_null(strstr(msg, "not a database"), "%s", msg);
+	free(msg);
+
+	/* an SQLite file of some other program */
+	sqlite3 *db;
+	snprintf(path, sizeof(path), "%s/other.db", tmpdir);
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "CREATE TABLE t (x)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	capture_begin();
+	cr_assert_eq(store_open(path, 0, &s), -1);
+	msg = capture_end();
+	cr_assert_not_null(strstr(msg, "not a perturb results database"), "%s", msg);
+	free(msg);
+}
+
+Test(store, missing_without_create_creates_nothing)
+{
+	struct store *s;
+	struct stat sb;
+	char *msg, want[300];
+
+	capture_begin();
+	cr_assert_eq(store_open(dbpath, 0, &s), -1);
+	msg = capture_end();
+	snprintf(want, sizeof(want), "no results database at '%s'", dbpath);
+	cr_assert_not_null(strstr(msg, want), "%s", msg);
+	free(msg);
+	snprintf(want, sizeof(want), "%s/sub", tmpdir);
+	cr_assert_eq(stat(want, &sb), -1);
+}
