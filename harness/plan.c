@@ -1,0 +1,180 @@
+/* plan.c - see plan.h */
+#include "plan.h"
+#include "util.h"
+
+#include <errno.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+static int in_list(char **list, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], name))
+			return 1;
+	return 0;
+}
+
+static void push(struct plan *p, int v, int w, int rep, int warm, int round)
+{
+	ALLOC_GROW(p->e, p->n + 1, p->alloc);
+	struct plan_entry *e = &p->e[p->n];
+	e->seq = (int)p->n;
+	e->variant = v;
+	e->workload = w;
+	e->repetition = rep;
+	e->warmup = warm;
+	e->round = round;
+	p->n++;
+}
+
+/* Unknown names in a filter are errors, with the list of known ones. */
+static int check_filter(char **names, size_t n, const char *what,
+			const struct experiment *exp, int variants,
+			char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		int idx = variants ? experiment_find_variant(exp, names[i])
+				   : experiment_find_workload(exp, names[i]);
+		if (idx >= 0)
+			continue;
+		struct strbuf known = STRBUF_INIT;
+		size_t cnt = variants ? exp->n_variants : exp->n_workloads;
+		for (size_t j = 0; j < cnt; j++)
+			strbuf_addf(&known, "%s%s", j ? ", " : "",
+				    variants ? exp->variants[j].name : exp->workloads[j].name);
+		snprintf(err, errlen, "%s: no %s named '%s' (known: %s)",
+			 exp->path, what, names[i], known.buf ? known.buf : "");
+		strbuf_release(&known);
+		return -1;
+	}
+	return 0;
+}
+
+int plan_build(const struct experiment *exp, const struct plan_filter *f,
+	       uint64_t seed, struct plan *out, char *err, size_t errlen)
+{
+	static const struct plan_filter none;
+	size_t nv = exp->n_variants, nw = exp->n_workloads;
+	int *vsel = NULL, *wsel = NULL, *reps = NULL;
+	size_t nvs = 0, nws = 0;
+	int ret = -1;
+	gsl_rng *rng = NULL;
+
+	if (!f)
+		f = &none;
+	memset(out, 0, sizeof(*out));
+	if (check_filter(f->variants, f->n_variants, "variant", exp, 1, err, errlen) ||
+	    check_filter(f->workloads, f->n_workloads, "workload", exp, 0, err, errlen))
+		goto out;
+
+	vsel = xcalloc(nv, sizeof(*vsel));
+	wsel = xcalloc(nw, sizeof(*wsel));
+	reps = xcalloc(nw, sizeof(*reps));
+	for (size_t v = 0; v < nv; v++)
+		if (!f->n_variants || in_list(f->variants, f->n_variants, exp->variants[v].name) ||
+		    !strcmp(exp->variants[v].name, exp->baseline))
+			vsel[nvs++] = (int)v;
+	for (size_t w = 0; w < nw; w++) {
+		if (f->n_workloads && !in_list(f->workloads, f->n_workloads, exp->workloads[w].name))
+			continue;
+		reps[nws] = f->repetitions > 0 ? f->repetitions
+				: workload_repetitions(exp, &exp->workloads[w]);
+		wsel[nws++] = (int)w;
+	}
+
+	rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, (unsigned long)seed);
+	int warm = exp->warmup;
+
+	switch (exp->order) {
+	case ORDER_SEQUENTIAL:
+		for (size_t i = 0; i < nvs; i++)
+			for (size_t j = 0; j < nws; j++) {
+				for (int r = 0; r < warm; r++)
+					push(out, vsel[i], wsel[j], r, 1, -1);
+				for (int r = 0; r < reps[j]; r++)
+					push(out, vsel[i], wsel[j], r, 0, -1);
+			}
+		break;
+	case ORDER_INTERLEAVED: {
+		int maxrep = 0;
+		for (size_t j = 0; j < nws; j++)
+			if (reps[j] > maxrep)
+				maxrep = reps[j];
+		int *vorder = xcalloc(nvs, sizeof(int));
+		int *worder = xcalloc(nws, sizeof(int));
+		for (int round = 0; round < warm + maxrep; round++) {
+			int is_warm = round < warm;
+			int rep = is_warm ? round : round - warm;
+			memcpy(vorder, vsel, nvs * sizeof(int));
+			gsl_ran_shuffle(rng, vorder, nvs, sizeof(int));
+			for (size_t i = 0; i < nvs; i++) {
+				/* worder holds positions into wsel/reps. */
+				for (size_t j = 0; j < nws; j++)
+					worder[j] = (int)j;
+				gsl_ran_shuffle(rng, worder, nws, sizeof(int));
+				for (size_t j = 0; j < nws; j++) {
+					int k = worder[j];
+					if (!is_warm && rep >= reps[k])
+						continue;
+					push(out, vorder[i], wsel[k], rep, is_warm, round);
+				}
+			}
+		}
+		free(vorder);
+		free(worder);
+		break;
+	}
+	case ORDER_RANDOM: {
+		for (size_t i = 0; i < nvs; i++)
+			for (size_t j = 0; j < nws; j++)
+				for (int r = 0; r < warm + reps[j]; r++)
+					push(out, vsel[i], wsel[j], 0, 0, -1);
+		gsl_ran_shuffle(rng, out->e, out->n, sizeof(*out->e));
+		/* Number each pair's runs in plan order: the first `warm` are warm-ups. */
+		int *count = xcalloc(nv * (nw ? nw : 1), sizeof(int));
+		for (size_t k = 0; k < out->n; k++) {
+			struct plan_entry *e = &out->e[k];
+			int c = count[(size_t)e->variant * nw + (size_t)e->workload]++;
+			e->seq = (int)k;
+			e->warmup = c < warm;
+			e->repetition = c < warm ? c : c - warm;
+		}
+		free(count);
+		break;
+	}
+	}
+	ret = 0;
+out:
+	if (rng)
+		gsl_rng_free(rng);
+	free(vsel);
+	free(wsel);
+	free(reps);
+	if (ret)
+		plan_release(out);
+	return ret;
+}
+
+void plan_release(struct plan *p)
+{
+	free(p->e);
+	memset(p, 0, sizeof(*p));
+}
+
+uint64_t plan_draw_seed(void)
+{
+	uint64_t s = 0;
+	while (!s) {
+		if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s))
+			s = (uint64_t)now_mono_ns() ^ ((uint64_t)getpid() << 32);
+	}
+	/* Keep drawn seeds below 2^53 so that JSON readers see them exactly. */
+	s &= (1ULL << 53) - 1;
+	return s ? s : 1;
+}

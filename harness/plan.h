@@ -1,0 +1,58 @@
+/*
+ * plan.h - the expanded, ordered list of runs of a study.
+ *
+ * A plan is built once from an experiment and a seed, stored before the first
+ * run (so that --resume knows what is left), and walked by the executor.
+ * Orders:
+ *  - interleaved: rounds; round r holds every (variant, workload) pair that
+ *    still has runs left, once.  Within a round the variant order is
+ *    shuffled, and within each variant's block the workload order is
+ *    shuffled (one variant switch per variant per round, not per run).  The
+ *    first `warmup` rounds are warm-up runs.
+ *  - sequential: variant by variant (in file order); within a variant,
+ *    workload by workload: its warm-ups, then its measured repetitions.
+ *  - random: all runs shuffled; for each (variant, workload) the first
+ *    `warmup` runs in plan order are the warm-ups.
+ * Shuffles use GSL's MT19937 (gsl_rng_mt19937) seeded with the seed and
+ * gsl_ran_shuffle (Fisher-Yates), so a seed gives the same plan everywhere.
+ */
+#ifndef PERTURB_PLAN_H
+#define PERTURB_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "config.h"
+
+struct plan_entry {
+	int seq;		/* 0-based position in the plan */
+	int variant;		/* index into experiment->variants */
+	int workload;		/* index into experiment->workloads */
+	int repetition;		/* 0-based among measured runs; warm-ups count from 0 too */
+	int warmup;		/* 1 = not counted */
+	int round;		/* interleaved round (0-based); -1 for other orders */
+};
+
+struct plan {
+	struct plan_entry *e;
+	size_t n, alloc;
+};
+
+/* Subsets given on the command line: names of variants/workloads to keep
+ * (NULL/0 = all).  The baseline is always kept when variants are filtered. */
+struct plan_filter {
+	char **variants;
+	size_t n_variants;
+	char **workloads;
+	size_t n_workloads;
+	int repetitions;	/* > 0 overrides every workload's repetitions */
+};
+
+/* Returns 0, or -1 with err set (unknown name in the filter). */
+int plan_build(const struct experiment *exp, const struct plan_filter *filter,
+	       uint64_t seed, struct plan *out, char *err, size_t errlen);
+void plan_release(struct plan *p);
+
+/* A seed drawn from getrandom(2) (never 0). */
+uint64_t plan_draw_seed(void);
+
+#endif

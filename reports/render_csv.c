@@ -1,0 +1,59 @@
+/*
+ * render_csv.c - tidy CSV (SPEC "Machine-readable formats"): a header row,
+ * then one row per run and metric.  Columns:
+ *   run_id,variant,workload,repetition,metric,value,unit,seq,warmup[,status]
+ * run_id is the stored `perturb run` (as --run takes it); repetition is
+ * 1-based among the measured (or warm-up) runs; seq is the run's position in
+ * the plan; status appears with --include-failed.  Fields are quoted as RFC
+ * 4180 says when they hold a comma, a quote or a line break.
+ */
+#include "report.h"
+
+#include <string.h>
+
+static void field(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static int csv(const struct report_model *m, FILE *out)
+{
+	int status = m->opts->include_failed;
+
+	fputs("run_id,variant,workload,repetition,metric,value,unit,seq,warmup", out);
+	fputs(status ? ",status\n" : "\n", out);
+	for (size_t i = 0; i < m->n_rows; i++) {
+		const struct report_row *r = &m->rows[i];
+		fprintf(out, "%lld,", (long long)m->run.id);
+		field(out, r->variant);
+		fputc(',', out);
+		field(out, r->workload);
+		fprintf(out, ",%d,", r->repetition + 1);
+		field(out, r->metric);
+		fprintf(out, ",%.17g,", r->value);
+		field(out, r->unit);
+		fprintf(out, ",%d,%d", r->seq, r->warmup);
+		if (status) {
+			fputc(',', out);
+			field(out, r->status);
+		}
+		fputc('\n', out);
+	}
+	return 0;
+}
+
+const struct renderer render_csv = {
+	.name = "csv",
+	.tidy = 1,
+	.render = csv,
+};
