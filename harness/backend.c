@@ -1,0 +1,95 @@
+/* backend.c - backend table and helpers shared by backends; see backend.h */
+#include "backend.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+const struct backend *backend_for(const struct variant *v)
+{
+	if (v->boot.present)
+		return &backend_qemu;
+	return &backend_host;
+}
+
+const struct pos *backend_pos(const struct variant *v)
+{
+	if (v->boot.present)
+		return &v->boot.pos;
+	if (v->kernel.present)
+		return &v->kernel.pos;
+	return &v->pos;
+}
+
+char **env_build(const struct variant *v)
+{
+	size_t n = 0, alloc = 0;
+	char **env = NULL;
+
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		size_t klen = eq ? (size_t)(eq - *e) : strlen(*e);
+		int replaced = 0;
+		for (size_t i = 0; i < v->n_env; i++)
+			if (strlen(v->env[i].key) == klen && !strncmp(*e, v->env[i].key, klen))
+				replaced = 1;
+		if (replaced)
+			continue;
+		ALLOC_GROW(env, n + 2, alloc);
+		env[n++] = xstrdup(*e);
+	}
+	for (size_t i = 0; i < v->n_env; i++) {
+		ALLOC_GROW(env, n + 2, alloc);
+		env[n++] = xasprintf("%s=%s", v->env[i].key, v->env[i].value);
+	}
+	ALLOC_GROW(env, n + 1, alloc);
+	env[n] = NULL;
+	return env;
+}
+
+void env_release(char **envp)
+{
+	if (!envp)
+		return;
+	for (char **e = envp; *e; e++)
+		free(*e);
+	free(envp);
+}
+
+/*
+ * The qemu backend (booted kernel images) is a later addition; until it
+ * exists, variants with `boot:` are refused before anything runs.
+ */
+static int qemu_check(const struct variant *v, char *why, size_t len)
+{
+	snprintf(why, len, "variant '%s': boot: (the qemu backend) is not supported yet "
+		 "by perturb %s", v->name, PERTURB_VERSION);
+	return -1;
+}
+
+static int qemu_refuse(struct backend_ctx *ctx)
+{
+	return error("variant '%s': the qemu backend is not available", ctx->variant->name);
+}
+
+static int qemu_run(struct backend_ctx *ctx, const struct run_request *req,
+		    struct run_result *res)
+{
+	return qemu_refuse(ctx);
+}
+
+static int qemu_leave(struct backend_ctx *ctx)
+{
+	return 0;
+}
+
+const struct backend backend_qemu = {
+	.name = "qemu",
+	.check = qemu_check,
+	.enter = qemu_refuse,
+	.leave = qemu_leave,
+	.run = qemu_run,
+};

@@ -1,0 +1,125 @@
+/*
+ * main.c - perturb's entry point: the subcommand table and dispatch.
+ * See commands.h for how to add a subcommand.
+ */
+#include "commands.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct command commands[] = {
+	{ "run", cmd_run, 0, "run [EXPERIMENT.yaml] [options]",
+	  "Run every workload under every variant of a study and store each run.\n"
+	  "\n"
+	  "  EXPERIMENT.yaml         default ./experiments.yaml\n"
+	  "  --db PATH               results database (default results/perturb.db)\n"
+	  "  --repetitions N         measured runs per (variant, workload), overrides the file\n"
+	  "  --only-variant NAME     run this variant (and the baseline); repeatable\n"
+	  "  --only-workload NAME    run this workload; repeatable\n"
+	  "  --seed N                seed of the run order (default: the file's, or drawn)\n"
+	  "  --dry-run               print the plan; run and write nothing\n"
+	  "  --resume                complete the latest interrupted run of this experiment\n"
+	  "  --skip-unavailable      run what this machine can; report the rest as skipped\n"
+	  "  -q, --quiet             print only errors\n" },
+	{ "report", cmd_report, 0, "report [options]",
+	  "Print tables from a stored run.\n"
+	  "\n"
+	  "  --db PATH               results database (default results/perturb.db)\n"
+	  "  --run ID                a stored run (default: the latest)\n"
+	  "  --baseline NAME         variant to compare against (default: the run's)\n"
+	  "  --metric M              only this metric (repeatable)\n"
+	  "  --workload W            only this workload (repeatable)\n"
+	  "  --format text|csv       output format (default text)\n"
+	  "  --output FILE           write to FILE instead of standard output\n"
+	  "  --include-warmup        csv: include warm-up runs\n"
+	  "  --include-failed        csv: include failed runs, with a status column\n" },
+	{ "workloads", cmd_workloads, 0, "workloads [list|show NAME|validate FILE...]",
+	  "List, show or validate workload files.\n"
+	  "\n"
+	  "  list                    workloads found in the search path\n"
+	  "  show NAME               print a workload's file\n"
+	  "  validate FILE...        check workload or experiment files\n" },
+	{ "gen", cmd_gen, 0, "gen KIND SIZE FILE [--seed N]",
+	  "Write SIZE bytes of deterministic input data of KIND (text, binary) to FILE\n"
+	  "(- for standard output); the same seed gives the same bytes everywhere.\n" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: perturb COMMAND [options]\n\ncommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  perturb %s\n", commands[i].usage);
+	fprintf(f, "  perturb help COMMAND\n  perturb --version\n\n"
+		"Exit status: 0 success, 1 overhead over a gate threshold, 2 usage or\n"
+		"configuration error (nothing run or written), 3 failure while running.\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static int help(const char *name)
+{
+	const struct command *c = find_command(name);
+	if (!c) {
+		error("no such command '%s'", name);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	printf("usage: perturb %s\n\n%s", c->usage, c->help);
+	return EXIT_OK;
+}
+
+/* Flush stdout and report a write failure (a full disk, a closed pipe). */
+static int finish(int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		error("write failure on standard output: %s", strerror(errno));
+		return status ? status : EXIT_RUNTIME;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		usage(stdout);
+		return finish(EXIT_OK);
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("perturb %s\n", PERTURB_VERSION);
+		return finish(EXIT_OK);
+	}
+	if (!strcmp(cmd, "help")) {
+		if (argc < 3) {
+			usage(stdout);
+			return finish(EXIT_OK);
+		}
+		return finish(help(argv[2]));
+	}
+	const struct command *c = find_command(cmd);
+	if (!c) {
+		error("'%s' is not a perturb command", cmd);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return finish(help(cmd));
+		if (!strcmp(argv[i], "--"))
+			break;
+	}
+	return finish(c->fn(argc - 1, argv + 1));
+}

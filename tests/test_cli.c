@@ -1,0 +1,452 @@
+/*
+ * End-to-end tests of `perturb run` and `perturb report`: the real binary on
+ * small experiments whose workloads are shell one-liners and system tools.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "testlib.h"
+#include "util.h"
+
+static char *dir, *db;
+
+static void setup(void)
+{
+	dir = tl_tmpdir();
+	db = xasprintf("%s/results/perturb.db", dir);
+}
+
+static void teardown(void)
+{
+	tl_rmtree(dir);
+	free(dir);
+	free(db);
+}
+
+TestSuite(cli, .init = setup, .fini = teardown, .timeout = 60);
+
+/* Write the experiment file e.yaml, run it into db and check the exit
+ * status and, unless want_err is NULL, that stderr contains want_err. */
+static void run_study(const char *yaml, int want_status, const char *want_err)
+{
+	struct cli_result r;
+	tl_write(dir, "e.yaml", yaml);
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, want_status, "exit %d: %s", r.status, r.err);
+	if (want_err)
+		cr_assert(strstr(r.err, want_err), "%s", r.err);
+	cli_result_release(&r);
+}
+
+/* The number of rows of `from` (an aliased table: "results r" or
+ * "metric_values m") whose plan entry (p) matches the SQL condition where. */
+static int64_t count_with_plan(const char *from, const char *where)
+{
+	char *sql = xasprintf("SELECT count(*) FROM %s JOIN plan p USING (run_id, seq) WHERE %s",
+			      from, where);
+	int64_t n = cli_sql_int(db, sql);
+	free(sql);
+	return n;
+}
+
+/* The status of the (only) study in db is want. */
+static void assert_study_status(const char *want)
+{
+	char *st = cli_sql_text(db, "SELECT status FROM runs");
+	cr_assert(st, "no study in %s", db);
+	cr_assert_str_eq(st, want);
+	free(st);
+}
+
+/* The path of a file in the work folder of the workloads (malloc'd). */
+static char *work_file(const char *name)
+{
+	return xasprintf("%s/results/work/%s", dir, name);
+}
+
+/* The pid a workload wrote in the work file name. */
+static long read_pid(const char *name)
+{
+	char *path = work_file(name);
+	FILE *f = fopen(path, "r");
+	long pid = 0;
+	cr_assert(f && fscanf(f, "%ld", &pid) == 1, "no pid in %s", path);
+	fclose(f);
+	free(path);
+	return pid;
+}
+
+static const char *two_variants =
+	"name: envtest\n"
+	"repetitions: 3\n"
+	"warmup: 1\n"
+	"seed: 5\n"
+	"variants:\n"
+	"  - name: one\n"
+	"    env: {PERTURB_T: 1}\n"
+	"  - name: two\n"
+	"    env: {PERTURB_T: 2}\n"
+	"    wrap: [/bin/sh, -c, 'echo wrapped=7; exec \"$@\"', wrapper]\n"
+	"workloads:\n"
+	"  - name: echo\n"
+	"    shell: 'echo value=$PERTURB_T; echo wrapped=0'\n"
+	"    metrics:\n"
+	"      - {name: v, regex: 'value=([0-9]+)', unit: x}\n"
+	"      - {name: w, regex: 'wrapped=([0-9]+)'}\n";
+
+Test(cli, run_stores_every_run_with_env_wrap_and_metrics)
+{
+	struct cli_result r;
+	run_study(two_variants, 0, NULL);
+
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM plan"), 2 * 4);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 8);
+	/* env reached the workload: variant one measured 1, two measured 2 */
+	cr_assert_eq(count_with_plan("metric_values m",
+				     "m.metric = 'v' AND ((p.variant = 'one' AND m.value = 1) OR "
+				     "(p.variant = 'two' AND m.value = 2))"), 8);
+	/* wrap ran around the workload of variant two only */
+	cr_assert_eq(count_with_plan("metric_values m", "m.metric = 'w' AND p.variant = 'two' AND m.value = 7"), 4);
+	cr_assert_eq(count_with_plan("metric_values m", "m.metric = 'w' AND p.variant = 'one' AND m.value = 0"), 4);
+	assert_study_status("completed");
+	/* provenance */
+	char *kr = cli_sql_text(db, "SELECT kernel_release FROM runs");
+	cr_assert(kr && *kr);
+	free(kr);
+	cr_assert_eq(cli_sql_int(db, "SELECT seed FROM runs"), 5);
+
+	cli_run(dir, &r, "report", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "echo: v (x)"), "%s", r.out);
+	cr_assert(strstr(r.out, "baseline"), "%s", r.out);
+	/* median 2 vs 1: +100 % */
+	cr_assert(strstr(r.out, "+100.00 %"), "%s", r.out);
+	cli_result_release(&r);
+
+	cli_run(dir, &r, "report", "--db", db, "--format", "csv", "--metric", "v", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(!strncmp(r.out, "run_id,variant,workload,repetition,metric,value,unit", 52),
+		  "%s", r.out);
+	cr_assert_eq(tl_count_lines(r.out), 1 + 6, "header + 3 measured runs x 2 variants:\n%s", r.out);
+	cr_assert(strstr(r.out, ",two,echo,3,v,2,x,"), "%s", r.out);
+	cli_result_release(&r);
+
+	cli_run(dir, &r, "report", "--db", db, "--format", "csv", "--metric", "v",
+		"--include-warmup", NULL);
+	cr_assert_eq(tl_count_lines(r.out), 1 + 8);
+	cli_result_release(&r);
+}
+
+Test(cli, dry_run_prints_plan_and_writes_nothing)
+{
+	struct cli_result r;
+	tl_write(dir, "e.yaml", two_variants);
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--dry-run", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "8 runs"), "%s", r.out);
+	cr_assert(strstr(r.out, "seed 5"), "%s", r.out);
+	cr_assert(!tl_exists(db));
+	char *res = xasprintf("%s/results", dir);
+	cr_assert(!tl_exists(res), "dry run created %s", res);
+	free(res);
+	cli_result_release(&r);
+}
+
+Test(cli, config_error_exits_2_with_position_and_creates_no_database)
+{
+	struct cli_result r;
+	tl_write(dir, "bad.yaml",
+		  "name: x\n"
+		  "repetitons: 3\n"
+		  "variants: [{name: a}]\n"
+		  "workloads: [{name: t, cmd: [true]}]\n");
+	cli_run(dir, &r, "run", "bad.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "bad.yaml:2:1:"), "%s", r.err);
+	cr_assert(strstr(r.err, "did you mean 'repetitions'"), "%s", r.err);
+	cr_assert(!tl_exists(db));
+	cli_result_release(&r);
+
+	cli_run(dir, &r, "run", "missing.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "missing.yaml"), "%s", r.err);
+	cr_assert(!tl_exists(db));
+	cli_result_release(&r);
+}
+
+Test(cli, usage_errors_exit_2)
+{
+	struct cli_result r;
+	tl_write(dir, "e.yaml", two_variants);
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--only-variant", "nope", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "no variant named 'nope'"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--repetitions", "0", NULL);
+	cr_assert_eq(r.status, 2);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "e.yaml", "--bogus", NULL);
+	cr_assert_eq(r.status, 2);
+	cli_result_release(&r);
+	cli_run(dir, &r, "frobnicate", NULL);
+	cr_assert_eq(r.status, 2);
+	cli_result_release(&r);
+	cli_run(dir, &r, "report", "--db", db, NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "no results database"), "%s", r.err);
+	cli_result_release(&r);
+	cr_assert(!tl_exists(db));
+}
+
+Test(cli, only_variant_keeps_baseline_and_repetitions_override)
+{
+	struct cli_result r;
+	tl_write(dir, "e.yaml",
+		  "name: x\nwarmup: 0\n"
+		  "variants: [{name: a}, {name: b}, {name: c}]\n"
+		  "workloads: [{name: t, cmd: [true]}, {name: u, cmd: [true]}]\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--only-variant", "c",
+		"--only-workload", "u", "--repetitions", "2", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 4);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM plan WHERE variant = 'b'"), 0);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM plan WHERE workload = 't'"), 0);
+	cli_result_release(&r);
+}
+
+Test(cli, timeout_kills_the_workload_and_records_it)
+{
+	struct cli_result r;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* every run of one pair failed: exit 3, but the study completed */
+	run_study("name: x\nwarmup: 0\nrepetitions: 2\n"
+		  "variants: [{name: a}]\n"
+		  "workloads:\n"
+		  "  - name: slow\n"
+		  "    shell: 'echo $$ >> pids; sleep 60 & echo $! >> pids; wait'\n"
+		  "    timeout: 300ms\n"
+		  "  - name: fast\n"
+		  "    cmd: [true]\n", 3, "every run of workload 'slow'");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_assert_lt((t1.tv_sec - t0.tv_sec), 20, "time-out not enforced");
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'timeout'"), 2);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 2);
+	char *reason = cli_sql_text(db, "SELECT reason FROM results WHERE status = 'timeout'");
+	cr_assert(reason && strstr(reason, "timed out"), "%s", reason);
+	free(reason);
+	/* the shell and its sleeping child are gone */
+	char *pids_path = work_file("slow/pids");
+	FILE *f = fopen(pids_path, "r");
+	cr_assert(f);
+	long pid;
+	int n = 0;
+	while (fscanf(f, "%ld", &pid) == 1) {
+		cr_assert(tl_process_gone_now((pid_t)pid), "process %ld survived the time-out", pid);
+		n++;
+	}
+	fclose(f);
+	cr_assert_eq(n, 4);
+	free(pids_path);
+	/* report: the failed runs are counted, not used */
+	cli_run(dir, &r, "report", "--db", db, "--workload", "slow", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "report", "--db", db, "--format", "csv", "--include-failed", NULL);
+	cr_assert(strstr(r.out, ",status\n"), "%s", r.out);
+	cr_assert(strstr(r.out, ",timeout\n"), "%s", r.out);
+	cli_result_release(&r);
+}
+
+Test(cli, crash_and_failure_are_kept_with_their_status)
+{
+	run_study("name: x\nwarmup: 0\nrepetitions: 1\n"
+		  "variants: [{name: a}]\n"
+		  "workloads:\n"
+		  "  - {name: segv, shell: 'kill -SEGV $$'}\n"
+		  "  - {name: exit3, shell: 'exit 3'}\n"
+		  "  - {name: nometric, cmd: [true], metrics: [{name: m, regex: 'x=([0-9]+)'}]}\n"
+		  "  - {name: noexec, cmd: [/nonexistent/prog]}\n"
+		  "  - {name: ok, cmd: [true]}\n", 3, NULL);
+	cr_assert_eq(count_with_plan("results r", "p.workload = 'segv' AND r.status = 'crashed' AND r.signal = 11"), 1);
+	cr_assert_eq(count_with_plan("results r", "p.workload = 'exit3' AND r.status = 'failed' AND r.exit_code = 3"), 1);
+	cr_assert_eq(count_with_plan("results r", "p.workload = 'nometric' AND r.status = 'failed'"), 1);
+	cr_assert_eq(count_with_plan("results r", "p.workload = 'noexec' AND r.status = 'error'"), 1);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 1);
+}
+
+/* The third run SIGKILLs perturb itself; --resume completes the plan. */
+Test(cli, sigkill_then_resume_completes_exactly_the_missing_runs)
+{
+	struct cli_result r;
+	run_study("name: x\nwarmup: 1\nrepetitions: 3\nseed: 9\n"
+		  "variants: [{name: a}, {name: b}]\n"
+		  "workloads:\n"
+		  "  - name: k\n"
+		  "    shell: 'echo x >> ../count; if [ $(wc -l < ../count) -eq 3 ]; then kill -KILL $PPID; sleep 5; fi; echo ok'\n",
+		  128 + 9, NULL);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 2);
+	assert_study_status("running");
+
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM runs"), 1);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 8);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(DISTINCT seq) FROM results"), 8);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM plan p WHERE NOT EXISTS "
+				     "(SELECT 1 FROM results r WHERE r.run_id = p.run_id AND r.seq = p.seq)"), 0);
+	assert_study_status("completed");
+
+	/* nothing left to resume */
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cli_result_release(&r);
+}
+
+/* A SIGTERM during a run: the run is not stored, its process group is
+ * killed, the study is marked interrupted and can be resumed. */
+Test(cli, sigterm_stops_cleanly_and_resume_finishes)
+{
+	struct cli_result r;
+	run_study("name: x\nwarmup: 0\nrepetitions: 2\n"
+		  "variants: [{name: a}]\n"
+		  "workloads:\n"
+		  "  - name: t\n"
+		  "    shell: 'if [ ! -e ../once ]; then touch ../once; sleep 60 & echo $! > ../sleeper; kill -TERM $PPID; wait; fi; echo done'\n",
+		  3, "--resume");
+	assert_study_status("interrupted");
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 0);
+	cr_assert(tl_process_gone_now((pid_t)read_pid("sleeper")),
+		  "the workload's child survived the stop");
+
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 2);
+}
+
+Test(cli, failing_setup_exits_3_after_teardown)
+{
+	run_study("name: x\nwarmup: 0\nrepetitions: 1\n"
+		  "variants:\n"
+		  "  - name: a\n"
+		  "  - name: b\n"
+		  "    setup: [[touch, setup1], [sh, -c, 'echo broken setup; exit 4']]\n"
+		  "    teardown: [[touch, torn-down]]\n"
+		  "workloads: [{name: t, cmd: [true]}]\n", 3, "broken setup");
+	char *p = work_file("torn-down");
+	cr_assert(tl_exists(p), "teardown did not run");
+	free(p);
+	assert_study_status("failed");
+}
+
+Test(cli, daemon_runs_during_the_variant_and_is_stopped)
+{
+	run_study("name: x\nwarmup: 0\nrepetitions: 2\n"
+		  "variants:\n"
+		  "  - name: a\n"
+		  "  - name: d\n"
+		  "    daemon: [sh, -c, 'echo $$ > daemon.pid; echo starting; echo ready now; exec sleep 600']\n"
+		  "    daemon_ready: 'ready [a-z]+'\n"
+		  "workloads:\n"
+		  "  - name: t\n"
+		  "    shell: 'if [ -s ../daemon.pid ] && kill -0 $(cat ../daemon.pid) 2>/dev/null; then echo up=1; else echo up=0; fi'\n"
+		  "    metrics: [{name: up, regex: 'up=([01])'}]\n", 0, NULL);
+	/* every run of d saw the daemon alive */
+	cr_assert_eq(count_with_plan("metric_values m", "p.variant = 'd' AND m.metric = 'up' AND m.value = 1"), 2);
+	long pid = read_pid("daemon.pid");
+	cr_assert(tl_process_gone_now((pid_t)pid), "daemon %ld outlived perturb", pid);
+}
+
+Test(cli, background_load_is_restarted_while_the_variant_runs)
+{
+	/* The load ends at once; the workload waits (bounded) until it has
+	 * been started three times. */
+	run_study("name: x\nwarmup: 0\nrepetitions: 1\n"
+		  "variants:\n"
+		  "  - name: a\n"
+		  "  - name: bg\n"
+		  "    background: [sh, -c, 'echo $$ >> bg.starts']\n"
+		  "workloads:\n"
+		  "  - name: t\n"
+		  "    shell: 'n=0; i=0; while [ $i -lt 500 ]; do n=$(cat ../bg.starts 2>/dev/null | wc -l); [ $n -ge 3 ] && break; sleep 0.02; i=$((i+1)); done; echo starts=$n'\n"
+		  "    metrics: [{name: starts, regex: 'starts=([0-9]+)'}]\n", 0, NULL);
+	cr_assert_geq(cli_sql_int(db, "SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				      "WHERE p.variant = 'bg' AND m.metric = 'starts'"), 3);
+}
+
+Test(cli, unsupported_and_unavailable_variants_stop_before_running)
+{
+	struct cli_result r;
+	tl_write(dir, "e.yaml",
+		  "name: x\nwarmup: 0\nrepetitions: 1\n"
+		  "variants:\n"
+		  "  - name: a\n"
+		  "  - name: k\n"
+		  "    kernel: {events: ['sched:*'], tracing_on: false}\n"
+		  "  - name: w\n"
+		  "    wrap: [no-such-tracer-xyz]\n"
+		  "workloads:\n"
+		  "  - {name: t, cmd: [true]}\n"
+		  "  - {name: u, cmd: [true], requires: [no-such-program-xyz]}\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "e.yaml:7:"), "position of kernel: %s", r.err);
+	cr_assert(strstr(r.err, "not supported yet"), "%s", r.err);
+	cr_assert(strstr(r.err, "no-such-tracer-xyz"), "%s", r.err);
+	cr_assert(strstr(r.err, "no-such-program-xyz"), "%s", r.err);
+	cr_assert(!tl_exists(db));
+	cli_result_release(&r);
+
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--skip-unavailable", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "skipped"), "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 1);
+}
+
+Test(cli, workload_by_name_from_workloads_folder)
+{
+	struct cli_result r;
+	char *wd = xasprintf("%s/workloads", dir);
+	cr_assert_eq(mkdir(wd, 0755), 0);
+	tl_write(wd, "hello.yaml",
+		  "name: hello\ndescription: prints a number\n"
+		  "setup: [[sh, -c, 'echo 41 > {workdir}/in']]\n"
+		  "cmd: [sh, -c, 'echo n=$(($(cat in) + 1))']\n"
+		  "metrics: [{name: n, regex: 'n=([0-9]+)'}]\n");
+	free(wd);
+	run_study("name: x\nwarmup: 0\nrepetitions: 2\n"
+		  "variants: [{name: a}]\n"
+		  "workloads: [hello]\n", 0, NULL);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values WHERE metric = 'n' AND value = 42"), 2);
+	cli_run(dir, &r, "workloads", "list", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "hello"), "%s", r.out);
+	cr_assert(strstr(r.out, "prints a number"), "%s", r.out);
+	cli_result_release(&r);
+	cli_run(dir, &r, "workloads", "validate", "workloads/hello.yaml", "e.yaml", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+}
+
+Test(cli, version_and_help)
+{
+	struct cli_result r;
+	cli_run(dir, &r, "--version", NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(!strncmp(r.out, "perturb ", 8));
+	cli_result_release(&r);
+	cli_run(dir, &r, "help", "run", NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "--resume"));
+	cli_result_release(&r);
+}

@@ -1,0 +1,271 @@
+/* testlib.c - see testlib.h */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "testlib.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* ---- files ---- */
+
+char *tl_tmpdir(void)
+{
+	char tmpl[] = "/tmp/perturb-test-XXXXXX";
+	char *d = mkdtemp(tmpl);
+	cr_assert(d, "mkdtemp: %s", strerror(errno));
+	return strdup(d);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)flag; (void)ftw;
+	remove(path);
+	return 0;
+}
+
+void tl_rmtree(const char *dir)
+{
+	if (dir)
+		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void tl_write(const char *dir, const char *name, const char *text)
+{
+	char *path;
+	cr_assert(asprintf(&path, "%s/%s", dir, name) > 0);
+	FILE *f = fopen(path, "w");
+	cr_assert(f, "cannot write %s", path);
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
+int tl_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+int tl_count_lines(const char *s)
+{
+	int n = 0;
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* ---- helper programs and processes ---- */
+
+const char *tl_progs(void)
+{
+	const char *d = getenv("PERTURB_PROGS");
+	cr_assert(d, "PERTURB_PROGS is not set (run the tests with make test)");
+	return d;
+}
+
+char **tl_test_env(void)
+{
+	static char *path_env;
+	static char *env[3];
+	free(path_env);
+	path_env = xasprintf("PATH=%s:/usr/bin:/bin", tl_progs());
+	env[0] = path_env;
+	env[1] = "LC_ALL=C";
+	env[2] = NULL;
+	return env;
+}
+
+int tl_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+	cr_assert(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* the DIR's own fd */
+}
+
+void tl_assert_no_children(void)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	cr_assert_eq(waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT), -1,
+		     "a child process is left (pid %d)", (int)si.si_pid);
+	cr_assert_eq(errno, ECHILD);
+}
+
+void tl_nap(void)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+}
+
+int tl_process_gone_now(pid_t pid)
+{
+	char path[64], *stat, *p;
+	int gone;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	stat = read_file(path, NULL);
+	if (!stat)
+		return 1;
+	p = strrchr(stat, ')');
+	gone = p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	free(stat);
+	return gone;
+}
+
+int tl_process_gone(pid_t pid)
+{
+	for (int i = 0; i < 500; i++) {
+		if (tl_process_gone_now(pid))
+			return 1;
+		tl_nap();
+	}
+	return 0;
+}
+
+size_t tl_child_pids(const char *text, pid_t *pids, size_t max)
+{
+	size_t n = 0;
+	const char *p = text;
+	while (n < max && (p = strstr(p, "child "))) {
+		pids[n++] = (pid_t)atoi(p + 6);
+		p += 6;
+	}
+	return n;
+}
+
+/* ---- the perturb binary ---- */
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return strdup("");
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	size_t got = fread(s, 1, (size_t)n, f);
+	s[got] = '\0';
+	fclose(f);
+	return s;
+}
+
+static void run_va(const char *dir, const char *env, struct cli_result *r, va_list ap)
+{
+	const char *bin = getenv("PERTURB_BIN");
+	char *argv[64];
+	int n = 0;
+	char *outp, *errp;
+
+	cr_assert(bin, "PERTURB_BIN is not set (run the tests with make test)");
+	argv[n++] = (char *)bin;
+	for (const char *a; (a = va_arg(ap, const char *)) && n < 63;)
+		argv[n++] = (char *)a;
+	argv[n] = NULL;
+	cr_assert(asprintf(&outp, "%s/.stdout", dir) > 0);
+	cr_assert(asprintf(&errp, "%s/.stderr", dir) > 0);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int in = open("/dev/null", O_RDONLY);
+		if (o < 0 || e < 0 || in < 0 || chdir(dir) < 0)
+			_exit(126);
+		dup2(in, 0);
+		dup2(o, 1);
+		dup2(e, 2);
+		if (env)
+			putenv((char *)env);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execv(bin, argv);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r->out = slurp(outp);
+	r->err = slurp(errp);
+	unlink(outp);
+	unlink(errp);
+	free(outp);
+	free(errp);
+}
+
+void cli_run(const char *dir, struct cli_result *r, ...)
+{
+	va_list ap;
+	va_start(ap, r);
+	run_va(dir, NULL, r, ap);
+	va_end(ap);
+}
+
+void cli_run_env(const char *dir, const char *env, struct cli_result *r, ...)
+{
+	va_list ap;
+	va_start(ap, r);
+	run_va(dir, env, r, ap);
+	va_end(ap);
+}
+
+void cli_result_release(struct cli_result *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+int64_t cli_sql_int(const char *db, const char *sql)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	int64_t v = -1;
+	cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK, "open %s", db);
+	cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
+		     sqlite3_errmsg(h));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
+}
+
+char *cli_sql_text(const char *db, const char *sql)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	char *v = NULL;
+	cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
+		     sqlite3_errmsg(h));
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		v = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
+}

@@ -1,0 +1,70 @@
+/*
+ * testlib.h - helpers shared by the test files.
+ *
+ * tl_*: temporary folders, the helper programs of tests/progs
+ * ($PERTURB_PROGS), file descriptors and child processes.
+ * cli_*: integration tests that run the real perturb binary (PERTURB_BIN,
+ * set by `make test`) and read the database it writes.
+ *
+ * The functions fail the current test (cr_assert) on a broken set-up.
+ */
+#ifndef PERTURB_TESTS_TESTLIB_H
+#define PERTURB_TESTS_TESTLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- files ---- */
+
+/* mkdtemp under /tmp; returns the malloc'd path. */
+char *tl_tmpdir(void);
+/* rm -rf; nothing for NULL. */
+void tl_rmtree(const char *dir);
+/* Write text to dir/name. */
+void tl_write(const char *dir, const char *name, const char *text);
+int tl_exists(const char *path);
+/* The number of '\n' in s (0 for NULL). */
+int tl_count_lines(const char *s);
+
+/* ---- helper programs and processes ---- */
+
+/* $PERTURB_PROGS: the folder of the helper programs of tests/progs. */
+const char *tl_progs(void);
+/* An environment for workloads: PATH finds the helper programs first,
+ * LC_ALL=C.  Static storage, valid until the next call. */
+char **tl_test_env(void);
+/* The number of file descriptors open in this process. */
+int tl_count_fds(void);
+/* Assert that no child process is left, not even a zombie. */
+void tl_assert_no_children(void);
+/* Sleep 10 ms: the step of the bounded waits. */
+void tl_nap(void);
+/* Is the process gone: no such process, or a zombie (of ours, or of
+ * someone else's: pid 1 here may not reap orphans)? */
+int tl_process_gone_now(pid_t pid);
+/* The same, waiting up to 5 s: SIGKILL takes effect asynchronously. */
+int tl_process_gone(pid_t pid);
+/* The pids printed as "child PID" lines (by tests/progs/sleeper) in text;
+ * at most max of them; returns how many. */
+size_t tl_child_pids(const char *text, pid_t *pids, size_t max);
+
+/* ---- the perturb binary ---- */
+
+struct cli_result {
+	int status;		/* exit status, or 128 + signal */
+	char *out, *err;	/* captured stdout / stderr (malloc'd) */
+};
+
+/* Run `perturb ARGS...` (NULL-terminated) with cwd = dir. */
+void cli_run(const char *dir, struct cli_result *r, ...);
+/* The same, with an extra environment assignment ("K=V") or NULL. */
+void cli_run_env(const char *dir, const char *env, struct cli_result *r, ...);
+void cli_result_release(struct cli_result *r);
+/* An integer from a SQL query on a database (first column of first row);
+ * -1 when there is no row. */
+int64_t cli_sql_int(const char *db, const char *sql);
+/* A text from a SQL query (malloc'd, NULL when no row). */
+char *cli_sql_text(const char *db, const char *sql);
+
+#endif
