@@ -374,6 +374,14 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 
+	{
+		size_t todo = 0;
+		for (size_t i = 0; i < plan.n; i++)
+			todo += !(done && done[i]);
+		note("run %lld of '%s': %zu runs to do (order %s, seed %llu), results in %s",
+		     (long long)run_id, exp.name, todo, order_name(exp.order),
+		     (unsigned long long)seed, o.db);
+	}
 	dbdir = dir_name(o.db);
 	workroot = xasprintf("%s/work", dbdir);
 	logdir = xasprintf("%s/logs/run-%lld", dbdir, (long long)run_id);
@@ -433,20 +441,16 @@ int cmd_run(int argc, char **argv)
 				if (r < 0)
 					goto fail_run;
 			}
-			if (be->enter(&ctx[pe->variant]) < 0) {
-				stopped = runner_stop_requested();
+			if (be->enter(&ctx[pe->variant]) < 0)
 				goto fail_run;
-			}
 			active = pe->variant;
 		}
 		char *what = xasprintf("workload '%s' prepare", wl->name);
 		int r = run_commands(wl->prepare, wl->n_prepare, ctx[pe->variant].envp,
 				     workdirs[pe->workload], workload_timeout(&exp, wl), what);
 		free(what);
-		if (r < 0) {
-			stopped = runner_stop_requested();
+		if (r < 0)
 			goto fail_run;
-		}
 
 		char **wargv = workload_argv(wl, var, workdirs[pe->workload]);
 		struct run_request req = {
@@ -523,6 +527,8 @@ int cmd_run(int argc, char **argv)
 	goto out;
 
 fail_run:
+	if (!stopped)
+		stopped = runner_stop_requested();
 	if (active >= 0)
 		backend_for(&exp.variants[active])->leave(&ctx[active]);
 	active = -1;
