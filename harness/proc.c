@@ -229,18 +229,26 @@ static void free_candidates(char **v)
 
 /*
  * The signals perturb ignores (SIG_IGN survives execve; handled signals are
- * reset by execve itself).  Queried in the parent so that the child, whose
- * time counts in the run's wall time, makes as few system calls as it can.
+ * reset by execve itself).  Found in the parent so that the child, whose
+ * time counts in the run's wall time, makes as few system calls as it can;
+ * and found once, at the first spawn: what perturb ignores is what it
+ * inherited (nohup's SIGHUP, say), and perturb itself never sets SIG_IGN.
  */
-static void ignored_signals(sigset_t *set)
+static const sigset_t *ignored_signals(void)
 {
+	static sigset_t set;
+	static int known;
 	struct sigaction sa;
 
-	sigemptyset(set);
+	if (known)
+		return &set;
+	sigemptyset(&set);
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
 		    sa.sa_handler == SIG_IGN)
-			sigaddset(set, sig);
+			sigaddset(&set, sig);
+	known = 1;
+	return &set;
 }
 
 /* In the child: ignored signals back to SIG_DFL, then an empty mask. */
@@ -343,7 +351,7 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	char **cand = NULL;
 	int devnull = -1, rep[2] = { -1, -1 }, err = 0;
 	cpu_set_t cpus;
-	sigset_t all, old_mask, ignored;
+	sigset_t all, old_mask;
 	pid_t pid = -1;
 	struct spawn_report r;
 	ssize_t n;
@@ -388,9 +396,8 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	 */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old_mask);
-	ignored_signals(&ignored);
 	pid = spawn_vfork(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
-			  &ignored, rep[1]);
+			  ignored_signals(), rep[1]);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (pid < 0) {
 		err = errno;
