@@ -1,12 +1,27 @@
 /*
  * stats.h - the statistics library: pure functions over arrays of doubles,
- * no I/O, no globals (GSL underneath).  The full reporter (confidence
- * intervals, rank tests) builds on these.
+ * no I/O, no globals, GSL underneath.  Every function names its method and a
+ * reference where it is defined.
+ *
+ * Conventions:
+ *  - inputs are never modified; "sorted" parameters must be ascending;
+ *  - NaN or infinite inputs are rejected: functions returning int give
+ *    -EDOM (and leave *out zeroed); functions returning double give NaN;
+ *  - too few observations for an answer is not an error of the caller but a
+ *    fact to report: results carry a flag (has_ci, ...) and a reason string
+ *    (static storage) saying why there is none, e.g. "n < 6: a 95 % median
+ *    CI needs at least 6 runs";
+ *  - confidence levels are in (0, 1), e.g. 0.95;
+ *  - randomness (bootstrap) comes only from the seed passed in: the same
+ *    inputs and seed give the same interval on every machine (GSL MT19937).
  */
 #ifndef PERTURB_STATS_H
 #define PERTURB_STATS_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* ---- summaries ---- */
 
 /*
  * Quantile of type 7 in Hyndman & Fan's taxonomy ("Sample quantiles in
@@ -17,10 +32,258 @@
  */
 double stats_quantile_sorted(const double *sorted, size_t n, double p);
 
-/* Sort a copy of x ascending (malloc'd) - for callers that keep x intact. */
+/* Sort a copy of x ascending (malloc'd; NULL on allocation failure). */
 double *stats_sorted_copy(const double *x, size_t n);
+
+/*
+ * Sort x ascending in place: LSD radix sort on the IEEE-754 bits for
+ * n >= 2048 (O(n), 2 n extra words), gsl_sort below that or when the extra
+ * memory cannot be had.  No NaN (their place is unspecified).
+ */
+void stats_sort(double *x, size_t n);
 
 /* 100 * (b - a) / a: the dilation of b over a in %.  NaN when a == 0. */
 double stats_pct_change(double a, double b);
+
+/* 1 when every x[i] is finite (not NaN, not +-inf), else 0; 1 for n == 0. */
+int stats_all_finite(const double *x, size_t n);
+
+/*
+ * Selection (Hoare's FIND, "Algorithm 65", CACM 4(7), 1961; median-of-3
+ * pivot, Hoare partition): reorders a[0..n-1] in place so that a[k] is the
+ * (k+1)-th smallest, a[i] <= a[k] for i < k and a[i] >= a[k] for i > k, as
+ * C++'s nth_element.  Expected O(n).  n >= 1, k < n, no NaN.
+ */
+double stats_select(double *a, size_t n, size_t k);
+
+/*
+ * The type-7 p-quantile of an unsorted array, by selection: the same value
+ * as stats_quantile_sorted() on the sorted array (bit for bit), in expected
+ * O(n).  Reorders work[] (see stats_select).  NaN when n == 0 or p is
+ * outside [0, 1].
+ */
+double stats_quantile_select(double *work, size_t n, double p);
+
+struct summary {
+	size_t n;
+	double mean;
+	double var;		/* sample variance, denominator n - 1; NaN when n < 2 */
+	double sd;		/* sqrt(var) */
+	double cv;		/* sd / mean; NaN when mean == 0 or n < 2 */
+	double min, max;
+	double median;		/* type 7 */
+	double q1, q3, iqr;	/* type-7 quartiles, q3 - q1 */
+	double mad;		/* median absolute deviation, unscaled (multiply by
+				   1.4826 for a normal-consistent sd estimate) */
+};
+/* n >= 1.  -EDOM on NaN/inf, -EINVAL on n == 0. */
+int stats_summary(const double *x, size_t n, struct summary *out);
+
+/*
+ * Empirical CDF of a sorted sample as steps: xs[k] the distinct values,
+ * ps[k] = #{x <= xs[k]} / n.  xs and ps must hold n entries; returns the
+ * number of steps written.
+ */
+size_t stats_ecdf(const double *sorted, size_t n, double *xs, double *ps);
+/* The number of steps stats_ecdf() writes (distinct values), to size its
+ * arrays or to decide against it. */
+size_t stats_ecdf_steps(const double *sorted, size_t n);
+
+/* ---- confidence intervals ---- */
+
+struct interval {
+	int has_ci;		/* 0: lo/hi are NaN, reason says why */
+	double lo, hi;
+	double level;		/* achieved (order statistics) or nominal level */
+	const char *method;	/* e.g. "order statistics (exact binomial)" */
+	const char *reason;	/* when !has_ci */
+};
+
+/*
+ * Distribution-free CI for the p-quantile from order statistics: the
+ * narrowest pair (x(l), x(u)) with binomial coverage >= conf (Hahn & Meeker,
+ * "Statistical Intervals", 1991, section 5.2; Conover, "Practical
+ * Nonparametric Statistics", 3rd ed., section 3.2).  No CI when even
+ * (x(1), x(n)) does not reach conf (e.g. n < 6 for a 95 % median CI).
+ */
+int stats_quantile_ci(const double *sorted, size_t n, double p, double conf,
+		      struct interval *out);
+
+/*
+ * The smallest n for which stats_quantile_ci() gives an interval, i.e. for
+ * which 1 - p^n - (1-p)^n >= conf (e.g. 6 for the median at 0.95, 59 for
+ * p = 0.95 at 0.95); 0 when there is none (p = 0 or 1, or conf not in
+ * (0, 1)).  For reports that say "needs at least N runs".
+ */
+size_t stats_quantile_ci_min_n(double p, double conf);
+
+/* Which statistic a dilation is about. */
+enum stat_kind {
+	STATK_MEAN,
+	STATK_QUANTILE,		/* with parameter p in [0, 1] */
+};
+
+struct boot_opts {
+	unsigned B;		/* resamples; 0 = default 2000 */
+	uint64_t seed;		/* the report's seed */
+	double conf;		/* e.g. 0.95 */
+	int bca;		/* 1 = BCa (Efron 1987) instead of plain percentile */
+	size_t max_boot_n;	/* above this sample size (either side) use the
+				   asymptotic method; 0 = default 20000 */
+};
+
+/*
+ * Dilation of a variant over the baseline for one statistic:
+ *   abs = T(var) - T(base), pct = 100 * abs / T(base),
+ * with a confidence interval for both.  Method:
+ *  - percentile bootstrap, the two samples resampled independently
+ *    (Efron & Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13
+ *    and 14 for BCa), B resamples, seeded;
+ *  - for samples larger than max_boot_n: asymptotic normal intervals (mean:
+ *    Welch standard error; quantiles: the order-statistic CIs of the two
+ *    quantiles combined as independent normal errors: se = half-width /
+ *    z(1-alpha/2)), pct interval by the delta method.
+ *  - no CI when a side has n < 2 (reason set).
+ * out->ci.method says which was used.
+ *
+ * Details (see bootstrap.c): o == NULL means all defaults with conf 0.95;
+ * resamples are drawn from a sorted copy, so the interval does not depend
+ * on the order of the input; pct replicates are 100 (Tv* - Tb*) / Tb*
+ * directly (no CI, reason set, when some Tb* is 0; pct = NaN and no pct CI
+ * when T(base) is 0); BCa's acceleration is the two-sample jackknife,
+ * O(n) after one sort also for quantiles; BCa falls back to percentile
+ * when its bias correction is infinite (method says so); samples without
+ * spread give the degenerate interval [abs, abs] (e.g. [0, 0] for two
+ * identical constant samples).  nb, nv <= 2^32 - 1.
+ * Errors: -EINVAL (n == 0, conf outside (0, 1), p outside [0, 1]),
+ * -EDOM (NaN/inf), -ENOMEM; *out is zeroed then.
+ */
+struct dilation {
+	double base, var;	/* T(base), T(var) */
+	double abs, pct;
+	struct interval ci_abs;
+	struct interval ci_pct;	/* in % */
+	unsigned B;		/* resamples behind the CIs; 0 when no bootstrap
+				   ran (asymptotic method, or no CI) */
+};
+int stats_dilation(const double *base, size_t nb, const double *var, size_t nv,
+		   enum stat_kind kind, double p, const struct boot_opts *o,
+		   struct dilation *out);
+
+/* ---- tests ---- */
+
+struct test_result {
+	int valid;		/* 0: not computed, reason says why */
+	double statistic;	/* U, D, t, ... */
+	double p;		/* two-sided p-value */
+	double df;		/* Welch only */
+	int exact;		/* p from the exact null distribution */
+	const char *method;
+	const char *reason;
+};
+
+/*
+ * Mann-Whitney U (Wilcoxon rank-sum), two-sided: exact null distribution
+ * when both n <= 50 and there are no ties (Mann & Whitney 1947), otherwise
+ * the normal approximation with tie correction and continuity correction
+ * (Hollander & Wolfe, "Nonparametric Statistical Methods", 1999, 4.1).
+ * statistic = U of x (number of pairs x > y, ties counting 1/2).
+ * Not valid with n < 4 on either side ("a U test at alpha = 0.05 needs
+ * n >= 4 a side"): reason set, valid = 0.  When every value of both
+ * samples is the same, p = 1 (no evidence either way).  Matches SciPy's
+ * mannwhitneyu (method "exact" / "asymptotic", use_continuity=True).
+ */
+int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+		       struct test_result *out);
+
+/*
+ * Hodges-Lehmann estimate of the shift between log(y) and log(x) — the
+ * median of all pairwise differences log(y_j) - log(x_i) — and its
+ * distribution-free CI from the Mann-Whitney distribution (Hollander &
+ * Wolfe 1999, 4.2/4.3; Bauer 1972), returned as a ratio exp(shift) with
+ * ratio CI.  Values must be > 0 (-EDOM otherwise).  Critical values exact
+ * for n <= 50 a side (ci.level the exact coverage), normal approximation
+ * above; no CI (reason set) when too few runs, e.g. 2 + 2.  Any size: the
+ * needed order statistics of the nx ny differences are selected without
+ * forming them (see rank.c), so 10^6 x 10^6 pairs need no fallback.
+ */
+struct hl_ratio {
+	double ratio;
+	struct interval ci;	/* of the ratio */
+};
+int stats_hodges_lehmann_ratio(const double *x, size_t nx, const double *y,
+			       size_t ny, double conf, struct hl_ratio *out);
+
+/* Two-sample Kolmogorov-Smirnov, two-sided: D = sup |F_x - F_y|, p from
+ * the exact distribution (Hodges 1958 lattice-path count) when there are
+ * no ties and nx ny <= 10000, otherwise the asymptotic Kolmogorov
+ * distribution with Stephens' (1970) small-sample correction
+ * (conservative with ties).  Valid for any n >= 1. */
+int stats_ks2(const double *x, size_t nx, const double *y, size_t ny,
+	      struct test_result *out);
+
+/* Welch's unequal-variance t test (Welch 1947), two-sided, df by
+ * Welch-Satterthwaite; p from GSL's t distribution.  statistic = t of
+ * mean(x) - mean(y).  Not valid (reason set) with n < 2 on a side or when
+ * both variances are 0. */
+int stats_welch_t(const double *x, size_t nx, const double *y, size_t ny,
+		  struct test_result *out);
+
+/* Holm-Bonferroni step-down adjustment (Holm 1979): adjusted[i] for p[i],
+ * monotone, capped at 1.  NaN entries are skipped and stay NaN.  On
+ * allocation failure every adjusted[i] is NaN. */
+void stats_holm(const double *p, size_t n, double *adjusted);
+
+/* ---- outliers: labelled, never dropped ---- */
+
+/* Tukey's fences (Tukey 1977): flag[i] = 1 when x[i] < q1 - k iqr or
+ * x[i] > q3 + k iqr (k = 1.5 usual); returns the count.  Both outlier
+ * functions return (size_t)-1 with nothing flagged on NaN/inf input or
+ * allocation failure. */
+size_t stats_outliers_tukey(const double *x, size_t n, double k, unsigned char *flag);
+/* Modified z-score (Iglewicz & Hoaglin 1993): 0.6745 (x - median) / MAD,
+ * flag when |z| > threshold (3.5 usual); MAD == 0 flags nothing. */
+size_t stats_outliers_mad(const double *x, size_t n, double threshold, unsigned char *flag);
+
+/*
+ * ---- the same on samples sorted once ----
+ * A report computes many statistics of the same samples, and the functions
+ * above each sort their own copies of them.  These take the sorted values
+ * (e.g. from stats_sorted_copy()) instead, and return what the function
+ * of the same name without _sorted / _summary returns on the unsorted
+ * sample, to the bit: where a result depends on the order of summation
+ * (mean, variance), they take x as well and sum it in its order.  The
+ * caller's contract: sorted holds exactly the values of x, ascending.
+ */
+
+/* x as measured and its values ascending; sum optional (NULL): the
+ * summary of x (stats_summary*()), whose mean and variance are then used
+ * rather than computed again (they are computed the same way). */
+struct stats_sample {
+	const double *x;
+	const double *sorted;
+	size_t n;
+	const struct summary *sum;
+};
+
+int stats_summary_sorted(const double *x, const double *sorted, size_t n,
+			 struct summary *out);
+int stats_dilation_sorted(const struct stats_sample *base, const struct stats_sample *var,
+			  enum stat_kind kind, double p, const struct boot_opts *o,
+			  struct dilation *out);
+int stats_mann_whitney_sorted(const double *xs, size_t nx, const double *ys, size_t ny,
+			      struct test_result *out);
+int stats_ks2_sorted(const double *xs, size_t nx, const double *ys, size_t ny,
+		     struct test_result *out);
+int stats_hodges_lehmann_ratio_sorted(const double *xs, size_t nx, const double *ys,
+				      size_t ny, double conf, struct hl_ratio *out);
+/* The outlier labels from a summary of x (stats_summary() or
+ * stats_summary_sorted() of the same x: its quartiles, median and MAD)
+ * without sorting or selecting again; (size_t)-1 as above, and when sum is
+ * not of n values. */
+size_t stats_outliers_tukey_summary(const double *x, size_t n, const struct summary *sum,
+				    double k, unsigned char *flag);
+size_t stats_outliers_mad_summary(const double *x, size_t n, const struct summary *sum,
+				  double threshold, unsigned char *flag);
 
 #endif

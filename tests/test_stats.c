@@ -35,3 +35,662 @@ Test(stats, edge_cases)
 	cr_assert(isnan(stats_pct_change(0.0, 1.0)));
 	cr_assert_float_eq(stats_pct_change(64.47, 64.85), 100.0 * 0.38 / 64.47, 1e-9);
 }
+
+/* ---- against SciPy/NumPy: tests/reference/gen_stats.py ---- */
+
+#include <errno.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference/stats_fixtures.h"
+
+/* |got - want| <= rel |want| + abs; NaN matches NaN */
+static int close_to(double got, double want, double rel, double abs)
+{
+	if (isnan(want))
+		return isnan(got);
+	return fabs(got - want) <= rel * fabs(want) + abs;
+}
+
+#define CLOSE(got, want, rel, abs, ...)						\
+	cr_expect(close_to((got), (want), (rel), (abs)), "%s: got %.17g want %.17g", \
+		  __VA_ARGS__, (double)(got), (double)(want))
+
+Test(stats, summary_matches_numpy)
+{
+	for (size_t c = 0; c < sizeof(fx_summaries) / sizeof(fx_summaries[0]); c++) {
+		const struct fx_summary *f = &fx_summaries[c];
+		struct summary s;
+		double *sorted, *work = malloc(f->n * sizeof(double));
+
+		cr_assert_eq(stats_summary(f->x, f->n, &s), 0, "%s", f->name);
+		cr_expect_eq(s.n, f->n);
+		CLOSE(s.mean, f->mean, 1e-12, 1e-12, f->name);
+		CLOSE(s.var, f->var, 1e-9, 1e-12, f->name);
+		CLOSE(s.median, f->median, 1e-12, 0, f->name);
+		CLOSE(s.q1, f->q1, 1e-12, 0, f->name);
+		CLOSE(s.q3, f->q3, 1e-12, 0, f->name);
+		CLOSE(s.iqr, f->q3 - f->q1, 1e-9, 1e-12, f->name);
+		CLOSE(s.mad, f->mad, 1e-12, 1e-12, f->name);
+		CLOSE(s.min, f->min, 0, 0, f->name);
+		CLOSE(s.max, f->max, 0, 0, f->name);
+		if (f->n > 1)
+			CLOSE(s.sd, sqrt(f->var), 1e-9, 0, f->name);
+		sorted = stats_sorted_copy(f->x, f->n);
+		for (int k = 0; k < FX_NPS; k++) {
+			double q = stats_quantile_sorted(sorted, f->n, fx_ps[k]);
+			CLOSE(q, f->q[k], 1e-12, 1e-12, f->name);
+			memcpy(work, f->x, f->n * sizeof(double));
+			cr_expect_eq(stats_quantile_select(work, f->n, fx_ps[k]), q,
+				     "%s: selection and sort agree to the bit", f->name);
+		}
+		free(sorted);
+		free(work);
+	}
+}
+
+Test(stats, summary_edges)
+{
+	double one[1] = { 4 }, flat[4] = { 2, 2, 2, 2 }, zero_mean[2] = { -1, 1 };
+	double bad[3] = { 1, NAN, 2 }, inf[2] = { 1, INFINITY };
+	struct summary s;
+
+	cr_expect_eq(stats_summary(one, 1, &s), 0);
+	cr_expect(isnan(s.var) && isnan(s.sd) && isnan(s.cv));
+	cr_expect_eq(s.median, 4);
+	cr_expect_eq(s.mad, 0);
+	cr_expect_eq(stats_summary(flat, 4, &s), 0);
+	cr_expect_eq(s.var, 0);
+	cr_expect_eq(s.cv, 0);
+	cr_expect_eq(s.iqr, 0);
+	cr_expect_eq(stats_summary(zero_mean, 2, &s), 0);
+	cr_expect(isnan(s.cv), "cv undefined at mean 0");
+	cr_expect_eq(stats_summary(one, 0, &s), -EINVAL);
+	cr_expect_eq(stats_summary(bad, 3, &s), -EDOM);
+	cr_expect_eq(s.n, 0, "zeroed on error");
+	cr_expect_eq(stats_summary(inf, 2, &s), -EDOM);
+}
+
+Test(stats, ecdf_steps)
+{
+	double x[6] = { 1, 2, 2, 3, 3, 3 }, xs[6], ps[6];
+
+	cr_assert_eq(stats_ecdf(x, 6, xs, ps), 3);
+	cr_expect_eq(xs[0], 1);
+	cr_expect_float_eq(ps[0], 1.0 / 6, 1e-15);
+	cr_expect_eq(xs[1], 2);
+	cr_expect_float_eq(ps[1], 0.5, 1e-15);
+	cr_expect_eq(xs[2], 3);
+	cr_expect_eq(ps[2], 1.0);
+	cr_expect_eq(stats_ecdf(x, 0, xs, ps), 0);
+}
+
+Test(stats, select_agrees_with_sort)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	size_t n = 10007;
+	double *x = malloc(n * sizeof(double)), *w = malloc(n * sizeof(double)), *s;
+
+	gsl_rng_set(r, 7);
+	for (size_t i = 0; i < n; i++)	/* many ties, and a sorted run */
+		x[i] = i < 3000 ? (double)i : (double)gsl_rng_uniform_int(r, 50);
+	s = stats_sorted_copy(x, n);
+	for (size_t k = 0; k < n; k += 997) {
+		memcpy(w, x, n * sizeof(double));
+		cr_expect_eq(stats_select(w, n, k), s[k]);
+		for (size_t i = 0; i < n; i++)
+			cr_assert(i <= k ? w[i] <= s[k] : w[i] >= s[k]);
+	}
+	for (double p = 0; p <= 1.0; p += 0.037) {
+		memcpy(w, x, n * sizeof(double));
+		cr_expect_eq(stats_quantile_select(w, n, p), stats_quantile_sorted(s, n, p));
+	}
+	free(x);
+	free(w);
+	free(s);
+	gsl_rng_free(r);
+}
+
+/* ---- order-statistic CIs ---- */
+
+Test(stats, quantile_ci_matches_binomial)
+{
+	for (size_t c = 0; c < sizeof(fx_qcis) / sizeof(fx_qcis[0]); c++) {
+		const struct fx_qci *f = &fx_qcis[c];
+		double *x = malloc(f->n * sizeof(double));
+		struct interval ci;
+
+		for (size_t i = 0; i < f->n; i++)
+			x[i] = (double)(i + 1);	/* x(i) = i: the interval is its ranks */
+		cr_assert_eq(stats_quantile_ci(x, f->n, f->p, f->conf, &ci), 0);
+		cr_expect_eq(ci.has_ci, f->l != 0, "n %zu p %g", f->n, f->p);
+		if (f->l) {
+			cr_expect_eq(ci.lo, (double)f->l, "n %zu p %g", f->n, f->p);
+			cr_expect_eq(ci.hi, (double)f->u, "n %zu p %g", f->n, f->p);
+			CLOSE(ci.level, f->level, 1e-9, 0, "level");
+			cr_expect(ci.level >= f->conf);
+		} else {
+			cr_expect(ci.reason != NULL);
+			cr_expect(isnan(ci.lo) && isnan(ci.hi));
+		}
+		cr_expect_eq(stats_quantile_ci_min_n(f->p, f->conf), f->min_n,
+			     "p %g conf %g", f->p, f->conf);
+		free(x);
+	}
+}
+
+Test(stats, quantile_ci_edges)
+{
+	double x[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }, bad[2] = { 1, NAN };
+	struct interval ci;
+
+	cr_expect_eq(stats_quantile_ci(x, 5, 0.5, 0.95, &ci), 0);
+	cr_expect_eq(ci.has_ci, 0);
+	cr_expect_str_eq(ci.reason, "n < 6: a 95 % median CI needs at least 6 runs");
+	cr_expect_eq(stats_quantile_ci(x, 10, 0.0, 0.95, &ci), 0);
+	cr_expect_eq(ci.has_ci, 0, "no CI for the minimum");
+	cr_expect_eq(stats_quantile_ci(x, 10, 1.0, 0.95, &ci), 0);
+	cr_expect_eq(ci.has_ci, 0, "no CI for the maximum");
+	cr_expect_eq(stats_quantile_ci(x, 1, 0.5, 0.5, &ci), 0);
+	cr_expect_eq(ci.has_ci, 0);
+	cr_expect_eq(stats_quantile_ci(x, 2, 0.5, 0.5, &ci), 0);
+	cr_expect_eq(ci.has_ci, 1, "n = 2: (x1, x2) covers 1/2");
+	cr_expect_float_eq(ci.level, 0.5, 1e-15);
+	cr_expect_eq(stats_quantile_ci(bad, 2, 0.5, 0.5, &ci), -EDOM);
+	cr_expect_eq(stats_quantile_ci(x, 10, 0.5, 1.0, &ci), -EINVAL);
+	cr_expect_eq(stats_quantile_ci(x, 0, 0.5, 0.9, &ci), -EINVAL);
+	cr_expect_eq(stats_quantile_ci_min_n(0.5, 0.95), 6);
+	cr_expect_eq(stats_quantile_ci_min_n(0.0, 0.95), 0);
+}
+
+/* n = 10^6: the ranks of the interval are those of the normal approximation
+ * np -+ z sqrt(np(1-p)) within a few, and it is quick (no copy, O(sqrt n)). */
+Test(stats, quantile_ci_large_n)
+{
+	size_t n = 1000000;
+	double *x = malloc(n * sizeof(double));
+	struct interval ci;
+	const double ps[3] = { 0.5, 0.99, 0.999 };
+
+	for (size_t i = 0; i < n; i++)
+		x[i] = (double)(i + 1);
+	for (int k = 0; k < 3; k++) {
+		double p = ps[k], sd = sqrt(n * p * (1 - p));
+
+		cr_assert_eq(stats_quantile_ci(x, n, p, 0.95, &ci), 0);
+		cr_assert(ci.has_ci);
+		cr_expect(fabs(ci.lo - (n * p - 1.959964 * sd)) < 3, "p %g lo %g", p, ci.lo);
+		cr_expect(fabs(ci.hi - (n * p + 1.959964 * sd)) < 3, "p %g hi %g", p, ci.hi);
+		cr_expect(ci.level >= 0.95 && ci.level < 0.95 + 0.5 / sd, "p %g level %g", p, ci.level);
+	}
+	free(x);
+}
+
+/* ---- two-sample tests ---- */
+
+Test(stats, two_sample_tests_match_scipy)
+{
+	for (size_t c = 0; c < sizeof(fx_twos) / sizeof(fx_twos[0]); c++) {
+		const struct fx_two *f = &fx_twos[c];
+		struct test_result t;
+		struct hl_ratio h;
+
+		cr_assert_eq(stats_mann_whitney(f->x, f->nx, f->y, f->ny, &t), 0);
+		cr_expect_eq(t.valid, f->mw_valid, "%s", f->name);
+		if (f->mw_valid) {
+			cr_expect_eq(t.exact, f->mw_exact, "%s", f->name);
+			CLOSE(t.statistic, f->mw_U, 0, 0, f->name);
+			/* exact: the same null distribution; asymptotic: closed form */
+			CLOSE(t.p, f->mw_p, 1e-9, 1e-14, f->name);
+		} else {
+			cr_expect_str_eq(t.reason, "a U test at alpha = 0.05 needs n >= 4 a side");
+		}
+
+		cr_assert_eq(stats_ks2(f->x, f->nx, f->y, f->ny, &t), 0);
+		cr_expect(t.valid);
+		cr_expect_eq(t.exact, f->ks_exact, "%s", f->name);
+		CLOSE(t.statistic, f->ks_D, 1e-12, 0, f->name);
+		/* exact: 1 - P(D < d) in doubles, so absolute 1e-12 */
+		CLOSE(t.p, f->ks_p, 1e-9, 1e-12, f->name);
+
+		cr_assert_eq(stats_welch_t(f->x, f->nx, f->y, f->ny, &t), 0);
+		cr_expect(t.valid);
+		CLOSE(t.statistic, f->welch_t, 1e-9, 0, f->name);
+		CLOSE(t.df, f->welch_df, 1e-9, 0, f->name);
+		CLOSE(t.p, f->welch_p, 1e-9, 0, f->name);
+
+		cr_assert_eq(stats_hodges_lehmann_ratio(f->x, f->nx, f->y, f->ny, 0.95, &h), 0);
+		CLOSE(h.ratio, f->hl_ratio, 1e-12, 0, f->name);
+		cr_expect_eq(h.ci.has_ci, f->hl_has, "%s", f->name);
+		if (f->hl_has) {
+			CLOSE(h.ci.lo, f->hl_lo, 1e-12, 0, f->name);
+			CLOSE(h.ci.hi, f->hl_hi, 1e-12, 0, f->name);
+			CLOSE(h.ci.level, f->hl_level, 1e-9, 0, f->name);
+		}
+	}
+}
+
+Test(stats, two_sample_edges)
+{
+	double a[6] = { 5, 5, 5, 5, 5, 5 }, b[3] = { 1, 2, 3 }, bad[4] = { 1, 2, NAN, 4 };
+	double neg[4] = { 1, 2, 0, 4 };
+	struct test_result t;
+	struct hl_ratio h;
+
+	/* identical constant samples: no evidence of a difference */
+	cr_assert_eq(stats_mann_whitney(a, 6, a, 6, &t), 0);
+	cr_expect(t.valid);
+	cr_expect_eq(t.p, 1.0);
+	cr_expect_eq(t.statistic, 18.0);
+	cr_assert_eq(stats_ks2(a, 6, a, 6, &t), 0);
+	cr_expect_eq(t.statistic, 0);
+	cr_expect_eq(t.p, 1.0);
+	cr_assert_eq(stats_welch_t(a, 6, a, 6, &t), 0);
+	cr_expect_eq(t.valid, 0);
+	cr_expect(t.reason != NULL, "zero variance: t undefined, said so");
+	cr_assert_eq(stats_hodges_lehmann_ratio(a, 6, a, 6, 0.95, &h), 0);
+	cr_expect_eq(h.ratio, 1.0);
+	cr_expect(h.ci.has_ci && h.ci.lo == 1.0 && h.ci.hi == 1.0);
+
+	/* too few */
+	cr_assert_eq(stats_mann_whitney(b, 3, a, 6, &t), 0);
+	cr_expect_eq(t.valid, 0);
+	cr_assert_eq(stats_welch_t(b, 1, a, 6, &t), 0);
+	cr_expect_eq(t.valid, 0);
+	cr_assert_eq(stats_hodges_lehmann_ratio(b, 2, b, 2, 0.95, &h), 0);
+	cr_expect_eq(h.ci.has_ci, 0);
+	cr_expect(h.ci.reason != NULL);
+	cr_expect_float_eq(h.ratio, 1.0, 1e-15);
+	cr_assert_eq(stats_hodges_lehmann_ratio(b, 1, b + 2, 1, 0.95, &h), 0);
+	cr_expect_float_eq(h.ratio, 3.0, 1e-12);
+
+	/* rejected */
+	cr_expect_eq(stats_mann_whitney(bad, 4, a, 6, &t), -EDOM);
+	cr_expect_eq(stats_ks2(a, 6, bad, 4, &t), -EDOM);
+	cr_expect_eq(stats_welch_t(bad, 4, a, 6, &t), -EDOM);
+	cr_expect_eq(stats_hodges_lehmann_ratio(neg, 4, a, 6, 0.95, &h), -EDOM);
+	cr_expect_eq(stats_hodges_lehmann_ratio(bad, 4, a, 6, 0.95, &h), -EDOM);
+	cr_expect_eq(stats_mann_whitney(a, 0, a, 6, &t), -EINVAL);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The pair selection against all 1.2 million differences sorted, with ties
+ * (values on a grid); normal-approximation critical values. */
+Test(stats, hodges_lehmann_selection_large)
+{
+	size_t m = 1200, n = 1000, N = m * n;
+	double *x = malloc(m * sizeof(double)), *y = malloc(n * sizeof(double));
+	double *d = malloc(N * sizeof(double)), med, sigma;
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	struct hl_ratio h;
+	size_t c;
+
+	gsl_rng_set(r, 11);
+	for (size_t i = 0; i < m; i++)
+		x[i] = 1 + gsl_rng_uniform_int(r, 400) / 100.0;
+	for (size_t j = 0; j < n; j++)
+		y[j] = 1.1 + gsl_rng_uniform_int(r, 400) / 100.0;
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			d[i * n + j] = log(y[j]) - log(x[i]);
+	qsort(d, N, sizeof(double), cmp_d);
+	med = (d[N / 2 - 1] + d[N / 2]) / 2;
+	sigma = sqrt((double)N * (m + n + 1) / 12.0);
+	c = (size_t)floor(N / 2.0 + 0.5 - 1.959963984540054 * sigma);
+	cr_assert_eq(stats_hodges_lehmann_ratio(x, m, y, n, 0.95, &h), 0);
+	cr_expect_eq(h.ratio, exp(med));
+	cr_expect(h.ci.has_ci);
+	cr_expect_eq(h.ci.lo, exp(d[c - 1]));
+	cr_expect_eq(h.ci.hi, exp(d[N - c]));
+	free(x);
+	free(y);
+	free(d);
+	gsl_rng_free(r);
+}
+
+Test(stats, holm_matches_by_hand)
+{
+	double adj[FX_NHOLM], none[2] = { NAN, NAN }, adj2[2];
+
+	stats_holm(fx_holm_p, FX_NHOLM, adj);
+	for (int i = 0; i < FX_NHOLM; i++)
+		CLOSE(adj[i], fx_holm_adj[i], 1e-12, 0, "holm");
+	stats_holm(none, 2, adj2);
+	cr_expect(isnan(adj2[0]) && isnan(adj2[1]));
+	stats_holm(none, 0, adj2);
+}
+
+/* ---- outliers ---- */
+
+Test(stats, outliers_labelled)
+{
+	/* q1 = 2.25, q3 = 4.75 (type 7), IQR 2.5: fences -1.5 and 8.5 */
+	double x[8] = { 1, 2, 3, 4, 5, 2.5, 3.5, 100 }, flat[5] = { 3, 3, 3, 3, 9 };
+	double bad[2] = { 1, NAN };
+	unsigned char f[8];
+
+	cr_expect_eq(stats_outliers_tukey(x, 8, 1.5, f), 1);
+	cr_expect_eq(f[7], 1);
+	cr_expect_eq(f[0], 0);
+	/* median 3.25, MAD 1: z(100) = 0.6745 * 96.75 */
+	cr_expect_eq(stats_outliers_mad(x, 8, 3.5, f), 1);
+	cr_expect_eq(f[7], 1);
+	cr_expect_eq(stats_outliers_mad(flat, 5, 3.5, f), 0, "MAD 0 flags nothing");
+	cr_expect_eq(stats_outliers_tukey(flat, 5, 1.5, f), 1, "IQR 0: 9 is outside");
+	cr_expect_eq(stats_outliers_tukey(bad, 2, 1.5, f), (size_t)-1);
+	cr_expect_eq(stats_outliers_mad(bad, 2, 3.5, f), (size_t)-1);
+	cr_expect_eq(stats_outliers_tukey(x, 0, 1.5, f), 0);
+}
+
+/* ---- dilation ---- */
+
+static double *normal_sample(gsl_rng *r, size_t n, double mu, double sd)
+{
+	double *x = malloc(n * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		x[i] = mu + gsl_ran_gaussian(r, sd);
+	return x;
+}
+
+Test(stats, dilation_reproducible)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double *b, *v;
+	struct boot_opts o = { .seed = 42, .conf = 0.95 };
+	struct dilation d1, d2, d3;
+
+	gsl_rng_set(r, 1);
+	b = normal_sample(r, 100, 100, 1);
+	v = normal_sample(r, 120, 103, 1);
+	for (int bca = 0; bca < 2; bca++) {
+		for (int kind = 0; kind < 2; kind++) {
+			o.bca = bca;
+			o.seed = 42;
+			cr_assert_eq(stats_dilation(b, 100, v, 120, kind, 0.9, &o, &d1), 0);
+			cr_assert_eq(stats_dilation(b, 100, v, 120, kind, 0.9, &o, &d2), 0);
+			cr_expect(d1.ci_abs.has_ci && d1.ci_pct.has_ci);
+			cr_expect_eq(d1.B, 2000);
+			cr_expect_eq(d1.ci_abs.lo, d2.ci_abs.lo, "same seed, same interval");
+			cr_expect_eq(d1.ci_abs.hi, d2.ci_abs.hi);
+			cr_expect_eq(d1.ci_pct.lo, d2.ci_pct.lo);
+			cr_expect_eq(d1.ci_pct.hi, d2.ci_pct.hi);
+			cr_expect_str_eq(d1.ci_abs.method, bca ? "BCa bootstrap" : "percentile bootstrap");
+			o.seed = 43;
+			cr_assert_eq(stats_dilation(b, 100, v, 120, kind, 0.9, &o, &d3), 0);
+			cr_expect(d1.ci_abs.lo != d3.ci_abs.lo || d1.ci_abs.hi != d3.ci_abs.hi,
+				  "another seed, another interval");
+			cr_expect(fabs(d1.ci_abs.lo - d3.ci_abs.lo) < 0.2 &&
+				  fabs(d1.ci_abs.hi - d3.ci_abs.hi) < 0.2, "but close");
+			o.seed = 42 + (1ULL << 40);	/* high bits of the seed count */
+			cr_assert_eq(stats_dilation(b, 100, v, 120, kind, 0.9, &o, &d3), 0);
+			cr_expect(d1.ci_abs.lo != d3.ci_abs.lo || d1.ci_abs.hi != d3.ci_abs.hi);
+		}
+	}
+	free(b);
+	free(v);
+	gsl_rng_free(r);
+}
+
+/*
+ * Known truth: base ~ 100 + N(0,1), variant ~ 1.05 (100 + N(0,1)): the
+ * dilation of the mean and of the median is +5 %.  20 data sets: the 95 %
+ * intervals must cover 5 in at least 16 (P(X < 16) = 1.6 % for X ~
+ * Bin(20, 0.95)), and the point estimates sit near 5.
+ */
+Test(stats, dilation_covers_known_shift)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	int cover[2][2] = { { 0 } };
+
+	gsl_rng_set(r, 2024);
+	for (int rep = 0; rep < 20; rep++) {
+		double *b = normal_sample(r, 60, 100, 1), *v = normal_sample(r, 60, 100, 1);
+		for (size_t i = 0; i < 60; i++)
+			v[i] *= 1.05;
+		for (int kind = 0; kind < 2; kind++)
+			for (int bca = 0; bca < 2; bca++) {
+				struct boot_opts o = { .seed = rep, .conf = 0.95, .bca = bca, .B = 1000 };
+				struct dilation d;
+
+				cr_assert_eq(stats_dilation(b, 60, v, 60, kind, 0.5, &o, &d), 0);
+				cr_expect(fabs(d.pct - 5) < 1, "pct %g", d.pct);
+				cover[kind][bca] += d.ci_pct.lo <= 5 && 5 <= d.ci_pct.hi;
+				cr_expect(d.ci_abs.lo < d.abs && d.abs < d.ci_abs.hi);
+			}
+		free(b);
+		free(v);
+	}
+	for (int kind = 0; kind < 2; kind++)
+		for (int bca = 0; bca < 2; bca++)
+			cr_expect(cover[kind][bca] >= 16, "kind %d bca %d covered %d/20",
+				  kind, bca, cover[kind][bca]);
+	gsl_rng_free(r);
+}
+
+Test(stats, dilation_edges)
+{
+	double one[1] = { 10 }, flat[5] = { 7, 7, 7, 7, 7 }, two[2] = { 1, 3 };
+	double zero[4] = { 0, 0, 0, 1 }, x[4] = { 1, 2, 3, 4 }, bad[2] = { 1, INFINITY };
+	struct boot_opts o = { .seed = 1, .conf = 0.95, .bca = 1 };
+	struct dilation d;
+
+	cr_assert_eq(stats_dilation(one, 1, x, 4, STATK_MEAN, 0, &o, &d), 0);
+	cr_expect_eq(d.abs, -7.5);
+	cr_expect(!d.ci_abs.has_ci && !d.ci_pct.has_ci && d.ci_abs.reason);
+	cr_expect(isnan(d.ci_abs.lo));
+
+	/* identical samples without spread: [0, 0] */
+	cr_assert_eq(stats_dilation(flat, 5, flat, 5, STATK_QUANTILE, 0.5, &o, &d), 0);
+	cr_expect(d.ci_abs.has_ci && d.ci_abs.lo == 0 && d.ci_abs.hi == 0);
+	cr_expect(d.ci_pct.has_ci && d.ci_pct.lo == 0 && d.ci_pct.hi == 0);
+	cr_expect_eq(d.pct, 0);
+
+	/* n = 2 works */
+	o.bca = 0;
+	cr_assert_eq(stats_dilation(two, 2, x, 4, STATK_MEAN, 0, &o, &d), 0);
+	cr_expect(d.ci_abs.has_ci && d.ci_abs.lo <= d.ci_abs.hi);
+
+	/* baseline statistic 0: no % */
+	cr_assert_eq(stats_dilation(zero, 4, x, 4, STATK_QUANTILE, 0.5, &o, &d), 0);
+	cr_expect(isnan(d.pct));
+	cr_expect(d.ci_abs.has_ci);
+	cr_expect(!d.ci_pct.has_ci && d.ci_pct.reason);
+	/* a resample's baseline 0 (the statistic itself is not) */
+	cr_assert_eq(stats_dilation(zero, 4, x, 4, STATK_MEAN, 0, &o, &d), 0);
+	cr_expect_eq(d.pct, 100.0 * (2.5 - 0.25) / 0.25);
+	cr_expect(!d.ci_pct.has_ci && d.ci_pct.reason);
+
+	cr_expect_eq(stats_dilation(bad, 2, x, 4, STATK_MEAN, 0, &o, &d), -EDOM);
+	cr_expect_eq(stats_dilation(x, 4, x, 4, STATK_QUANTILE, 1.5, &o, &d), -EINVAL);
+	cr_expect_eq(stats_dilation(x, 0, x, 4, STATK_MEAN, 0, &o, &d), -EINVAL);
+	cr_expect_eq(stats_dilation(x, 4, x, 4, STATK_MEAN, 0, NULL, &d), 0, "NULL: defaults");
+	cr_expect_eq(d.B, 2000);
+}
+
+/* Above max_boot_n (default 20000) the asymptotic method, and it covers. */
+Test(stats, dilation_asymptotic_large_n)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	size_t n = 30000;
+	double *b, *v;
+	struct boot_opts o = { .seed = 3, .conf = 0.95 };
+	struct dilation d;
+
+	gsl_rng_set(r, 5);
+	b = normal_sample(r, n, 100, 1);
+	v = normal_sample(r, n, 105, 1.05);
+	cr_assert_eq(stats_dilation(b, n, v, n, STATK_MEAN, 0, &o, &d), 0);
+	cr_expect_eq(d.B, 0);
+	cr_expect_str_eq(d.ci_abs.method, "asymptotic normal (Welch standard error)");
+	cr_expect(d.ci_pct.lo <= 5 && 5 <= d.ci_pct.hi, "[%g, %g]", d.ci_pct.lo, d.ci_pct.hi);
+	cr_expect(d.ci_abs.lo <= 5 && 5 <= d.ci_abs.hi);
+	cr_expect(d.ci_pct.hi - d.ci_pct.lo < 0.1);
+	for (int k = 0; k < 2; k++) {
+		/* p-quantile: 100 + z_p (base), 105 + 1.05 z_p (variant) */
+		double p = k ? 0.9 : 0.5, z = k ? 1.2815515655446004 : 0;
+		double truth = 100 * ((105 + 1.05 * z) / (100 + z) - 1);
+
+		cr_assert_eq(stats_dilation(b, n, v, n, STATK_QUANTILE, p, &o, &d), 0);
+		cr_expect_eq(d.B, 0);
+		cr_expect_str_eq(d.ci_abs.method,
+				 "asymptotic normal (order-statistic standard errors)");
+		cr_expect(d.ci_pct.lo <= truth && truth <= d.ci_pct.hi, "p %g [%g, %g]",
+			  p, d.ci_pct.lo, d.ci_pct.hi);
+	}
+	free(b);
+	free(v);
+	gsl_rng_free(r);
+}
+
+/* ---- the *_sorted / *_summary variants: the same results to the bit ---- */
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static int same(double a, double b)
+{
+	return !memcmp(&a, &b, sizeof(a));
+}
+
+static int same_interval(const struct interval *a, const struct interval *b)
+{
+	return a->has_ci == b->has_ci && same(a->lo, b->lo) && same(a->hi, b->hi) &&
+		same(a->level, b->level) && a->method == b->method && a->reason == b->reason;
+}
+
+static int same_test(const struct test_result *a, const struct test_result *b)
+{
+	return a->valid == b->valid && same(a->statistic, b->statistic) && same(a->p, b->p) &&
+		same(a->df, b->df) && a->exact == b->exact && a->method == b->method &&
+		a->reason == b->reason;
+}
+
+/* n values with ties (rounded) or without, in no order. */
+static double *tied_sample(gsl_rng *r, size_t n, double mu, int ties)
+{
+	double *x = normal_sample(r, n, mu, 1);
+	for (size_t i = 0; ties && i < n; i++)
+		x[i] = round(x[i] * 4) / 4;
+	return x;
+}
+
+/* The median |x - median| by selection, as stats_summary did before it
+ * merged the deviations in order. */
+static double mad_by_select(const double *x, size_t n, double med)
+{
+	double *w = malloc(n * sizeof(*w)), mad;
+	for (size_t i = 0; i < n; i++)
+		w[i] = fabs(x[i] - med);
+	mad = stats_quantile_select(w, n, 0.5);
+	free(w);
+	return mad;
+}
+
+Test(stats, sorted_variants_agree_to_the_bit)
+{
+	static const size_t sizes[] = { 1, 2, 3, 4, 5, 7, 12, 60, 501, 2500, 30001 };
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+
+	gsl_rng_set(r, 99);
+	for (size_t c = 0; c < ARRAY_LEN(sizes) * 2; c++) {
+		size_t nb = sizes[c / 2], nv = sizes[(c / 2 + 1) % ARRAY_LEN(sizes)];
+		int ties = c % 2;
+		double *b = tied_sample(r, nb, 100, ties), *v = tied_sample(r, nv, 101, ties);
+		double *bs = stats_sorted_copy(b, nb), *vs = stats_sorted_copy(v, nv);
+		unsigned char *f1 = malloc(nb), *f2 = malloc(nb);
+		struct summary s1, s2, sv;
+		struct test_result t1, t2;
+		struct hl_ratio h1, h2;
+
+		/* summary, and the MAD as selection gives it */
+		cr_assert_eq(stats_summary(b, nb, &s1), 0);
+		cr_assert_eq(stats_summary_sorted(b, bs, nb, &s2), 0);
+		cr_assert_eq(stats_summary_sorted(v, vs, nv, &sv), 0);
+		cr_expect(!memcmp(&s1, &s2, sizeof(s1)), "n %zu", nb);
+		cr_expect(same(s1.mad, mad_by_select(b, nb, s1.median)), "n %zu: mad %.17g", nb, s1.mad);
+		/* outliers from the summary */
+		cr_expect_eq(stats_outliers_tukey(b, nb, 1.5, f1),
+			     stats_outliers_tukey_summary(b, nb, &s2, 1.5, f2));
+		cr_expect(!memcmp(f1, f2, nb));
+		cr_expect_eq(stats_outliers_mad(b, nb, 3.5, f1),
+			     stats_outliers_mad_summary(b, nb, &s2, 3.5, f2));
+		cr_expect(!memcmp(f1, f2, nb));
+		/* ECDF steps */
+		{
+			double *xs = malloc(nb * sizeof(double)), *ps = malloc(nb * sizeof(double));
+			cr_expect_eq(stats_ecdf_steps(bs, nb), stats_ecdf(bs, nb, xs, ps));
+			free(xs);
+			free(ps);
+		}
+		/* tests */
+		cr_assert_eq(stats_mann_whitney(v, nv, b, nb, &t1), 0);
+		cr_assert_eq(stats_mann_whitney_sorted(vs, nv, bs, nb, &t2), 0);
+		cr_expect(same_test(&t1, &t2), "U: n %zu, %zu", nb, nv);
+		cr_assert_eq(stats_ks2(v, nv, b, nb, &t1), 0);
+		cr_assert_eq(stats_ks2_sorted(vs, nv, bs, nb, &t2), 0);
+		cr_expect(same_test(&t1, &t2), "KS: n %zu, %zu", nb, nv);
+		if ((double)nb * nv <= 1e7) {
+			cr_assert_eq(stats_hodges_lehmann_ratio(b, nb, v, nv, 0.95, &h1), 0);
+			cr_assert_eq(stats_hodges_lehmann_ratio_sorted(bs, nb, vs, nv, 0.95, &h2), 0);
+			cr_expect(same(h1.ratio, h2.ratio) && same_interval(&h1.ci, &h2.ci),
+				  "HL: n %zu, %zu", nb, nv);
+		}
+		/* dilations: bootstrap (small n) and asymptotic (30001), with the
+		 * summary's moments and without */
+		for (int kind = 0; kind < 2; kind++)
+			for (int bca = 0; bca < 2; bca++)
+				for (int sum = 0; sum < 2; sum++) {
+					struct boot_opts o = { .seed = c, .conf = 0.95, .bca = bca, .B = 300 };
+					struct stats_sample sb = { b, bs, nb, sum ? &s2 : NULL };
+					struct stats_sample sv_ = { v, vs, nv, sum ? &sv : NULL };
+					struct dilation d1, d2;
+
+					cr_assert_eq(stats_dilation(b, nb, v, nv, kind, 0.8, &o, &d1), 0);
+					cr_assert_eq(stats_dilation_sorted(&sb, &sv_, kind, 0.8, &o, &d2), 0);
+					cr_expect(same(d1.base, d2.base) && same(d1.var, d2.var) &&
+						  same(d1.abs, d2.abs) && same(d1.pct, d2.pct) &&
+						  same_interval(&d1.ci_abs, &d2.ci_abs) &&
+						  same_interval(&d1.ci_pct, &d2.ci_pct) && d1.B == d2.B,
+						  "dilation: n %zu, %zu, kind %d bca %d sum %d",
+						  nb, nv, kind, bca, sum);
+				}
+		free(b);
+		free(v);
+		free(bs);
+		free(vs);
+		free(f1);
+		free(f2);
+	}
+	gsl_rng_free(r);
+}
+
+Test(stats, sorted_variants_edges)
+{
+	double x[4] = { 1, 2, 3, 4 }, bad[2] = { 1, NAN };
+	struct summary s4, s3;
+	struct stats_sample a = { x, x, 4, NULL }, b = { bad, bad, 2, NULL };
+	struct stats_sample wrong = { x, x, 4, &s3 };
+	struct dilation d;
+	struct test_result t;
+	unsigned char f[4];
+
+	cr_assert_eq(stats_summary_sorted(x, x, 4, &s4), 0);
+	cr_expect_eq(stats_summary_sorted(bad, bad, 2, &s3), -EDOM);
+	cr_expect_eq(stats_summary_sorted(x, NULL, 4, &s3), -EINVAL);
+	cr_expect_eq(stats_dilation_sorted(&a, &b, STATK_MEAN, 0, NULL, &d), -EDOM);
+	cr_expect_eq(stats_dilation_sorted(&a, &a, STATK_QUANTILE, 2, NULL, &d), -EINVAL);
+	cr_assert_eq(stats_summary_sorted(x, x, 3, &s3), 0);
+	cr_expect_eq(stats_dilation_sorted(&a, &wrong, STATK_MEAN, 0, NULL, &d), -EINVAL,
+		     "a summary of another n");
+	cr_expect_eq(stats_mann_whitney_sorted(x, 4, bad, 2, &t), -EDOM);
+	cr_expect_eq(stats_ks2_sorted(x, 4, bad, 2, &t), -EDOM);
+	cr_expect_eq(stats_outliers_tukey_summary(x, 4, &s3, 1.5, f), (size_t)-1);
+	cr_expect_eq(stats_outliers_mad_summary(x, 4, &s4, 3.5, f), 0);
+	cr_expect_eq(stats_ecdf_steps(x, 0), 0);
+}
