@@ -14,8 +14,17 @@
  *   results(run_id, seq, status, exit_code, signal, reason, started,
  *           wall_s, user_s, sys_s, maxrss_kb, output_tail)
  *                                          one row per finished run
- *   metric_values(run_id, seq, metric, value, unit)
+ *   metric_values(run_id, seq, metric, value, unit, scaled,
+ *                 time_enabled_ns, time_running_ns)
+ *                                          regex metrics and counters (counters.h:
+ *                                          metric = the counter name as written,
+ *                                          unit "count" or "ns"); scaled = 1 when a
+ *                                          multiplexed counter's value was scaled
+ *                                          (raw * enabled / running); the times are
+ *                                          NULL but for perf_event counters
  *   unavailable(run_id, metric, reason)     counters/metrics that could not be measured
+ *                                          (a counter this machine cannot count has a
+ *                                          row here and no metric_values rows)
  * "status" of a run row: running | completed | interrupted | failed.
  * "status" of a result: ok | failed | crashed | timeout | error.
  *
@@ -125,28 +134,57 @@ struct stored_value {
 	const char *variant, *workload, *metric, *unit, *status;
 	int repetition, warmup;
 	double value;
+	/* Added for counters (keep new fields at the end): 1 when the value
+	 * is a multiplexed counter's scaled estimate, which a report should
+	 * flag; 0 for every other value. */
+	int scaled;
+	/* The names as numbers, for callers that group without comparing
+	 * strings: variant and workload by stored index (store_variant_names()
+	 * and store_workload_names() order); metric_idx 0-3 for wall, user,
+	 * sys, maxrss, then 4, 5, ... for the other names in the order this
+	 * walk first met them (the same name, the same number, within one
+	 * walk only). */
+	int variant_idx, workload_idx, metric_idx;
 };
-/* Calls fn for every metric value of a run, ordered by workload, metric,
- * variant, seq.  Wall/user/sys time and max RSS come as metrics "wall",
- * "user", "sys" (s) and "maxrss" (KiB).  Warm-ups are passed when
- * include_warmup, failed runs when include_failed.  fn returning non-zero
- * stops the walk and is returned.
- * Order: workloads and variants in stored order (their idx, i.e. the
- * experiment's order, not by name); metrics wall, user, sys, maxrss, then the
- * others by name (byte order); then seq.  A result that is not ok may lack
- * some metric_values rows: only its built-in metrics are then passed.
- * Strings in *v are valid during the call only.  One query: cost is one
- * sort of the run's values, no per-row queries. */
+/* Calls fn for every metric value of a run.  Wall/user/sys time and max RSS
+ * come as metrics "wall", "user", "sys" (s) and "maxrss" (KiB).  Warm-ups
+ * are passed when include_warmup, failed runs when include_failed.  fn
+ * returning non-zero stops the walk and is returned.
+ * Order: by seq (the plan's order); within a seq wall, user, sys, maxrss,
+ * then the others by name (byte order).  Callers that want values by
+ * workload, metric or variant group them (the *_idx fields make that
+ * cheap).  A result that is not ok may lack some metric_values rows: only
+ * its built-in metrics are then passed; a NULL built-in is not passed.
+ * Strings in *v are valid during the call only.  Cost: one scan in primary
+ * key order of the run's plan, results and metric_values rows each, merged
+ * by seq; no sort, no per-row queries (bench/report-1e6.sh). */
 typedef int (*store_value_fn)(const struct stored_value *v, void *ctx);
 int store_each_value(struct store *s, int64_t run_id, int include_warmup,
 		     int include_failed, store_value_fn fn, void *ctx);
+
+/* store_each_value() with more to ask for. */
+struct store_walk {
+	int include_warmup, include_failed;
+	store_value_fn fn;
+	void *ctx;
+	/* Optional (NULL: not wanted), counted on the same scan: for every
+	 * measured (non-warm-up) result, whatever include_* say,
+	 * total[wi * n_variants + vi] += 1 and failed[...] += 1 when its status
+	 * is not ok (wi, vi: workload and variant idx; outside n_workloads x
+	 * n_variants: not counted).  Added to, so zero them first.  As
+	 * store_count_failed() for every pair at once. */
+	int *total, *failed;
+	size_t n_workloads, n_variants;
+};
+int store_walk_values(struct store *s, int64_t run_id, const struct store_walk *w);
 
 /* Names in stored order: *names is a malloc'd array of n malloc'd strings
  * (NULL and 0 for an unknown run). */
 int store_variant_names(struct store *s, int64_t run_id, char ***names, size_t *n);
 int store_workload_names(struct store *s, int64_t run_id, char ***names, size_t *n);
 /* For (run, variant name, workload name): *total measured (non-warm-up)
- * results stored, *failed of those whose status is not ok. */
+ * results stored, *failed of those whose status is not ok.  A scan of the
+ * run's plan each call: for every pair at once, store_walk_values(). */
 int store_count_failed(struct store *s, int64_t run_id, const char *variant,
 		       const char *workload, int *failed, int *total);
 

@@ -9,7 +9,10 @@
 
 static const struct renderer *renderers[] = {
 	&render_text,
+	&render_markdown,
 	&render_csv,
+	&render_json,
+	&render_html,
 };
 
 const struct renderer *renderer_find(const char *name)
@@ -51,116 +54,594 @@ static int in_list(char **list, size_t n, const char *s)
 	return 0;
 }
 
-struct build_ctx {
-	struct report_model *m;
-	char **variants;
-	size_t n_variants;
-	size_t *alloc_values;	/* per series of the current group */
+/* What the values of one (metric, workload) pair are for: decided on the
+ * pair's first value. */
+struct slot {
+	int seen;		/* 0: no value yet, the rest is unset */
+	int wanted;		/* passes --workload/--metric */
+	const char *workload, *metric;	/* interned */
+	size_t group;		/* index in m->groups, or SIZE_MAX before the
+				   pair's first measured, successful value */
 };
 
-static struct report_group *group_for(struct build_ctx *b, const struct stored_value *v)
+struct build_ctx {
+	struct report_model *m;
+	char **variants, **workloads;	/* stored order */
+	size_t n_variants, n_workloads;
+	const char **variant_names;	/* interned, by variant idx */
+	struct slot **slots;	/* [metric_idx][workload_idx] */
+	size_t n_slot_metrics;
+	size_t **alloc_values;	/* per group, per series: capacity of values */
+	size_t alloc_caps;
+};
+
+static struct slot *slot_for(struct build_ctx *b, const struct stored_value *v)
+{
+	const struct report_opts *o = b->m->opts;
+	struct slot *sl;
+
+	if ((size_t)v->metric_idx >= b->n_slot_metrics) {
+		size_t n = v->metric_idx + 1;
+		b->slots = xrealloc(b->slots, n * sizeof(*b->slots));
+		for (size_t i = b->n_slot_metrics; i < n; i++)
+			b->slots[i] = xcalloc(b->n_workloads, sizeof(**b->slots));
+		b->n_slot_metrics = n;
+	}
+	sl = &b->slots[v->metric_idx][v->workload_idx];
+	if (!sl->seen) {
+		sl->seen = 1;
+		sl->wanted = in_list(o->workloads, o->n_workloads, v->workload) &&
+			in_list(o->metrics, o->n_metrics, v->metric);
+		sl->workload = intern(b->m, v->workload);
+		sl->metric = intern(b->m, v->metric);
+		sl->group = SIZE_MAX;
+	}
+	return sl;
+}
+
+/* The group of a pair, made on its first measured, successful value. */
+static struct report_group *group_for(struct build_ctx *b, struct slot *sl,
+				      const struct stored_value *v)
 {
 	struct report_model *m = b->m;
-	const char *w = intern(m, v->workload), *met = intern(m, v->metric);
-	if (m->n_groups) {
-		struct report_group *g = &m->groups[m->n_groups - 1];
-		if (g->workload == w && g->metric == met)
-			return g;
-	}
+	struct report_group *g;
+
+	if (sl->group != SIZE_MAX)
+		return &m->groups[sl->group];
 	ALLOC_GROW(m->groups, m->n_groups + 1, m->alloc_groups);
-	struct report_group *g = &m->groups[m->n_groups++];
-	g->workload = w;
-	g->metric = met;
+	ALLOC_GROW(b->alloc_values, m->n_groups + 1, b->alloc_caps);
+	b->alloc_values[m->n_groups] = xcalloc(b->n_variants, sizeof(size_t));
+	sl->group = m->n_groups;
+	g = &m->groups[m->n_groups++];
+	memset(g, 0, sizeof(*g));
+	g->workload = sl->workload;
+	g->metric = sl->metric;
 	g->unit = intern(m, v->unit ? v->unit : "");
 	g->n_series = b->n_variants;
 	g->series = xcalloc(b->n_variants, sizeof(*g->series));
 	for (size_t i = 0; i < b->n_variants; i++) {
-		g->series[i].variant = intern(m, b->variants[i]);
+		g->series[i].variant = b->variant_names[i];
 		g->series[i].is_baseline = !strcmp(b->variants[i], m->baseline);
 		g->series[i].median = NAN;
 	}
-	free(b->alloc_values);
-	b->alloc_values = xcalloc(b->n_variants, sizeof(size_t));
 	return g;
 }
 
+/*
+ * One value of the store's walk (any order): to the rows when asked, and
+ * to its series when measured and successful.  Strings are compared once
+ * per (metric, workload) pair, not per value: the pair's slot and the
+ * variant come by index.
+ */
 static int collect(const struct stored_value *v, void *vctx)
 {
 	struct build_ctx *b = vctx;
 	struct report_model *m = b->m;
-	const struct report_opts *o = m->opts;
+	struct report_group *g;
+	struct report_series *s;
+	struct slot *sl;
+	size_t vi = v->variant_idx;
 
-	if (!in_list(o->workloads, o->n_workloads, v->workload) ||
-	    !in_list(o->metrics, o->n_metrics, v->metric))
+	if (v->workload_idx < 0 || (size_t)v->workload_idx >= b->n_workloads ||
+	    v->variant_idx < 0 || vi >= b->n_variants || v->metric_idx < 0)
+		return error("run %lld: a value of an unknown workload or variant (seq %d)",
+			     (long long)m->run.id, v->seq);
+	sl = slot_for(b, v);
+	if (!sl->wanted)
 		return 0;
-	const char *variant = intern(m, v->variant);
-	if (o->want_rows) {
+	if (m->opts->want_rows) {
 		ALLOC_GROW(m->rows, m->n_rows + 1, m->alloc_rows);
 		struct report_row *r = &m->rows[m->n_rows++];
 		r->seq = v->seq;
 		r->repetition = v->repetition;
 		r->warmup = v->warmup;
-		r->variant = variant;
-		r->workload = intern(m, v->workload);
-		r->metric = intern(m, v->metric);
+		r->variant = b->variant_names[vi];
+		r->workload = sl->workload;
+		r->metric = sl->metric;
 		r->unit = intern(m, v->unit ? v->unit : "");
 		r->status = intern(m, v->status ? v->status : "ok");
 		r->value = v->value;
+		r->workload_idx = v->workload_idx;
+		r->variant_idx = v->variant_idx;
 	}
 
 	/* Statistics take measured, successful runs only. */
 	if (v->warmup || (v->status && strcmp(v->status, "ok")))
 		return 0;
-	struct report_group *g = group_for(b, v);
-	for (size_t i = 0; i < g->n_series; i++) {
-		struct report_series *s = &g->series[i];
-		if (s->variant != variant)
-			continue;
-		grow_array((void **)&s->values, &b->alloc_values[i], s->n + 1, sizeof(double));
-		s->values[s->n++] = v->value;
-		break;
-	}
+	g = group_for(b, sl, v);
+	s = &g->series[vi];
+	grow_array((void **)&s->values, &b->alloc_values[sl->group][vi], s->n + 1,
+		   sizeof(double));
+	s->values[s->n++] = v->value;
 	return 0;
 }
 
-static void compute(struct store *st, struct report_model *m)
+/* FNV-1a 64 of s, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	h ^= 0xff;		/* a separator: ("ab", "c") != ("a", "bc") */
+	return h * 0x100000001b3ULL;
+}
+
+/* splitmix64's finaliser (Steele, Lea & Flood 2014): spreads the bits. */
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* The bootstrap seed of one comparison: the run's stored seed and the names
+ * of what is compared, so that a report is the same whatever is filtered. */
+static uint64_t comparison_seed(const struct report_model *m, const struct report_group *g,
+				const struct report_series *s, unsigned stat)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	h = fnv1a(h, g->workload);
+	h = fnv1a(h, g->metric);
+	h = fnv1a(h, s->variant);
+	return mix64(m->run.seed ^ mix64(h + stat));
+}
+
+static void ecdf(struct report_series *s, const double *sorted)
+{
+	size_t n = s->n, steps = stats_ecdf_steps(sorted, n);
+
+	if (steps <= REPORT_ECDF_MAX) {
+		s->ecdf_x = xmalloc((steps ? steps : 1) * sizeof(double));
+		s->ecdf_p = xmalloc((steps ? steps : 1) * sizeof(double));
+		s->n_ecdf = stats_ecdf(sorted, n, s->ecdf_x, s->ecdf_p);
+		s->ecdf_exact = 1;
+		return;
+	}
+	/* Too many steps to draw or ship: the quantile function sampled at
+	 * evenly spaced probabilities (type 7). */
+	s->n_ecdf = REPORT_ECDF_MAX + 1;
+	s->ecdf_x = xmalloc(s->n_ecdf * sizeof(double));
+	s->ecdf_p = xmalloc(s->n_ecdf * sizeof(double));
+	for (size_t k = 0; k < s->n_ecdf; k++) {
+		double p = (double)k / REPORT_ECDF_MAX;
+		s->ecdf_p[k] = p;
+		s->ecdf_x[k] = stats_quantile_sorted(sorted, n, p);
+	}
+	s->ecdf_exact = 0;
+}
+
+/*
+ * Per series: summary, percentiles with CIs, outliers, ECDF.  Sorts the
+ * values once into s->sorted, which compare() uses too (every statistic
+ * takes the sorted copy: no function sorts again); compute() frees it.
+ */
+static void describe(struct report_model *m, struct report_group *g, struct report_series *s)
+{
+	double *sorted;
+	unsigned char *flag;
+
+	s->median = NAN;
+	for (size_t k = 0; k < m->n_percentiles; k++) {
+		s->pct[k] = NAN;
+		s->pct_ci[k] = (struct interval){ .lo = NAN, .hi = NAN,
+						  .reason = "no successful run" };
+	}
+	if (!s->n)
+		return;
+	sorted = s->sorted = stats_sorted_copy(s->values, s->n);
+	if (!sorted) {
+		/* the x* allocators' policy: out of memory is fatal */
+		fprintf(stderr, "perturb: fatal: out of memory sorting %zu values\n", s->n);
+		abort();
+	}
+	if (stats_summary_sorted(s->values, sorted, s->n, &s->sum) == 0)
+		s->has_summary = 1;
+	s->median = stats_quantile_sorted(sorted, s->n, 0.5);
+	for (size_t k = 0; k < m->n_percentiles; k++) {
+		double p = m->percentiles[k] / 100.0;
+		s->pct[k] = stats_quantile_sorted(sorted, s->n, p);
+		if (stats_quantile_ci(sorted, s->n, p, m->confidence, &s->pct_ci[k]) < 0) {
+			s->pct_ci[k].has_ci = 0;
+			s->pct_ci[k].reason = "not finite values";
+		}
+	}
+	if (s->has_summary) {
+		flag = xmalloc(s->n);
+		s->outliers_tukey = stats_outliers_tukey_summary(s->values, s->n, &s->sum,
+								 REPORT_TUKEY_K, flag);
+		s->outliers_mad = stats_outliers_mad_summary(s->values, s->n, &s->sum,
+							     REPORT_MADZ, flag);
+		free(flag);
+	} else {
+		/* not finite values (or out of memory): what the labellers say */
+		s->outliers_tukey = s->outliers_mad = (size_t)-1;
+	}
+	ecdf(s, sorted);
+	if (isnan(g->lo) || sorted[0] < g->lo)
+		g->lo = sorted[0];
+	if (isnan(g->hi) || sorted[s->n - 1] > g->hi)
+		g->hi = sorted[s->n - 1];
+}
+
+static void dilate(const struct report_model *m, const struct report_group *g,
+		   const struct report_series *base, const struct report_series *s,
+		   enum stat_kind kind, double p, unsigned stat, struct report_dilation *out)
+{
+	struct boot_opts bo = {
+		.B = m->bootstrap, .conf = m->confidence, .bca = m->bca,
+		.max_boot_n = m->max_boot_n,
+		.seed = comparison_seed(m, g, s, stat),
+	};
+	struct stats_sample bs = {
+		.x = base->values, .sorted = base->sorted, .n = base->n,
+		.sum = base->has_summary ? &base->sum : NULL,
+	};
+	struct stats_sample vs = {
+		.x = s->values, .sorted = s->sorted, .n = s->n,
+		.sum = s->has_summary ? &s->sum : NULL,
+	};
+
+	memset(out, 0, sizeof(*out));
+	if (stats_dilation_sorted(&bs, &vs, kind, p, &bo, &out->d) < 0) {
+		out->reason = "not finite values";
+		return;
+	}
+	out->ok = 1;
+	if (isnan(out->d.pct) && !out->d.ci_pct.has_ci && !out->d.ci_pct.reason)
+		out->d.ci_pct.reason = "baseline statistic is 0: no % dilation";
+}
+
+/* Against the baseline: dilations, U test, KS test, Hodges-Lehmann. */
+static void compare(struct report_model *m, const struct report_group *g,
+		    const struct report_series *base, struct report_series *s)
+{
+	s->p_holm = NAN;
+	s->mw.p = s->ks.p = NAN;
+	if (s->is_baseline)
+		return;
+	if (!base || !base->n) {
+		s->no_compare_reason = "the baseline has no successful run";
+		return;
+	}
+	if (!s->n) {
+		s->no_compare_reason = "no successful run";
+		return;
+	}
+	if (!stats_all_finite(base->sorted, base->n) || !stats_all_finite(s->sorted, s->n)) {
+		s->no_compare_reason = "values that are not finite numbers";
+		return;
+	}
+	s->compared = 1;
+	if (base->median != 0.0) {
+		s->has_change = 1;
+		s->median_change_pct = stats_pct_change(base->median, s->median);
+	}
+	dilate(m, g, base, s, STATK_MEAN, 0, 0, &s->mean_dil);
+	for (size_t k = 0; k < m->n_percentiles; k++)
+		dilate(m, g, base, s, STATK_QUANTILE, m->percentiles[k] / 100.0, 1 + k,
+		       &s->pct_dil[k]);
+	if (stats_mann_whitney_sorted(s->sorted, s->n, base->sorted, base->n, &s->mw) < 0)
+		s->mw.valid = 0;
+	if (stats_ks2_sorted(s->sorted, s->n, base->sorted, base->n, &s->ks) < 0)
+		s->ks.valid = 0;
+	if (!s->mw.valid)
+		s->mw.p = NAN;
+	if (!s->ks.valid)
+		s->ks.p = NAN;
+	if ((double)base->n * (double)s->n > REPORT_HL_MAX_PAIRS)
+		s->hl_reason = "skipped: more than 2.5e7 pairs of runs";
+	else if (!(base->sorted[0] > 0) || !(s->sorted[0] > 0))	/* the minima */
+		s->hl_reason = "values must be > 0 for a ratio";
+	else if (stats_hodges_lehmann_ratio_sorted(base->sorted, base->n, s->sorted, s->n,
+						   m->confidence, &s->hl) < 0)
+		s->hl_reason = "not computable";
+	else
+		s->has_hl = 1;
+}
+
+static int micro_metric(const char *metric)
+{
+	static const char *const per_op[] = { "ns_per_op", "tsc_cycles_per_op", "cycles_per_op" };
+	for (size_t i = 0; i < ARRAY_SIZE(per_op); i++)
+		if (!strcmp(metric, per_op[i]))
+			return 1;
+	return 0;
+}
+
+static void holm(struct report_model *m)
+{
+	size_t n = 0, k = 0;
+	double *p, *adj;
+
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		n += m->groups[gi].n_series;
+	p = xmalloc((n ? n : 1) * sizeof(*p));
+	adj = xmalloc((n ? n : 1) * sizeof(*adj));
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
+			const struct report_series *s = &m->groups[gi].series[i];
+			p[k++] = s->compared && s->mw.valid ? s->mw.p : NAN;
+			m->n_comparisons += s->compared && s->mw.valid;
+		}
+	stats_holm(p, n, adj);
+	k = 0;
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
+			struct report_series *s = &m->groups[gi].series[i];
+			s->p_holm = adj[k++];
+			s->significant = !isnan(s->p_holm) && s->p_holm < m->alpha;
+		}
+	free(p);
+	free(adj);
+}
+
+static void compute(struct report_model *m)
 {
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
 		struct report_group *g = &m->groups[gi];
-		const struct report_series *base = NULL;
+		const struct report_series *base = report_baseline(g);
+
+		g->lo = g->hi = NAN;
+		g->micro = micro_metric(g->metric);
+		for (size_t i = 0; i < g->n_series; i++)
+			describe(m, g, &g->series[i]);
+		for (size_t i = 0; i < g->n_series; i++)
+			compare(m, g, base, &g->series[i]);
 		for (size_t i = 0; i < g->n_series; i++) {
-			struct report_series *s = &g->series[i];
-			int failed = 0, total = 0;
-			if (store_count_failed(st, m->run.id, s->variant, g->workload,
-					       &failed, &total) == 0)
-				s->failed = failed;
-			if (s->n) {
-				double *sorted = stats_sorted_copy(s->values, s->n);
-				s->median = stats_quantile_sorted(sorted, s->n, 0.5);
-				free(sorted);
-			}
-			if (s->is_baseline)
-				base = s;
-		}
-		for (size_t i = 0; i < g->n_series; i++) {
-			struct report_series *s = &g->series[i];
-			if (!base || s->is_baseline || !base->n || !s->n || base->median == 0.0)
-				continue;
-			s->has_change = 1;
-			s->median_change_pct = stats_pct_change(base->median, s->median);
+			free(g->series[i].sorted);
+			g->series[i].sorted = NULL;
 		}
 	}
+	holm(m);
+}
+
+static int metric_rank(const char *metric)
+{
+	static const char *const builtin[] = { "wall", "user", "sys", "maxrss" };
+	for (size_t i = 0; i < ARRAY_SIZE(builtin); i++)
+		if (!strcmp(metric, builtin[i]))
+			return (int)i;
+	return (int)ARRAY_SIZE(builtin);
+}
+
+struct order_ctx {
+	char **workloads;
+	size_t n;
+};
+
+static size_t workload_rank(const struct order_ctx *c, const char *w)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->workloads[i], w))
+			return i;
+	return c->n;
+}
+
+static int cmp_group(const void *a, const void *b, void *vctx)
+{
+	const struct report_group *x = a, *y = b;
+	const struct order_ctx *c = vctx;
+	size_t wx = workload_rank(c, x->workload), wy = workload_rank(c, y->workload);
+	int mx = metric_rank(x->metric), my = metric_rank(y->metric);
+
+	if (wx != wy)
+		return wx < wy ? -1 : 1;
+	if (mx != my)
+		return mx - my;
+	return strcmp(x->metric, y->metric);
+}
+
+/* Groups in the order the report shows them, whatever order the values
+ * came in: workloads as in the experiment, then wall, user, sys, maxrss,
+ * then the other metrics by name. */
+static void order_groups(struct report_model *m, char **workloads, size_t n)
+{
+	struct order_ctx c = { .workloads = workloads, .n = n };
+
+	qsort_r(m->groups, m->n_groups, sizeof(*m->groups), cmp_group, &c);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+	int mx, my, c;
+
+	if (x->workload_idx != y->workload_idx)
+		return x->workload_idx < y->workload_idx ? -1 : 1;
+	if (x->metric != y->metric) {	/* interned */
+		mx = metric_rank(x->metric);
+		my = metric_rank(y->metric);
+		if (mx != my)
+			return mx - my;
+		if ((c = strcmp(x->metric, y->metric)))
+			return c;
+	}
+	if (x->variant_idx != y->variant_idx)
+		return x->variant_idx < y->variant_idx ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Rows (tidy formats) by workload (experiment order), metric (as groups),
+ * variant (experiment order), seq. */
+static void order_rows(struct report_model *m)
+{
+	qsort(m->rows, m->n_rows, sizeof(*m->rows), cmp_row);
+}
+
+/* Each series' failed runs, from the walk's counts per (workload, variant). */
+static void set_failed(struct report_model *m, const struct build_ctx *b,
+		       const int *failed)
+{
+	struct order_ctx c = { .workloads = b->workloads, .n = b->n_workloads };
+
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		struct report_group *g = &m->groups[gi];
+		size_t wi = workload_rank(&c, g->workload);
+
+		for (size_t i = 0; i < g->n_series && wi < b->n_workloads; i++)
+			g->series[i].failed = failed[wi * b->n_variants + i];
+	}
+}
+
+static void settings(struct report_model *m, const struct report_opts *o)
+{
+	static const double def_pct[] = { 0, 50, 80, 99 };
+
+	if (o->n_percentiles) {
+		memcpy(m->percentiles, o->percentiles, o->n_percentiles * sizeof(double));
+		m->n_percentiles = o->n_percentiles;
+	} else {
+		memcpy(m->percentiles, def_pct, sizeof(def_pct));
+		m->n_percentiles = ARRAY_SIZE(def_pct);
+	}
+	m->confidence = o->confidence > 0 ? o->confidence : 0.95;
+	m->alpha = 1.0 - m->confidence;
+	m->bootstrap = o->bootstrap ? o->bootstrap : 2000;
+	m->max_boot_n = o->max_boot_n ? o->max_boot_n : 20000;
+	m->bca = o->bca;
+	m->config_metric = o->config_metric ? o->config_metric : "wall";
+}
+
+/* ---- helpers for renderers ---- */
+
+const struct report_series *report_baseline(const struct report_group *g)
+{
+	for (size_t i = 0; i < g->n_series; i++)
+		if (g->series[i].is_baseline)
+			return &g->series[i];
+	return NULL;
+}
+
+void report_pct_label(char *buf, size_t len, double p)
+{
+	snprintf(buf, len, "p%g", p);
+}
+
+static int stat_index(const struct report_model *m, double p)
+{
+	for (size_t k = 0; k < m->n_percentiles; k++)
+		if (m->percentiles[k] == p)
+			return (int)k;
+	return -1;
+}
+
+double report_stat_value(const struct report_model *m, const struct report_series *s)
+{
+	const struct report_opts *o = m->opts;
+	int k;
+
+	if (!s->n)
+		return NAN;
+	switch (o->statistic) {
+	case REPORT_STAT_MEAN:
+		return s->sum.mean;
+	case REPORT_STAT_PERCENTILE:
+		k = stat_index(m, o->statistic_p);
+		return k >= 0 ? s->pct[k] : NAN;
+	default:
+		k = stat_index(m, 50);
+		return k >= 0 ? s->pct[k] : s->median;
+	}
+}
+
+const struct report_dilation *report_stat_dilation(const struct report_model *m,
+						   const struct report_series *s)
+{
+	const struct report_opts *o = m->opts;
+	int k;
+
+	if (!s->compared)
+		return NULL;
+	if (o->statistic == REPORT_STAT_MEAN)
+		return s->mean_dil.ok ? &s->mean_dil : NULL;
+	k = stat_index(m, o->statistic == REPORT_STAT_PERCENTILE ? o->statistic_p : 50);
+	return k >= 0 && s->pct_dil[k].ok ? &s->pct_dil[k] : NULL;
+}
+
+void report_stat_name(const struct report_model *m, char *buf, size_t len)
+{
+	const struct report_opts *o = m->opts;
+
+	if (o->statistic == REPORT_STAT_MEAN)
+		snprintf(buf, len, "mean");
+	else if (o->statistic == REPORT_STAT_PERCENTILE)
+		report_pct_label(buf, len, o->statistic_p);
+	else
+		snprintf(buf, len, "median");
+}
+
+static void add_method(const char **methods, size_t *n, size_t max, const struct interval *iv)
+{
+	if (!iv->has_ci || !iv->method)
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(methods[i], iv->method))
+			return;
+	if (*n < max)
+		methods[(*n)++] = iv->method;
+}
+
+size_t report_methods(const struct report_model *m, unsigned what,
+		      const char **methods, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
+			const struct report_series *s = &m->groups[gi].series[i];
+			if (what & 1 && s->compared) {
+				if (s->mean_dil.ok)
+					add_method(methods, &n, max, &s->mean_dil.d.ci_pct);
+				for (size_t k = 0; k < m->n_percentiles; k++)
+					if (s->pct_dil[k].ok)
+						add_method(methods, &n, max, &s->pct_dil[k].d.ci_pct);
+			}
+			if (what & 2)
+				for (size_t k = 0; k < m->n_percentiles; k++)
+					add_method(methods, &n, max, &s->pct_ci[k]);
+			if (what & 4 && s->has_hl)
+				add_method(methods, &n, max, &s->hl.ci);
+		}
+	return n;
 }
 
 int report_build(struct store *st, const struct report_opts *o,
 		 struct report_model *m, int *usage_error)
 {
 	struct build_ctx b = { 0 };
+	struct store_walk w = {
+		.include_warmup = o->include_warmup,
+		.include_failed = o->include_failed,
+		.fn = collect,
+		.ctx = &b,
+	};
 	int64_t id = o->run_id;
-	int ret = -1;
+	int *total = NULL, *failed = NULL, ret = -1;
 
 	memset(m, 0, sizeof(*m));
 	m->opts = o;
+	settings(m, o);
 	*usage_error = 0;
 	if (!id) {
 		if (store_latest_run(st, &id) < 0)
@@ -182,24 +663,51 @@ int report_build(struct store *st, const struct report_opts *o,
 		error("run %lld has no variant named '%s'", (long long)id, m->baseline);
 		goto out;
 	}
-	b.m = m;
-	if (store_each_value(st, id, o->include_warmup, o->include_failed, collect, &b) < 0)
+	if (store_workload_names(st, id, &b.workloads, &b.n_workloads) < 0)
 		goto out;
-	compute(st, m);
+	b.m = m;
+	b.variant_names = xcalloc(b.n_variants, sizeof(*b.variant_names));
+	for (size_t i = 0; i < b.n_variants; i++)
+		b.variant_names[i] = intern(m, b.variants[i]);
+	/* the series' failed runs, counted on the walk (not a query each) */
+	w.total = total = xcalloc(b.n_workloads * b.n_variants + 1, sizeof(*total));
+	w.failed = failed = xcalloc(b.n_workloads * b.n_variants + 1, sizeof(*failed));
+	w.n_workloads = b.n_workloads;
+	w.n_variants = b.n_variants;
+	if (store_walk_values(st, id, &w) < 0)
+		goto out;
+	order_groups(m, b.workloads, b.n_workloads);
+	order_rows(m);
+	set_failed(m, &b, failed);
+	compute(m);
 	ret = 0;
 out:
+	for (size_t i = 0; i < m->n_groups; i++)
+		free(b.alloc_values[i]);
 	free(b.alloc_values);
+	for (size_t i = 0; i < b.n_slot_metrics; i++)
+		free(b.slots[i]);
+	free(b.slots);
+	free(b.variant_names);
 	for (size_t i = 0; i < b.n_variants; i++)
 		free(b.variants[i]);
 	free(b.variants);
+	for (size_t i = 0; i < b.n_workloads; i++)
+		free(b.workloads[i]);
+	free(b.workloads);
+	free(total);
+	free(failed);
 	return ret;
 }
 
 void report_release(struct report_model *m)
 {
 	for (size_t g = 0; g < m->n_groups; g++) {
-		for (size_t i = 0; i < m->groups[g].n_series; i++)
+		for (size_t i = 0; i < m->groups[g].n_series; i++) {
 			free(m->groups[g].series[i].values);
+			free(m->groups[g].series[i].ecdf_x);
+			free(m->groups[g].series[i].ecdf_p);
+		}
 		free(m->groups[g].series);
 	}
 	free(m->groups);

@@ -1,10 +1,27 @@
 /*
  * report.h - what a report shows, computed once (report_build), and the
- * renderers that format it.  A renderer formats; it computes nothing.
+ * renderers that format it.  A renderer formats; it computes nothing: every
+ * number, interval, test result, method name and ECDF step it prints is in
+ * the model.
  *
  * Adding a report format: write reports/render_NAME.c defining
  * `const struct renderer render_NAME`, add one row to renderers[] in
  * report.c.
+ *
+ * What the model holds, per group (workload x metric) and series (variant):
+ *  - the sample summary (n, mean, sample variance, sd, min, max, ...), the
+ *    type-7 percentiles asked for with their order-statistic CIs, the failed
+ *    runs, and outliers labelled by Tukey's fences (k = 1.5) and by the
+ *    modified z-score (|z| > 3.5) - labelled, never dropped;
+ *  - against the baseline (not for the baseline itself): the dilation of the
+ *    mean and of each percentile (stats_dilation: abs, %, CI with its method),
+ *    the Mann-Whitney U test with its p-value Holm-adjusted across every
+ *    comparison of the report and its significance at alpha = 1 - confidence,
+ *    the Hodges-Lehmann ratio with CI, and the two-sample KS test;
+ *  - the ECDF, exact when it has at most REPORT_ECDF_MAX steps, else sampled
+ *    at REPORT_ECDF_MAX + 1 evenly spaced probabilities (type-7 quantiles).
+ * Bootstrap seeds are derived from the run's stored seed and the names of
+ * the comparison: the same database gives the same report.
  */
 #ifndef PERTURB_REPORT_H
 #define PERTURB_REPORT_H
@@ -12,7 +29,23 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "stats.h"
 #include "store.h"
+
+#define REPORT_MAX_PERCENTILES 16
+#define REPORT_ECDF_MAX 1000
+/* Tukey's k and the modified z-score threshold of the outlier labels. */
+#define REPORT_TUKEY_K 1.5
+#define REPORT_MADZ 3.5
+/* Above this many pairs (nb * nv) the Hodges-Lehmann estimate is skipped. */
+#define REPORT_HL_MAX_PAIRS 25000000.0
+
+/* A computed value that may be missing: ok = 0 and reason says why. */
+struct report_dilation {
+	int ok;
+	const char *reason;	/* when !ok */
+	struct dilation d;	/* d.ci_abs / d.ci_pct carry has_ci, method, reason */
+};
 
 /* One variant's values of one (workload, metric). */
 struct report_series {
@@ -21,7 +54,35 @@ struct report_series {
 	size_t n;
 	int failed;		/* measured runs of this variant/workload that failed */
 	int is_baseline;
+	double *sorted;		/* private: values ascending, while report_build runs */
+
 	/* computed by report_build */
+	int has_summary;	/* n >= 1 */
+	struct summary sum;
+	double pct[REPORT_MAX_PERCENTILES];	/* at model.percentiles; NaN when n == 0 */
+	struct interval pct_ci[REPORT_MAX_PERCENTILES];	/* order-statistic CIs */
+	size_t outliers_tukey, outliers_mad;
+
+	/* ECDF: xs ascending, ps = F(xs); exact = one step per distinct value */
+	double *ecdf_x, *ecdf_p;
+	size_t n_ecdf;
+	int ecdf_exact;
+
+	/* against the baseline; compared = 0 for the baseline and when either
+	 * side has no value (reason says which) */
+	int compared;
+	const char *no_compare_reason;
+	struct report_dilation mean_dil;
+	struct report_dilation pct_dil[REPORT_MAX_PERCENTILES];
+	struct test_result mw;		/* Mann-Whitney U (raw p) */
+	double p_holm;			/* Holm-adjusted; NaN when !mw.valid */
+	int significant;		/* mw.valid && p_holm < alpha */
+	struct test_result ks;
+	int has_hl;
+	const char *hl_reason;		/* when !has_hl */
+	struct hl_ratio hl;
+
+	/* kept for the first renderers' callers */
 	double median;		/* type-7 quantile at 0.5; NaN when n == 0 */
 	int has_change;		/* baseline exists with n > 0 and median != 0 */
 	double median_change_pct;	/* 100 (median - base median) / base median */
@@ -31,6 +92,9 @@ struct report_group {
 	const char *workload, *metric, *unit;
 	struct report_series *series;	/* in the run's variant order */
 	size_t n_series;
+	int micro;		/* a per-operation metric: ns_per_op, tsc_cycles_per_op,
+				   cycles_per_op (the Markers table) */
+	double lo, hi;		/* range of all values of the group (NaN if none) */
 };
 
 /* A stored value, for tidy formats (CSV). */
@@ -38,6 +102,14 @@ struct report_row {
 	int seq, repetition, warmup;
 	const char *variant, *workload, *metric, *unit, *status;
 	double value;
+	int workload_idx, variant_idx;	/* stored order (for report.c's sort) */
+};
+
+/* The statistic of the configurations (LTT) table. */
+enum report_statistic {
+	REPORT_STAT_MEDIAN,
+	REPORT_STAT_MEAN,
+	REPORT_STAT_PERCENTILE,		/* report_opts.statistic_p */
 };
 
 struct report_opts {
@@ -50,6 +122,16 @@ struct report_opts {
 	int want_rows;		/* fill rows[] (tidy formats) */
 	int include_warmup, include_failed;	/* tidy rows only */
 	int color;		/* text: colour allowed */
+	/* statistics; zero values mean the defaults */
+	double percentiles[REPORT_MAX_PERCENTILES];	/* in [0, 100] */
+	size_t n_percentiles;	/* 0 = 0,50,80,99 */
+	double confidence;	/* 0 = 0.95 */
+	unsigned bootstrap;	/* B; 0 = 2000 */
+	size_t max_boot_n;	/* bootstrap up to this n a side; 0 = stats' default */
+	int bca;
+	enum report_statistic statistic;	/* configurations table */
+	double statistic_p;	/* in [0, 100] for REPORT_STAT_PERCENTILE */
+	const char *config_metric;	/* configurations table; NULL = wall */
 };
 
 struct report_model {
@@ -60,6 +142,15 @@ struct report_model {
 	struct report_row *rows;
 	size_t n_rows;
 	const struct report_opts *opts;
+	/* the statistics settings in force (defaults filled in) */
+	double percentiles[REPORT_MAX_PERCENTILES];	/* in [0, 100] */
+	size_t n_percentiles;
+	double confidence, alpha;
+	unsigned bootstrap;
+	size_t max_boot_n;
+	int bca;
+	size_t n_comparisons;	/* valid U tests, the Holm family */
+	const char *config_metric;	/* configurations table */
 	/* private */
 	char **strings;
 	size_t n_strings, alloc_strings;
@@ -67,10 +158,30 @@ struct report_model {
 };
 
 /* Returns 0, or -1 (printed) for a database error or a bad option value
- * (unknown baseline): *usage_error is set in the latter case. */
+ * (unknown baseline, no such run): *usage_error is set in the latter case. */
 int report_build(struct store *st, const struct report_opts *o,
 		 struct report_model *m, int *usage_error);
 void report_release(struct report_model *m);
+
+/* Helpers for renderers (formatting only). */
+
+/* "p50", "p99.9": the label of a percentile. */
+void report_pct_label(char *buf, size_t len, double p);
+/* The value of the configurations-table statistic of a series (NaN when
+ * absent) and its dilation (NULL when there is none). */
+double report_stat_value(const struct report_model *m, const struct report_series *s);
+const struct report_dilation *report_stat_dilation(const struct report_model *m,
+						   const struct report_series *s);
+/* "median", "mean", "p80": the name of that statistic. */
+void report_stat_name(const struct report_model *m, char *buf, size_t len);
+/* The baseline series of a group, or NULL. */
+const struct report_series *report_baseline(const struct report_group *g);
+
+/* The distinct interval methods of the report, for footers: fills methods[]
+ * (at most max) with the method strings in the order first met; returns how
+ * many.  what: 1 = dilations, 2 = percentile CIs, 4 = HL ratios. */
+size_t report_methods(const struct report_model *m, unsigned what,
+		      const char **methods, size_t max);
 
 struct renderer {
 	const char *name;
@@ -82,6 +193,9 @@ const struct renderer *renderer_find(const char *name);
 const char *renderer_names(void);
 
 extern const struct renderer render_text;
+extern const struct renderer render_markdown;
 extern const struct renderer render_csv;
+extern const struct renderer render_json;
+extern const struct renderer render_html;
 
 #endif

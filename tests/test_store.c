@@ -232,6 +232,7 @@ struct rec {
 	int seq, repetition, warmup;
 	char variant[16], workload[16], metric[16], unit[8], status[16];
 	double value;
+	int variant_idx, workload_idx, metric_idx;
 };
 
 struct recs {
@@ -256,44 +257,58 @@ static int collect(const struct stored_value *v, void *ctx)
 	snprintf(r->unit, sizeof(r->unit), "%s", v->unit);
 	snprintf(r->status, sizeof(r->status), "%s", v->status);
 	r->value = v->value;
+	r->variant_idx = v->variant_idx;
+	r->workload_idx = v->workload_idx;
+	r->metric_idx = v->metric_idx;
 	return rs->stop_after && rs->n == rs->stop_after ? 7 : 0;
 }
 
-/* The documented order, spelled out independently of the SQL. */
+/* The documented order, spelled out independently of the SQL: by seq,
+ * then the built-in metrics, then the others by name. */
 static void check_values(struct store *s, int64_t run, const struct plan *p,
 			 int warmup, int failed)
 {
 	static const char *const metrics[] = {
 		"wall", "user", "sys", "maxrss", "a", "mm", "zz",
 	};
+	int metric_idx[ARRAY_SIZE(metrics)];
 	struct recs got = { 0 };
 	size_t k = 0;
 
+	for (size_t m = 0; m < ARRAY_SIZE(metrics); m++)
+		metric_idx[m] = m < 4 ? (int)m : -1;
 	cr_assert_eq(store_each_value(s, run, warmup, failed, collect, &got), 0);
-	for (int w = 0; w < 2; w++)
-		for (size_t m = 0; m < ARRAY_SIZE(metrics); m++)
-			for (int v = 0; v < 2; v++)
-				for (int seq = 0; seq < PLAN_N; seq++) {
-					const struct plan_entry *e = &p->e[seq];
-					const char *metric = metrics[m];
-					if (e->workload != w || e->variant != v ||
-					    (e->warmup && !warmup) ||
-					    (status_of(seq) != RUN_OK && !failed) ||
-					    !has_metric(p, seq, metric))
-						continue;
-					cr_assert_lt(k, got.n, "missing %s of seq %d", metric, seq);
-					const struct rec *r = &got.v[k++];
-					cr_assert_eq(r->seq, seq, "value %zu", k - 1);
-					cr_assert_str_eq(r->metric, metric);
-					cr_assert_str_eq(r->variant, variants[v].name);
-					cr_assert_str_eq(r->workload, workloads[w].name);
-					cr_assert_str_eq(r->unit, unit_of(metric));
-					cr_assert_str_eq(r->status, run_status_name(status_of(seq)));
-					cr_assert_eq(r->repetition, e->repetition);
-					cr_assert_eq(r->warmup, e->warmup);
-					cr_assert_eq(r->value, value_of(seq, metric),
-						     "%s of seq %d: %g", metric, seq, r->value);
-				}
+	for (int seq = 0; seq < PLAN_N; seq++)
+		for (size_t m = 0; m < ARRAY_SIZE(metrics); m++) {
+			const struct plan_entry *e = &p->e[seq];
+			const char *metric = metrics[m];
+			if ((e->warmup && !warmup) ||
+			    (status_of(seq) != RUN_OK && !failed) ||
+			    !has_metric(p, seq, metric))
+				continue;
+			cr_assert_lt(k, got.n, "missing %s of seq %d", metric, seq);
+			const struct rec *r = &got.v[k++];
+			cr_assert_eq(r->seq, seq, "value %zu", k - 1);
+			cr_assert_str_eq(r->metric, metric);
+			cr_assert_str_eq(r->variant, variants[e->variant].name);
+			cr_assert_str_eq(r->workload, workloads[e->workload].name);
+			cr_assert_eq(r->variant_idx, e->variant);
+			cr_assert_eq(r->workload_idx, e->workload);
+			/* the same name, the same number (>= 4 when not built in) */
+			if (metric_idx[m] < 0) {
+				cr_assert_geq(r->metric_idx, 4);
+				for (size_t o = 0; o < m; o++)
+					cr_assert_neq(r->metric_idx, metric_idx[o]);
+				metric_idx[m] = r->metric_idx;
+			}
+			cr_assert_eq(r->metric_idx, metric_idx[m], "%s", metric);
+			cr_assert_str_eq(r->unit, unit_of(metric));
+			cr_assert_str_eq(r->status, run_status_name(status_of(seq)));
+			cr_assert_eq(r->repetition, e->repetition);
+			cr_assert_eq(r->warmup, e->warmup);
+			cr_assert_eq(r->value, value_of(seq, metric),
+				     "%s of seq %d: %g", metric, seq, r->value);
+		}
 	cr_assert_eq(got.n, k, "%zu values, %zu expected", got.n, k);
 	free(got.v);
 }
@@ -312,6 +327,44 @@ Test(store, each_value_round_trip)
 	/* and again from the file */
 	cr_assert_eq(store_open(dbpath, 0, &s), 0);
 	check_values(s, run, &p, 1, 1);
+	store_close(s);
+	free(p.e);
+}
+
+/* store_walk_values() counts every measured result per (workload, variant)
+ * as store_count_failed() does, whatever it passes to fn; results missing
+ * from the plan's tail (a resumable run) are simply not there. */
+Test(store, walk_counts_results)
+{
+	static const int seqs[] = { 0, 3, 4, 5, 6, 9, 10 };
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, seqs, ARRAY_SIZE(seqs));
+	int total[4] = { 0 }, failed[4] = { 0 };
+	struct recs got = { 0 };
+	struct store_walk w = {
+		.fn = collect, .ctx = &got,
+		.total = total, .failed = failed, .n_workloads = 2, .n_variants = 2,
+	};
+
+	cr_assert_eq(store_walk_values(s, run, &w), 0);
+	for (int wi = 0; wi < 2; wi++)
+		for (int vi = 0; vi < 2; vi++) {
+			int t, f;
+			cr_assert_eq(store_count_failed(s, run, variants[vi].name,
+							workloads[wi].name, &f, &t), 0);
+			cr_expect_eq(total[wi * 2 + vi], t, "w%d v%d", wi, vi);
+			cr_expect_eq(failed[wi * 2 + vi], f, "w%d v%d", wi, vi);
+		}
+	/* measured: seq 4, 9 and 10 ok, 5 failed, 6 crashed (0 and 3 are warm-ups) */
+	cr_expect_eq(total[0] + total[1] + total[2] + total[3], 5);
+	cr_expect_eq(failed[0] + failed[1] + failed[2] + failed[3], 2);
+	/* fn saw measured, ok results only, in seq order */
+	for (size_t i = 0; i < got.n; i++) {
+		cr_expect(got.v[i].seq == 4 || got.v[i].seq == 9 || got.v[i].seq == 10);
+		cr_expect(!i || got.v[i].seq >= got.v[i - 1].seq);
+	}
+	free(got.v);
 	store_close(s);
 	free(p.e);
 }

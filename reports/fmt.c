@@ -1,0 +1,71 @@
+/* fmt.c - number formatting for the renderers; see fmt.h */
+#include "fmt.h"
+
+#include <math.h>
+#include <stdio.h>
+
+int fmt_decimals(double v)
+{
+	double a = fabs(v);
+	int d;
+
+	if (a == 0.0)
+		return 2;
+	if (a >= 1e9 || a < 1e-4)
+		return -1;
+	if (a >= 1e5)
+		return 0;
+	if (a >= 1e4)
+		return 1;
+	d = 3 - (int)floor(log10(a));
+	return d < 2 ? 2 : d;
+}
+
+static void fmt_dec(char *buf, size_t len, double v, int d, int sign)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (isinf(v))
+		snprintf(buf, len, v > 0 ? "inf" : "-inf");
+	else if (d < 0)
+		snprintf(buf, len, sign ? "%+.3e" : "%.3e", v);
+	else
+		snprintf(buf, len, sign ? "%+.*f" : "%.*f", d, v);
+}
+
+void fmt_value(char *buf, size_t len, double v)
+{
+	fmt_dec(buf, len, v, fmt_decimals(v), 0);
+}
+
+void fmt_like(char *buf, size_t len, double v, double ref, int sign)
+{
+	int d = isfinite(ref) ? fmt_decimals(ref) : fmt_decimals(v);
+	/* a dilation far smaller than its reference keeps 2 significant digits */
+	if (d >= 0 && v != 0.0 && isfinite(v) && fabs(v) < pow(10, -d) * 10) {
+		int need = 1 - (int)floor(log10(fabs(v)));
+		if (need > d)
+			d = need > 9 ? -1 : need;
+	}
+	fmt_dec(buf, len, v, d, sign);
+}
+
+void fmt_pct(char *buf, size_t len, double v)
+{
+	fmt_dec(buf, len, v, 2, 1);
+}
+
+void fmt_p(char *buf, size_t len, double p)
+{
+	if (isnan(p))
+		snprintf(buf, len, "-");
+	else if (p < 1e-4)
+		snprintf(buf, len, "<0.0001");
+	else
+		snprintf(buf, len, "%.4f", p);
+}
+
+void fmt_level(char *buf, size_t len, double conf)
+{
+	snprintf(buf, len, "%g", 100.0 * conf);
+}

@@ -1,0 +1,29 @@
+/*
+ * fmt.h - number formatting shared by the renderers (formatting only: no
+ * statistic is computed here).
+ *
+ * Values are printed with at least 4 significant digits and at least 2
+ * decimals below 10^4 (KTAU's 64.47 s, Markers' 1298.16 cycles), fewer
+ * decimals above; beyond 10^9 or below 10^-4 in exponent form.  NaN prints
+ * as "-".
+ */
+#ifndef PERTURB_REPORTS_FMT_H
+#define PERTURB_REPORTS_FMT_H
+
+#include <stddef.h>
+
+/* The decimals fmt_value() uses for v (-1: exponent form). */
+int fmt_decimals(double v);
+/* v with fmt_decimals(v) decimals. */
+void fmt_value(char *buf, size_t len, double v);
+/* v with the decimals of ref (a dilation printed like its baseline value);
+ * plus sign when sign is set. */
+void fmt_like(char *buf, size_t len, double v, double ref, int sign);
+/* "%+.2f" (a percentage, no "%" sign); "-" for NaN. */
+void fmt_pct(char *buf, size_t len, double v);
+/* A p-value: "0.0312", "<1e-04" style below 10^-4; "-" for NaN. */
+void fmt_p(char *buf, size_t len, double p);
+/* The confidence level as "95" or "99.9" (percent, no sign). */
+void fmt_level(char *buf, size_t len, double conf);
+
+#endif

@@ -1,0 +1,555 @@
+/*
+ * render_html.c - the report as one self-contained HTML file: inline CSS,
+ * the tables of the text report, and per workload x metric a CDF plot
+ * (KTAU Figure 1) as inline SVG: every variant's empirical CDF overlaid as a
+ * step function with a legend, labelled axes with units, dashed guides at
+ * the report's percentiles; the machine provenance at the end.  No script,
+ * no font, no image, no link: it opens with no network.  Every string from
+ * the experiment or the machine is HTML-escaped.
+ */
+#include "report.h"
+#include "fmt.h"
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Okabe & Ito's colour-blind-safe palette; dashes tell apart more lines. */
+static const char *const colors[] = {
+	"#000000", "#d55e00", "#0072b2", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c6d1f",
+};
+static const char *const dashes[] = { "", "6 3", "2 2", "8 3 2 3" };
+
+static void esc(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '"':
+			fputs("&quot;", out);
+			break;
+		case '\'':
+			fputs("&#39;", out);
+			break;
+		default:
+			fputc(*s, out);
+		}
+	}
+}
+
+static void unit_title(FILE *out, const struct report_group *g)
+{
+	esc(out, g->workload);
+	fputs(": ", out);
+	esc(out, g->metric);
+	if (*g->unit) {
+		fputs(" (", out);
+		esc(out, g->unit);
+		fputc(')', out);
+	}
+}
+
+static void ci(FILE *out, const struct interval *iv, const char *unit)
+{
+	char lo[32], hi[32];
+	if (!iv->has_ci) {
+		fputs("<span class=ci>no CI: ", out);
+		esc(out, iv->reason ? iv->reason : "no interval");
+		fputs("</span>", out);
+		return;
+	}
+	fmt_pct(lo, sizeof(lo), iv->lo);
+	fmt_pct(hi, sizeof(hi), iv->hi);
+	fprintf(out, "<span class=ci title=\"");
+	esc(out, iv->method);
+	fprintf(out, "\">[%s, %s]%s</span>", lo, hi, unit);
+}
+
+/* ---- the CDF plot ---- */
+
+#define PW 720
+#define PH 400
+#define ML 78
+#define MR 44
+#define MT 14
+#define MB 52
+
+/* Axis ticks at 1, 2 or 5 times a power of ten, about six of them. */
+static double tick_step(double range)
+{
+	double raw = range / 6, mag = pow(10, floor(log10(raw))), r = raw / mag;
+	return mag * (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10);
+}
+
+static void plot(const struct report_model *m, const struct report_group *g, FILE *out)
+{
+	double x0 = g->lo, x1 = g->hi, pw = PW - ML - MR, ph = PH - MT - MB, step;
+	char v[48];
+
+	if (isnan(x0))
+		return;
+	if (x1 - x0 <= 0) {
+		double d = x0 != 0 ? fabs(x0) * 0.01 : 1;
+		x0 -= d;
+		x1 += d;
+	} else {
+		double pad = (x1 - x0) * 0.03;
+		x0 -= pad;
+		x1 += pad;
+	}
+#define X(val) (ML + ((val) - x0) / (x1 - x0) * pw)
+#define Y(p) (MT + (1 - (p)) * ph)
+	fprintf(out, "<figure><svg class=cdf viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\" "
+		"role=\"img\" aria-label=\"CDF of ", PW, PH + 8 + 18 * g->n_series, PW,
+		PH + 8 + 18 * g->n_series);
+	unit_title(out, g);
+	fputs("\">\n", out);
+	fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\" "
+		"stroke=\"#888\"/>\n", ML, MT, pw, ph);
+	/* x ticks */
+	step = tick_step(x1 - x0);
+	for (double t = ceil(x0 / step) * step; t <= x1 + step * 1e-9; t += step) {
+		double tx = X(t);
+		fmt_value(v, sizeof(v), fabs(t) < step * 1e-9 ? 0 : t);
+		/* trim trailing zeros of the tick label: 65.00 -> 65 */
+		if (strchr(v, '.') && !strchr(v, 'e')) {
+			char *e = v + strlen(v) - 1;
+			while (*e == '0')
+				*e-- = '\0';
+			if (*e == '.')
+				*e = '\0';
+		}
+		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#eee\"/>"
+			"<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" class=tick>%s</text>\n",
+			tx, MT, tx, MT + ph, tx, MT + ph + 16, v);
+	}
+	/* y ticks */
+	for (int k = 0; k <= 4; k++) {
+		double p = k / 4.0;
+		fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" class=tick>%.2f</text>\n",
+			ML - 6, Y(p) + 4, p);
+	}
+	/* percentile guides */
+	for (size_t k = 0; k < m->n_percentiles; k++) {
+		double p = m->percentiles[k] / 100;
+		char l[32];
+		report_pct_label(l, sizeof(l), m->percentiles[k]);
+		fprintf(out, "<line class=guide x1=\"%d\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
+			"stroke=\"#999\" stroke-dasharray=\"3 4\"/>"
+			"<text x=\"%.0f\" y=\"%.1f\" class=tick>%s</text>\n",
+			ML, Y(p), ML + pw, Y(p), ML + pw + 4, Y(p) + 4, l);
+	}
+	/* one step function per variant */
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		if (!s->n_ecdf)
+			continue;
+		fprintf(out, "<path class=cdf-line fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"",
+			colors[i % ARRAY_SIZE(colors)], s->is_baseline ? "2.2" : "1.6");
+		if (*dashes[i / ARRAY_SIZE(colors) % ARRAY_SIZE(dashes)])
+			fprintf(out, " stroke-dasharray=\"%s\"",
+				dashes[i / ARRAY_SIZE(colors) % ARRAY_SIZE(dashes)]);
+		fprintf(out, " d=\"M%.1f %.1f", X(x0), Y(0));
+		for (size_t k = 0; k < s->n_ecdf; k++)
+			fprintf(out, "H%.1fV%.1f", X(s->ecdf_x[k]), Y(s->ecdf_p[k]));
+		fprintf(out, "H%.1f\"><title>", X(x1));
+		esc(out, s->variant);
+		fputs("</title></path>\n", out);
+	}
+	/* legend, under the x axis: never over a line */
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		double ly = PH + 6 + 18.0 * i;
+		fprintf(out, "<line x1=\"%d\" y1=\"%.0f\" x2=\"%d\" y2=\"%.0f\" stroke=\"%s\" "
+			"stroke-width=\"2\"", ML, ly - 4, ML + 28, ly - 4,
+			colors[i % ARRAY_SIZE(colors)]);
+		if (*dashes[i / ARRAY_SIZE(colors) % ARRAY_SIZE(dashes)])
+			fprintf(out, " stroke-dasharray=\"%s\"",
+				dashes[i / ARRAY_SIZE(colors) % ARRAY_SIZE(dashes)]);
+		fprintf(out, "/><text x=\"%d\" y=\"%.0f\" class=legend>", ML + 34, ly);
+		esc(out, s->variant);
+		fprintf(out, "%s (n = %zu)</text>\n", s->is_baseline ? ", baseline" : "", s->n);
+	}
+	/* axis labels */
+	fprintf(out, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\" class=axis>", ML + pw / 2,
+		PH - 12);
+	esc(out, g->metric);
+	if (*g->unit) {
+		fputs(" (", out);
+		esc(out, g->unit);
+		fputc(')', out);
+	}
+	fprintf(out, "</text>\n<text transform=\"translate(18 %.0f) rotate(-90)\" "
+		"text-anchor=\"middle\" class=axis>cumulative probability F(x)</text>\n",
+		MT + ph / 2);
+	fputs("</svg><figcaption>Empirical CDF of each variant", out);
+	for (size_t i = 0; i < g->n_series; i++)
+		if (g->series[i].n && !g->series[i].ecdf_exact) {
+			fprintf(out, " (sampled at %d evenly spaced probabilities for large samples)",
+				REPORT_ECDF_MAX + 1);
+			break;
+		}
+	fputs("; dashed lines: the report's percentiles.</figcaption></figure>\n", out);
+#undef X
+#undef Y
+}
+
+/* ---- tables ---- */
+
+static void table1(const struct report_model *m, const struct report_group *g, FILE *out)
+{
+	char l[32], a[48], p[48];
+
+	fputs("<table><tr><th>variant</th>", out);
+	for (size_t k = 0; k < m->n_percentiles; k++) {
+		report_pct_label(l, sizeof(l), m->percentiles[k]);
+		fprintf(out, "<th>%s</th>", l);
+	}
+	fputs("</tr>\n", out);
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		fputs("<tr><th>", out);
+		esc(out, s->variant);
+		fputs("</th>", out);
+		for (size_t k = 0; k < m->n_percentiles; k++) {
+			const struct report_dilation *d = &s->pct_dil[k];
+			fputs("<td>", out);
+			if (s->is_baseline || !s->compared) {
+				fmt_value(a, sizeof(a), s->pct[k]);
+				fputs(a, out);
+				fputc(' ', out);
+				esc(out, g->unit);
+			} else if (d->ok) {
+				fmt_like(a, sizeof(a), d->d.abs, d->d.base, 1);
+				fmt_pct(p, sizeof(p), d->d.pct);
+				fprintf(out, "%s ", a);
+				esc(out, g->unit);
+				fprintf(out, " (%s %%)<br>", p);
+				ci(out, &d->d.ci_pct, " %");
+			} else {
+				fputc('-', out);
+			}
+			fputs("</td>", out);
+		}
+		fputs("</tr>\n", out);
+	}
+	fputs("</table>\n", out);
+}
+
+static void table2(const struct report_model *m, const struct report_group *g, FILE *out)
+{
+	char mean[48], var[48], sd[48], p[48];
+
+	fputs("<table><tr><th>variant</th><th>n</th><th>mean</th><th>variance</th><th>sd</th>"
+	      "<th>% mean dilation [CI]</th><th>p (Holm)</th><th>significant</th></tr>\n", out);
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		fputs("<tr><th>", out);
+		esc(out, s->variant);
+		fprintf(out, "</th><td>%zu</td>", s->n);
+		if (!s->has_summary) {
+			fputs("<td colspan=6>no successful run</td></tr>\n", out);
+			continue;
+		}
+		fmt_value(mean, sizeof(mean), s->sum.mean);
+		fmt_value(var, sizeof(var), s->sum.var);
+		fmt_value(sd, sizeof(sd), s->sum.sd);
+		fprintf(out, "<td>%s</td><td>%s</td><td>%s</td>", mean, var, sd);
+		if (s->is_baseline) {
+			fputs("<td>baseline</td><td></td><td></td></tr>\n", out);
+			continue;
+		}
+		if (!s->compared || !s->mean_dil.ok) {
+			fputs("<td>-</td><td></td><td></td></tr>\n", out);
+			continue;
+		}
+		fmt_pct(p, sizeof(p), s->mean_dil.d.pct);
+		fprintf(out, "<td>%s %% ", p);
+		ci(out, &s->mean_dil.d.ci_pct, "");
+		fputs("</td>", out);
+		if (s->mw.valid) {
+			fmt_p(p, sizeof(p), s->p_holm);
+			fprintf(out, "<td>%s</td><td%s>%s</td></tr>\n", p,
+				s->significant ? " class=sig" : "", s->significant ? "yes" : "no");
+		} else {
+			fputs("<td>-</td><td>", out);
+			esc(out, s->mw.reason ? s->mw.reason : "no test");
+			fputs("</td></tr>\n", out);
+		}
+	}
+	fputs("</table>\n", out);
+}
+
+static void table3(const struct report_model *m, const struct report_group *g, FILE *out)
+{
+	char p[48];
+
+	fputs("<table><tr><th>variant</th><th>HL ratio [CI]</th><th>KS D</th><th>KS p</th>"
+	      "<th>outliers (Tukey / MAD)</th><th>failed</th></tr>\n", out);
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		fputs("<tr><th>", out);
+		esc(out, s->variant);
+		fputs("</th>", out);
+		if (s->is_baseline)
+			fputs("<td>baseline</td><td></td><td></td>", out);
+		else if (!s->compared)
+			fputs("<td>-</td><td></td><td></td>", out);
+		else {
+			fputs("<td>", out);
+			if (s->has_hl && s->hl.ci.has_ci)
+				fprintf(out, "%.4f [%.4f, %.4f]", s->hl.ratio, s->hl.ci.lo, s->hl.ci.hi);
+			else if (s->has_hl)
+				fprintf(out, "%.4f", s->hl.ratio);
+			else
+				esc(out, s->hl_reason);
+			fputs("</td>", out);
+			if (s->ks.valid) {
+				fmt_p(p, sizeof(p), s->ks.p);
+				fprintf(out, "<td>%.3f</td><td>%s</td>", s->ks.statistic, p);
+			} else {
+				fputs("<td>-</td><td>-</td>", out);
+			}
+		}
+		fprintf(out, "<td>%zu / %zu</td><td>%d</td></tr>\n", s->outliers_tukey,
+			s->outliers_mad, s->failed);
+	}
+	fputs("</table>\n", out);
+}
+
+static void configurations(const struct report_model *m, FILE *out)
+{
+	const struct report_group *cols[64];
+	size_t nc = 0;
+	char stat[32], v[48], p[48];
+
+	for (size_t gi = 0; gi < m->n_groups && nc < ARRAY_SIZE(cols); gi++) {
+		const struct report_group *g = &m->groups[gi], *best = NULL;
+		int seen = 0;
+		for (size_t c = 0; c < nc; c++)
+			seen |= cols[c]->workload == g->workload;
+		if (seen)
+			continue;
+		for (size_t gj = gi; gj < m->n_groups; gj++)
+			if (m->groups[gj].workload == g->workload &&
+			    !strcmp(m->groups[gj].metric, m->config_metric))
+				best = &m->groups[gj];
+		cols[nc++] = best ? best : g;
+	}
+	if (!nc)
+		return;
+	report_stat_name(m, stat, sizeof(stat));
+	fprintf(out, "<h2>Configurations (LTT)</h2>\n<p>The %s of each workload's ", stat);
+	esc(out, m->config_metric);
+	fputs(" (else its first metric) and its % difference from ", out);
+	esc(out, m->baseline);
+	fputs(".</p>\n<table><tr><th>configuration</th>", out);
+	for (size_t c = 0; c < nc; c++) {
+		fputs("<th>", out);
+		unit_title(out, cols[c]);
+		fputs("</th>", out);
+	}
+	fputs("</tr>\n", out);
+	for (size_t i = 0; i < cols[0]->n_series; i++) {
+		fputs("<tr><th>", out);
+		esc(out, cols[0]->series[i].variant);
+		fputs("</th>", out);
+		for (size_t c = 0; c < nc; c++) {
+			const struct report_series *s = &cols[c]->series[i];
+			const struct report_dilation *d = report_stat_dilation(m, s);
+			fmt_value(v, sizeof(v), report_stat_value(m, s));
+			fprintf(out, "<td>%s", v);
+			if (d && !isnan(d->d.pct)) {
+				fmt_pct(p, sizeof(p), d->d.pct);
+				fprintf(out, " (%s %%)", p);
+			}
+			fputs("</td>", out);
+		}
+		fputs("</tr>\n", out);
+	}
+	fputs("</table>\n", out);
+}
+
+static void markers(const struct report_model *m, FILE *out)
+{
+	char stat[32];
+	int header = 0;
+
+	report_stat_name(m, stat, sizeof(stat));
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *g = &m->groups[gi];
+		if (!g->micro)
+			continue;
+		if (!header) {
+			fprintf(out, "<h2>Markers: cost per operation</h2>\n<p>The %s over runs; "
+				"added = variant - baseline, with its CI.</p>\n<table><tr>"
+				"<th>workload</th><th>metric</th><th>variant</th><th>cost/op</th>"
+				"<th>added/op</th><th>CI of added/op</th></tr>\n", stat);
+			header = 1;
+		}
+		for (size_t i = 0; i < g->n_series; i++) {
+			const struct report_series *s = &g->series[i];
+			const struct report_dilation *d = report_stat_dilation(m, s);
+			fputs("<tr><td>", out);
+			esc(out, g->workload);
+			fputs("</td><td>", out);
+			esc(out, g->metric);
+			fputs("</td><th>", out);
+			esc(out, s->variant);
+			fprintf(out, "</th><td>%.2f</td>", report_stat_value(m, s));
+			if (s->is_baseline)
+				fputs("<td>baseline</td><td></td>", out);
+			else if (!d)
+				fputs("<td>-</td><td></td>", out);
+			else if (d->d.ci_abs.has_ci)
+				fprintf(out, "<td>%+.2f</td><td>[%+.2f, %+.2f]</td>", d->d.abs,
+					d->d.ci_abs.lo, d->d.ci_abs.hi);
+			else {
+				fprintf(out, "<td>%+.2f</td><td>no CI: ", d->d.abs);
+				esc(out, d->d.ci_abs.reason ? d->d.ci_abs.reason : "no interval");
+				fputs("</td>", out);
+			}
+			fputs("</tr>\n", out);
+		}
+	}
+	if (header)
+		fputs("</table>\n", out);
+}
+
+static void notes(const struct report_model *m, FILE *out, const char *lvl)
+{
+	const char *dm[8], *pm[8], *hm[8];
+	size_t ndm = report_methods(m, 1, dm, ARRAY_SIZE(dm));
+	size_t npm = report_methods(m, 2, pm, ARRAY_SIZE(pm));
+	size_t nhm = report_methods(m, 4, hm, ARRAY_SIZE(hm));
+
+	fputs("<h2>Notes</h2>\n<ul>\n<li>Percentiles are type 7 (linear interpolation between "
+	      "order statistics).</li>\n", out);
+	for (size_t i = 0; i < ndm; i++) {
+		fprintf(out, "<li>[lo, hi] of a dilation: its %s %% confidence interval by ", lvl);
+		esc(out, dm[i]);
+		if (strstr(dm[i], "bootstrap"))
+			fprintf(out, " (B = %u, the two samples resampled independently, seeds derived "
+				"from the run's seed %llu)", m->bootstrap,
+				(unsigned long long)m->run.seed);
+		fputs(ndm > 1 ? "; hover an interval to see its method.</li>\n" : ".</li>\n", out);
+	}
+	for (size_t i = 0; i < npm; i++) {
+		fputs("<li>Percentile CIs (JSON report): ", out);
+		esc(out, pm[i]);
+		fputs(".</li>\n", out);
+	}
+	for (size_t i = 0; i < nhm; i++) {
+		fputs("<li>HL ratio: Hodges-Lehmann estimate of variant/baseline; its CI by ", out);
+		esc(out, hm[i]);
+		fputs(".</li>\n", out);
+	}
+	fprintf(out, "<li>p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted across the "
+		"%zu comparisons of this report; significant at alpha = %g.</li>\n",
+		m->n_comparisons, m->alpha);
+	fprintf(out, "<li>Outliers: Tukey's fences (k = %g) / modified z-score |z| &gt; %g; "
+		"labelled, not dropped.</li>\n</ul>\n", REPORT_TUKEY_K, REPORT_MADZ);
+}
+
+static void provenance(const struct report_model *m, FILE *out)
+{
+	const struct run_header *h = &m->run;
+
+	fputs("<h2>Provenance</h2>\n<table class=prov>\n", out);
+	fprintf(out, "<tr><th>run</th><td>%lld</td></tr>\n<tr><th>experiment</th><td>",
+		(long long)h->id);
+	esc(out, h->experiment);
+	fputs("</td></tr>\n<tr><th>file</th><td>", out);
+	esc(out, h->path);
+	fputs("</td></tr>\n<tr><th>sha256</th><td>", out);
+	esc(out, h->sha256);
+	fputs("</td></tr>\n<tr><th>started / ended</th><td>", out);
+	esc(out, h->started);
+	fputs(" / ", out);
+	esc(out, h->ended ? h->ended : "-");
+	fputs("</td></tr>\n<tr><th>status, order, seed</th><td>", out);
+	esc(out, h->status);
+	fputs(", ", out);
+	esc(out, h->order);
+	fprintf(out, ", %llu</td></tr>\n</table>\n<p>Machine:</p>\n<pre>",
+		(unsigned long long)h->seed);
+	/* one "key": value a line, for reading */
+	for (const char *p = h->machine_json ? h->machine_json : "(not recorded)"; *p; p++) {
+		char c[2] = { *p, 0 };
+		esc(out, c);
+		if (*p == ',' && p[1] == ' ' && p[2] == '"') {
+			fputc('\n', out);
+			p++;
+		}
+	}
+	fputs("</pre>\n", out);
+}
+
+static int html(const struct report_model *m, FILE *out)
+{
+	const struct run_header *h = &m->run;
+	char lvl[16];
+
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
+	      "perturb report: ", out);
+	esc(out, h->experiment);
+	fputs("</title>\n<style>\n"
+	      "body{font-family:sans-serif;margin:1.5em auto;max-width:1100px;color:#222;"
+	      "padding:0 1em}\n"
+	      "table{border-collapse:collapse;margin:.6em 0 1.2em}\n"
+	      "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;"
+	      "vertical-align:top;font-variant-numeric:tabular-nums}\n"
+	      "th{background:#f4f4f4}tr th:first-child{text-align:left}\n"
+	      ".ci{color:#555;font-size:.9em}.sig{color:#b00;font-weight:bold}\n"
+	      "svg{font-family:sans-serif;max-width:100%;height:auto}\n"
+	      "svg .tick{font-size:12px;fill:#333}svg .axis{font-size:14px;fill:#000}\n"
+	      "svg .legend{font-size:13px;fill:#000}\n"
+	      "figure{margin:.5em 0 1.5em}figcaption{font-size:.9em;color:#555}\n"
+	      "pre{background:#f8f8f8;padding:.6em;white-space:pre-wrap;word-break:break-all}\n"
+	      "</style></head><body>\n<h1>perturb report: ", out);
+	esc(out, h->experiment);
+	fprintf(out, "</h1>\n<p>Run %lld, started ", (long long)h->id);
+	esc(out, h->started);
+	fputs(". Baseline: <b>", out);
+	esc(out, m->baseline);
+	fprintf(out, "</b>. Confidence %s %%. Dilation = variant &minus; baseline, in %% of the "
+		"baseline.</p>\n", lvl);
+	if (!m->n_groups)
+		fputs("<p>No successful measured run to report.</p>\n", out);
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *g = &m->groups[gi];
+		fputs("<section>\n<h2>", out);
+		unit_title(out, g);
+		fputs("</h2>\n", out);
+		plot(m, g, out);
+		fprintf(out, "<h3>Dilation at percentiles (KTAU Table 1)</h3>\n<p>[lo, hi]: %s %% "
+			"CI of the %% dilation.</p>\n", lvl);
+		table1(m, g, out);
+		fprintf(out, "<h3>Moments (KTAU Table 2)</h3>\n<p>Variance: sample (n &minus; 1). "
+			"Mean dilation in %% with its %s %% CI.</p>\n", lvl);
+		table2(m, g, out);
+		fputs("<h3>Shift and shape</h3>\n", out);
+		table3(m, g, out);
+		fputs("</section>\n", out);
+	}
+	configurations(m, out);
+	markers(m, out);
+	notes(m, out, lvl);
+	provenance(m, out);
+	fprintf(out, "<p class=ci>perturb %s</p>\n</body></html>\n", PERTURB_VERSION);
+	return 0;
+}
+
+const struct renderer render_html = {
+	.name = "html",
+	.render = html,
+};

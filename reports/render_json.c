@@ -1,0 +1,306 @@
+/*
+ * render_json.c - the report as one JSON object, schema "perturb-report/1"
+ * (SPEC "Machine-readable formats").  SPEC's keys are all there with SPEC's
+ * meaning; the additions are:
+ *   - "settings": confidence, alpha, percentiles, bootstrap B and seed
+ *     derivation, the Holm family size, the quantile type, outlier rules;
+ *   - per result: "baseline" (bool), "median", "cv", "mad", "iqr",
+ *     "percentile_ci" (order-statistic CIs), "outliers", "micro";
+ *   - per dilation: "base", "value" (the statistic of each side), "ci_abs",
+ *     "level", "method" (which method made the interval) and, when there is
+ *     no interval, "ci": null with "reason";
+ *   - "test": also "statistic", "p_holm", "alpha", "exact", "method" ("p" is
+ *     the raw two-sided p-value; "significant" is p_holm < alpha);
+ *   - "tests": "kolmogorov-smirnov" and "hodges-lehmann" (ratio, CI);
+ *   - "ecdf": {"exact", "x", "p"}: the steps of the empirical CDF, or (exact
+ *     false) the quantile function at 1001 evenly spaced probabilities.
+ * Numbers that do not exist (NaN) are null; strings are escaped as RFC 8259
+ * says.
+ */
+#include "report.h"
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+
+static void jstr(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		case '\t':
+			fputs("\\t", out);
+			break;
+		case '\r':
+			fputs("\\r", out);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+	fputc('"', out);
+}
+
+static void jnum(FILE *out, double v)
+{
+	if (!isfinite(v))
+		fputs("null", out);
+	else
+		fprintf(out, "%.15g", v);
+}
+
+static void jkey(FILE *out, const char *k)
+{
+	jstr(out, k);
+	fputc(':', out);
+}
+
+static void jkv_num(FILE *out, const char *k, double v)
+{
+	jkey(out, k);
+	jnum(out, v);
+	fputc(',', out);
+}
+
+static void jkv_str(FILE *out, const char *k, const char *v)
+{
+	jkey(out, k);
+	if (v)
+		jstr(out, v);
+	else
+		fputs("null", out);
+	fputc(',', out);
+}
+
+/* "ci": [lo, hi] (or null), "level", "method" / "reason"; no trailing comma
+ * handling: ends with a comma. */
+static void jinterval(FILE *out, const char *key, const struct interval *iv, int with_meta)
+{
+	jkey(out, key);
+	if (iv->has_ci) {
+		fputc('[', out);
+		jnum(out, iv->lo);
+		fputc(',', out);
+		jnum(out, iv->hi);
+		fputs("],", out);
+	} else {
+		fputs("null,", out);
+	}
+	if (!with_meta)
+		return;
+	if (iv->has_ci) {
+		jkv_num(out, "level", iv->level);
+		jkv_str(out, "method", iv->method);
+	} else {
+		jkv_str(out, "reason", iv->reason ? iv->reason : "no interval");
+	}
+}
+
+static void jdilation(FILE *out, const char *key, const struct report_dilation *d)
+{
+	jkey(out, key);
+	fputc('{', out);
+	if (!d->ok) {
+		jkv_str(out, "reason", d->reason);
+		fputs("\"abs\":null,\"pct\":null,\"ci\":null}", out);
+		return;
+	}
+	jkv_num(out, "abs", d->d.abs);
+	jkv_num(out, "pct", d->d.pct);
+	jkv_num(out, "base", d->d.base);
+	jkv_num(out, "value", d->d.var);
+	jinterval(out, "ci_abs", &d->d.ci_abs, 0);
+	jinterval(out, "ci", &d->d.ci_pct, 1);
+	fputs("\"unit_ci\":\"%\"}", out);
+}
+
+static void jtest(FILE *out, const char *name, const struct test_result *t)
+{
+	jkv_str(out, "name", name);
+	jkv_num(out, "statistic", t->valid ? t->statistic : NAN);
+	jkv_num(out, "p", t->valid ? t->p : NAN);
+	fprintf(out, "\"exact\":%s,", t->valid && t->exact ? "true" : "false");
+	if (!t->valid)
+		jkv_str(out, "reason", t->reason ? t->reason : "not computed");
+	jkey(out, "method");
+	jstr(out, t->method ? t->method : name);
+}
+
+static void series(const struct report_model *m, const struct report_group *g,
+		   const struct report_series *s, FILE *out)
+{
+	char k[32];
+
+	fputc('{', out);
+	jkv_str(out, "workload", g->workload);
+	jkv_str(out, "metric", g->metric);
+	jkv_str(out, "unit", g->unit);
+	jkv_str(out, "variant", s->variant);
+	fprintf(out, "\"baseline\":%s,\"micro\":%s,", s->is_baseline ? "true" : "false",
+		g->micro ? "true" : "false");
+	fprintf(out, "\"n\":%zu,\"failed\":%d,", s->n, s->failed);
+	if (s->has_summary) {
+		jkv_num(out, "mean", s->sum.mean);
+		jkv_num(out, "variance", s->sum.var);
+		jkv_num(out, "sd", s->sum.sd);
+		jkv_num(out, "cv", s->sum.cv);
+		jkv_num(out, "min", s->sum.min);
+		jkv_num(out, "max", s->sum.max);
+		jkv_num(out, "median", s->sum.median);
+		jkv_num(out, "mad", s->sum.mad);
+		jkv_num(out, "iqr", s->sum.iqr);
+	} else {
+		fputs("\"mean\":null,\"variance\":null,\"sd\":null,\"min\":null,\"max\":null,", out);
+	}
+	jkey(out, "percentiles");
+	fputc('{', out);
+	for (size_t i = 0; i < m->n_percentiles; i++) {
+		snprintf(k, sizeof(k), "%g", m->percentiles[i]);
+		if (i)
+			fputc(',', out);
+		jkey(out, k);
+		jnum(out, s->pct[i]);
+	}
+	fputs("},", out);
+	jkey(out, "percentile_ci");
+	fputc('{', out);
+	for (size_t i = 0; i < m->n_percentiles; i++) {
+		snprintf(k, sizeof(k), "%g", m->percentiles[i]);
+		if (i)
+			fputc(',', out);
+		jkey(out, k);
+		fputc('{', out);
+		jinterval(out, "ci", &s->pct_ci[i], 1);
+		fprintf(out, "\"p\":%g}", m->percentiles[i]);
+	}
+	fputs("},", out);
+	fprintf(out, "\"outliers\":{\"tukey\":%zu,\"mad\":%zu,\"dropped\":0},",
+		s->outliers_tukey, s->outliers_mad);
+	if (s->compared) {
+		jkey(out, "dilation");
+		fputc('{', out);
+		jdilation(out, "mean", &s->mean_dil);
+		for (size_t i = 0; i < m->n_percentiles; i++) {
+			fputc(',', out);
+			report_pct_label(k, sizeof(k), m->percentiles[i]);
+			jdilation(out, k, &s->pct_dil[i]);
+		}
+		fputs("},", out);
+		jkey(out, "test");
+		fputc('{', out);
+		jtest(out, "mann-whitney-u", &s->mw);
+		fputc(',', out);
+		jkv_num(out, "p_holm", s->p_holm);
+		jkv_num(out, "alpha", m->alpha);
+		fprintf(out, "\"significant\":%s},", s->significant ? "true" : "false");
+		jkey(out, "tests");
+		fputc('{', out);
+		jkey(out, "kolmogorov-smirnov");
+		fputc('{', out);
+		jtest(out, "kolmogorov-smirnov", &s->ks);
+		fputs("},", out);
+		jkey(out, "hodges-lehmann");
+		fputc('{', out);
+		if (s->has_hl) {
+			jkv_num(out, "ratio", s->hl.ratio);
+			jinterval(out, "ci", &s->hl.ci, 1);
+			fputs("\"of\":\"variant/baseline\"", out);
+		} else {
+			fputs("\"ratio\":null,\"ci\":null,", out);
+			jkey(out, "reason");
+			jstr(out, s->hl_reason);
+		}
+		fputs("}},", out);
+	} else if (!s->is_baseline) {
+		jkv_str(out, "no_comparison_reason", s->no_compare_reason);
+	}
+	jkey(out, "ecdf");
+	fprintf(out, "{\"exact\":%s,\"x\":[", s->ecdf_exact ? "true" : "false");
+	for (size_t i = 0; i < s->n_ecdf; i++) {
+		if (i)
+			fputc(',', out);
+		jnum(out, s->ecdf_x[i]);
+	}
+	fputs("],\"p\":[", out);
+	for (size_t i = 0; i < s->n_ecdf; i++) {
+		if (i)
+			fputc(',', out);
+		jnum(out, s->ecdf_p[i]);
+	}
+	fputs("]}}", out);
+}
+
+static int json(const struct report_model *m, FILE *out)
+{
+	const struct run_header *h = &m->run;
+	int first = 1;
+
+	fputs("{\"schema\":\"perturb-report/1\",", out);
+	jkv_str(out, "generator", "perturb " PERTURB_VERSION);
+	jkey(out, "run");
+	fprintf(out, "{\"id\":%lld,", (long long)h->id);
+	jkv_str(out, "experiment", h->experiment);
+	jkv_str(out, "baseline", m->baseline);
+	jkv_str(out, "run_baseline", h->baseline);
+	jkv_str(out, "started", h->started);
+	jkv_str(out, "ended", h->ended);
+	jkv_str(out, "status", h->status);
+	jkv_str(out, "order", h->order);
+	fprintf(out, "\"seed\":%llu,", (unsigned long long)h->seed);
+	jkey(out, "machine");
+	/* machine_json is the JSON object machine_probe() stored */
+	if (h->machine_json && h->machine_json[0] == '{')
+		fputs(h->machine_json, out);
+	else
+		fputs("null", out);
+	fputs("},", out);
+
+	jkey(out, "settings");
+	fputc('{', out);
+	jkv_num(out, "confidence", m->confidence);
+	jkv_num(out, "alpha", m->alpha);
+	jkey(out, "percentiles");
+	fputc('[', out);
+	for (size_t i = 0; i < m->n_percentiles; i++)
+		fprintf(out, "%s%g", i ? "," : "", m->percentiles[i]);
+	fputs("],\"quantile_type\":7,", out);
+	fprintf(out, "\"bootstrap\":{\"B\":%u,\"bca\":%s,\"max_n\":%zu,"
+		"\"seed\":\"derived from the run's seed and the compared names\"},",
+		m->bootstrap, m->bca ? "true" : "false", m->max_boot_n);
+	fprintf(out, "\"multiple_comparisons\":{\"method\":\"holm\",\"comparisons\":%zu},",
+		m->n_comparisons);
+	fprintf(out, "\"outliers\":{\"tukey_k\":%g,\"mad_z\":%g},", REPORT_TUKEY_K, REPORT_MADZ);
+	jkv_str(out, "configurations_metric", m->config_metric);
+	jkey(out, "ecdf_max_steps");
+	fprintf(out, "%d},", REPORT_ECDF_MAX);
+
+	fputs("\"results\":[", out);
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
+			if (!first)
+				fputs(",\n", out);
+			else
+				fputc('\n', out);
+			first = 0;
+			series(m, &m->groups[gi], &m->groups[gi].series[i], out);
+		}
+	fputs("\n]}\n", out);
+	return 0;
+}
+
+const struct renderer render_json = {
+	.name = "json",
+	.render = json,
+};
