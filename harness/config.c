@@ -19,6 +19,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "counters.h"
 #include "util.h"
 
 #ifndef PERTURB_SHARE_DIR
@@ -955,6 +956,11 @@ static int parse_metric(struct ctx *c, const struct ynode *n, struct workload *w
 			return fail(c, get(n, "name"),
 				    "metric name '%s' is reserved (wall, user, sys and maxrss are always recorded)",
 				    m->name);
+	for (size_t i = 0; i < c->exp->n_counters; i++)
+		if (!strcmp(c->exp->counters[i], m->name))
+			return fail(c, get(n, "name"),
+				    "metric name '%s' is also a counter of the experiment",
+				    m->name);
 	for (size_t i = 0; i + 1 < w->n_metrics; i++)
 		if (!strcmp(w->metrics[i].name, m->name))
 			return fail(c, get(n, "name"), "duplicate metric '%s' in workload '%s' (first at %d:%d)",
@@ -1437,6 +1443,11 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 	if ((v = get(root, "counters"))) {
 		if (want_strv(c, v, "counters", 0, &exp->counters, &exp->n_counters))
 			return -1;
+		for (size_t i = 0; i < exp->n_counters; i++) {
+			char why[512];
+			if (counter_parse(exp->counters[i], NULL, why, sizeof(why)) < 0)
+				return fail(c, v->kids[i], "%s", why);
+		}
 		for (size_t i = 0; i < exp->n_counters; i++)
 			for (size_t j = 0; j < i; j++)
 				if (!strcmp(exp->counters[i], exp->counters[j]))

@@ -150,7 +150,8 @@ struct experiment {
 	double timeout_s;	/* default 300 */
 	int *cpus;
 	size_t n_cpus;
-	char **counters;
+	char **counters;	/* as written; each passes counter_parse() (counters.h),
+				 * no two alike, none the name of a workload metric */
 	size_t n_counters;
 	struct variant *variants;
 	size_t n_variants;

@@ -43,7 +43,26 @@ extern char **environ;
 #define QUICK_EXIT_RUNS 5
 #define BACKOFF_S 1.0
 
-enum spawn_stage { STAGE_FD, STAGE_AFFINITY, STAGE_CHDIR, STAGE_EXEC };
+enum spawn_stage { STAGE_FD, STAGE_AFFINITY, STAGE_CHDIR, STAGE_EXEC, STAGE_READY };
+
+/* The stack of a CLONE_VM child (spawn_clone): one at a time, reused. */
+#define CLONE_STACK_SIZE (256 * 1024)
+
+/*
+ * AddressSanitizer and a child on a stack of its own: ASan does not know
+ * that stack, so the child-side functions are not instrumented (no
+ * redzones left poisoned by frames that never return, no
+ * __asan_handle_no_return on an unknown stack), and the stack's shadow is
+ * cleared before each use all the same.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define CHILD_SIDE __attribute__((no_sanitize_address))
+#define UNPOISON_STACK(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define CHILD_SIDE
+#define UNPOISON_STACK(p, n) ((void)(p), (void)(n))
+#endif
 
 struct spawn_report {
 	int stage;
@@ -75,7 +94,7 @@ static ssize_t read_full(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
-static void write_full(int fd, const void *buf, size_t len)
+CHILD_SIDE static void write_full(int fd, const void *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, buf, len);
@@ -252,7 +271,7 @@ static const sigset_t *ignored_signals(void)
 }
 
 /* In the child: ignored signals back to SIG_DFL, then an empty mask. */
-static void reset_signals(const sigset_t *ignored)
+CHILD_SIDE static void reset_signals(const sigset_t *ignored)
 {
 	struct sigaction sa;
 	sigset_t none;
@@ -267,17 +286,20 @@ static void reset_signals(const sigset_t *ignored)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static _Noreturn void child_fail(int rep, int stage)
+CHILD_SIDE static _Noreturn void child_fail(int rep, int stage)
 {
 	struct spawn_report r = { stage, errno };
 	write_full(rep, &r, sizeof(r));
 	_exit(127);
 }
 
-/* In the child: only async-signal-safe calls from here to the exec. */
-static _Noreturn void spawn_child(const struct spawn_opts *o, char **cand,
+/*
+ * In the child: only async-signal-safe calls from here to the exec.  go is
+ * the read end of the release pipe (-1 = no wait: the vfork path).
+ */
+CHILD_SIDE static _Noreturn void spawn_child(const struct spawn_opts *o, char **cand,
 				  int devnull, const cpu_set_t *cpus,
-				  const sigset_t *ignored, int rep)
+				  const sigset_t *ignored, int rep, int go)
 {
 	int src[3], tmp[3], saved = ENOENT, seen_eacces = 0;
 	char *const *envp = o->envp ? o->envp : environ;
@@ -299,6 +321,19 @@ static _Noreturn void spawn_child(const struct spawn_opts *o, char **cand,
 		child_fail(rep, STAGE_AFFINITY);
 	if (o->cwd && chdir(o->cwd) < 0)
 		child_fail(rep, STAGE_CHDIR);
+	if (go >= 0) {
+		struct spawn_report ready = { STAGE_READY, 0 };
+		char c;
+		ssize_t n;
+
+		write_full(rep, &ready, sizeof(ready));
+		do
+			n = read(go, &c, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			_exit(127);	/* perturb is gone: run nothing */
+		close(go);
+	}
 	reset_signals(ignored);
 
 	for (char **c = cand; *c; c++) {
@@ -333,7 +368,97 @@ static __attribute__((noinline)) pid_t spawn_vfork(const struct spawn_opts *o,
 		*o->started = now_mono();
 	pid_t pid = vfork();
 	if (!pid)
-		spawn_child(o, cand, devnull, cpus, ignored, rep);
+		spawn_child(o, cand, devnull, cpus, ignored, rep, -1);
+	return pid;
+}
+
+/*
+ * For o->attach: a child that shares perturb's memory, as vfork's does (no
+ * page-table copy, and an exec that only drops a reference: a fork's exec
+ * would tear down its copy of perturb's address space inside the measured
+ * window, 2-5 ms here), but that lets the parent run while it waits.
+ * clone(CLONE_VM) without CLONE_VFORK, on a stack of its own.
+ *
+ * The two take turns, so that they never run at the same time on the
+ * shared memory (errno, for one, is shared): the parent sleeps on rep until
+ * the child, set up, reports STAGE_READY (or a failure) and sleeps on go;
+ * the parent then attaches, takes the start time and writes go; and sleeps
+ * on rep again until the exec closes it (or a failure is reported).  The
+ * parent keeps go[0] open until it has written, so that the write never
+ * meets a closed pipe.
+ */
+struct clone_child {
+	const struct spawn_opts *o;
+	char **cand;
+	int devnull;
+	const cpu_set_t *cpus;
+	const sigset_t *ignored;
+	int rep, go_r, go_w;
+};
+
+CHILD_SIDE static int clone_child_main(void *arg)
+{
+	struct clone_child *c = arg;
+
+	close(c->go_w);
+	spawn_child(c->o, c->cand, c->devnull, c->cpus, c->ignored, c->rep, c->go_r);
+}
+
+static void *clone_stack(void)
+{
+	static void *stack;
+	void *p;
+
+	if (stack)
+		return stack;
+	p = mmap(NULL, CLONE_STACK_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	mprotect(p, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE);	/* guard */
+	stack = p;
+	return stack;
+}
+
+/*
+ * Returns the pid, or -1 (errno).  Closes rep[1].  *early is the child's
+ * first report: STAGE_READY when it was released, else its failure.
+ */
+static pid_t spawn_clone(const struct spawn_opts *o, char **cand, int devnull,
+			 const cpu_set_t *cpus, const sigset_t *ignored, int *rep,
+			 struct spawn_report *early)
+{
+	struct clone_child c = { o, cand, devnull, cpus, ignored, rep[1], -1, -1 };
+	char *stack = clone_stack();
+	int go[2];
+	pid_t pid;
+	ssize_t n;
+
+	if (!stack)
+		return -1;
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -1;
+	c.go_r = go[0];
+	c.go_w = go[1];
+	UNPOISON_STACK(stack, CLONE_STACK_SIZE);
+	pid = clone(clone_child_main, stack + CLONE_STACK_SIZE, CLONE_VM | SIGCHLD, &c);
+	close_fd(&rep[1]);
+	if (pid > 0) {
+		n = read_full(rep[0], early, sizeof(*early));
+		if (n != (ssize_t)sizeof(*early)) {
+			early->stage = STAGE_FD;
+			early->err = n < 0 ? errno : EIO;
+		}
+		if (early->stage == STAGE_READY) {
+			setpgid(pid, pid);
+			o->attach(pid, o->attach_arg);
+			if (o->started)
+				*o->started = now_mono();
+			write_full(go[1], "g", 1);
+		}
+	}
+	close(go[0]);
+	close(go[1]);
 	return pid;
 }
 
@@ -392,26 +517,38 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	 * 0.3 ms more per run here; see bench/harness-overhead.sh).  The child
 	 * only makes system calls on its own stack and never returns; every
 	 * signal stays blocked until it has reset all handlers to SIG_DFL, so
-	 * no handler of perturb's can run on the shared memory.
+	 * no handler of perturb's can run on the shared memory.  With
+	 * o->attach (event counters) the parent must run while the child
+	 * waits before its exec: spawn_clone().
 	 */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old_mask);
-	pid = spawn_vfork(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
-			  ignored_signals(), rep[1]);
+	if (o->attach)
+		pid = spawn_clone(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
+				  ignored_signals(), rep, &r);
+	else
+		pid = spawn_vfork(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
+				  ignored_signals(), rep[1]);
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (pid < 0) {
 		err = errno;
 		snprintf(why, len, "cannot fork: %s", strerror(err));
 		goto out;
 	}
-	setpgid(pid, pid);	/* also done by the child; EACCES after exec */
+	/* Also done by the child; EACCES after exec.  spawn_clone() did it
+	 * before the release: from then on the parent makes no call that can
+	 * fail (set errno, shared with the child) until the exec. */
+	if (!o->attach)
+		setpgid(pid, pid);
 	close_fd(&rep[1]);
-	n = read_full(rep[0], &r, sizeof(r));
-	if (n == 0)
-		goto out;	/* exec succeeded */
-	if (n != (ssize_t)sizeof(r)) {
-		r.stage = STAGE_FD;
-		r.err = n < 0 ? errno : EIO;
+	if (!o->attach || r.stage == STAGE_READY) {
+		n = read_full(rep[0], &r, sizeof(r));
+		if (n == 0)
+			goto out;	/* exec succeeded */
+		if (n != (ssize_t)sizeof(r)) {
+			r.stage = STAGE_FD;
+			r.err = n < 0 ? errno : EIO;
+		}
 	}
 	reap(pid, NULL);
 	pid = -1;

@@ -22,7 +22,23 @@ struct spawn_opts {
 	const char *cwd;	/* NULL = inherit */
 	int out_fd;		/* child's stdout; -1 = /dev/null */
 	int err_fd;		/* child's stderr; -1 = same as out_fd */
-	double *started;	/* when non-NULL: now_mono() just before the child is created */
+	double *started;	/* when non-NULL: now_mono() just before the child is
+				 * created (vfork), or, with attach, just before it is
+				 * released */
+	/*
+	 * When non-NULL the child is created with clone(CLONE_VM) on a stack
+	 * of its own instead of vfork() (it still shares perturb's memory, so
+	 * its exec stays cheap) and, once its fds, affinity and folder are set
+	 * up, waits on a pipe before resetting its signals and calling
+	 * execve(); the parent calls attach(pid, attach_arg) (to open event
+	 * counters on the child, which vfork's suspended parent could not
+	 * do), takes *started, and releases it.  The child blocks every
+	 * signal while it waits and exits without exec'ing when perturb dies.
+	 * A set-up failure of the child is reported as usual, and attach is
+	 * then not called.
+	 */
+	void (*attach)(pid_t pid, void *arg);
+	void *attach_arg;
 };
 
 /* fork + exec in a new process group.  Returns the pid, or -1 with errno set

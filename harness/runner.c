@@ -7,6 +7,7 @@
  * a workload printing 100 MB costs page cache, not heap.
  */
 #include "runner.h"
+#include "counters.h"
 #include "proc.h"
 #include "util.h"
 
@@ -254,6 +255,34 @@ static char *output_tail(const struct output *out)
 	return buf;
 }
 
+/* ---- counters ---- */
+
+static void attach_counters(pid_t pid, void *arg)
+{
+	counters_attach(arg, pid);
+}
+
+/* Append the counters' readings to res->values. */
+static void add_counters(struct counter_set *set, struct run_result *res)
+{
+	size_t n = counters_count(set), got = 0;
+	struct counter_reading *rd = xcalloc(n ? n : 1, sizeof(*rd));
+
+	counters_collect(set, rd, &got);
+	res->values = xrealloc(res->values, (res->n_values + got + 1) * sizeof(*res->values));
+	for (size_t i = 0; i < got; i++) {
+		struct metric_value *v = &res->values[res->n_values++];
+		memset(v, 0, sizeof(*v));
+		v->name = xstrdup(rd[i].name);
+		v->unit = xstrdup(rd[i].unit);
+		v->value = rd[i].value;
+		v->scaled = rd[i].scaled;
+		v->time_enabled_ns = rd[i].time_enabled_ns;
+		v->time_running_ns = rd[i].time_running_ns;
+	}
+	free(rd);
+}
+
 /* ---- the run ---- */
 
 static void set_reason(struct run_result *res, const char *fmt, ...) PRINTF(2, 3);
@@ -302,6 +331,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		.cpus = req->cpus, .n_cpus = req->cpus ? req->n_cpus : 0,
 		.cwd = req->cwd,
 	};
+	struct counter_set *counters = NULL;
 	struct rusage ru;
 	double t0, t1;
 	int pidfd = -1, ret = -1, how, status = 0;
@@ -324,6 +354,11 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	}
 	o.out_fd = out[0].fd;
 	o.err_fd = out[1].fd;
+	if (counters_n_available(req->counters)) {
+		counters = req->counters;
+		o.attach = attach_counters;
+		o.attach_arg = counters;
+	}
 
 	o.started = &t0;
 	t0 = now_mono();
@@ -371,9 +406,12 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		goto out;
 	if (res->status == RUN_OK && req->n_metrics)
 		extract_metrics(req, out, res);
+	if (counters && res->status != RUN_INTERRUPTED)
+		add_counters(counters, res);
 	res->out_tail = output_tail(out);
 	ret = 0;
 out:
+	counters_detach(counters);
 	for (int k = 0; k < 2; k++) {
 		output_unmap(&out[k]);
 		if (out[k].fd >= 0)

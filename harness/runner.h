@@ -7,11 +7,29 @@
  * never blocks on output.  While the workload runs the harness sleeps in
  * ppoll() on a pidfd: it costs the workload nothing measurable.
  *
- * Wall time is CLOCK_MONOTONIC from just before the child is created (vfork,
- * see proc.c) to the moment its exit is seen; user/sys time and max RSS come from wait4()'s rusage (the child and
- * nothing else: descendants that outlive it are not reaped through it).  When
- * the workload's main process ends, what is left of its process group is
- * killed (SIGKILL).
+ * Wall time is CLOCK_MONOTONIC to the moment the workload's exit is seen,
+ * from:
+ *   - without counters: just before the child is created, so it includes
+ *     the vfork, the child's set-up (fds, affinity, folder, signals) and
+ *     the execve (tens of microseconds; see proc.c);
+ *   - with counters (req->counters has an available one): just before the
+ *     child, already created (clone sharing perturb's memory, like vfork)
+ *     and set up, is released to reset its signals and exec; its creation,
+ *     set-up and the opening of the counters on it are outside the window.
+ *     (A fork would not do: its exec tears down a copy of perturb's
+ *     address space inside the window, 2-5 ms here.)
+ * So the two paths' wall times of the same workload differ by a few tens
+ * of microseconds (the vfork path is the longer); every run of a study
+ * takes the same path, so dilations are unaffected.  user/sys time and max
+ * RSS come from wait4()'s rusage (the child and nothing else: descendants
+ * that outlive it are not reaped through it).  When the workload's main
+ * process ends, what is left of its process group is killed (SIGKILL).
+ *
+ * Counters (counters.h): attached to the waiting child, read once after it
+ * has been reaped, whatever the run's status; they come after the regex
+ * metrics in result->values, named as written in the experiment, with
+ * their times and scaled flag.  A counter that did not count in this run
+ * has no value (never 0).
  *
  * Time-out: the group gets SIGTERM, then SIGKILL after a grace period of
  * RUNNER_KILL_GRACE_S; the run is RUN_TIMEOUT.  A stop signal received by
@@ -48,7 +66,12 @@ struct metric_value {
 	char *name;
 	double value;
 	char *unit;		/* "" when none */
+	/* Counters only (0 for regex metrics): */
+	int scaled;		/* multiplexed: value = raw * enabled / running */
+	uint64_t time_enabled_ns, time_running_ns;	/* 0 = not known */
 };
+
+struct counter_set;
 
 struct run_request {
 	char *const *argv;	/* complete: wrap prefix + command, expanded */
@@ -59,6 +82,7 @@ struct run_request {
 	const struct metric_def *metrics;
 	size_t n_metrics;
 	const char *cwd;	/* NULL = inherit */
+	struct counter_set *counters;	/* NULL = none; see counters.h */
 };
 
 struct run_result {
