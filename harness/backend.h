@@ -12,6 +12,12 @@
  *   run()    for each of its runs;
  *   leave()  when the plan switches away, at the end, and on every error or
  *            stop path; it must undo a partial enter() and be idempotent.
+ *            ctx->next is the variant entered right after (set only when
+ *            the plan switches, NULL otherwise): a backend may then leave
+ *            part of its state for that variant's enter() to change,
+ *            instead of undoing it (the host backend does so for kernel
+ *            tracing state shared by two kernel: variants); when next is
+ *            NULL, or leave() fails, everything must be undone.
  *
  * Adding a backend: one file backend_NAME.c defining `const struct backend
  * backend_NAME`, one row in backends[] (backend.c), and a case in
@@ -31,12 +37,13 @@ struct backend_ctx {
 	char **envp;		/* environment of this variant's processes */
 	const char *logdir;	/* where daemon/background logs go */
 	const char *cwd;	/* working directory for setup/teardown */
+	const struct variant *next;	/* see leave() above */
 	/* host backend state */
 	int entered;
 	size_t setup_done;	/* setup commands that succeeded */
 	struct daemon *daemon;
 	struct background *background;
-	void *priv;		/* other backends' state */
+	void *priv;		/* backend state (host: the kernel: block's) */
 };
 
 struct backend {

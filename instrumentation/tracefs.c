@@ -1,0 +1,919 @@
+/*
+ * tracefs.c - the running kernel's tracing state through libtracefs; see
+ * tracefs.h.
+ */
+#include "tracefs.h"
+#include "util.h"
+
+#include <tracefs/tracefs.h>	/* libtracefs (not this folder's tracefs.h) */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <mntent.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TRACEFS_DEFAULT "/sys/kernel/tracing"
+
+static char mount_path[4096];
+
+PRINTF(3, 4) static int fail(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- lists of strings ---- */
+
+static void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void strv_push(char ***v, size_t *n, const char *s, size_t len)
+{
+	*v = xrealloc(*v, (*n + 2) * sizeof(**v));
+	(*v)[(*n)++] = xstrndup(s, len);
+	(*v)[*n] = NULL;
+}
+
+/* The non-empty lines of text, without leading/trailing blanks. */
+static void split_lines(const char *text, char ***v, size_t *n)
+{
+	*v = NULL;
+	*n = 0;
+	while (text && *text) {
+		const char *e = strchrnul(text, '\n');
+		const char *b = text, *t = e;
+		while (b < t && (*b == ' ' || *b == '\t'))
+			b++;
+		while (t > b && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r'))
+			t--;
+		if (t > b)
+			strv_push(v, n, b, (size_t)(t - b));
+		text = *e ? e + 1 : e;
+	}
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int strv_has(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], s))
+			return 1;
+	return 0;
+}
+
+/* Same strings, in any order. */
+static int strv_same_set(char *const *a, size_t na, char *const *b, size_t nb)
+{
+	if (na != nb)
+		return 0;
+	for (size_t i = 0; i < na; i++)
+		if (!strv_has(b, nb, a[i]))
+			return 0;
+	return 1;
+}
+
+/* ---- files of the top instance ---- */
+
+/*
+ * Read a tracefs file: 0 and a malloc'd string ("" for an empty file), or
+ * -1 with errno.  libtracefs returns NULL for an empty file too, so an
+ * open() tells the two apart.
+ */
+static int kread(const char *name, char **out)
+{
+	char *path;
+	int fd;
+
+	*out = tracefs_instance_file_read(NULL, name, NULL);
+	if (*out)
+		return 0;
+	path = tracefs_instance_get_file(NULL, name);
+	if (!path) {
+		errno = ENOMEM;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	tracefs_put_tracing_file(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	*out = xstrdup("");
+	return 0;
+}
+
+static int kwrite(const char *name, const char *value, char *why, size_t len)
+{
+	if (tracefs_instance_file_write(NULL, name, value) < 0) {
+		int e = errno;
+		return fail(why, len, "cannot write '%s' to %s: %s%s", value, name, strerror(e),
+			    e == EPERM && geteuid() == 0 ? " (the kernel refuses it: locked down?)" : "");
+	}
+	return 0;
+}
+
+static void chomp(char *s)
+{
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
+		s[--n] = 0;
+}
+
+/* ---- mount ---- */
+
+const char *ktrace_find_mount(void)
+{
+	FILE *f = setmntent("/proc/mounts", "re");
+	struct mntent *m;
+	const char *found = NULL;
+
+	if (!f)
+		return NULL;
+	while ((m = getmntent(f))) {
+		if (strcmp(m->mnt_type, "tracefs"))
+			continue;
+		/* prefer the standard place when tracefs is mounted twice */
+		if (!found || !strcmp(m->mnt_dir, TRACEFS_DEFAULT)) {
+			snprintf(mount_path, sizeof(mount_path), "%s", m->mnt_dir);
+			found = mount_path;
+		}
+	}
+	endmntent(f);
+	return found;
+}
+
+const char *ktrace_mount(int *mounted, char *why, size_t len)
+{
+	const char *p;
+
+	*mounted = 0;
+	/* Found or mounted here, never by libtracefs: it would mount tracefs
+	 * (or debugfs) on its own and perturb could not unmount it after. */
+	if (!(p = ktrace_find_mount())) {
+		if (mount("nodev", TRACEFS_DEFAULT, "tracefs", 0, NULL) < 0) {
+			fail(why, len, "tracefs is not mounted and cannot be mounted at %s: %s",
+			     TRACEFS_DEFAULT, strerror(errno));
+			return NULL;
+		}
+		*mounted = 1;
+		snprintf(mount_path, sizeof(mount_path), "%s", TRACEFS_DEFAULT);
+		p = mount_path;
+	}
+	if (tracefs_set_tracing_dir((char *)p) < 0) {
+		fail(why, len, "libtracefs does not accept '%s': %s", p, strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+int ktrace_umount(const char *path, char *why, size_t len)
+{
+	if (umount2(path, 0) < 0)
+		return fail(why, len, "cannot unmount tracefs at %s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* ---- state ---- */
+
+void ktrace_state_release(struct ktrace_state *st)
+{
+	free(st->tracer);
+	free(st->cpu_buffer_kb);
+	strv_free(st->events, st->n_events);
+	strv_free(st->options, st->n_options);
+	strv_free(st->functions, st->n_functions);
+	memset(st, 0, sizeof(*st));
+}
+
+int ktrace_parse_buffer_size(const char *text, long *kb, int *expanded, int *differs)
+{
+	char *end;
+	const char *ex;
+
+	*kb = -1;
+	*expanded = 1;
+	*differs = 0;
+	while (*text == ' ')
+		text++;
+	if (*text == 'X') {
+		*differs = 1;
+		return 0;
+	}
+	errno = 0;
+	*kb = strtol(text, &end, 10);
+	if (errno || end == text || *kb < 0)
+		return -1;
+	/* "7 (expanded: 1408)": the buffer is not allocated yet; 1408 is the
+	 * size it takes on first use. */
+	if ((ex = strstr(end, "(expanded:"))) {
+		long n = strtol(ex + 10, &end, 10);
+		if (n <= 0)
+			return -1;
+		*kb = n;
+		*expanded = 0;
+	}
+	return 0;
+}
+
+/*
+ * The kernel rounds a buffer size up to whole sub-buffers (4 KiB pages less
+ * their header): 2048 written reads back 2051.  Two sizes are the same
+ * when they differ by less than a sub-buffer.
+ */
+static int buffer_same(long a, long b)
+{
+	static long sub = -1;
+	if (sub < 0) {
+		char *t = NULL;
+		sub = 4;
+		if (tracefs_file_exists(NULL, "buffer_subbuf_size_kb") &&
+		    kread("buffer_subbuf_size_kb", &t) == 0 && atol(t) > 0)
+			sub = atol(t);
+		free(t);
+	}
+	return labs(a - b) < sub;
+}
+
+static int ncpus_with_buffer(void)
+{
+	static int n = -1;
+	if (n < 0) {
+		long conf = sysconf(_SC_NPROCESSORS_CONF);
+		n = 0;
+		for (long c = 0; c < (conf > 0 ? conf : 1024); c++) {
+			char name[64];
+			snprintf(name, sizeof(name), "per_cpu/cpu%ld", c);
+			if (tracefs_dir_exists(NULL, name))
+				n = (int)c + 1;
+			else if (conf <= 0)
+				break;
+		}
+	}
+	return n;
+}
+
+static int read_buffer(struct ktrace_state *st, char *why, size_t len)
+{
+	char *text = NULL;
+	int differs, ret = -1;
+
+	if (kread("buffer_size_kb", &text) < 0)
+		return fail(why, len, "cannot read buffer_size_kb: %s", strerror(errno));
+	if (ktrace_parse_buffer_size(text, &st->buffer_kb, &st->buffer_expanded, &differs) < 0) {
+		fail(why, len, "unexpected buffer_size_kb '%s'", text);
+		goto out;
+	}
+	if (differs) {
+		int n = ncpus_with_buffer();
+		st->cpu_buffer_kb = xcalloc(n ? n : 1, sizeof(long));
+		st->n_cpu_buffer = n;
+		for (int c = 0; c < n; c++) {
+			ssize_t kb = tracefs_instance_get_buffer_size(NULL, c);
+			if (kb < 0) {
+				fail(why, len, "cannot read the buffer size of CPU %d: %s", c, strerror(errno));
+				goto out;
+			}
+			st->cpu_buffer_kb[c] = kb;
+		}
+	}
+	ret = 0;
+out:
+	free(text);
+	return ret;
+}
+
+int ktrace_read_state(struct ktrace_state *st, char *why, size_t len)
+{
+	char *text = NULL;
+	int ret = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (kread("current_tracer", &st->tracer) < 0) {
+		fail(why, len, "cannot read current_tracer: %s", strerror(errno));
+		goto out;
+	}
+	chomp(st->tracer);
+	st->tracing_on = tracefs_trace_is_on(NULL);
+	if (st->tracing_on < 0) {
+		fail(why, len, "cannot read tracing_on: %s", strerror(errno));
+		goto out;
+	}
+	if (read_buffer(st, why, len) < 0)
+		goto out;
+	if (kread("set_event", &text) < 0) {
+		fail(why, len, "cannot read set_event: %s", strerror(errno));
+		goto out;
+	}
+	split_lines(text, &st->events, &st->n_events);
+	free(text);
+	if (kread("trace_options", &text) < 0) {
+		fail(why, len, "cannot read trace_options: %s", strerror(errno));
+		goto out;
+	}
+	split_lines(text, &st->options, &st->n_options);
+	free(text);
+	text = NULL;
+	/* A locked-down kernel refuses even to show the filter (EPERM). */
+	if (kread("set_ftrace_filter", &text) == 0) {
+		st->functions_readable = 1;
+		if (!strstr(text, "all functions enabled"))
+			split_lines(text, &st->functions, &st->n_functions);
+	}
+	ret = 0;
+out:
+	free(text);
+	if (ret < 0)
+		ktrace_state_release(st);
+	return ret;
+}
+
+static int functions_equal(const struct ktrace_state *a, const struct ktrace_state *b);
+
+static void list_diff(struct strbuf *sb, const char *what, char *const *a, size_t na,
+		      char *const *b, size_t nb)
+{
+	size_t extra = 0, missing = 0;
+	const char *ex = NULL, *mi = NULL;
+	for (size_t i = 0; i < nb; i++)
+		if (!strv_has(a, na, b[i]) && !extra++)
+			ex = b[i];
+	for (size_t i = 0; i < na; i++)
+		if (!strv_has(b, nb, a[i]) && !missing++)
+			mi = a[i];
+	if (extra)
+		strbuf_addf(sb, "%s%s: %zu more (e.g. '%s')", sb->len ? "; " : "", what, extra, ex);
+	if (missing)
+		strbuf_addf(sb, "%s%s: %zu fewer (e.g. '%s')", sb->len ? "; " : "", what, missing, mi);
+}
+
+int ktrace_state_equal(const struct ktrace_state *a, const struct ktrace_state *b,
+		       char *diff, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int eq;
+
+	if (strcmp(a->tracer ? a->tracer : "", b->tracer ? b->tracer : ""))
+		strbuf_addf(&sb, "current_tracer '%s', not '%s'", b->tracer, a->tracer);
+	if (a->tracing_on != b->tracing_on)
+		strbuf_addf(&sb, "%stracing_on %d, not %d", sb.len ? "; " : "", b->tracing_on,
+			    a->tracing_on);
+	int cpu_differ = a->n_cpu_buffer != b->n_cpu_buffer;
+	for (size_t c = 0; !cpu_differ && c < a->n_cpu_buffer; c++)
+		cpu_differ = !buffer_same(a->cpu_buffer_kb[c], b->cpu_buffer_kb[c]);
+	if (!buffer_same(a->buffer_kb, b->buffer_kb) || cpu_differ)
+		strbuf_addf(&sb, "%sbuffer_size_kb %ld%s, not %ld%s", sb.len ? "; " : "",
+			    b->buffer_kb, b->n_cpu_buffer ? " (per CPU)" : "",
+			    a->buffer_kb, a->n_cpu_buffer ? " (per CPU)" : "");
+	if (!strv_same_set(a->events, a->n_events, b->events, b->n_events))
+		list_diff(&sb, "enabled events", a->events, a->n_events, b->events, b->n_events);
+	if (!strv_same_set(a->options, a->n_options, b->options, b->n_options))
+		list_diff(&sb, "trace_options", a->options, a->n_options, b->options, b->n_options);
+	if (!functions_equal(a, b))
+		list_diff(&sb, "set_ftrace_filter", a->functions, a->n_functions,
+			  b->functions, b->n_functions);
+	eq = !sb.len;
+	if (diff && len)
+		snprintf(diff, len, "%s", sb.len ? sb.buf : "");
+	strbuf_release(&sb);
+	return eq;
+}
+
+/* ---- applying ---- */
+
+/* Split "system:event" into malloc'd halves ("*" for a missing system). */
+static void split_event(const char *glob, char **sys, char **ev)
+{
+	const char *c = strchr(glob, ':');
+	if (!c) {
+		*sys = xstrdup("*");
+		*ev = xstrdup(glob);
+		return;
+	}
+	*sys = xstrndup(glob, (size_t)(c - glob));
+	*ev = xstrdup(c + 1);
+}
+
+static int set_tracing_on(int on, char *why, size_t len)
+{
+	if ((on ? tracefs_trace_on(NULL) : tracefs_trace_off(NULL)) < 0)
+		return fail(why, len, "cannot set tracing_on to %d: %s", on, strerror(errno));
+	return 0;
+}
+
+static int set_tracer(const char *tracer, char *why, size_t len)
+{
+	if (tracefs_tracer_set(NULL, TRACEFS_TRACER_CUSTOM, tracer) < 0) {
+		int e = errno;
+		return fail(why, len, "cannot set current_tracer to '%s': %s%s", tracer,
+			    strerror(e), e == EPERM && geteuid() == 0 ?
+			    " (the kernel refuses it: locked down? function tracers need the qemu backend)" : "");
+	}
+	return 0;
+}
+
+static int set_functions(char *const *f, size_t n, char *why, size_t len)
+{
+	if (!n) {
+		if (tracefs_instance_file_clear(NULL, "set_ftrace_filter") < 0)
+			return fail(why, len, "cannot clear set_ftrace_filter: %s", strerror(errno));
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned flags = (i == 0 ? TRACEFS_FL_RESET : 0) | (i + 1 < n ? TRACEFS_FL_CONTINUE : 0);
+		if (tracefs_function_filter(NULL, f[i], NULL, flags) < 0)
+			return fail(why, len, "cannot set set_ftrace_filter to '%s': %s", f[i],
+				    strerror(errno));
+	}
+	return 0;
+}
+
+static int set_buffer_kb(long kb, int cpu, char *why, size_t len)
+{
+	if (tracefs_instance_set_buffer_size(NULL, (size_t)kb, cpu) < 0)
+		return fail(why, len, "cannot set buffer_size_kb to %ld: %s", kb, strerror(errno));
+	return 0;
+}
+
+/* Does "system:event" match the glob? */
+static int event_matches(const char *glob, const char *event)
+{
+	char *gs, *ge, *es, *ee;
+	int m;
+	split_event(glob, &gs, &ge);
+	split_event(event, &es, &ee);
+	m = !fnmatch(gs, es, FNM_CASEFOLD) && !fnmatch(ge, ee, FNM_CASEFOLD);
+	free(gs);
+	free(ge);
+	free(es);
+	free(ee);
+	return m;
+}
+
+/* available_events, read once per process (it changes only when modules
+ * come and go). */
+static char **avail;
+static size_t n_avail;
+
+static int load_available(char *why, size_t len)
+{
+	char *text;
+	if (avail)
+		return 0;
+	if (kread("available_events", &text) < 0)
+		return fail(why, len, "cannot read available_events: %s", strerror(errno));
+	split_lines(text, &avail, &n_avail);
+	free(text);
+	if (!avail)
+		avail = xcalloc(1, sizeof(char *));
+	return 0;
+}
+
+int ktrace_event_glob_matches(const char *glob)
+{
+	char why[256];
+	if (load_available(why, sizeof(why)) < 0)
+		return 0;
+	for (size_t i = 0; i < n_avail; i++)
+		if (event_matches(glob, avail[i]))
+			return 1;
+	return 0;
+}
+
+int ktrace_tracer_available(const char *tracer)
+{
+	char *text, **v = NULL;
+	size_t n = 0;
+	int found;
+	if (kread("available_tracers", &text) < 0)
+		return 0;
+	for (char *p = text; *p; p++)
+		if (*p == ' ')
+			*p = '\n';
+	split_lines(text, &v, &n);
+	found = strv_has(v, n, tracer);
+	strv_free(v, n);
+	free(text);
+	return found;
+}
+
+/* The number of available events of system sys (slen bytes). */
+static size_t system_size(const char *sys, size_t slen)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < n_avail; i++)
+		n += !strncmp(avail[i], sys, slen) && avail[i][slen] == ':';
+	return n;
+}
+
+static void strv_copy(char ***dst, size_t *nd, char *const *src, size_t n)
+{
+	*dst = NULL;
+	*nd = 0;
+	for (size_t i = 0; i < n; i++)
+		strv_push(dst, nd, src[i], strlen(src[i]));
+}
+
+static void strv_remove(char **v, size_t *n, const char *s)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (strcmp(v[i], s))
+			continue;
+		free(v[i]);
+		memmove(&v[i], &v[i + 1], (*n - i) * sizeof(char *));
+		(*n)--;
+		return;
+	}
+}
+
+int ktrace_target(const struct ktrace_state *base, const struct kernel_cfg *k,
+		  struct ktrace_state *t, char *why, size_t len)
+{
+	memset(t, 0, sizeof(*t));
+	t->tracer = xstrdup(k->tracer ? k->tracer : base->tracer);
+	t->tracing_on = k->tracing_on >= 0 ? k->tracing_on : base->tracing_on;
+	if (k->buffer_size_kb > 0) {
+		t->buffer_kb = k->buffer_size_kb;
+		t->buffer_expanded = 1;
+	} else {
+		t->buffer_kb = base->buffer_kb;
+		t->buffer_expanded = base->buffer_expanded;
+		if (base->n_cpu_buffer) {
+			t->cpu_buffer_kb = xcalloc(base->n_cpu_buffer, sizeof(long));
+			memcpy(t->cpu_buffer_kb, base->cpu_buffer_kb, base->n_cpu_buffer * sizeof(long));
+			t->n_cpu_buffer = base->n_cpu_buffer;
+		}
+	}
+	strv_copy(&t->options, &t->n_options, base->options, base->n_options);
+	for (size_t i = 0; i < k->n_options; i++) {
+		const char *o = k->options[i];
+		const char *name = strncmp(o, "no", 2) ? o : o + 2;
+		char *neg = xasprintf("no%s", name);
+		int known = strv_has(t->options, t->n_options, name) ||
+			    strv_has(t->options, t->n_options, neg);
+		if (!known && !k->tracer) {
+			free(neg);
+			ktrace_state_release(t);
+			return fail(why, len, "trace option '%s' is not in trace_options", o);
+		}
+		strv_remove(t->options, &t->n_options, name);
+		strv_remove(t->options, &t->n_options, neg);
+		strv_push(&t->options, &t->n_options, o, strlen(o));
+		free(neg);
+	}
+	if (k->events) {
+		if (load_available(why, len) < 0) {
+			ktrace_state_release(t);
+			return -1;
+		}
+		for (size_t i = 0; i < n_avail; i++)
+			for (size_t j = 0; j < k->n_events; j++)
+				if (event_matches(k->events[j], avail[i])) {
+					strv_push(&t->events, &t->n_events, avail[i], strlen(avail[i]));
+					break;
+				}
+	} else {
+		strv_copy(&t->events, &t->n_events, base->events, base->n_events);
+	}
+	t->functions_readable = base->functions_readable;
+	if (k->functions) {
+		strv_copy(&t->functions, &t->n_functions, k->functions, k->n_functions);
+		t->functions_globs = 1;
+		t->functions_readable = 1;
+	} else {
+		strv_copy(&t->functions, &t->n_functions, base->functions, base->n_functions);
+	}
+	return 0;
+}
+
+/*
+ * Enable (on) or disable the events of list, one libtracefs call per
+ * system: the system's enable file when the list holds all its events,
+ * else ^\(a\|b\|c\)$ (GNU basic regex alternation).
+ */
+static int switch_events(char **list, size_t n, int on, char *why, size_t len)
+{
+	int ret = 0;
+
+	qsort(list, n, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < n && !ret;) {
+		const char *c = strchr(list[i], ':');
+		size_t slen = c ? (size_t)(c - list[i]) : 0, j = i;
+		struct strbuf sre = STRBUF_INIT, ere = STRBUF_INIT;
+		if (!c) {
+			i++;
+			continue;
+		}
+		strbuf_addstr(&sre, "^");
+		strbuf_add(&sre, list[i], slen);
+		strbuf_addstr(&sre, "$");
+		strbuf_addstr(&ere, "^\\(");
+		for (; j < n && !strncmp(list[j], list[i], slen + 1); j++)
+			strbuf_addf(&ere, "%s%s", j > i ? "\\|" : "", list[j] + slen + 1);
+		strbuf_addstr(&ere, "\\)$");
+		int whole = !load_available(why, len) && j - i == system_size(list[i], slen);
+		errno = 0;
+		if ((on ? tracefs_event_enable : tracefs_event_disable)(NULL, sre.buf,
+								     whole ? NULL : ere.buf) < 0)
+			ret = fail(why, len, "cannot %s event '%s': %s", on ? "enable" : "disable",
+				   list[i], errno ? strerror(errno) : "no such event");
+		strbuf_release(&sre);
+		strbuf_release(&ere);
+		i = j;
+	}
+	return ret;
+}
+
+/* The events of a not in b (malloc'd array of borrowed strings). */
+static char **minus(char *const *a, size_t na, char *const *b, size_t nb, size_t *n)
+{
+	char **v = xcalloc(na + 1, sizeof(char *));
+	*n = 0;
+	for (size_t i = 0; i < na; i++)
+		if (!strv_has(b, nb, a[i]))
+			v[(*n)++] = a[i];
+	return v;
+}
+
+static int functions_equal(const struct ktrace_state *a, const struct ktrace_state *b)
+{
+	const struct ktrace_state *g = a->functions_globs ? a : b, *f = g == a ? b : a;
+	if (!a->functions_readable || !b->functions_readable)
+		return 1;
+	if (!a->functions_globs && !b->functions_globs)
+		return strv_same_set(a->functions, a->n_functions, b->functions, b->n_functions);
+	if (!g->n_functions || !f->n_functions)
+		return g->n_functions == f->n_functions;
+	for (size_t i = 0; i < f->n_functions; i++) {
+		int ok = 0;
+		for (size_t j = 0; j < g->n_functions && !ok; j++)
+			ok = !fnmatch(g->functions[j], f->functions[i], 0);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+int ktrace_set_state(const struct ktrace_state *t, char *did, size_t didlen,
+		     char *why, size_t len)
+{
+	struct ktrace_state cur, after;
+	struct strbuf sb = STRBUF_INIT;
+	char diff[1024];
+	char **off = NULL, **on = NULL;
+	size_t n_off = 0, n_on = 0;
+	int ret = -1, have_after = 0, was_on;
+
+	if (did && didlen)
+		*did = 0;
+	if (ktrace_read_state(&cur, why, len) < 0)
+		return -1;
+	was_on = cur.tracing_on;
+	/* Stop recording while the state changes: the change is not traced. */
+	if (cur.tracing_on && !ktrace_state_equal(t, &cur, NULL, 0)) {
+		if (set_tracing_on(0, why, len) < 0)
+			goto out;
+		cur.tracing_on = 0;
+	}
+	if (strcmp(cur.tracer, t->tracer)) {
+		if (set_tracer(t->tracer, why, len) < 0)
+			goto out;
+		strbuf_addf(&sb, "current_tracer %s -> %s, ", cur.tracer, t->tracer);
+		/* the tracer's options come and go with it */
+		ktrace_state_release(&cur);
+		if (ktrace_read_state(&cur, why, len) < 0)
+			goto out;
+		if (cur.tracing_on && set_tracing_on(0, why, len) < 0)
+			goto out;
+		cur.tracing_on = 0;
+	}
+	if (t->functions_readable && cur.functions_readable && !functions_equal(t, &cur)) {
+		if (set_functions(t->functions, t->n_functions, why, len) < 0)
+			goto out;
+		strbuf_addf(&sb, "set_ftrace_filter (%zu entries), ", t->n_functions);
+	}
+	for (size_t i = 0; i < t->n_options; i++) {
+		if (strv_has(cur.options, cur.n_options, t->options[i]))
+			continue;
+		if (kwrite("trace_options", t->options[i], why, len) < 0)
+			goto out;
+		strbuf_addf(&sb, "option %s, ", t->options[i]);
+	}
+	int cpu_differ = t->n_cpu_buffer != cur.n_cpu_buffer;
+	for (size_t c = 0; !cpu_differ && c < t->n_cpu_buffer; c++)
+		cpu_differ = !buffer_same(t->cpu_buffer_kb[c], cur.cpu_buffer_kb[c]);
+	if (t->n_cpu_buffer && cpu_differ) {
+		for (size_t c = 0; c < t->n_cpu_buffer; c++)
+			if (set_buffer_kb(t->cpu_buffer_kb[c], (int)c, why, len) < 0)
+				goto out;
+		strbuf_addstr(&sb, "per-CPU buffer sizes, ");
+	} else if (!t->n_cpu_buffer &&
+		   (!buffer_same(cur.buffer_kb, t->buffer_kb) || cur.n_cpu_buffer)) {
+		if (set_buffer_kb(t->buffer_kb, -1, why, len) < 0)
+			goto out;
+		strbuf_addf(&sb, "buffer_size_kb %ld -> %ld, ", cur.buffer_kb, t->buffer_kb);
+	}
+	off = minus(cur.events, cur.n_events, t->events, t->n_events, &n_off);
+	on = minus(t->events, t->n_events, cur.events, cur.n_events, &n_on);
+	if (n_off && switch_events(off, n_off, 0, why, len) < 0)
+		goto out;
+	if (n_on && switch_events(on, n_on, 1, why, len) < 0)
+		goto out;
+	if (n_off || n_on)
+		strbuf_addf(&sb, "events %zu enabled -> %zu, ", cur.n_events, t->n_events);
+	if (t->tracing_on != cur.tracing_on && set_tracing_on(t->tracing_on, why, len) < 0)
+		goto out;
+	if (was_on != t->tracing_on)
+		strbuf_addf(&sb, "tracing_on %d -> %d, ", was_on, t->tracing_on);
+	if (ktrace_read_state(&after, why, len) < 0)
+		goto out;
+	have_after = 1;
+	if (!ktrace_state_equal(t, &after, diff, sizeof(diff))) {
+		fail(why, len, "the kernel did not take the state: %s", diff);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (did && didlen) {
+		if (sb.len >= 2)
+			sb.buf[sb.len - 2] = 0;
+		snprintf(did, didlen, "%s", sb.len ? sb.buf : "");
+	}
+	free(off);
+	free(on);
+	strbuf_release(&sb);
+	ktrace_state_release(&cur);
+	if (have_after)
+		ktrace_state_release(&after);
+	return ret;
+}
+
+int ktrace_restore(const struct ktrace_state *prior, char *did, size_t didlen,
+		   char *why, size_t len)
+{
+	return ktrace_set_state(prior, did, didlen, why, len);
+}
+
+int ktrace_apply(const struct kernel_cfg *k, char *why, size_t len)
+{
+	struct ktrace_state cur, t;
+	int ret;
+
+	if (ktrace_read_state(&cur, why, len) < 0)
+		return -1;
+	ret = ktrace_target(&cur, k, &t, why, len);
+	ktrace_state_release(&cur);
+	if (ret < 0)
+		return -1;
+	ret = ktrace_set_state(&t, NULL, 0, why, len);
+	ktrace_state_release(&t);
+	return ret;
+}
+
+int ktrace_verify(const struct kernel_cfg *k, char *why, size_t len)
+{
+	struct ktrace_state st;
+	struct strbuf sb = STRBUF_INIT;
+	char **av = NULL, **want = NULL;
+	size_t nav = 0, nwant = 0;
+	int ret = -1;
+
+	if (ktrace_read_state(&st, why, len) < 0)
+		return -1;
+	if (k->tracer && strcmp(st.tracer, k->tracer))
+		strbuf_addf(&sb, "current_tracer is '%s', not '%s'", st.tracer, k->tracer);
+	if (k->tracing_on >= 0 && st.tracing_on != k->tracing_on)
+		strbuf_addf(&sb, "%stracing_on is %d, not %d", sb.len ? "; " : "", st.tracing_on,
+			    k->tracing_on);
+	if (k->buffer_size_kb > 0 && (!buffer_same(st.buffer_kb, k->buffer_size_kb) ||
+				      st.n_cpu_buffer))
+		strbuf_addf(&sb, "%sbuffer_size_kb is %ld, not %ld", sb.len ? "; " : "",
+			    st.buffer_kb, k->buffer_size_kb);
+	for (size_t i = 0; i < k->n_options; i++)
+		if (!strv_has(st.options, st.n_options, k->options[i]))
+			strbuf_addf(&sb, "%strace_options has no '%s'", sb.len ? "; " : "",
+				    k->options[i]);
+	if (k->functions && st.functions_readable) {
+		for (size_t i = 0; i < st.n_functions; i++) {
+			int ok = 0;
+			for (size_t j = 0; j < k->n_functions && !ok; j++)
+				ok = !fnmatch(k->functions[j], st.functions[i], 0);
+			if (!ok) {
+				strbuf_addf(&sb, "%sset_ftrace_filter has '%s'", sb.len ? "; " : "",
+					    st.functions[i]);
+				break;
+			}
+		}
+		if (k->n_functions && !st.n_functions)
+			strbuf_addf(&sb, "%sset_ftrace_filter is empty", sb.len ? "; " : "");
+	}
+	if (k->events) {
+		if (load_available(why, len) < 0)
+			goto out;
+		av = avail;
+		nav = n_avail;
+		for (size_t i = 0; i < nav; i++)
+			for (size_t j = 0; j < k->n_events; j++)
+				if (event_matches(k->events[j], av[i])) {
+					strv_push(&want, &nwant, av[i], strlen(av[i]));
+					break;
+				}
+		if (!strv_same_set(want, nwant, st.events, st.n_events))
+			list_diff(&sb, "enabled events", want, nwant, st.events, st.n_events);
+	}
+	if (sb.len) {
+		fail(why, len, "the kernel did not take the state: %s", sb.buf);
+		goto out;
+	}
+	ret = 0;
+out:
+	strv_free(want, nwant);
+	strbuf_release(&sb);
+	ktrace_state_release(&st);
+	return ret;
+}
+
+/* ---- stats ---- */
+
+int ktrace_parse_stats(const char *text, struct ktrace_stats *s)
+{
+	static const struct { const char *key; size_t off; } fields[] = {
+		{ "entries:", offsetof(struct ktrace_stats, entries) },
+		{ "overrun:", offsetof(struct ktrace_stats, overrun) },
+		{ "commit overrun:", offsetof(struct ktrace_stats, commit_overrun) },
+		{ "bytes:", offsetof(struct ktrace_stats, bytes) },
+		{ "dropped events:", offsetof(struct ktrace_stats, dropped) },
+		{ "read events:", offsetof(struct ktrace_stats, read) },
+	};
+	unsigned seen = 0;
+
+	while (text && *text) {
+		const char *e = strchrnul(text, '\n');
+		for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+			size_t kl = strlen(fields[i].key);
+			if (strncmp(text, fields[i].key, kl))
+				continue;
+			char *end;
+			unsigned long long v = strtoull(text + kl, &end, 10);
+			if (end == text + kl)
+				return -1;
+			*(uint64_t *)((char *)s + fields[i].off) += v;
+			seen |= 1u << i;
+		}
+		text = *e ? e + 1 : e;
+	}
+	/* every field but commit overrun and dropped/read (older kernels) */
+	return (seen & 0xb) == 0xb ? 0 : -1;
+}
+
+int ktrace_read_stats(struct ktrace_stats *s, char *why, size_t len)
+{
+	int n = ncpus_with_buffer();
+
+	memset(s, 0, sizeof(*s));
+	for (int c = 0; c < n; c++) {
+		char name[64], *text;
+		snprintf(name, sizeof(name), "per_cpu/cpu%d/stats", c);
+		if (!tracefs_file_exists(NULL, name))
+			continue;	/* a CPU without a buffer (offline) */
+		if (kread(name, &text) < 0)
+			return fail(why, len, "cannot read %s: %s", name, strerror(errno));
+		int r = ktrace_parse_stats(text, s);
+		free(text);
+		if (r < 0)
+			return fail(why, len, "unexpected contents of %s", name);
+	}
+	return 0;
+}
+
+static double delta(uint64_t a, uint64_t b)
+{
+	return b >= a ? (double)(b - a) : 0.0;
+}
+
+void ktrace_stats_delta(const struct ktrace_stats *b, const struct ktrace_stats *a,
+			double *events, double *lost, double *bytes)
+{
+	uint64_t wb = b->entries + b->overrun + b->read;
+	uint64_t wa = a->entries + a->overrun + a->read;
+	*events = delta(wb, wa);
+	*lost = delta(b->overrun, a->overrun) + delta(b->dropped, a->dropped);
+	*bytes = delta(b->bytes, a->bytes);
+}

@@ -1,0 +1,136 @@
+/*
+ * tracefs.h - the running kernel's tracing state, through libtracefs.
+ *
+ * perturb changes only the top-level tracing instance, and only what a
+ * `kernel:` block names: current_tracer, the enabled events (set_event),
+ * tracing_on, buffer_size_kb, set_ftrace_filter and trace_options.
+ * ktrace_read_state() reads all of these; ktrace_restore() puts a state read
+ * earlier back, writing only what differs, and checks the result by reading
+ * it again.  The `trace` file is never read (with a full buffer, reading it
+ * can stall the machine for minutes); the tracer's own accounting comes
+ * from per_cpu/cpuN/stats.
+ *
+ * Errors: functions return 0, or -1 with a message for the user in
+ * why[len] ("cannot set current_tracer to 'function': Operation not
+ * permitted ..."); they print nothing.  They must run as root (or with
+ * CAP_SYS_ADMIN over tracefs) and after ktrace_mount().
+ *
+ * The prefix is ktrace_ because libtracefs owns tracefs_*.
+ */
+#ifndef PERTURB_TRACEFS_H
+#define PERTURB_TRACEFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "config.h"
+
+/* The state perturb may change, as the kernel reports it. */
+struct ktrace_state {
+	char *tracer;		/* current_tracer, e.g. "nop" */
+	int tracing_on;		/* 0 or 1 */
+	long buffer_kb;		/* per-CPU ring buffer size in KiB (the size it
+				 * takes once allocated, when not yet expanded) */
+	int buffer_expanded;	/* 0: buffer_size_kb read "7 (expanded: 1408)" */
+	long *cpu_buffer_kb;	/* per CPU, only when the sizes differ (read "X") */
+	size_t n_cpu_buffer;
+	char **events;		/* "system:event", as set_event lists them */
+	size_t n_events;
+	char **options;		/* trace_options lines: "overwrite", "noblock", ... */
+	size_t n_options;
+	int functions_readable;	/* set_ftrace_filter could be read */
+	char **functions;	/* its lines; none = every function */
+	size_t n_functions;
+	int functions_globs;	/* a target: functions are globs (a kernel: block's) */
+};
+
+void ktrace_state_release(struct ktrace_state *st);
+
+/*
+ * Where tracefs is.  ktrace_mount() finds it in /proc/mounts or mounts it at
+ * /sys/kernel/tracing; *mounted is set to 1 only when this call mounted it
+ * (the caller unmounts it with ktrace_umount() when it is done).  Returns
+ * the tracefs path (static storage) or NULL with why filled.
+ */
+const char *ktrace_mount(int *mounted, char *why, size_t len);
+/* The path of a mounted tracefs, or NULL: never mounts. */
+const char *ktrace_find_mount(void);
+int ktrace_umount(const char *path, char *why, size_t len);
+
+/* Read the state.  Unreadable set_ftrace_filter (a locked-down kernel) is
+ * not an error: functions_readable is 0. */
+int ktrace_read_state(struct ktrace_state *st, char *why, size_t len);
+
+/*
+ * The state a kernel: block asks for, on top of base (the prior state):
+ * what k leaves out keeps base's value; events globs are expanded over
+ * available_events.  -1 with why for an option trace_options does not know.
+ */
+int ktrace_target(const struct ktrace_state *base, const struct kernel_cfg *k,
+		  struct ktrace_state *target, char *why, size_t len);
+
+/*
+ * Make the kernel's state be target, writing only what differs from the
+ * current state (so that switching between two variants that share their
+ * events costs no tracepoint (un)registration), tracing_on off while it
+ * changes; then read the state back and compare (a difference is an error
+ * naming it).  did (may be NULL) receives what was changed ("" for nothing).
+ */
+int ktrace_set_state(const struct ktrace_state *target, char *did, size_t didlen,
+		     char *why, size_t len);
+
+/*
+ * Apply the non-default parts of k on the current state (ktrace_target +
+ * ktrace_set_state): tracing_on is set off first and to its
+ * value last, so that the change itself is not recorded; `events` given
+ * (even empty) means exactly those events are enabled and no other.
+ * A refusal by the kernel names the file, the value and errno.  Partial
+ * application is possible on error: restore the prior state.
+ */
+int ktrace_apply(const struct kernel_cfg *k, char *why, size_t len);
+
+/* Read the state back and check it is what k asks for; why names every
+ * difference. */
+int ktrace_verify(const struct kernel_cfg *k, char *why, size_t len);
+
+/* ktrace_set_state(prior): put a state read earlier back. */
+int ktrace_restore(const struct ktrace_state *prior, char *did, size_t didlen,
+		   char *why, size_t len);
+
+/* Compare two states; 1 when equal, else 0 and diff names the first
+ * differences. */
+int ktrace_state_equal(const struct ktrace_state *a, const struct ktrace_state *b,
+		       char *diff, size_t len);
+
+/* Is tracer listed in available_tracers? */
+int ktrace_tracer_available(const char *tracer);
+
+/* Does at least one event of available_events match the "system:event" glob? */
+int ktrace_event_glob_matches(const char *glob);
+
+/* per_cpu/cpuN/stats, summed over CPUs. */
+struct ktrace_stats {
+	uint64_t entries;	/* events in the buffer now */
+	uint64_t overrun;	/* events overwritten (overwrite mode) */
+	uint64_t commit_overrun;
+	uint64_t bytes;		/* bytes in the buffer now */
+	uint64_t dropped;	/* events dropped (buffer full, nooverwrite) */
+	uint64_t read;		/* events consumed by readers (trace_pipe) */
+};
+int ktrace_read_stats(struct ktrace_stats *s, char *why, size_t len);
+/* Parse the text of one stats file and add it to s; -1 when a field is
+ * missing. */
+int ktrace_parse_stats(const char *text, struct ktrace_stats *s);
+/*
+ * Events written between two readings: the kernel counts every committed
+ * event in entries + overrun + read.  Lost: overrun + dropped.  Bytes: the
+ * growth of the bytes held in the buffer (the bytes written when nothing was
+ * read or overwritten).  Differences that would be negative (a buffer reset
+ * in between) count as 0.
+ */
+void ktrace_stats_delta(const struct ktrace_stats *before, const struct ktrace_stats *after,
+			double *events, double *lost, double *bytes);
+
+/* Parse buffer_size_kb's text ("1408", "7 (expanded: 1408)", "X"). */
+int ktrace_parse_buffer_size(const char *text, long *kb, int *expanded, int *differs);
+
+#endif

@@ -1,0 +1,707 @@
+/*
+ * Kernel tracing state: tracefs.c (apply, verify, restore, stats), the
+ * journal (format, atomic write, corruption) and, with the real binary,
+ * every way a `perturb run` can end — normal end, a failure after the
+ * state was changed, a workload crash or time-out, SIGINT, SIGTERM, SIGHUP,
+ * SIGKILL followed by `perturb restore` or by a later `perturb run` —
+ * each compared byte for byte with the tracefs state before.
+ *
+ * The kernel tests need root and tracefs; without them they are skipped
+ * with the reason.  They are serialized by a lock file (the kernel's
+ * tracing state is one per machine), and the machine's real state is read
+ * before each test and put back after it, even when the test fails.
+ *
+ * One kernel transition cannot be undone by anyone: the ring buffer is
+ * allocated ("expanded") on its first use and never shrinks back to its
+ * boot-time placeholder (buffer_size_kb "7 (expanded: 1408)").  The
+ * fixture expands it (to its own size) before taking the reference
+ * snapshot.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "journal.h"
+#include "testlib.h"
+#include "tracefs.h"
+#include "util.h"
+
+/* ---- journal and parsers: no privileges needed ---- */
+
+static char *jdir;
+
+static void jsetup(void)
+{
+	jdir = tl_tmpdir();
+	setenv("PERTURB_STATE_DIR", jdir, 1);
+}
+
+static void jteardown(void)
+{
+	tl_rmtree(jdir);
+	free(jdir);
+}
+
+TestSuite(journal, .init = jsetup, .fini = jteardown, .timeout = 30);
+
+static void sample_journal(struct journal *j)
+{
+	static char *ev[] = { "sched:sched_switch", "raw_syscalls:sys_enter" };
+	static char *opt[] = { "overwrite", "noblock" };
+	journal_init(j);
+	j->has_kernel = 1;
+	j->prior.tracer = xstrdup("nop");
+	j->prior.tracing_on = 1;
+	j->prior.buffer_kb = 1408;
+	j->prior.buffer_expanded = 0;
+	for (size_t i = 0; i < 2; i++) {
+		j->prior.events = xrealloc(j->prior.events, (i + 2) * sizeof(char *));
+		j->prior.events[i] = xstrdup(ev[i]);
+		j->prior.events[i + 1] = NULL;
+		j->prior.options = xrealloc(j->prior.options, (i + 2) * sizeof(char *));
+		j->prior.options[i] = xstrdup(opt[i]);
+		j->prior.options[i + 1] = NULL;
+	}
+	j->prior.n_events = j->prior.n_options = 2;
+	j->tracefs = xstrdup("/sys/kernel/tracing");
+	j->mounted = 1;
+}
+
+Test(journal, format_and_parse_round_trip)
+{
+	struct journal j, k;
+	struct strbuf sb = STRBUF_INIT;
+	char why[256];
+
+	sample_journal(&j);
+	j.procs = xcalloc(1, sizeof(*j.procs));
+	j.procs[0] = (struct journal_proc){ 4242, 99, xstrdup("daemon 'cat x' of variant 'v'") };
+	j.n_procs = 1;
+	journal_format(&j, &sb);
+	cr_assert_eq(journal_parse(sb.buf, &k, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(k.owner, getpid());
+	cr_assert_str_eq(k.boot_id, j.boot_id);
+	cr_assert(k.has_kernel && k.mounted);
+	cr_assert_str_eq(k.tracefs, "/sys/kernel/tracing");
+	cr_assert_str_eq(k.prior.tracer, "nop");
+	cr_assert_eq(k.prior.buffer_kb, 1408);
+	cr_assert_eq(k.prior.buffer_expanded, 0);
+	cr_assert(ktrace_state_equal(&j.prior, &k.prior, why, sizeof(why)), "%s", why);
+	cr_assert_eq(k.n_procs, 1);
+	cr_assert_eq(k.procs[0].pid, 4242);
+	cr_assert_eq(k.procs[0].start, 99);
+	cr_assert_str_eq(k.procs[0].what, "daemon 'cat x' of variant 'v'");
+	strbuf_release(&sb);
+	journal_release(&j);
+	journal_release(&k);
+}
+
+Test(journal, corrupt_journal_is_refused_with_a_clear_error)
+{
+	struct journal j, k;
+	struct strbuf sb = STRBUF_INIT;
+	char why[256];
+
+	sample_journal(&j);
+	journal_format(&j, &sb);
+	/* one byte changed */
+	char *alt = xstrdup(sb.buf);
+	*strstr(alt, "tracing_on 1") = 'T';
+	cr_assert_eq(journal_parse(alt, &k, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "checksum mismatch"), "%s", why);
+	/* cut in the middle (a write that did not finish) */
+	alt[sb.len / 2] = 0;
+	cr_assert_eq(journal_parse(alt, &k, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "truncated"), "%s", why);
+	cr_assert_eq(journal_parse("hello\n", &k, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "not a perturb journal"), "%s", why);
+	free(alt);
+
+	/* `perturb restore` names the file and exits 3 */
+	char *path = xasprintf("%s/journal-1", jdir);
+	struct cli_result r;
+	tl_write(jdir, "journal-1", "perturb-journal 1\nowner 1 1\n");
+	cli_run(jdir, &r, "restore", NULL);
+	cr_assert_eq(r.status, 3, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.err, "journal-1' is corrupt"), "%s", r.err);
+	cr_assert(tl_exists(path), "a corrupt journal is kept");
+	cli_result_release(&r);
+	free(path);
+	strbuf_release(&sb);
+	journal_release(&j);
+}
+
+Test(journal, write_is_atomic_and_remove_removes)
+{
+	struct journal j, k;
+	char why[256];
+
+	sample_journal(&j);
+	cr_assert_eq(journal_write(&j), 0);
+	cr_assert(tl_exists(j.path));
+	char *tmp = xasprintf("%s.tmp", j.path);
+	cr_assert(!tl_exists(tmp), "the temporary file is renamed");
+	cr_assert_eq(journal_load(j.path, &k, why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(k.prior.tracer, "nop");
+	journal_release(&k);
+	/* a rewrite replaces the whole file */
+	cr_assert_eq(journal_add_proc(&j, getpid(), "me"), 0);
+	cr_assert_eq(journal_load(j.path, &k, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(k.n_procs, 1);
+	cr_assert_eq(k.procs[0].start, proc_start_time(getpid()));
+	journal_release(&k);
+	cr_assert_eq(journal_remove(&j), 0);
+	cr_assert(!tl_exists(j.path));
+	cr_assert_eq(journal_remove(&j), 0, "removing twice is no error");
+	free(tmp);
+	journal_release(&j);
+}
+
+Test(journal, restore_with_nothing_to_do_exits_0)
+{
+	struct cli_result r;
+	cli_run(jdir, &r, "restore", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "nothing to restore"), "%s", r.out);
+	cli_result_release(&r);
+}
+
+Test(journal, stale_journal_of_processes_only_stops_them)
+{
+	struct journal j;
+	struct cli_result r;
+	pid_t child = fork();
+	cr_assert(child >= 0);
+	if (!child) {
+		setpgid(0, 0);
+		execlp("sleep", "sleep", "100", (char *)NULL);
+		_exit(127);
+	}
+	setpgid(child, child);
+	/* the journal of a perturb that is gone: owner start time 1 */
+	journal_init(&j);
+	j.owner_start = 1;
+	j.procs = xcalloc(2, sizeof(*j.procs));
+	j.procs[0] = (struct journal_proc){ child, proc_start_time(child), xstrdup("daemon 'sleep 100'") };
+	/* a recycled pid: same pid, other start time: left alone */
+	j.procs[1] = (struct journal_proc){ getpid(), 12345, xstrdup("daemon 'old'") };
+	j.n_procs = 2;
+	cr_assert_eq(journal_write(&j), 0);
+	cli_run(jdir, &r, "restore", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "stopped daemon 'sleep 100'"), "%s", r.out);
+	cr_assert(strstr(r.out, "daemon 'old' (pid"), "%s", r.out);
+	cr_assert(strstr(r.out, "had already ended"), "%s", r.out);
+	int st;
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	cr_assert(!tl_exists(j.path));
+	cli_result_release(&r);
+	journal_release(&j);
+}
+
+Test(journal, proc_start_time_sees_only_live_processes)
+{
+	cr_assert_neq(proc_start_time(getpid()), 0);
+	pid_t c = fork();
+	if (!c)
+		_exit(0);
+	waitpid(c, NULL, 0);
+	cr_assert_eq(proc_start_time(c), 0);
+}
+
+Test(journal, parsers_of_tracefs_files)
+{
+	long kb;
+	int ex, differs;
+	cr_assert_eq(ktrace_parse_buffer_size("1410\n", &kb, &ex, &differs), 0);
+	cr_assert(kb == 1410 && ex && !differs);
+	cr_assert_eq(ktrace_parse_buffer_size("7 (expanded: 1408)\n", &kb, &ex, &differs), 0);
+	cr_assert(kb == 1408 && !ex && !differs);
+	cr_assert_eq(ktrace_parse_buffer_size("X\n", &kb, &ex, &differs), 0);
+	cr_assert(differs);
+	cr_assert_eq(ktrace_parse_buffer_size("abc", &kb, &ex, &differs), -1);
+
+	struct ktrace_stats a = { 0 }, b = { 0 };
+	const char *s0 = "entries: 10\noverrun: 0\ncommit overrun: 0\nbytes: 1000\n"
+			 "oldest event ts:     1.0\nnow ts:  2.0\ndropped events: 0\nread events: 5\n";
+	const char *s1 = "entries: 100\noverrun: 7\ncommit overrun: 0\nbytes: 9000\n"
+			 "oldest event ts:     1.0\nnow ts:  3.0\ndropped events: 2\nread events: 20\n";
+	cr_assert_eq(ktrace_parse_stats(s0, &a), 0);
+	cr_assert_eq(ktrace_parse_stats(s0, &a), 0, "a second CPU adds up");
+	cr_assert_eq(a.entries, 20);
+	cr_assert_eq(a.read, 10);
+	cr_assert_eq(ktrace_parse_stats(s1, &b), 0);
+	cr_assert_eq(ktrace_parse_stats(s1, &b), 0);
+	double ev, lost, bytes;
+	ktrace_stats_delta(&a, &b, &ev, &lost, &bytes);
+	/* written = delta(entries + overrun + read) = (200 + 14 + 40) - (20 + 0 + 10) */
+	cr_assert_float_eq(ev, 224, 1e-9);
+	cr_assert_float_eq(lost, 14 + 4, 1e-9);
+	cr_assert_float_eq(bytes, 16000, 1e-9);
+	ktrace_stats_delta(&b, &a, &ev, &lost, &bytes);
+	cr_assert(ev == 0 && lost == 0 && bytes == 0, "a reset counts as nothing, not negative");
+	cr_assert_eq(ktrace_parse_stats("entries: 1\n", &a), -1);
+}
+
+/* ---- the running kernel ---- */
+
+#define TRACEFS "/sys/kernel/tracing"
+#define TEST_LOCK "/run/perturb-tracefs-tests.lock"
+#define PERTURB_LOCK "/run/perturb-tracefs.lock"	/* journal.c's */
+
+/* Wait for perturb's kernel lock (a perturb of someone else may be
+ * running); returns the fd that holds it: close it to let go. */
+static int perturb_lock_wait(void)
+{
+	int fd = open(PERTURB_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		flock(fd, LOCK_EX);
+	return fd;
+}
+
+static int lock_fd = -1;
+static int was_mounted;
+static struct ktrace_state saved;
+static int have_saved;
+static char *dir, *db, *before;
+
+/* Files compared byte for byte (those that exist and can be read). */
+static const char *const state_files[] = {
+	"current_tracer", "tracing_on", "buffer_size_kb", "buffer_total_size_kb",
+	"per_cpu/cpu0/buffer_size_kb", "set_event", "trace_options", "set_ftrace_filter",
+	"set_event_pid", "trace_clock", "tracing_cpumask", "buffer_percent",
+	"events/enable", "events/sched/enable", "events/raw_syscalls/enable",
+	"events/syscalls/enable", "events/sched/sched_switch/enable",
+	"events/raw_syscalls/sys_enter/enable", "options/overwrite", "options/record-tgid",
+	NULL
+};
+
+static int is_mounted(void)
+{
+	return ktrace_find_mount() != NULL;
+}
+
+/*
+ * The state as bytes, with tracefs mounted as the machine had it ("mounted"
+ * or "not mounted" first).  Mounts for the reading and unmounts after when
+ * it was not mounted.
+ */
+static char *snapshot(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int m = is_mounted();
+
+	strbuf_addstr(&sb, m ? "tracefs mounted\n" : "tracefs not mounted\n");
+	if (!m)
+		cr_assert_eq(mount("nodev", TRACEFS, "tracefs", 0, NULL), 0);
+	for (size_t i = 0; state_files[i]; i++) {
+		char *path = xasprintf("%s/%s", TRACEFS, state_files[i]);
+		size_t n;
+		char *text = read_file(path, &n);
+		strbuf_addf(&sb, "== %s\n", state_files[i]);
+		if (text)
+			strbuf_add(&sb, text, n);
+		else
+			strbuf_addf(&sb, "(unreadable: %s)\n", strerror(errno));
+		free(text);
+		free(path);
+	}
+	if (!m)
+		cr_assert_eq(umount(TRACEFS), 0);
+	return strbuf_detach(&sb);
+}
+
+static void assert_state_as_before(const char *when)
+{
+	char *now = snapshot();
+	if (strcmp(now, before)) {
+		/* first differing line, for the message */
+		const char *a = before, *b = now;
+		while (*a && *a == *b)
+			a++, b++;
+		while (a > before && a[-1] != '\n')
+			a--, b--;
+		cr_assert_fail("%s: the tracing state differs from before at:\nbefore: %.200s\nafter:  %.200s",
+			       when, a, b);
+	}
+	free(now);
+}
+
+/* Skip (with the reason) unless root with tracefs. */
+static void need_kernel(void)
+{
+	char why[512];
+	int m;
+	const char *p;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (changes the kernel's tracing state)");
+	if (!(p = ktrace_mount(&m, why, sizeof(why))))
+		cr_skip_test("no tracefs: %s", why);
+	if (m)
+		umount(p);
+}
+
+static void ksetup(void)
+{
+	char why[512];
+	int m;
+
+	dir = tl_tmpdir();
+	db = xasprintf("%s/results/perturb.db", dir);
+	char *state = xasprintf("%s/state", dir);
+	setenv("PERTURB_STATE_DIR", state, 1);
+	free(state);
+	if (geteuid() != 0)
+		return;
+	lock_fd = open(TEST_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lock_fd >= 0)
+		flock(lock_fd, LOCK_EX);
+	int plock = perturb_lock_wait();
+	was_mounted = is_mounted();
+	if (!ktrace_mount(&m, why, sizeof(why))) {
+		close(plock);
+		return;
+	}
+	if (ktrace_read_state(&saved, why, sizeof(why)) == 0) {
+		have_saved = 1;
+		/* the one-way transition: allocate the buffer at its own size */
+		if (!saved.buffer_expanded) {
+			char kb[32];
+			int fd = open(TRACEFS "/buffer_size_kb", O_WRONLY);
+			snprintf(kb, sizeof(kb), "%ld", saved.buffer_kb);
+			if (fd >= 0) {
+				ssize_t w = write(fd, kb, strlen(kb));
+				(void)w;
+				close(fd);
+			}
+			ktrace_state_release(&saved);
+			have_saved = ktrace_read_state(&saved, why, sizeof(why)) == 0;
+		}
+	}
+	if (!was_mounted)
+		umount(TRACEFS);
+	before = snapshot();
+	close(plock);
+}
+
+static void kteardown(void)
+{
+	char why[1024];
+	int m;
+
+	/* the machine as it was, whatever the test did */
+	int plock = geteuid() == 0 ? perturb_lock_wait() : -1;
+	if (have_saved && ktrace_mount(&m, why, sizeof(why))) {
+		if (ktrace_restore(&saved, NULL, 0, why, sizeof(why)) < 0)
+			fprintf(stderr, "test_tracefs: cannot restore the tracing state: %s\n", why);
+		ktrace_state_release(&saved);
+		have_saved = 0;
+	}
+	if (geteuid() == 0 && !was_mounted && is_mounted())
+		umount(TRACEFS);
+	if (plock >= 0)
+		close(plock);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	lock_fd = -1;
+	free(before);
+	before = NULL;
+	tl_rmtree(dir);
+	free(dir);
+	free(db);
+}
+
+TestSuite(kernel, .init = ksetup, .fini = kteardown, .timeout = 90);
+
+static struct kernel_cfg cfg_tracing(char **ev, size_t n)
+{
+	return (struct kernel_cfg){ .present = 1, .events = ev, .n_events = n, .tracing_on = 1,
+				    .buffer_size_kb = 2048 };
+}
+
+Test(kernel, apply_verify_stats_restore_in_process)
+{
+	char why[1024];
+	int m;
+	char *ev[] = { "sched:*", "raw_syscalls:sys_*" };
+	struct kernel_cfg k = cfg_tracing(ev, 2);
+	struct ktrace_state prior;
+	struct ktrace_stats s0, s1;
+
+	need_kernel();
+	int plock = perturb_lock_wait();
+	cr_assert(ktrace_mount(&m, why, sizeof(why)), "%s", why);
+	cr_assert_eq(ktrace_read_state(&prior, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(ktrace_apply(&k, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(ktrace_verify(&k, why, sizeof(why)), 0, "%s", why);
+
+	/* a different block does not verify: the difference is named */
+	struct kernel_cfg other = cfg_tracing(ev, 1);
+	other.tracing_on = 0;
+	other.buffer_size_kb = 1024;
+	cr_assert_eq(ktrace_verify(&other, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "tracing_on is 1, not 0"), "%s", why);
+	cr_assert(strstr(why, "buffer_size_kb"), "%s", why);
+	cr_assert(strstr(why, "enabled events"), "%s", why);
+
+	/* events are counted while recording */
+	cr_assert_eq(ktrace_read_stats(&s0, why, sizeof(why)), 0, "%s", why);
+	for (int i = 0; i < 2000; i++)
+		getppid();
+	cr_assert_eq(ktrace_read_stats(&s1, why, sizeof(why)), 0, "%s", why);
+	double events, lost, bytes;
+	ktrace_stats_delta(&s0, &s1, &events, &lost, &bytes);
+	cr_assert_geq(events, 4000, "2000 system calls, 2 events each: %g", events);
+
+	char did[512];
+	cr_assert_eq(ktrace_restore(&prior, did, sizeof(did), why, sizeof(why)), 0, "%s", why);
+	cr_assert(strstr(did, "events"), "%s", did);
+	cr_assert_eq(ktrace_restore(&prior, did, sizeof(did), why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(did, "", "a second restore changes nothing");
+	if (m)
+		umount(TRACEFS);
+	close(plock);
+	ktrace_state_release(&prior);
+	assert_state_as_before("after restore");
+}
+
+Test(kernel, refusals_are_found_before_the_study_and_named_by_variant)
+{
+	struct cli_result r;
+	char why[256];
+	int m;
+
+	need_kernel();
+	cr_assert(ktrace_mount(&m, why, sizeof(why)));
+	int function_listed = ktrace_tracer_available("function");
+	if (m)
+		umount(TRACEFS);
+	tl_write(dir, "e.yaml",
+		 "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants:\n"
+		 "  - name: a\n"
+		 "  - name: nosuch\n"
+		 "    kernel: {events: ['nosuchsystem:*']}\n"
+		 "  - name: badtracer\n"
+		 "    kernel: {tracer: no-such-tracer}\n"
+		 "  - name: ok\n"
+		 "    kernel: {events: ['sched:sched_switch'], tracing_on: false}\n"
+		 "workloads:\n"
+		 "  - {name: t, cmd: [true]}\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "e.yaml:7:"), "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'nosuch': event 'nosuchsystem:*' matches no event"), "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'badtracer': tracer 'no-such-tracer' is not in"), "%s", r.err);
+	cr_assert(!strstr(r.err, "variant 'ok'"), "%s", r.err);
+	cr_assert(!tl_exists(db));
+	cli_result_release(&r);
+	assert_state_as_before("after the checks");
+
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--skip-unavailable", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 2);
+	cli_result_release(&r);
+	assert_state_as_before("after --skip-unavailable");
+
+	/* a tracer the kernel lists but refuses (lockdown: EPERM) */
+	if (function_listed) {
+		tl_write(dir, "f.yaml",
+			 "name: x\nwarmup: 0\nrepetitions: 1\n"
+			 "variants: [{name: a}, {name: fn, kernel: {tracer: function}}]\n"
+			 "workloads: [{name: t, cmd: [true]}]\n");
+		cli_run(dir, &r, "run", "f.yaml", "--db", db, NULL);
+		if (r.status == 2)
+			cr_assert(strstr(r.err, "variant 'fn': cannot set current_tracer to 'function'"),
+				  "%s", r.err);
+		else
+			cr_assert_eq(r.status, 0, "%s", r.err);
+		cli_result_release(&r);
+		assert_state_as_before("after the function tracer");
+	}
+}
+
+/* A study of vanilla and two tracing variants; the workload's shell is given. */
+static void kernel_study(const char *workload_shell, const char *extra_variant_keys,
+			 const char *timeout)
+{
+	char *y = xasprintf(
+		"name: k\nwarmup: 0\nrepetitions: 2\norder: interleaved\nseed: 3\ntimeout: %s\n"
+		"variants:\n"
+		"  - name: vanilla\n"
+		"  - name: armed\n"
+		"    kernel: {events: ['sched:*', 'raw_syscalls:*'], tracing_on: false}\n"
+		"  - name: tracing\n"
+		"    kernel: {events: ['sched:*', 'raw_syscalls:*'], tracing_on: true, buffer_size_kb: 1024,\n"
+		"             options: [noirq-info]}\n"
+		"%s"
+		"workloads:\n"
+		"  - name: w\n"
+		"    shell: '%s'\n",
+		timeout, extra_variant_keys, workload_shell);
+	tl_write(dir, "k.yaml", y);
+	free(y);
+}
+
+Test(kernel, normal_end_restores_and_records_tracer_metrics)
+{
+	struct cli_result r;
+	need_kernel();
+	kernel_study("i=0; while [ $i -lt 200 ]; do i=$((i+1)); done; echo ok", "", "30s");
+	cli_run(dir, &r, "run", "k.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before("after a normal end");
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 6);
+	/* the tracer's accounting, for kernel variants only */
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric = 'trace_events' AND p.variant = 'vanilla'"), 0);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric = 'trace_lost' AND p.variant = 'armed'"), 2);
+	cr_assert_gt(cli_sql_int(db, "SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric = 'trace_events' AND p.variant = 'tracing'"), 0);
+	cr_assert_eq(cli_sql_int(db, "SELECT max(m.value) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric = 'trace_events' AND p.variant = 'armed'"), 0,
+		     "armed but off: nothing recorded");
+}
+
+Test(kernel, failure_after_the_state_changed_exits_3_and_restores)
+{
+	struct cli_result r;
+	need_kernel();
+	kernel_study("echo ok",
+		     "  - name: broken\n"
+		     "    kernel: {events: ['sched:sched_switch'], tracing_on: true}\n"
+		     "    setup: [[sh, -c, 'exit 4']]\n", "30s");
+	cli_run(dir, &r, "run", "k.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 3, "%s", r.err);
+	cr_assert(strstr(r.err, "setup command"), "%s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before("after a failing setup");
+}
+
+Test(kernel, workload_crash_and_timeout_restore)
+{
+	struct cli_result r;
+	need_kernel();
+	kernel_study("kill -SEGV $$", "", "30s");
+	cli_run(dir, &r, "run", "k.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 3, "every run crashed: %s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before("after workload crashes");
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'crashed'"), 6);
+
+	kernel_study("sleep 5", "", "300ms");
+	cli_run(dir, &r, "run", "k.yaml", "--db", db, "--repetitions", "1", NULL);
+	cr_assert_eq(r.status, 3, "%s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before("after workload time-outs");
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'timeout'"), 3);
+}
+
+/* The workload signals perturb (its parent) during a tracing run. */
+static void stopped_by(const char *sig)
+{
+	struct cli_result r;
+	/* only in a variant that records (tracing_on 1 and events set) */
+	char *sh = xasprintf("if [ $(cat /sys/kernel/tracing/tracing_on) = 1 ] && "
+			     "[ -n \"$(cat /sys/kernel/tracing/set_event)\" ]; then kill -%s $PPID; "
+			     "sleep 1; fi; echo ok", sig);
+	need_kernel();
+	kernel_study(sh, "  - name: daemon\n"
+			 "    kernel: {events: ['sched:*'], tracing_on: true}\n"
+			 "    daemon: [sleep, '1000']\n", "30s");
+	free(sh);
+	cli_run(dir, &r, "run", "k.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 3, "%s", r.err);
+	cr_assert(strstr(r.err, "stopped by signal"), "%s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before(sig);
+	cli_run(dir, &r, "restore", NULL);
+	cr_assert(strstr(r.out, "nothing to restore"), "no journal left: %s%s", r.out, r.err);
+	cli_result_release(&r);
+}
+
+Test(kernel, sigint_restores) { stopped_by("INT"); }
+Test(kernel, sigterm_restores) { stopped_by("TERM"); }
+Test(kernel, sighup_restores) { stopped_by("HUP"); }
+
+/* SIGKILL in a tracing run with a daemon: the machine is left tracing,
+ * the journal says what to do. */
+static long sigkill_study(void)
+{
+	struct cli_result r;
+	kernel_study("if [ -s ../daemon.pid ]; then kill -KILL $PPID; sleep 1; fi; echo ok",
+		     "  - name: daemon\n"
+		     "    kernel: {events: ['sched:*'], tracing_on: true}\n"
+		     "    daemon: [sh, -c, 'echo $$ > daemon.pid; exec sleep 1000']\n"
+		     "    daemon_ready: 50ms\n", "30s");
+	/* the daemon variant runs in every round: put it first */
+	cli_run(dir, &r, "run", "k.yaml", "--db", db, "--only-variant", "daemon", NULL);
+	cr_assert_eq(r.status, 128 + SIGKILL, "%s", r.err);
+	cli_result_release(&r);
+	char *before_path = xasprintf("%s/results/work/daemon.pid", dir);
+	FILE *f = fopen(before_path, "r");
+	long pid = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	free(before_path);
+	return pid;
+}
+
+Test(kernel, sigkill_then_restore)
+{
+	struct cli_result r;
+	need_kernel();
+	long daemon = sigkill_study();
+	char *now = snapshot();
+	cr_assert(strcmp(now, before), "perturb was killed while tracing: the state differs");
+	free(now);
+	cli_run(dir, &r, "restore", NULL);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.out, "which is gone"), "%s", r.out);
+	cr_assert(strstr(r.out, "restored the kernel tracing state"), "%s", r.out);
+	if (daemon) {
+		cr_assert(strstr(r.out, "stopped daemon"), "%s", r.out);
+		cr_assert(tl_process_gone(daemon), "daemon %ld still runs", daemon);
+	}
+	cli_result_release(&r);
+	assert_state_as_before("after perturb restore");
+	cli_run(dir, &r, "restore", NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "nothing to restore"), "%s", r.out);
+	cli_result_release(&r);
+}
+
+Test(kernel, sigkill_then_a_later_run_restores_first)
+{
+	struct cli_result r;
+	need_kernel();
+	long daemon = sigkill_study();
+	tl_write(dir, "plain.yaml", "name: p\nwarmup: 0\nrepetitions: 1\n"
+		 "variants: [{name: a}]\nworkloads: [{name: t, cmd: [true]}]\n");
+	cli_run(dir, &r, "run", "plain.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "restored the kernel tracing state"), "%s", r.err);
+	if (daemon)
+		cr_assert(tl_process_gone(daemon), "daemon %ld still runs", daemon);
+	cli_result_release(&r);
+	assert_state_as_before("after the next perturb run");
+}
