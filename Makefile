@@ -1,6 +1,7 @@
 # perturb - build settings
 #
-#   make                 build build/perturb (and build/libperturb.a)
+#   make                 build build/perturb (and build/libperturb.a) and the
+#                        micro-benchmarks build/perturb-micro (+ -static)
 #   make test | check    build and run the Criterion test suite
 #   make run             run the default study (experiments.yaml) and print its report
 #   make bench           benchmarks of perturb itself (bench/)
@@ -18,6 +19,8 @@
 #   DB=results/perturb.db database used by `make run`
 #   EXPERIMENT=experiments.yaml  study run by `make run`
 #   NO_DEPS=1             make run/test skip the package check
+#   MICRO_STATIC=0        do not build build/perturb-micro-static (built when
+#                         a -static probe links; never with SANITIZE=1)
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -28,12 +31,12 @@ EXPERIMENT ?= experiments.yaml
 
 # Debian packages: to build and test, and what the default study runs.
 DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
-	libpapi-dev libcriterion-dev
-DEB_RUN := bzip2 strace
+	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev
+DEB_RUN := bzip2 strace xz-utils gzip rt-tests sysbench linux-perf
 DEB_BENCH := hyperfine
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_RUN) $(DEB_BENCH)
 
-PKGS := gsl yaml-0.1 sqlite3 papi
+PKGS := gsl yaml-0.1 sqlite3 papi libtracefs libtraceevent
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
@@ -41,11 +44,14 @@ CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
 CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wformat=2 -Wno-unused-parameter \
-	-Iharness -Istats -Ireports -I. \
+	-Iharness -Istats -Ireports -Iinstrumentation -I. \
 	-DPERTURB_SHARE_DIR='"$(PREFIX)/share/perturb"'
 ifeq ($(SANITIZE),1)
 BASE_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
+# libcriterion's own runner leaks a few bytes when many tests run in
+# parallel; nothing of ours is suppressed (tests/lsan.supp).
+TEST_ENV += LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 LIBS = $(PKG_LIBS) -lm
@@ -58,7 +64,8 @@ QUIET_LINK = @echo '   LINK    $@';
 endif
 
 B := build
-LIB_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c)) $(wildcard stats/*.c) $(wildcard reports/*.c)
+LIB_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c)) $(wildcard stats/*.c) $(wildcard reports/*.c) \
+	$(wildcard instrumentation/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 MAIN_OBJ := $(B)/harness/main.o
 TEST_SRC := $(wildcard tests/*.c)
@@ -67,8 +74,36 @@ PROG_SRC := $(wildcard tests/progs/*.c)
 PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(B)/tests/progs/%)
 DEPS := $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
+# ---- perturb-micro: the micro-benchmarks (workloads/micro/) ----
+# One program, no library dependency; {micro} in a workload's argv is the
+# perturb-micro next to the perturb executable.  A static copy
+# (perturb-micro-static) is for images without a C library (initramfs); the
+# dynamic one is what workloads run, so that a variant's LD_PRELOAD applies.
+# (This block defines rules before `all`, hence the explicit default goal.)
+.DEFAULT_GOAL := all
+MICRO_SRC := $(wildcard workloads/micro/*.c)
+MICRO_OBJ := $(MICRO_SRC:%.c=$(B)/%.o)
+MICRO_BINS := $(B)/perturb-micro
+ifneq ($(SANITIZE),1)
+ifneq ($(MICRO_STATIC),0)
+HAVE_STATIC := $(shell printf 'int main(void){return 0;}\n' | \
+	$(CC) -static -x c -o /dev/null - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_STATIC),1)
+MICRO_BINS += $(B)/perturb-micro-static
+endif
+endif
+endif
+DEPS += $(MICRO_OBJ:.o=.d)
+
+$(B)/perturb-micro: $(MICRO_OBJ)
+	$(QUIET_LINK)$(CC) $(LDFLAGS) -o $@ $^
+
+$(B)/perturb-micro-static: $(MICRO_OBJ)
+	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^
+# ---- end of perturb-micro ----
+
 .PHONY: all test check run bench deps install clean smoke
-all: $(B)/perturb
+all: $(B)/perturb $(MICRO_BINS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -93,8 +128,9 @@ $(B)/tests/perturb-tests: $(TEST_OBJ) $(B)/libperturb.a
 
 # The test suite runs from the source tree; integration tests find the
 # binary and the helper programs through these variables.
-test check: $(if $(NO_DEPS),,deps) $(B)/perturb $(B)/tests/perturb-tests $(PROG_BIN)
-	PERTURB_BIN=$(abspath $(B))/perturb PERTURB_PROGS=$(abspath $(B))/tests/progs \
+test check: $(if $(NO_DEPS),,deps) $(B)/perturb $(MICRO_BINS) $(B)/tests/perturb-tests $(PROG_BIN)
+	$(TEST_ENV) PERTURB_BIN=$(abspath $(B))/perturb PERTURB_PROGS=$(abspath $(B))/tests/progs \
+	PERTURB_MICRO=$(abspath $(B))/perturb-micro \
 	PERTURB_SRC=$(CURDIR) $(B)/tests/perturb-tests $(TEST_ARGS)
 
 run: $(if $(NO_DEPS),,deps) $(B)/perturb
@@ -119,10 +155,19 @@ deps:
 		echo "  apt-get install -y$$missing"; exit 1; \
 	fi
 
-install: $(B)/perturb
+install: $(B)/perturb $(MICRO_BINS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/perturb/workloads
-	install -m 755 $(B)/perturb $(DESTDIR)$(PREFIX)/bin/perturb
+	install -m 755 $(B)/perturb $(MICRO_BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 workloads/*.yaml $(DESTDIR)$(PREFIX)/share/perturb/workloads/
+
+# ---- reporter: make test-browser (begin) ----
+# Render an HTML report with headless Chromium (Debian package chromium) and
+# check that the CDF plot is drawn; the PNG is left in $(B)/test-browser/.
+.PHONY: test-browser
+test-browser: $(B)/perturb $(B)/tests/progs/spin
+	tests/browser/check.sh $(abspath $(B))/perturb $(abspath $(B))/tests/progs \
+		$(abspath $(B))/test-browser
+# ---- reporter: make test-browser (end) ----
 
 clean:
 	rm -rf $(B)

@@ -16,6 +16,10 @@
 # `perturb report --format csv`): the part of a run perturb attributes to
 # the workload.
 #
+# COUNTERS="page-faults, task-clock" (env) adds `counters: [...]` to the
+# experiment: the counter path (fork, counters opened on the child before
+# its exec, read once after) instead of the vfork path.
+#
 # Needs: bash, awk, sort, date with %N (GNU coreutils); hyperfine optional
 # (its rows are skipped without it).
 set -euo pipefail
@@ -44,6 +48,7 @@ repetitions: $runs
 warmup: 0
 order: sequential
 seed: 1
+${COUNTERS:+counters: [$COUNTERS]}
 variants:
   - name: vanilla
     description: the system as it is

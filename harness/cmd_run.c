@@ -12,7 +12,9 @@
 #include "backend.h"
 #include "commands.h"
 #include "config.h"
+#include "counters.h"
 #include "machine.h"
+#include "packages.h"
 #include "plan.h"
 #include "runner.h"
 #include "store.h"
@@ -105,7 +107,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
-/* Expand {workdir} and {perturb} in s. */
+/* Expand {workdir}, {perturb} and {micro} (perturb-micro next to
+ * perturb) in s. */
 static char *expand(const char *s, const char *workdir)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -116,6 +119,9 @@ static char *expand(const char *s, const char *workdir)
 		} else if (!strncmp(s, "{perturb}", 9)) {
 			strbuf_addstr(&sb, perturb_self_exe());
 			s += 9;
+		} else if (!strncmp(s, "{micro}", 7)) {
+			strbuf_addstr(&sb, perturb_micro_exe());
+			s += 7;
 		} else {
 			strbuf_add(&sb, s, 1);
 			s++;
@@ -176,6 +182,50 @@ static char *join_argv(int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		strbuf_addf(&sb, " %s", argv[i]);
 	return strbuf_detach(&sb);
+}
+
+/*
+ * Decide once which counters this machine can count: one warning line
+ * naming those it cannot (short reasons), and one "unavailable" row each,
+ * with the whole reason, for the report.  The study runs either way.
+ */
+static int report_unavailable(struct store *st, int64_t run_id,
+			      const struct counter_set *cs)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = counters_count(cs);
+	int ret = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (counters_available(cs, i))
+			continue;
+		strbuf_addf(&sb, "%s%s (%s)", sb.len ? ", " : "", counters_name(cs, i),
+			    counters_short_reason(cs, i));
+		if (store_put_unavailable(st, run_id, counters_name(cs, i),
+					  counters_reason(cs, i)) < 0)
+			ret = -1;
+	}
+	if (sb.len)
+		warning("counters unavailable here: %s", sb.buf);
+	if (n && !counters_n_available(cs))
+		warning("none of the counters asked for can be counted here; "
+			"the runs record times and metrics only");
+	strbuf_release(&sb);
+	return ret;
+}
+
+struct failure_ctx {
+	const char *variant, *workload;
+	int repetition, warmup;
+};
+
+/* A counter that could be counted here failed in a run (said once). */
+static void counter_failed(const char *name, const char *reason, void *ctx)
+{
+	const struct failure_ctx *f = ctx;
+	warning("counter '%s' has no value for %s/%s %s%d: %s; later failures "
+		"of it are not reported", name, f->variant, f->workload,
+		f->warmup ? "warm-up " : "run ", f->repetition + 1, reason);
 }
 
 static void print_plan(const struct experiment *exp, const struct plan *p,
@@ -243,6 +293,7 @@ int cmd_run(int argc, char **argv)
 	char **workdirs = NULL;
 	char **base_env = NULL;
 	struct backend_ctx *ctx = NULL;
+	struct counter_set *counters = NULL;
 	int64_t run_id = 0;
 	int ret = EXIT_USAGE, active = -1, stopped = 0;
 	uint64_t seed;
@@ -253,11 +304,6 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	if (config_load(o.file, &exp, err, sizeof(err)) < 0) {
 		error("%s", err);
-		goto out;
-	}
-	if (exp.n_counters) {
-		error("%s: counters: not supported yet by perturb %s (remove the key)",
-		      exp.path, PERTURB_VERSION);
 		goto out;
 	}
 
@@ -322,16 +368,19 @@ int cmd_run(int argc, char **argv)
 		const struct workload *wl = &exp.workloads[w];
 		if (!plan_uses_workload(&plan, done, (int)w))
 			continue;
-		for (size_t r = 0; r < wl->n_requires; r++) {
-			if (program_exists(wl->requires[r]))
+		for (size_t r = 0; r <= wl->n_requires; r++) {
+			char why[512];
+			/* every requires: entry, then perturb-micro for {micro} */
+			if (r < wl->n_requires ? requirement_met(wl->requires[r], why, sizeof(why))
+					       : micro_available(wl, why, sizeof(why)))
 				continue;
 			if (o.skip_unavailable) {
-				warning("%s:%d:%d: workload '%s' requires '%s', not found on PATH; skipped",
-					wl->pos.file, wl->pos.line, wl->pos.col, wl->name, wl->requires[r]);
+				warning("%s:%d:%d: workload '%s' requires %s; skipped",
+					wl->pos.file, wl->pos.line, wl->pos.col, wl->name, why);
 				skip_w[w] = 1;
 			} else {
-				error("%s:%d:%d: workload '%s' requires '%s', not found on PATH",
-				      wl->pos.file, wl->pos.line, wl->pos.col, wl->name, wl->requires[r]);
+				error("%s:%d:%d: workload '%s' requires %s",
+				      wl->pos.file, wl->pos.line, wl->pos.col, wl->name, why);
 				unavailable = 1;
 			}
 		}
@@ -363,6 +412,8 @@ int cmd_run(int argc, char **argv)
 	ret = EXIT_RUNTIME;
 	runner_install_signals();
 	machine_probe(&mi);
+	if (exp.n_counters && counters_open(exp.counters, exp.n_counters, &counters) < 0)
+		goto out;
 	if (!st && store_open(o.db, 1, &st) < 0)
 		goto out;
 	cmdline = join_argv(argc, argv);
@@ -382,6 +433,8 @@ int cmd_run(int argc, char **argv)
 		     (long long)run_id, exp.name, todo, order_name(exp.order),
 		     (unsigned long long)seed, o.db);
 	}
+	if (counters && report_unavailable(st, run_id, counters) < 0)
+		goto fail_run;
 	dbdir = dir_name(o.db);
 	workroot = xasprintf("%s/work", dbdir);
 	logdir = xasprintf("%s/logs/run-%lld", dbdir, (long long)run_id);
@@ -436,7 +489,10 @@ int cmd_run(int argc, char **argv)
 		const struct backend *be = backend_for(var);
 		if (active != pe->variant) {
 			if (active >= 0) {
+				/* the next variant: a backend may hand state over to it */
+				ctx[active].next = var;
 				int r = backend_for(&exp.variants[active])->leave(&ctx[active]);
+				ctx[active].next = NULL;
 				active = -1;
 				if (r < 0)
 					goto fail_run;
@@ -462,10 +518,15 @@ int cmd_run(int argc, char **argv)
 			.metrics = wl->metrics,
 			.n_metrics = wl->n_metrics,
 			.cwd = workdirs[pe->workload],
+			.counters = counters,
 		};
 		struct run_result res;
 		r = be->run(&ctx[pe->variant], &req, &res);
 		free_argv(wargv);
+		if (counters) {
+			struct failure_ctx f = { var->name, wl->name, pe->repetition, pe->warmup };
+			counters_run_failures(counters, counter_failed, &f);
+		}
 		if (r < 0) {
 			run_result_release(&res);
 			goto fail_run;
@@ -554,6 +615,7 @@ out:
 		free(workdirs);
 	}
 	env_release(base_env);
+	counters_close(counters);
 	if (st)
 		store_close(st);
 	machine_release(&mi);

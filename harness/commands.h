@@ -8,8 +8,9 @@
  *      CMD_* flags it needs;
  *   3. add its usage to `perturb help` (the row's .usage) and tests.
  *
- * Adding a workload: write workloads/NAME.yaml (see README); for a
- * micro-benchmark also one C function and one row of the micro table.
+ * Adding a workload: write workloads/NAME.yaml (docs/workloads.md); for a
+ * micro-benchmark also one C function ending in a struct micro_info
+ * (workloads/micro/micro.h) and one row of MICRO_LIST (micros.h).
  *
  * Adding a variant backend: write harness/backend_NAME.c implementing
  * struct backend (backend.h) and add one row to backends[] in backend.c.
@@ -45,6 +46,7 @@ int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);
+int cmd_restore(int argc, char **argv);
 
 /* Common option parsing helper: "--db PATH" / "--db=PATH".  Returns 1 and
  * sets *value when argv[*i] is the option (advancing *i past its value), 0

@@ -3,6 +3,7 @@
  * See commands.h for how to add a subcommand.
  */
 #include "commands.h"
+#include "journal.h"
 #include "util.h"
 
 #include <errno.h>
@@ -11,7 +12,7 @@
 #include <string.h>
 
 static const struct command commands[] = {
-	{ "run", cmd_run, 0, "run [EXPERIMENT.yaml] [options]",
+	{ "run", cmd_run, CMD_TOUCHES_KERNEL, "run [EXPERIMENT.yaml] [options]",
 	  "Run every workload under every variant of a study and store each run.\n"
 	  "\n"
 	  "  EXPERIMENT.yaml         default ./experiments.yaml\n"
@@ -32,16 +33,34 @@ static const struct command commands[] = {
 	  "  --baseline NAME         variant to compare against (default: the run's)\n"
 	  "  --metric M              only this metric (repeatable)\n"
 	  "  --workload W            only this workload (repeatable)\n"
-	  "  --format text|csv       output format (default text)\n"
+	  "  --format F              text (default), markdown, csv, json or html\n"
 	  "  --output FILE           write to FILE instead of standard output\n"
+	  "  --percentiles LIST      percentiles of the dilation table (default 0,50,80,99)\n"
+	  "  --confidence C          level of every interval (default 0.95; also 95%)\n"
+	  "  --bootstrap N           bootstrap resamples (default 2000)\n"
+	  "  --bca                   BCa instead of percentile bootstrap intervals\n"
+	  "  --max-bootstrap-n N     above this many runs use asymptotic intervals\n"
+	  "  --statistic S           median, mean or pN for the configurations table\n"
+	  "  --config-metric M       metric of the configurations table (default wall)\n"
 	  "  --include-warmup        csv: include warm-up runs\n"
 	  "  --include-failed        csv: include failed runs, with a status column\n" },
 	{ "workloads", cmd_workloads, 0, "workloads [list|show NAME|validate FILE...]",
 	  "List, show or validate workload files.\n"
 	  "\n"
-	  "  list                    workloads found in the search path\n"
-	  "  show NAME               print a workload's file\n"
+	  "  list                    workloads found in the search path, whether each can\n"
+	  "                          run here (else what is missing, with its Debian package)\n"
+	  "  show NAME               print a workload's file and whether it can run here\n"
 	  "  validate FILE...        check workload or experiment files\n" },
+	{ "restore", cmd_restore, CMD_TOUCHES_KERNEL, "restore [-q]",
+	  "Put back what an interrupted perturb left: the kernel tracing state it\n"
+	  "changed (tracer, events, tracing_on, buffer size, filters, options), the\n"
+	  "tracefs mount it made, and the daemons and background loads it started.\n"
+	  "Reads the journals of perturb processes that are gone (in\n"
+	  "$PERTURB_STATE_DIR, else /var/lib/perturb for root) and says what it did;\n"
+	  "exit 0 also when there is nothing to do.  `perturb run` does the same\n"
+	  "first when it finds such a journal.\n"
+	  "\n"
+	  "  -q, --quiet             print only errors\n" },
 	{ "gen", cmd_gen, 0, "gen KIND SIZE FILE [--seed N]",
 	  "Write SIZE bytes of deterministic input data of KIND (text, binary) to FILE\n"
 	  "(- for standard output); the same seed gives the same bytes everywhere.\n" },
@@ -120,6 +139,14 @@ int main(int argc, char **argv)
 			return finish(help(cmd));
 		if (!strcmp(argv[i], "--"))
 			break;
+	}
+	/* A perturb that was killed left its changes: undo them first. */
+	if ((c->flags & CMD_TOUCHES_KERNEL) && c->fn != cmd_restore && journal_stale_exists()) {
+		if (journal_recover(stderr, 0, NULL) < 0) {
+			error("the state left by an interrupted perturb could not be restored; "
+			      "fix what is said above, then run 'perturb restore'");
+			return finish(EXIT_RUNTIME);
+		}
 	}
 	return finish(c->fn(argc - 1, argv + 1));
 }

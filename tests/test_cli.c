@@ -391,7 +391,7 @@ Test(cli, unsupported_and_unavailable_variants_stop_before_running)
 		  "variants:\n"
 		  "  - name: a\n"
 		  "  - name: k\n"
-		  "    kernel: {events: ['sched:*'], tracing_on: false}\n"
+		  "    boot: {qemu: {kernel: debian}}\n"
 		  "  - name: w\n"
 		  "    wrap: [no-such-tracer-xyz]\n"
 		  "workloads:\n"
@@ -449,4 +449,24 @@ Test(cli, version_and_help)
 	cr_assert_eq(r.status, 0);
 	cr_assert(strstr(r.out, "--resume"));
 	cli_result_release(&r);
+}
+
+/* Every report format works on a stored run and writes what it says. */
+Test(cli, report_every_format)
+{
+	static const char *const formats[][2] = {
+		{ "text", "echo: v (x)" }, { "markdown", "## echo: v (x)" },
+		{ "csv", "run_id,variant,workload,repetition,metric,value,unit" },
+		{ "json", "\"schema\":\"perturb-report/1\"" }, { "html", "<svg" },
+	};
+	struct cli_result r;
+
+	run_study(two_variants, 0, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		cli_run(dir, &r, "report", "--db", db, "--format", formats[i][0], "--bootstrap",
+			"200", NULL);
+		cr_assert_eq(r.status, 0, "%s: %s", formats[i][0], r.err);
+		cr_assert(strstr(r.out, formats[i][1]), "%s:\n%s", formats[i][0], r.out);
+		cli_result_release(&r);
+	}
 }
