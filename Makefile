@@ -7,6 +7,8 @@
 #   make bench           benchmarks of perturb itself (bench/)
 #   make deps            install the Debian packages perturb needs (as root),
 #                        or print the apt-get line that would
+#   make test-browser    render an HTML report in headless Chromium and check
+#                        the CDF plot (installs chromium and python3 as root)
 #   make install         install into $(DESTDIR)$(PREFIX)
 #   make clean
 #
@@ -35,6 +37,8 @@ DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
 DEB_RUN := bzip2 strace xz-utils gzip rt-tests sysbench linux-perf
 DEB_BENCH := hyperfine
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_RUN) $(DEB_BENCH)
+# Only for `make test-browser` (headless Chromium renders the HTML report).
+DEB_BROWSER := chromium python3
 
 PKGS := gsl yaml-0.1 sqlite3 papi libtracefs libtraceevent
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
@@ -102,7 +106,7 @@ $(B)/perturb-micro-static: $(MICRO_OBJ)
 	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^
 # ---- end of perturb-micro ----
 
-.PHONY: all test check run bench deps install clean smoke
+.PHONY: all test check run bench deps deps-browser install clean smoke
 all: $(B)/perturb $(MICRO_BINS)
 
 $(B)/%.o: %.c
@@ -141,8 +145,9 @@ bench: $(if $(NO_DEPS),,deps) $(B)/perturb
 	bench/run-all.sh $(CURDIR)/$(B)/perturb
 
 # Install missing Debian packages (root), or say which command would.
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# $(1): the package list.
+define install_debs
+	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
@@ -154,6 +159,13 @@ deps:
 		echo "perturb: missing Debian packages; run as root:"; \
 		echo "  apt-get install -y$$missing"; exit 1; \
 	fi
+endef
+
+deps:
+	$(call install_debs,$(DEB_PACKAGES))
+
+deps-browser:
+	$(call install_debs,$(DEB_BROWSER))
 
 install: $(B)/perturb $(MICRO_BINS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/perturb/workloads
@@ -164,7 +176,7 @@ install: $(B)/perturb $(MICRO_BINS)
 # Render an HTML report with headless Chromium (Debian package chromium) and
 # check that the CDF plot is drawn; the PNG is left in $(B)/test-browser/.
 .PHONY: test-browser
-test-browser: $(B)/perturb $(B)/tests/progs/spin
+test-browser: $(if $(NO_DEPS),,deps-browser) $(B)/perturb $(B)/tests/progs/spin
 	tests/browser/check.sh $(abspath $(B))/perturb $(abspath $(B))/tests/progs \
 		$(abspath $(B))/test-browser
 # ---- reporter: make test-browser (end) ----
