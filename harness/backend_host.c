@@ -82,35 +82,19 @@ static const struct ktrace_state *target_of(const struct kernel_cfg *k, char *wh
 
 /* ---- {logdir}, {variant}, {perturb} ---- */
 
-static char *expand_word(const char *s, const char *logdir, const char *variant)
-{
-	struct strbuf sb = STRBUF_INIT;
-	while (*s) {
-		if (!strncmp(s, "{logdir}", 8)) {
-			strbuf_addstr(&sb, logdir);
-			s += 8;
-		} else if (!strncmp(s, "{variant}", 9)) {
-			strbuf_addstr(&sb, variant);
-			s += 9;
-		} else if (!strncmp(s, "{perturb}", 9)) {
-			strbuf_addstr(&sb, perturb_self_exe());
-			s += 9;
-		} else {
-			strbuf_add(&sb, s, 1);
-			s++;
-		}
-	}
-	return strbuf_detach(&sb);
-}
-
 static char **expand_argv(struct backend_ctx *ctx, const struct argv_list *a)
 {
 	char abs[PATH_MAX];
 	const char *logdir = ctx->logdir && realpath(ctx->logdir, abs) ? abs :
 			     ctx->logdir ? ctx->logdir : ".";
+	const struct placeholder ph[] = {
+		{ "{logdir}", logdir },
+		{ "{variant}", ctx->variant->name },
+		{ "{perturb}", perturb_self_exe() },
+	};
 	char **v = xcalloc(a->n + 1, sizeof(char *));
 	for (size_t i = 0; i < a->n; i++)
-		v[i] = expand_word(a->v[i], logdir, ctx->variant->name);
+		v[i] = expand_placeholders(a->v[i], ph, ARRAY_SIZE(ph));
 	return v;
 }
 
@@ -386,8 +370,6 @@ static int host_leave(struct backend_ctx *ctx)
 static int host_enter(struct backend_ctx *ctx)
 {
 	const struct variant *v = ctx->variant;
-	char *path = NULL;
-	char **argv = NULL;
 
 	if (v->kernel.present) {
 		char why[1024];
@@ -404,34 +386,30 @@ static int host_enter(struct backend_ctx *ctx)
 		ctx->setup_done = i + 1;
 	}
 	if (v->daemon.n) {
-		path = log_path(ctx, "daemon");
-		argv = expand_argv(ctx, &v->daemon);
-		if (daemon_start(argv, ctx->envp, ctx->cwd, path, v->daemon_ready_s,
-				 v->daemon_ready_regex ? &v->daemon_ready_re : NULL,
-				 ctx->exp->timeout_s, &ctx->daemon) < 0)
+		char *path = log_path(ctx, "daemon");
+		char **argv = expand_argv(ctx, &v->daemon);
+		int r = daemon_start(argv, ctx->envp, ctx->cwd, path, v->daemon_ready_s,
+				     v->daemon_ready_regex ? &v->daemon_ready_re : NULL,
+				     ctx->exp->timeout_s, &ctx->daemon);
+		free(path);
+		free_argv(argv);
+		if (r < 0)
 			goto fail;
 		journal_proc(ctx, daemon_pid(ctx->daemon), "daemon", &v->daemon);
-		free(path);
-		free_argv(argv);
-		path = NULL;
-		argv = NULL;
 	}
 	if (v->background.n) {
-		path = log_path(ctx, "background");
-		argv = expand_argv(ctx, &v->background);
-		if (background_start(argv, ctx->envp, ctx->cwd, path, &ctx->background) < 0)
-			goto fail;
-		journal_proc(ctx, background_pid(ctx->background), "background load", &v->background);
+		char *path = log_path(ctx, "background");
+		char **argv = expand_argv(ctx, &v->background);
+		int r = background_start(argv, ctx->envp, ctx->cwd, path, &ctx->background);
 		free(path);
 		free_argv(argv);
-		path = NULL;
-		argv = NULL;
+		if (r < 0)
+			goto fail;
+		journal_proc(ctx, background_pid(ctx->background), "background load", &v->background);
 	}
 	ctx->entered = 1;
 	return 0;
 fail:
-	free(path);
-	free_argv(argv);
 	host_leave(ctx);
 	return -1;
 }

@@ -107,39 +107,22 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
-/* Expand {workdir}, {perturb} and {micro} (perturb-micro next to
- * perturb) in s. */
-static char *expand(const char *s, const char *workdir)
-{
-	struct strbuf sb = STRBUF_INIT;
-	while (*s) {
-		if (!strncmp(s, "{workdir}", 9)) {
-			strbuf_addstr(&sb, workdir);
-			s += 9;
-		} else if (!strncmp(s, "{perturb}", 9)) {
-			strbuf_addstr(&sb, perturb_self_exe());
-			s += 9;
-		} else if (!strncmp(s, "{micro}", 7)) {
-			strbuf_addstr(&sb, perturb_micro_exe());
-			s += 7;
-		} else {
-			strbuf_add(&sb, s, 1);
-			s++;
-		}
-	}
-	return strbuf_detach(&sb);
-}
-
-/* argv = prefix (may be NULL) + cmd, every word expanded; NULL-terminated. */
+/* argv = prefix (may be NULL) + cmd, every word with {workdir}, {perturb}
+ * and {micro} (perturb-micro next to perturb) expanded; NULL-terminated. */
 static char **build_argv(const struct argv_list *prefix, char **cmd, size_t ncmd,
 			 const char *workdir)
 {
+	const struct placeholder ph[] = {
+		{ "{workdir}", workdir },
+		{ "{perturb}", perturb_self_exe() },
+		{ "{micro}", perturb_micro_exe() },
+	};
 	size_t np = prefix ? prefix->n : 0;
 	char **v = xcalloc(np + ncmd + 1, sizeof(char *));
 	for (size_t i = 0; i < np; i++)
-		v[i] = expand(prefix->v[i], workdir);
+		v[i] = expand_placeholders(prefix->v[i], ph, ARRAY_SIZE(ph));
 	for (size_t i = 0; i < ncmd; i++)
-		v[np + i] = expand(cmd[i], workdir);
+		v[np + i] = expand_placeholders(cmd[i], ph, ARRAY_SIZE(ph));
 	return v;
 }
 

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,15 +146,6 @@ static void push(char ***v, size_t *n, const char *s)
 	(*v)[*n] = NULL;
 }
 
-PRINTF(3, 4) static int bad(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static int parse_line(struct journal *j, const char *key, const char *val)
 {
 	struct ktrace_state *s = &j->prior;
@@ -227,16 +217,16 @@ int journal_parse(const char *text, struct journal *j, char *why, size_t len)
 
 	memset(j, 0, sizeof(*j));
 	if (strncmp(text, JOURNAL_MAGIC "\n", sizeof(JOURNAL_MAGIC)))
-		return bad(why, len, "not a perturb journal (no '%s' first line)", JOURNAL_MAGIC);
+		return why_error(why, len, "not a perturb journal (no '%s' first line)", JOURNAL_MAGIC);
 	/* the last line: "end SHA256" */
 	endl = NULL;
 	for (p = text; (p = strstr(p, "\nend ")); p++)
 		endl = p + 1;
 	if (!endl || strlen(endl) != 4 + 64 + 1 || endl[4 + 64] != '\n')
-		return bad(why, len, "truncated: no 'end' line with a checksum");
+		return why_error(why, len, "truncated: no 'end' line with a checksum");
 	sha256_hex(text, (size_t)(endl - text), sha);
 	if (strncmp(endl + 4, sha, 64))
-		return bad(why, len, "checksum mismatch: the file was altered or partly written");
+		return why_error(why, len, "checksum mismatch: the file was altered or partly written");
 	p = text + sizeof(JOURNAL_MAGIC);
 	while (p < endl) {
 		const char *e = strchr(p, '\n');
@@ -244,13 +234,13 @@ int journal_parse(const char *text, struct journal *j, char *why, size_t len)
 		char *sp = strchr(line, ' ');
 		lineno++;
 		if (!sp) {
-			bad(why, len, "line %d: '%s' has no value", lineno, line);
+			why_error(why, len, "line %d: '%s' has no value", lineno, line);
 			free(line);
 			goto out;
 		}
 		*sp = 0;
 		if (parse_line(j, line, sp + 1) < 0) {
-			bad(why, len, "line %d: bad '%s' line", lineno, line);
+			why_error(why, len, "line %d: bad '%s' line", lineno, line);
 			free(line);
 			goto out;
 		}
@@ -258,11 +248,11 @@ int journal_parse(const char *text, struct journal *j, char *why, size_t len)
 		p = e + 1;
 	}
 	if (!j->owner) {
-		bad(why, len, "no owner line");
+		why_error(why, len, "no owner line");
 		goto out;
 	}
 	if (j->has_kernel && !j->prior.tracer) {
-		bad(why, len, "kernel state without a tracer line");
+		why_error(why, len, "kernel state without a tracer line");
 		goto out;
 	}
 	ret = 0;
@@ -280,9 +270,9 @@ int journal_load(const char *path, struct journal *j, char *why, size_t len)
 
 	memset(j, 0, sizeof(*j));
 	if (!text)
-		return bad(why, len, "cannot read '%s': %s", path, strerror(errno));
+		return why_error(why, len, "cannot read '%s': %s", path, strerror(errno));
 	if (strlen(text) != n)
-		ret = bad(why, len, "'%s' holds a NUL byte", path);
+		ret = why_error(why, len, "'%s' holds a NUL byte", path);
 	else
 		ret = journal_parse(text, j, why, len);
 	free(text);
@@ -405,7 +395,7 @@ int journal_lock_kernel(char *why, size_t len)
 		return 0;
 	fd = open(KERNEL_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return bad(why, len, "cannot open the lock '%s': %s", KERNEL_LOCK, strerror(errno));
+		return why_error(why, len, "cannot open the lock '%s': %s", KERNEL_LOCK, strerror(errno));
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int e = errno;
 		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -413,10 +403,10 @@ int journal_lock_kernel(char *why, size_t len)
 		fd = -1;
 		buf[n > 0 ? n : 0] = 0;
 		if (e == EWOULDBLOCK)
-			return bad(why, len, "another perturb (pid %s) is changing the kernel tracing "
-				   "state (lock %s); wait for it to end", *buf ? strtok(buf, "\n") : "?",
-				   KERNEL_LOCK);
-		return bad(why, len, "cannot lock '%s': %s", KERNEL_LOCK, strerror(e));
+			return why_error(why, len, "another perturb (pid %s) is changing the kernel tracing "
+					 "state (lock %s); wait for it to end", *buf ? strtok(buf, "\n") : "?",
+					 KERNEL_LOCK);
+		return why_error(why, len, "cannot lock '%s': %s", KERNEL_LOCK, strerror(e));
 	}
 	snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, strlen(buf), 0) < 0) {

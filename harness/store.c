@@ -196,6 +196,20 @@ static int prepare(struct store *s, const char *sql, sqlite3_stmt **st,
 	return 0;
 }
 
+/* prepare() a query of one run's rows, run_id bound to ?1. */
+static int prepare_run(struct store *s, const char *sql, int64_t run_id,
+		       sqlite3_stmt **st)
+{
+	if (prepare(s, sql, st, read_error) < 0)
+		return -1;
+	if (sqlite3_bind_int64(*st, 1, run_id)) {
+		sqlite3_finalize(*st);
+		*st = NULL;
+		return read_error(s);
+	}
+	return 0;
+}
+
 /* Step a statement that returns no rows, then make it reusable. */
 static int step_done(struct store *s, sqlite3_stmt *st)
 {
@@ -205,6 +219,15 @@ static int step_done(struct store *s, sqlite3_stmt *st)
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	return ret;
+}
+
+/* Step st, whose values were bound with their result codes or'ed into
+ * bind_rc (0: all bound), as step_done(). */
+static int step_bound(struct store *s, sqlite3_stmt *st, int bind_rc)
+{
+	if (bind_rc)
+		return write_error(s);
+	return step_done(s, st);
 }
 
 /* The cached statement for slot (prepared on first use), reset and with no
@@ -467,14 +490,10 @@ static int put_experiment(struct store *s, const struct experiment *exp,
 	if (prepare(s, "INSERT OR IGNORE INTO experiments (name, path, text, sha256)"
 		    " VALUES (?1, ?2, ?3, ?4)", &st, write_error) < 0)
 		goto out;
-	if (sqlite3_bind_text(st, 1, exp->name, -1, SQLITE_STATIC) |
-	    sqlite3_bind_text(st, 2, exp->path, -1, SQLITE_STATIC) |
-	    sqlite3_bind_text64(st, 3, text, len, SQLITE_STATIC, SQLITE_UTF8) |
-	    sqlite3_bind_text(st, 4, sha, -1, SQLITE_STATIC)) {
-		write_error(s);
-		goto out;
-	}
-	if (step_done(s, st) < 0)
+	if (step_bound(s, st, sqlite3_bind_text(st, 1, exp->name, -1, SQLITE_STATIC) |
+			   sqlite3_bind_text(st, 2, exp->path, -1, SQLITE_STATIC) |
+			   sqlite3_bind_text64(st, 3, text, len, SQLITE_STATIC, SQLITE_UTF8) |
+			   sqlite3_bind_text(st, 4, sha, -1, SQLITE_STATIC)) < 0)
 		goto out;
 	sqlite3_finalize(st);
 	if (prepare(s, "SELECT id FROM experiments WHERE sha256 = ?1", &st,
@@ -532,11 +551,7 @@ static int put_run(struct store *s, const struct experiment *exp,
 		      sqlite3_bind_text(st, 17, m->loadavg, -1, SQLITE_STATIC);
 	else
 		rc |= sqlite3_bind_text(st, 8, PERTURB_VERSION, -1, SQLITE_STATIC);
-	if (rc) {
-		write_error(s);
-		goto out;
-	}
-	if (step_done(s, st) < 0)
+	if (step_bound(s, st, rc) < 0)
 		goto out;
 	*run_id = sqlite3_last_insert_rowid(s->db);
 	ret = 0;
@@ -558,28 +573,20 @@ static int put_names(struct store *s, const struct experiment *exp, int64_t run_
 		goto out;
 	for (size_t i = 0; i < exp->n_variants; i++) {
 		const struct variant *x = &exp->variants[i];
-		if (sqlite3_bind_int64(v, 1, run_id) |
-		    sqlite3_bind_int64(v, 2, (int64_t)i) |
-		    sqlite3_bind_text(v, 3, x->name, -1, SQLITE_STATIC) |
-		    sqlite3_bind_text(v, 4, x->description, -1, SQLITE_STATIC)) {
-			write_error(s);
-			goto out;
-		}
-		if (step_done(s, v) < 0)
+		if (step_bound(s, v, sqlite3_bind_int64(v, 1, run_id) |
+				   sqlite3_bind_int64(v, 2, (int64_t)i) |
+				   sqlite3_bind_text(v, 3, x->name, -1, SQLITE_STATIC) |
+				   sqlite3_bind_text(v, 4, x->description, -1, SQLITE_STATIC)) < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < exp->n_workloads; i++) {
 		const struct workload *x = &exp->workloads[i];
 		const char *kind = x->kind == WORKLOAD_MICRO ? "micro" : "real";
-		if (sqlite3_bind_int64(w, 1, run_id) |
-		    sqlite3_bind_int64(w, 2, (int64_t)i) |
-		    sqlite3_bind_text(w, 3, x->name, -1, SQLITE_STATIC) |
-		    sqlite3_bind_text(w, 4, kind, -1, SQLITE_STATIC) |
-		    sqlite3_bind_text(w, 5, x->description, -1, SQLITE_STATIC)) {
-			write_error(s);
-			goto out;
-		}
-		if (step_done(s, w) < 0)
+		if (step_bound(s, w, sqlite3_bind_int64(w, 1, run_id) |
+				   sqlite3_bind_int64(w, 2, (int64_t)i) |
+				   sqlite3_bind_text(w, 3, x->name, -1, SQLITE_STATIC) |
+				   sqlite3_bind_text(w, 4, kind, -1, SQLITE_STATIC) |
+				   sqlite3_bind_text(w, 5, x->description, -1, SQLITE_STATIC)) < 0)
 			goto out;
 	}
 	ret = 0;
@@ -609,19 +616,15 @@ static int put_plan(struct store *s, const struct experiment *exp,
 			      s->path, i, e->seq, e->variant, e->workload);
 			goto out;
 		}
-		if (sqlite3_bind_int64(st, 1, run_id) |
-		    sqlite3_bind_int(st, 2, e->seq) |
-		    sqlite3_bind_text(st, 3, exp->variants[e->variant].name, -1, SQLITE_STATIC) |
-		    sqlite3_bind_text(st, 4, exp->workloads[e->workload].name, -1, SQLITE_STATIC) |
-		    sqlite3_bind_int(st, 5, e->variant) |
-		    sqlite3_bind_int(st, 6, e->workload) |
-		    sqlite3_bind_int(st, 7, e->repetition) |
-		    sqlite3_bind_int(st, 8, !!e->warmup) |
-		    sqlite3_bind_int(st, 9, e->round)) {
-			write_error(s);
-			goto out;
-		}
-		if (step_done(s, st) < 0)
+		if (step_bound(s, st, sqlite3_bind_int64(st, 1, run_id) |
+				   sqlite3_bind_int(st, 2, e->seq) |
+				   sqlite3_bind_text(st, 3, exp->variants[e->variant].name, -1, SQLITE_STATIC) |
+				   sqlite3_bind_text(st, 4, exp->workloads[e->workload].name, -1, SQLITE_STATIC) |
+				   sqlite3_bind_int(st, 5, e->variant) |
+				   sqlite3_bind_int(st, 6, e->workload) |
+				   sqlite3_bind_int(st, 7, e->repetition) |
+				   sqlite3_bind_int(st, 8, !!e->warmup) |
+				   sqlite3_bind_int(st, 9, e->round)) < 0)
 			goto out;
 	}
 	ret = 0;
@@ -696,27 +699,19 @@ int store_put_result(struct store *s, int64_t run_id, int seq,
 	if (r->status != RUN_OK)
 		rc |= sqlite3_bind_text(res, 12, r->out_tail ? r->out_tail : "",
 					-1, SQLITE_STATIC);
-	if (rc) {
-		write_error(s);
-		goto out;
-	}
-	if (step_done(s, res) < 0)
+	if (step_bound(s, res, rc) < 0)
 		goto out;
 	for (size_t i = 0; i < r->n_values; i++) {
 		const struct metric_value *v = &r->values[i];
-		if (sqlite3_bind_int64(val, 1, run_id) |
-		    sqlite3_bind_int(val, 2, seq) |
-		    sqlite3_bind_text(val, 3, v->name, -1, SQLITE_STATIC) |
-		    sqlite3_bind_double(val, 4, v->value) |
-		    sqlite3_bind_text(val, 5, v->unit ? v->unit : "", -1, SQLITE_STATIC) |
-		    sqlite3_bind_int(val, 6, !!v->scaled) |
-		    (v->time_enabled_ns ?
-		     sqlite3_bind_int64(val, 7, (sqlite3_int64)v->time_enabled_ns) |
-		     sqlite3_bind_int64(val, 8, (sqlite3_int64)v->time_running_ns) : 0)) {
-			write_error(s);
-			goto out;
-		}
-		if (step_done(s, val) < 0)
+		if (step_bound(s, val, sqlite3_bind_int64(val, 1, run_id) |
+				   sqlite3_bind_int(val, 2, seq) |
+				   sqlite3_bind_text(val, 3, v->name, -1, SQLITE_STATIC) |
+				   sqlite3_bind_double(val, 4, v->value) |
+				   sqlite3_bind_text(val, 5, v->unit ? v->unit : "", -1, SQLITE_STATIC) |
+				   sqlite3_bind_int(val, 6, !!v->scaled) |
+				   (v->time_enabled_ns ?
+				    sqlite3_bind_int64(val, 7, (sqlite3_int64)v->time_enabled_ns) |
+				    sqlite3_bind_int64(val, 8, (sqlite3_int64)v->time_running_ns) : 0)) < 0)
 			goto out;
 	}
 	if (commit(s) < 0)
@@ -736,19 +731,14 @@ int store_put_unavailable(struct store *s, int64_t run_id, const char *metric,
 			  const char *reason)
 {
 	sqlite3_stmt *st = NULL;
-	int ret = -1;
+	int ret;
 
 	if (prepare(s, "INSERT OR IGNORE INTO unavailable (run_id, metric, reason)"
 		    " VALUES (?1, ?2, ?3)", &st, write_error) < 0)
 		return -1;
-	if (sqlite3_bind_int64(st, 1, run_id) |
-	    sqlite3_bind_text(st, 2, metric, -1, SQLITE_STATIC) |
-	    sqlite3_bind_text(st, 3, reason, -1, SQLITE_STATIC)) {
-		write_error(s);
-		goto out;
-	}
-	ret = step_done(s, st);
-out:
+	ret = step_bound(s, st, sqlite3_bind_int64(st, 1, run_id) |
+			 sqlite3_bind_text(st, 2, metric, -1, SQLITE_STATIC) |
+			 sqlite3_bind_text(st, 3, reason, -1, SQLITE_STATIC));
 	sqlite3_finalize(st);
 	return ret;
 }
@@ -759,13 +749,9 @@ int store_each_unavailable(struct store *s, int64_t run_id,
 	sqlite3_stmt *st = NULL;
 	int rc, ret = 0;
 
-	if (prepare(s, "SELECT metric, reason FROM unavailable WHERE run_id = ?1"
-		    " ORDER BY metric", &st, read_error) < 0)
+	if (prepare_run(s, "SELECT metric, reason FROM unavailable WHERE run_id = ?1"
+			" ORDER BY metric", run_id, &st) < 0)
 		return -1;
-	if (sqlite3_bind_int64(st, 1, run_id)) {
-		ret = read_error(s);
-		goto out;
-	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		ret = fn((const char *)sqlite3_column_text(st, 0),
 			 (const char *)sqlite3_column_text(st, 1), ctx);
@@ -791,13 +777,9 @@ static int update_run(struct store *s, int64_t run_id, const char *status,
 	if (prepare(s, "UPDATE runs SET status = ?2, ended = coalesce(?3, ended)"
 		    " WHERE id = ?1", &st, write_error) < 0)
 		return -1;
-	if (sqlite3_bind_int64(st, 1, run_id) |
-	    sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC) |
-	    sqlite3_bind_text(st, 3, ended, -1, SQLITE_STATIC)) {
-		write_error(s);
-		goto out;
-	}
-	if (step_done(s, st) < 0)
+	if (step_bound(s, st, sqlite3_bind_int64(st, 1, run_id) |
+			   sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC) |
+			   sqlite3_bind_text(st, 3, ended, -1, SQLITE_STATIC)) < 0)
 		goto out;
 	if (sqlite3_changes(s->db) != 1) {
 		error("cannot write results database '%s': no run %" PRId64,
@@ -865,15 +847,12 @@ static int no_run(struct store *s, int64_t run_id)
 	return error("no run %" PRId64 " in results database '%s'", run_id, s->path);
 }
 
-/* Bind run_id to ?1 and step to the run's row: 0, or -1 (printed) when
+/* Step st (from prepare_run()) to the run's row: 0, or -1 (printed) when
  * there is no such run or the query fails. */
 static int step_run_row(struct store *s, sqlite3_stmt *st, int64_t run_id)
 {
-	int rc;
+	int rc = sqlite3_step(st);
 
-	if (sqlite3_bind_int64(st, 1, run_id))
-		return read_error(s);
-	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		return 0;
 	return rc == SQLITE_DONE ? no_run(s, run_id) : read_error(s);
@@ -887,20 +866,15 @@ int store_load_plan(struct store *s, int64_t run_id, struct plan *plan,
 
 	memset(plan, 0, sizeof(*plan));
 	*done = NULL;
-	if (prepare(s, "SELECT id FROM runs WHERE id = ?1", &st, read_error) < 0)
+	if (prepare_run(s, "SELECT id FROM runs WHERE id = ?1", run_id, &st) < 0)
 		return -1;
 	if (step_run_row(s, st, run_id) < 0)
 		goto out;
 	sqlite3_finalize(st);
 
-	if (prepare(s, "SELECT seq, variant_idx, workload_idx, repetition, warmup,"
-		    " round FROM plan WHERE run_id = ?1 ORDER BY seq", &st,
-		    read_error) < 0)
+	if (prepare_run(s, "SELECT seq, variant_idx, workload_idx, repetition, warmup,"
+			" round FROM plan WHERE run_id = ?1 ORDER BY seq", run_id, &st) < 0)
 		goto out;
-	if (sqlite3_bind_int64(st, 1, run_id)) {
-		read_error(s);
-		goto out;
-	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct plan_entry *e;
 		ALLOC_GROW(plan->e, plan->n + 1, plan->alloc);
@@ -925,13 +899,8 @@ int store_load_plan(struct store *s, int64_t run_id, struct plan *plan,
 	sqlite3_finalize(st);
 
 	*done = xcalloc(plan->n ? plan->n : 1, 1);
-	if (prepare(s, "SELECT seq FROM results WHERE run_id = ?1", &st,
-		    read_error) < 0)
+	if (prepare_run(s, "SELECT seq FROM results WHERE run_id = ?1", run_id, &st) < 0)
 		goto out;
-	if (sqlite3_bind_int64(st, 1, run_id)) {
-		read_error(s);
-		goto out;
-	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int seq = sqlite3_column_int(st, 0);
 		if (seq >= 0 && (size_t)seq < plan->n)
@@ -961,10 +930,10 @@ int store_run_header(struct store *s, int64_t run_id, struct run_header *h)
 	int ret = -1;
 
 	memset(h, 0, sizeof(*h));
-	if (prepare(s, "SELECT r.id, r.name, e.path, r.baseline, r.seed,"
-		    " r.\"order\", r.started, r.ended, r.status, r.machine_json,"
-		    " e.sha256 FROM runs r JOIN experiments e ON e.id = r.experiment_id"
-		    " WHERE r.id = ?1", &st, read_error) < 0)
+	if (prepare_run(s, "SELECT r.id, r.name, e.path, r.baseline, r.seed,"
+			" r.\"order\", r.started, r.ended, r.status, r.machine_json,"
+			" e.sha256 FROM runs r JOIN experiments e ON e.id = r.experiment_id"
+			" WHERE r.id = ?1", run_id, &st) < 0)
 		return -1;
 	if (step_run_row(s, st, run_id) < 0)
 		goto out;
@@ -994,6 +963,13 @@ out:
 	return ret;
 }
 
+static void free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static int names(struct store *s, const char *sql, int64_t run_id,
 		 char ***out, size_t *n)
 {
@@ -1004,12 +980,8 @@ static int names(struct store *s, const char *sql, int64_t run_id,
 
 	*out = NULL;
 	*n = 0;
-	if (prepare(s, sql, &st, read_error) < 0)
+	if (prepare_run(s, sql, run_id, &st) < 0)
 		return -1;
-	if (sqlite3_bind_int64(st, 1, run_id)) {
-		read_error(s);
-		goto out;
-	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		ALLOC_GROW(v, nr + 1, alloc);
 		v[nr++] = column_dup(st, 0);
@@ -1022,9 +994,7 @@ static int names(struct store *s, const char *sql, int64_t run_id,
 out:
 	sqlite3_finalize(st);
 	if (ret < 0) {
-		for (size_t i = 0; i < nr; i++)
-			free(v[i]);
-		free(v);
+		free_names(v, nr);
 		return ret;
 	}
 	*out = v;
@@ -1106,11 +1076,7 @@ struct cursor {
 static int cursor_open(struct store *s, struct cursor *c, const char *sql, int64_t run_id)
 {
 	c->row = 0;
-	if (prepare(s, sql, &c->st, read_error) < 0)
-		return -1;
-	if (sqlite3_bind_int64(c->st, 1, run_id))
-		return read_error(s);
-	return 0;
+	return prepare_run(s, sql, run_id, &c->st);
 }
 
 static int cursor_step(struct store *s, struct cursor *c)
@@ -1165,13 +1131,6 @@ static int metric_index(struct metric_names *mn, const char *name)
 static const char *name_at(char **names, size_t n, int idx)
 {
 	return idx >= 0 && (size_t)idx < n ? names[idx] : "?";
-}
-
-static void free_names(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
 }
 
 /* The state of one walk. */

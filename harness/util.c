@@ -85,14 +85,29 @@ void grow_array(void **arr, size_t *alloc, size_t need, size_t elem)
 	*alloc = n;
 }
 
+/* One message line on stderr: prefix, then fmt. */
+static void message(const char *prefix, const char *fmt, va_list ap)
+{
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int error(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("perturb: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	message("perturb: error: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	return -1;
+}
+
+int why_error(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
@@ -101,11 +116,9 @@ void warning(const char *fmt, ...)
 	va_list ap;
 	if (perturb_quiet)
 		return;
-	fputs("perturb: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	message("perturb: warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void note(const char *fmt, ...)
@@ -113,11 +126,9 @@ void note(const char *fmt, ...)
 	va_list ap;
 	if (perturb_quiet)
 		return;
-	fputs("perturb: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	message("perturb: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
@@ -174,6 +185,26 @@ char *strbuf_detach(struct strbuf *sb)
 	sb->buf = NULL;
 	sb->len = sb->alloc = 0;
 	return p;
+}
+
+char *expand_placeholders(const char *s, const struct placeholder *table, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	while (*s) {
+		const struct placeholder *p = NULL;
+		for (size_t i = 0; i < n && !p; i++)
+			if (!strncmp(s, table[i].name, strlen(table[i].name)))
+				p = &table[i];
+		if (p) {
+			strbuf_addstr(&sb, p->value);
+			s += strlen(p->name);
+		} else {
+			strbuf_add(&sb, s, 1);
+			s++;
+		}
+	}
+	return strbuf_detach(&sb);
 }
 
 double now_mono(void)

@@ -33,6 +33,8 @@ void grow_array(void **arr, size_t *alloc, size_t need, size_t elem);
 	grow_array((void **)&(arr), &(alloc), (need), sizeof(*(arr)))
 
 int error(const char *fmt, ...) PRINTF(1, 2);
+/* error() into a caller's buffer: the reason into why[len], returns -1. */
+int why_error(char *why, size_t len, const char *fmt, ...) PRINTF(3, 4);
 void warning(const char *fmt, ...) PRINTF(1, 2);
 /* Quiet mode: warning() and note() print nothing. */
 extern int perturb_quiet;
@@ -52,6 +54,16 @@ void strbuf_reset(struct strbuf *sb);
 void strbuf_release(struct strbuf *sb);
 /* Returns buf (never NULL; "" for an empty strbuf) and gives up ownership. */
 char *strbuf_detach(struct strbuf *sb);
+
+/*
+ * Placeholders: s with every "{name}" of table[0..n) replaced by its value;
+ * any other text, unknown "{...}" included, stays as it is.  malloc'd.
+ */
+struct placeholder {
+	const char *name;	/* with the braces: "{workdir}" */
+	const char *value;
+};
+char *expand_placeholders(const char *s, const struct placeholder *table, size_t n);
 
 /* CLOCK_MONOTONIC in seconds / nanoseconds. */
 double now_mono(void);

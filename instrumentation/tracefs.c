@@ -12,7 +12,6 @@
 #include <fnmatch.h>
 #include <mntent.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +22,6 @@
 #define TRACEFS_DEFAULT "/sys/kernel/tracing"
 
 static char mount_path[4096];
-
-PRINTF(3, 4) static int fail(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* ---- lists of strings ---- */
 
@@ -124,8 +114,8 @@ static int kwrite(const char *name, const char *value, char *why, size_t len)
 {
 	if (tracefs_instance_file_write(NULL, name, value) < 0) {
 		int e = errno;
-		return fail(why, len, "cannot write '%s' to %s: %s%s", value, name, strerror(e),
-			    e == EPERM && geteuid() == 0 ? " (the kernel refuses it: locked down?)" : "");
+		return why_error(why, len, "cannot write '%s' to %s: %s%s", value, name, strerror(e),
+				 e == EPERM && geteuid() == 0 ? " (the kernel refuses it: locked down?)" : "");
 	}
 	return 0;
 }
@@ -169,8 +159,8 @@ const char *ktrace_mount(int *mounted, char *why, size_t len)
 	 * (or debugfs) on its own and perturb could not unmount it after. */
 	if (!(p = ktrace_find_mount())) {
 		if (mount("nodev", TRACEFS_DEFAULT, "tracefs", 0, NULL) < 0) {
-			fail(why, len, "tracefs is not mounted and cannot be mounted at %s: %s",
-			     TRACEFS_DEFAULT, strerror(errno));
+			why_error(why, len, "tracefs is not mounted and cannot be mounted at %s: %s",
+				  TRACEFS_DEFAULT, strerror(errno));
 			return NULL;
 		}
 		*mounted = 1;
@@ -178,7 +168,7 @@ const char *ktrace_mount(int *mounted, char *why, size_t len)
 		p = mount_path;
 	}
 	if (tracefs_set_tracing_dir((char *)p) < 0) {
-		fail(why, len, "libtracefs does not accept '%s': %s", p, strerror(errno));
+		why_error(why, len, "libtracefs does not accept '%s': %s", p, strerror(errno));
 		return NULL;
 	}
 	return p;
@@ -187,7 +177,7 @@ const char *ktrace_mount(int *mounted, char *why, size_t len)
 int ktrace_umount(const char *path, char *why, size_t len)
 {
 	if (umount2(path, 0) < 0)
-		return fail(why, len, "cannot unmount tracefs at %s: %s", path, strerror(errno));
+		return why_error(why, len, "cannot unmount tracefs at %s: %s", path, strerror(errno));
 	return 0;
 }
 
@@ -276,9 +266,9 @@ static int read_buffer(struct ktrace_state *st, char *why, size_t len)
 	int differs, ret = -1;
 
 	if (kread("buffer_size_kb", &text) < 0)
-		return fail(why, len, "cannot read buffer_size_kb: %s", strerror(errno));
+		return why_error(why, len, "cannot read buffer_size_kb: %s", strerror(errno));
 	if (ktrace_parse_buffer_size(text, &st->buffer_kb, &st->buffer_expanded, &differs) < 0) {
-		fail(why, len, "unexpected buffer_size_kb '%s'", text);
+		why_error(why, len, "unexpected buffer_size_kb '%s'", text);
 		goto out;
 	}
 	if (differs) {
@@ -288,7 +278,7 @@ static int read_buffer(struct ktrace_state *st, char *why, size_t len)
 		for (int c = 0; c < n; c++) {
 			ssize_t kb = tracefs_instance_get_buffer_size(NULL, c);
 			if (kb < 0) {
-				fail(why, len, "cannot read the buffer size of CPU %d: %s", c, strerror(errno));
+				why_error(why, len, "cannot read the buffer size of CPU %d: %s", c, strerror(errno));
 				goto out;
 			}
 			st->cpu_buffer_kb[c] = kb;
@@ -307,25 +297,25 @@ int ktrace_read_state(struct ktrace_state *st, char *why, size_t len)
 
 	memset(st, 0, sizeof(*st));
 	if (kread("current_tracer", &st->tracer) < 0) {
-		fail(why, len, "cannot read current_tracer: %s", strerror(errno));
+		why_error(why, len, "cannot read current_tracer: %s", strerror(errno));
 		goto out;
 	}
 	chomp(st->tracer);
 	st->tracing_on = tracefs_trace_is_on(NULL);
 	if (st->tracing_on < 0) {
-		fail(why, len, "cannot read tracing_on: %s", strerror(errno));
+		why_error(why, len, "cannot read tracing_on: %s", strerror(errno));
 		goto out;
 	}
 	if (read_buffer(st, why, len) < 0)
 		goto out;
 	if (kread("set_event", &text) < 0) {
-		fail(why, len, "cannot read set_event: %s", strerror(errno));
+		why_error(why, len, "cannot read set_event: %s", strerror(errno));
 		goto out;
 	}
 	split_lines(text, &st->events, &st->n_events);
 	free(text);
 	if (kread("trace_options", &text) < 0) {
-		fail(why, len, "cannot read trace_options: %s", strerror(errno));
+		why_error(why, len, "cannot read trace_options: %s", strerror(errno));
 		goto out;
 	}
 	split_lines(text, &st->options, &st->n_options);
@@ -414,7 +404,7 @@ static void split_event(const char *glob, char **sys, char **ev)
 static int set_tracing_on(int on, char *why, size_t len)
 {
 	if ((on ? tracefs_trace_on(NULL) : tracefs_trace_off(NULL)) < 0)
-		return fail(why, len, "cannot set tracing_on to %d: %s", on, strerror(errno));
+		return why_error(why, len, "cannot set tracing_on to %d: %s", on, strerror(errno));
 	return 0;
 }
 
@@ -422,9 +412,9 @@ static int set_tracer(const char *tracer, char *why, size_t len)
 {
 	if (tracefs_tracer_set(NULL, TRACEFS_TRACER_CUSTOM, tracer) < 0) {
 		int e = errno;
-		return fail(why, len, "cannot set current_tracer to '%s': %s%s", tracer,
-			    strerror(e), e == EPERM && geteuid() == 0 ?
-			    " (the kernel refuses it: locked down? function tracers need the qemu backend)" : "");
+		return why_error(why, len, "cannot set current_tracer to '%s': %s%s", tracer,
+				 strerror(e), e == EPERM && geteuid() == 0 ?
+				 " (the kernel refuses it: locked down? function tracers need the qemu backend)" : "");
 	}
 	return 0;
 }
@@ -433,14 +423,14 @@ static int set_functions(char *const *f, size_t n, char *why, size_t len)
 {
 	if (!n) {
 		if (tracefs_instance_file_clear(NULL, "set_ftrace_filter") < 0)
-			return fail(why, len, "cannot clear set_ftrace_filter: %s", strerror(errno));
+			return why_error(why, len, "cannot clear set_ftrace_filter: %s", strerror(errno));
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
 		unsigned flags = (i == 0 ? TRACEFS_FL_RESET : 0) | (i + 1 < n ? TRACEFS_FL_CONTINUE : 0);
 		if (tracefs_function_filter(NULL, f[i], NULL, flags) < 0)
-			return fail(why, len, "cannot set set_ftrace_filter to '%s': %s", f[i],
-				    strerror(errno));
+			return why_error(why, len, "cannot set set_ftrace_filter to '%s': %s", f[i],
+					 strerror(errno));
 	}
 	return 0;
 }
@@ -448,7 +438,7 @@ static int set_functions(char *const *f, size_t n, char *why, size_t len)
 static int set_buffer_kb(long kb, int cpu, char *why, size_t len)
 {
 	if (tracefs_instance_set_buffer_size(NULL, (size_t)kb, cpu) < 0)
-		return fail(why, len, "cannot set buffer_size_kb to %ld: %s", kb, strerror(errno));
+		return why_error(why, len, "cannot set buffer_size_kb to %ld: %s", kb, strerror(errno));
 	return 0;
 }
 
@@ -478,7 +468,7 @@ static int load_available(char *why, size_t len)
 	if (avail)
 		return 0;
 	if (kread("available_events", &text) < 0)
-		return fail(why, len, "cannot read available_events: %s", strerror(errno));
+		return why_error(why, len, "cannot read available_events: %s", strerror(errno));
 	split_lines(text, &avail, &n_avail);
 	free(text);
 	if (!avail)
@@ -571,7 +561,7 @@ int ktrace_target(const struct ktrace_state *base, const struct kernel_cfg *k,
 		if (!known && !k->tracer) {
 			free(neg);
 			ktrace_state_release(t);
-			return fail(why, len, "trace option '%s' is not in trace_options", o);
+			return why_error(why, len, "trace option '%s' is not in trace_options", o);
 		}
 		strv_remove(t->options, &t->n_options, name);
 		strv_remove(t->options, &t->n_options, neg);
@@ -632,8 +622,8 @@ static int switch_events(char **list, size_t n, int on, char *why, size_t len)
 		errno = 0;
 		if ((on ? tracefs_event_enable : tracefs_event_disable)(NULL, sre.buf,
 								     whole ? NULL : ere.buf) < 0)
-			ret = fail(why, len, "cannot %s event '%s': %s", on ? "enable" : "disable",
-				   list[i], errno ? strerror(errno) : "no such event");
+			ret = why_error(why, len, "cannot %s event '%s': %s", on ? "enable" : "disable",
+					list[i], errno ? strerror(errno) : "no such event");
 		strbuf_release(&sre);
 		strbuf_release(&ere);
 		i = j;
@@ -746,7 +736,7 @@ int ktrace_set_state(const struct ktrace_state *t, char *did, size_t didlen,
 		goto out;
 	have_after = 1;
 	if (!ktrace_state_equal(t, &after, diff, sizeof(diff))) {
-		fail(why, len, "the kernel did not take the state: %s", diff);
+		why_error(why, len, "the kernel did not take the state: %s", diff);
 		goto out;
 	}
 	ret = 0;
@@ -839,7 +829,7 @@ int ktrace_verify(const struct kernel_cfg *k, char *why, size_t len)
 			list_diff(&sb, "enabled events", want, nwant, st.events, st.n_events);
 	}
 	if (sb.len) {
-		fail(why, len, "the kernel did not take the state: %s", sb.buf);
+		why_error(why, len, "the kernel did not take the state: %s", sb.buf);
 		goto out;
 	}
 	ret = 0;
@@ -894,11 +884,11 @@ int ktrace_read_stats(struct ktrace_stats *s, char *why, size_t len)
 		if (!tracefs_file_exists(NULL, name))
 			continue;	/* a CPU without a buffer (offline) */
 		if (kread(name, &text) < 0)
-			return fail(why, len, "cannot read %s: %s", name, strerror(errno));
+			return why_error(why, len, "cannot read %s: %s", name, strerror(errno));
 		int r = ktrace_parse_stats(text, s);
 		free(text);
 		if (r < 0)
-			return fail(why, len, "unexpected contents of %s", name);
+			return why_error(why, len, "unexpected contents of %s", name);
 	}
 	return 0;
 }

@@ -50,6 +50,22 @@ void fmt_like(char *buf, size_t len, double v, double ref, int sign)
 	fmt_dec(buf, len, v, d, sign);
 }
 
+void fmt_count(char *buf, size_t len, double v)
+{
+	if (isfinite(v) && v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, len, "%.0f", v);
+	else
+		fmt_value(buf, len, v);
+}
+
+void fmt_cost(char *buf, size_t len, double v, double ref)
+{
+	if (isfinite(v) && fabs(ref) >= 10)
+		snprintf(buf, len, "%+.1f", v);
+	else
+		fmt_like(buf, len, v, ref, 1);
+}
+
 void fmt_pct(char *buf, size_t len, double v)
 {
 	fmt_dec(buf, len, v, 2, 1);

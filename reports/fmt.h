@@ -19,6 +19,12 @@ void fmt_value(char *buf, size_t len, double v);
 /* v with the decimals of ref (a dilation printed like its baseline value);
  * plus sign when sign is set. */
 void fmt_like(char *buf, size_t len, double v, double ref, int sign);
+/* A count: a whole number without decimals (below 10^15), else as
+ * fmt_value(). */
+void fmt_count(char *buf, size_t len, double v);
+/* A cost in ns (per traced event) with a sign: one decimal when |ref| >=
+ * 10, else as fmt_like(v, ref). */
+void fmt_cost(char *buf, size_t len, double v, double ref);
 /* "%+.2f" (a percentage, no "%" sign); "-" for NaN. */
 void fmt_pct(char *buf, size_t len, double v);
 /* A p-value: "0.0312", "<1e-04" style below 10^-4; "-" for NaN. */

@@ -378,6 +378,67 @@ static void configurations(const struct report_model *m, FILE *out)
 	fputs("</table>\n", out);
 }
 
+static void tracer(const struct report_model *m, FILE *out)
+{
+	char lvl[16], v[48], lo[48], hi[48];
+
+	if (!m->n_tracer)
+		return;
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	fprintf(out, "<h2>Tracer accounting</h2>\n<p>The tracer's own counts per run (per_cpu "
+		"stats, system-wide), medians over runs. Lost runs: runs whose trace_lost "
+		"(overwritten + dropped events) &gt; 0. Cost per event: (mean variant wall &minus; "
+		"mean baseline wall) / mean events per run, in ns; its %s %% CI is the wall "
+		"dilation's CI / the same mean events (the events count is treated as fixed, an "
+		"approximation). Events are counted per run, so per-operation metrics get no cost "
+		"per event.</p>\n<table><tr><th>workload</th><th>variant</th><th>events/run</th>"
+		"<th>lost runs</th><th>lost/run</th><th>bytes/run</th><th>ns/event</th>"
+		"<th>CI of ns/event</th></tr>\n", lvl);
+	for (size_t i = 0; i < m->n_tracer; i++) {
+		const struct report_tracer *t = &m->tracer[i];
+		fputs("<tr><td>", out);
+		esc(out, t->workload);
+		fputs("</td><th>", out);
+		esc(out, t->variant);
+		fmt_count(v, sizeof(v), t->events_median);
+		fprintf(out, "</th><td>%s</td>", v);
+		if (t->lost_n) {
+			fmt_count(v, sizeof(v), t->lost_median);
+			fprintf(out, "<td%s>%zu of %zu</td><td>%s</td>", t->lost_runs ? " class=sig" : "",
+				t->lost_runs, t->lost_n, v);
+		} else {
+			fputs("<td>-</td><td>-</td>", out);
+		}
+		fmt_count(v, sizeof(v), t->bytes_median);
+		fprintf(out, "<td>%s</td>", v);
+		if (t->is_baseline) {
+			fputs("<td>baseline</td><td></td></tr>\n", out);
+			continue;
+		}
+		if (!t->has_cost) {
+			fputs("<td>-</td><td>", out);
+			esc(out, t->no_cost_reason);
+			fputs("</td></tr>\n", out);
+			continue;
+		}
+		fmt_cost(v, sizeof(v), t->cost_ns, t->cost_ns);
+		fprintf(out, "<td>%s</td>", v);
+		if (t->cost_ci.has_ci) {
+			fmt_cost(lo, sizeof(lo), t->cost_ci.lo, t->cost_ns);
+			fmt_cost(hi, sizeof(hi), t->cost_ci.hi, t->cost_ns);
+			fprintf(out, "<td class=ci>[%s, %s]</td></tr>\n", lo, hi);
+		} else {
+			fputs("<td>no CI: ", out);
+			esc(out, t->cost_ci.reason);
+			fputs("</td></tr>\n", out);
+		}
+	}
+	fputs("</table>\n", out);
+	if (m->n_tracer_lossy)
+		fputs("<p class=sig>Warning: runs that lost events: the tracer could not keep up; "
+		      "their dilation understates a lossless trace.</p>\n", out);
+}
+
 static void markers(const struct report_model *m, FILE *out)
 {
 	char stat[32];
@@ -542,6 +603,7 @@ static int html(const struct report_model *m, FILE *out)
 		fputs("</section>\n", out);
 	}
 	configurations(m, out);
+	tracer(m, out);
 	markers(m, out);
 	notes(m, out, lvl);
 	provenance(m, out);

@@ -13,7 +13,22 @@
  *     the raw two-sided p-value; "significant" is p_holm < alpha);
  *   - "tests": "kolmogorov-smirnov" and "hodges-lehmann" (ratio, CI);
  *   - "ecdf": {"exact", "x", "p"}: the steps of the empirical CDF, or (exact
- *     false) the quantile function at 1001 evenly spaced probabilities.
+ *     false) the quantile function at 1001 evenly spaced probabilities;
+ *   - top level "tracer": the tracer's accounting, one object per workload
+ *     and variant with trace_events values (kernel variants), in the text
+ *     report's order:
+ *       {"workload", "variant", "baseline": bool, "n": runs with a count,
+ *        "events": {"median", "mean"},
+ *        "lost": {"n", "runs": runs with trace_lost > 0, "median"},
+ *        "lost_events": bool (a run lost events: its dilation understates
+ *          a lossless trace),
+ *        "bytes": {"n", "median"},
+ *        "cost_per_event": {"ns", "wall_dilation_ns", "ci": [lo, hi] in ns
+ *          or null, "level", "method" / "reason"} - ns = (mean variant wall
+ *          - mean baseline wall) / events.mean; the CI is the wall mean
+ *          dilation's ci_abs / events.mean (events treated as fixed); with
+ *          no cost, "ns": null and "reason" says why};
+ *     [] when no variant has trace_events.
  * Numbers that do not exist (NaN) are null; strings are escaped as RFC 8259
  * says.
  */
@@ -242,6 +257,40 @@ static void series(const struct report_model *m, const struct report_group *g,
 	fputs("]}}", out);
 }
 
+static void tracer(const struct report_tracer *t, FILE *out)
+{
+	fputc('{', out);
+	jkv_str(out, "workload", t->workload);
+	jkv_str(out, "variant", t->variant);
+	fprintf(out, "\"baseline\":%s,\"n\":%zu,", t->is_baseline ? "true" : "false", t->n);
+	jkey(out, "events");
+	fputc('{', out);
+	jkv_num(out, "median", t->events_median);
+	jkey(out, "mean");
+	jnum(out, t->events_mean);
+	fprintf(out, "},\"lost\":{\"n\":%zu,\"runs\":%zu,", t->lost_n, t->lost_runs);
+	jkey(out, "median");
+	jnum(out, t->lost_median);
+	fprintf(out, "},\"lost_events\":%s,", t->lost_runs ? "true" : "false");
+	fprintf(out, "\"bytes\":{\"n\":%zu,", t->bytes_n);
+	jkey(out, "median");
+	jnum(out, t->bytes_median);
+	fputs("},", out);
+	jkey(out, "cost_per_event");
+	fputc('{', out);
+	if (!t->has_cost) {
+		fputs("\"ns\":null,\"ci\":null,", out);
+		jkey(out, "reason");
+		jstr(out, t->no_cost_reason);
+		fputs("}}", out);
+		return;
+	}
+	jkv_num(out, "ns", t->cost_ns);
+	jkv_num(out, "wall_dilation_ns", t->wall_dilation_ns);
+	jinterval(out, "ci", &t->cost_ci, 1);
+	fputs("\"unit\":\"ns\"}}", out);
+}
+
 static int json(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
@@ -296,6 +345,11 @@ static int json(const struct report_model *m, FILE *out)
 			first = 0;
 			series(m, &m->groups[gi], &m->groups[gi].series[i], out);
 		}
+	fputs("\n],\"tracer\":[", out);
+	for (size_t i = 0; i < m->n_tracer; i++) {
+		fputs(i ? ",\n" : "\n", out);
+		tracer(&m->tracer[i], out);
+	}
 	fputs("\n]}\n", out);
 	return 0;
 }

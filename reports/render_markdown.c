@@ -1,7 +1,7 @@
 /*
  * render_markdown.c - the report as GitHub-flavoured Markdown: the same
  * tables as the text report (KTAU Tables 1 and 2, shift and shape,
- * configurations, Markers) as pipe tables, and notes saying what each
+ * configurations, tracer accounting, Markers) as pipe tables, and notes saying what each
  * interval is and which method made it.  Strings from the experiment are
  * escaped: Markdown's active characters (\\ ` * _ [ ] | # ~) with a
  * backslash, <, > and & as entities, line breaks as spaces.
@@ -243,6 +243,66 @@ static void configurations(const struct report_model *m, FILE *out)
 	}
 }
 
+static void tracer(const struct report_model *m, FILE *out)
+{
+	char lvl[16], v[48], lo[48], hi[48];
+
+	if (!m->n_tracer)
+		return;
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	fprintf(out, "\n## Tracer accounting\n\nThe tracer's own counts per run (per\\_cpu "
+		"stats, system-wide), medians over runs. Lost runs: runs whose trace\\_lost "
+		"(overwritten + dropped events) > 0. Cost per event: (mean variant wall - mean "
+		"baseline wall) / mean events per run, in ns; its %s %% CI is the wall dilation's "
+		"CI / the same mean events (the events count is treated as fixed, an "
+		"approximation). Events are counted per run, so per-operation metrics get no "
+		"cost per event.\n\n"
+		"| workload | variant | events/run | lost runs | lost/run | bytes/run | "
+		"ns/event | CI of ns/event |\n|---|---|---:|---:|---:|---:|---:|---|\n", lvl);
+	for (size_t i = 0; i < m->n_tracer; i++) {
+		const struct report_tracer *t = &m->tracer[i];
+		fputs("| ", out);
+		md(out, t->workload);
+		fputs(" | ", out);
+		md(out, t->variant);
+		fmt_count(v, sizeof(v), t->events_median);
+		fprintf(out, " | %s |", v);
+		if (t->lost_n) {
+			fmt_count(v, sizeof(v), t->lost_median);
+			fprintf(out, " %s%zu of %zu%s | %s |", t->lost_runs ? "**" : "", t->lost_runs,
+				t->lost_n, t->lost_runs ? "**" : "", v);
+		} else {
+			fputs(" - | - |", out);
+		}
+		fmt_count(v, sizeof(v), t->bytes_median);
+		fprintf(out, " %s |", v);
+		if (t->is_baseline) {
+			fputs(" baseline | |\n", out);
+			continue;
+		}
+		if (!t->has_cost) {
+			fputs(" - | ", out);
+			md(out, t->no_cost_reason);
+			fputs(" |\n", out);
+			continue;
+		}
+		fmt_cost(v, sizeof(v), t->cost_ns, t->cost_ns);
+		fprintf(out, " %s |", v);
+		if (t->cost_ci.has_ci) {
+			fmt_cost(lo, sizeof(lo), t->cost_ci.lo, t->cost_ns);
+			fmt_cost(hi, sizeof(hi), t->cost_ci.hi, t->cost_ns);
+			fprintf(out, " [%s, %s] |\n", lo, hi);
+		} else {
+			fputs(" no CI: ", out);
+			md(out, t->cost_ci.reason);
+			fputs(" |\n", out);
+		}
+	}
+	if (m->n_tracer_lossy)
+		fputs("\n**Warning:** runs that lost events: the tracer could not keep up; their "
+		      "dilation understates a lossless trace.\n", out);
+}
+
 static void markers(const struct report_model *m, FILE *out)
 {
 	char stat[32];
@@ -323,6 +383,7 @@ static int markdown(const struct report_model *m, FILE *out)
 		table3(m, g, out);
 	}
 	configurations(m, out);
+	tracer(m, out);
 	markers(m, out);
 	fputs("\n## Notes\n\n- Percentiles are type 7 (linear interpolation between order "
 	      "statistics).\n", out);

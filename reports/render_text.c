@@ -10,8 +10,11 @@
  *   3. shift and shape: Hodges-Lehmann ratio with CI, KS D and p, outliers
  *      (labelled, not dropped) and failed runs.
  * Then the configurations table (LTT: one line per variant, the chosen
- * statistic and % difference, a column per workload), the Markers table for
- * per-operation metrics, and notes saying what every interval and mark is.
+ * statistic and % difference, a column per workload), the tracer
+ * accounting table (kernel variants: events, lost events and bytes per run,
+ * cost per traced event with its CI; a warning when runs lost events), the
+ * Markers table for per-operation metrics, and notes saying what every
+ * interval and mark is.
  * Tables wider than 100 columns are split by columns, the variant column
  * repeated.  Colour (significance marks) only when report_opts.color.
  */
@@ -207,6 +210,10 @@ static const char *unit_sp(const char *unit)
 {
 	return *unit ? " " : "";
 }
+
+static void wrapped(FILE *out, const char *first, const char *text);
+PRINTF(3, 4)
+static void wrappedf(FILE *out, const char *first, const char *fmt, ...);
 
 /* ---- per group ---- */
 
@@ -507,6 +514,81 @@ static void configurations(const struct report_model *m, FILE *out)
 	tt_release(&t);
 }
 
+/* Tracer accounting: a row per workload and variant with trace_events. */
+static void tracer_table(const struct report_model *m, FILE *out, struct notes *ns)
+{
+	struct ttable t;
+	struct cell *row;
+	const char *prev = NULL;
+	char lvl[16];
+
+	if (!m->n_tracer)
+		return;
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	wrappedf(out, "\n", "Tracer accounting: the tracer's own counts, medians per run; "
+		 "ns/event: cost per traced event = mean wall dilation / mean events per run, "
+		 "with its %s %% CI", lvl);
+	tt_init(&t, 8);
+	for (int c = 2; c < 7; c++)
+		t.right[c] = 1;
+	row = tt_row(&t);
+	tt_set(row, 0, "workload");
+	tt_set(row, 1, "variant");
+	tt_set(row, 2, "events");
+	tt_set(row, 3, "lost runs");
+	tt_set(row, 4, "lost");
+	tt_set(row, 5, "bytes");
+	tt_set(row, 6, "ns/event");
+	tt_set(row, 7, "[CI]");
+	for (size_t i = 0; i < m->n_tracer; i++) {
+		const struct report_tracer *tr = &m->tracer[i];
+		char v[48], lo[48], hi[48];
+
+		row = tt_row(&t);
+		tt_set(row, 0, "%s", tr->workload == prev ? "" : tr->workload);
+		prev = tr->workload;
+		tt_set(row, 1, "%s", tr->variant);
+		fmt_count(v, sizeof(v), tr->events_median);
+		tt_set(row, 2, "%s", v);
+		if (tr->lost_n) {
+			tt_set(row, 3, "%zu of %zu%s", tr->lost_runs, tr->lost_n,
+			       tr->lost_runs ? " !" : "");
+			if (tr->lost_runs)
+				row[3].color = C_SIG;
+			fmt_count(v, sizeof(v), tr->lost_median);
+			tt_set(row, 4, "%s", v);
+		} else {
+			tt_set(row, 3, "-");
+			tt_set(row, 4, "-");
+		}
+		fmt_count(v, sizeof(v), tr->bytes_median);
+		tt_set(row, 5, "%s", v);
+		if (tr->is_baseline) {
+			tt_set(row, 6, "baseline");
+			continue;
+		}
+		if (!tr->has_cost) {
+			tt_set(row, 6, "-");
+			tt_set(row, 7, "note %zu", note_add(ns, tr->no_cost_reason));
+			continue;
+		}
+		fmt_cost(v, sizeof(v), tr->cost_ns, tr->cost_ns);
+		tt_set(row, 6, "%s", v);
+		if (tr->cost_ci.has_ci) {
+			fmt_cost(lo, sizeof(lo), tr->cost_ci.lo, tr->cost_ns);
+			fmt_cost(hi, sizeof(hi), tr->cost_ci.hi, tr->cost_ns);
+			tt_set(row, 7, "[%s, %s]", lo, hi);
+		} else {
+			tt_set(row, 7, "[no CI: note %zu]", note_add(ns, tr->cost_ci.reason));
+		}
+	}
+	tt_print(&t, out, m->opts->color);
+	tt_release(&t);
+	if (m->n_tracer_lossy)
+		fprintf(out, "\n ! runs that lost events: the tracer could not keep up; their dilation "
+			"understates a lossless trace\n");
+}
+
 static void markers(const struct report_model *m, FILE *out, struct notes *ns,
 		    const struct tags *tg)
 {
@@ -651,6 +733,18 @@ static void footer(const struct report_model *m, FILE *out, const struct notes *
 		 "modified z-score |z| > %g; labelled, not dropped.", REPORT_TUKEY_K, REPORT_MADZ);
 	wrapped(out, "  - ", "failed: measured runs that failed, timed out or crashed; not in "
 		"the statistics. CDFs: --format html (plot) or json/csv (data).");
+	if (m->n_tracer) {
+		wrapped(out, "  - ", "tracer accounting: the tracer's own per-run counts "
+			"(per_cpu/cpuN/stats, read before and after each run), system-wide: events "
+			"of other processes count too. events: median events written during a run; lost runs: runs with trace_lost (overwritten + dropped events) > 0, of "
+			"the runs with a count (! marks them); lost: median events lost per run; "
+			"bytes: median growth of the buffer's contents per run.");
+		wrappedf(out, "  - ", "ns/event: the cost per traced event, (mean variant wall - mean "
+			 "%s wall) / mean events per run, in ns; [CI]: the %s %% CI of that wall "
+			 "dilation divided by the same mean events: the events count is treated as "
+			 "fixed, an approximation. Events are counted per run, so per-operation "
+			 "metrics (ns_per_op) get no cost per event.", m->baseline, lvl);
+	}
 	for (size_t i = 0; i < ns->n; i++) {
 		char first[32];
 		snprintf(first, sizeof(first), "  note %zu: ", i + 1);
@@ -679,6 +773,7 @@ static int text(const struct report_model *m, FILE *out)
 	for (size_t gi = 0; gi < m->n_groups; gi++)
 		group(m, &m->groups[gi], out, &ns, &tg);
 	configurations(m, out);
+	tracer_table(m, out, &ns);
 	markers(m, out, &ns, &tg);
 	footer(m, out, &ns, &tg);
 	notes_release(&ns);

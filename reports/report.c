@@ -416,6 +416,145 @@ static void compute(struct report_model *m)
 	holm(m);
 }
 
+/* ---- tracer accounting ---- */
+
+static const struct report_group *find_group(const struct report_model *m, const char *workload,
+					     const char *metric)
+{
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		if (m->groups[gi].workload == workload && !strcmp(m->groups[gi].metric, metric))
+			return &m->groups[gi];
+	return NULL;
+}
+
+/* The series of variant (interned) in g, or NULL. */
+static const struct report_series *find_series(const struct report_group *g, const char *variant)
+{
+	for (size_t i = 0; g && i < g->n_series; i++)
+		if (g->series[i].variant == variant)
+			return &g->series[i];
+	return NULL;
+}
+
+/* ns in one unit of a time, or 0 when unit is not one. */
+static double ns_per_unit(const char *unit)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(unit, units[i].unit))
+			return units[i].ns;
+	return 0;
+}
+
+/* The cost per traced event of t: the mean wall dilation / mean events. */
+static void tracer_cost(struct report_model *m, struct report_tracer *t,
+			const struct report_group *wall)
+{
+	const struct report_series *w = find_series(wall, t->variant);
+	const struct report_dilation *d;
+	const struct interval *ci;
+	char buf[256];
+	double scale;
+
+	t->cost_ns = t->wall_dilation_ns = NAN;
+	t->cost_ci = (struct interval){ .lo = NAN, .hi = NAN };
+	if (t->is_baseline) {
+		t->no_cost_reason = "the baseline";
+		return;
+	}
+	if (!wall || !w) {
+		t->no_cost_reason = "wall is not in the report (--metric)";
+		return;
+	}
+	if (!(scale = ns_per_unit(wall->unit))) {
+		t->no_cost_reason = "wall is not in a unit of time";
+		return;
+	}
+	if (!w->compared) {
+		snprintf(buf, sizeof(buf), "no wall dilation: %s", w->no_compare_reason);
+		t->no_cost_reason = intern(m, buf);
+		return;
+	}
+	d = &w->mean_dil;
+	if (!d->ok) {
+		snprintf(buf, sizeof(buf), "no wall dilation: %s", d->reason);
+		t->no_cost_reason = intern(m, buf);
+		return;
+	}
+	if (isnan(t->events_mean)) {
+		t->no_cost_reason = "trace_events values that are not finite numbers";
+		return;
+	}
+	if (!(t->events_mean > 0)) {
+		t->no_cost_reason = "no event traced: nothing to divide the dilation by";
+		return;
+	}
+	t->has_cost = 1;
+	t->wall_dilation_ns = d->d.abs * scale;
+	t->cost_ns = t->wall_dilation_ns / t->events_mean;
+	ci = &d->d.ci_abs;
+	if (!ci->has_ci) {
+		t->cost_ci.reason = ci->reason ? ci->reason : "no interval of the wall dilation";
+		return;
+	}
+	t->cost_ci.has_ci = 1;
+	t->cost_ci.lo = ci->lo * scale / t->events_mean;
+	t->cost_ci.hi = ci->hi * scale / t->events_mean;
+	t->cost_ci.level = ci->level;
+	snprintf(buf, sizeof(buf), "the mean wall dilation's interval (%s) / mean events, "
+		 "the events count treated as fixed", ci->method ? ci->method : "unknown method");
+	t->cost_ci.method = intern(m, buf);
+}
+
+/*
+ * Per workload (report order) and variant (run order) with trace_events
+ * values: events, lost and bytes per run, and the cost per traced event.
+ * After compute(): takes the series' summaries and medians.
+ */
+static void tracer(struct report_model *m)
+{
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *ev = &m->groups[gi], *lost, *bytes, *wall;
+
+		if (strcmp(ev->metric, REPORT_TRACE_EVENTS))
+			continue;
+		lost = find_group(m, ev->workload, REPORT_TRACE_LOST);
+		bytes = find_group(m, ev->workload, REPORT_TRACE_BYTES);
+		wall = find_group(m, ev->workload, "wall");
+		for (size_t i = 0; i < ev->n_series; i++) {
+			const struct report_series *s = &ev->series[i], *ls, *bs;
+			struct report_tracer *t;
+
+			if (!s->n)
+				continue;
+			ALLOC_GROW(m->tracer, m->n_tracer + 1, m->alloc_tracer);
+			t = &m->tracer[m->n_tracer++];
+			memset(t, 0, sizeof(*t));
+			t->workload = ev->workload;
+			t->variant = s->variant;
+			t->is_baseline = s->is_baseline;
+			t->n = s->n;
+			t->events_median = s->has_summary ? s->median : NAN;
+			t->events_mean = s->has_summary ? s->sum.mean : NAN;
+			t->lost_median = t->bytes_median = NAN;
+			if ((ls = find_series(lost, s->variant)) && ls->n) {
+				t->lost_n = ls->n;
+				t->lost_median = ls->median;
+				for (size_t k = 0; k < ls->n; k++)
+					t->lost_runs += ls->values[k] > 0;
+				m->n_tracer_lossy += t->lost_runs > 0;
+			}
+			if ((bs = find_series(bytes, s->variant)) && bs->n) {
+				t->bytes_n = bs->n;
+				t->bytes_median = bs->median;
+			}
+			tracer_cost(m, t, wall);
+		}
+	}
+}
+
 static int metric_rank(const char *metric)
 {
 	static const char *const builtin[] = { "wall", "user", "sys", "maxrss" };
@@ -680,6 +819,7 @@ int report_build(struct store *st, const struct report_opts *o,
 	order_rows(m);
 	set_failed(m, &b, failed);
 	compute(m);
+	tracer(m);
 	ret = 0;
 out:
 	for (size_t i = 0; i < m->n_groups; i++)
@@ -712,6 +852,7 @@ void report_release(struct report_model *m)
 	}
 	free(m->groups);
 	free(m->rows);
+	free(m->tracer);
 	for (size_t i = 0; i < m->n_strings; i++)
 		free(m->strings[i]);
 	free(m->strings);

@@ -20,6 +20,10 @@
  *    the Hodges-Lehmann ratio with CI, and the two-sample KS test;
  *  - the ECDF, exact when it has at most REPORT_ECDF_MAX steps, else sampled
  *    at REPORT_ECDF_MAX + 1 evenly spaced probabilities (type-7 quantiles).
+ * And per workload and variant with trace_events values (kernel variants:
+ * harness/backend_host.c records the tracer's own accounting per run), the
+ * tracer accounting (struct report_tracer): events, lost events and bytes
+ * per run, and the cost per traced event.
  * Bootstrap seeds are derived from the run's stored seed and the names of
  * the comparison: the same database gives the same report.
  */
@@ -105,6 +109,39 @@ struct report_row {
 	int workload_idx, variant_idx;	/* stored order (for report.c's sort) */
 };
 
+/* The tracer's accounting metrics of a run (harness/backend_host.c). */
+#define REPORT_TRACE_EVENTS "trace_events"
+#define REPORT_TRACE_LOST "trace_lost"
+#define REPORT_TRACE_BYTES "trace_bytes"
+
+/*
+ * The tracer's accounting of one variant on one workload, over its
+ * measured, successful runs.  The cost per traced event is the mean wall
+ * dilation in absolute units, mean(variant wall) - mean(baseline wall), in
+ * ns, divided by the mean events per run; its CI is the dilation's CI of
+ * the mean divided by the same mean events: the events count is treated as
+ * fixed (its own variation is ignored), an approximation.  Events are
+ * counted per run, system-wide, so per-operation metrics get no cost per
+ * event.
+ */
+struct report_tracer {
+	const char *workload, *variant;	/* interned */
+	int is_baseline;
+	size_t n;		/* runs with a trace_events value */
+	double events_median, events_mean;	/* NaN when not finite */
+	size_t lost_n;		/* runs with a trace_lost value */
+	size_t lost_runs;	/* ... of which trace_lost > 0 */
+	double lost_median;	/* NaN when lost_n == 0 */
+	size_t bytes_n;		/* runs with a trace_bytes value */
+	double bytes_median;	/* NaN when bytes_n == 0 */
+
+	int has_cost;
+	const char *no_cost_reason;	/* when !has_cost */
+	double wall_dilation_ns;	/* mean(variant wall) - mean(baseline wall) */
+	double cost_ns;		/* wall_dilation_ns / events_mean */
+	struct interval cost_ci;	/* ns: the dilation's CI / events_mean */
+};
+
 /* The statistic of the configurations (LTT) table. */
 enum report_statistic {
 	REPORT_STAT_MEDIAN,
@@ -151,10 +188,14 @@ struct report_model {
 	int bca;
 	size_t n_comparisons;	/* valid U tests, the Holm family */
 	const char *config_metric;	/* configurations table */
+	/* tracer accounting: by workload (report order), then variant (run
+	 * order); n_tracer_lossy entries have runs that lost events */
+	struct report_tracer *tracer;
+	size_t n_tracer, n_tracer_lossy;
 	/* private */
 	char **strings;
 	size_t n_strings, alloc_strings;
-	size_t alloc_groups, alloc_rows;
+	size_t alloc_groups, alloc_rows, alloc_tracer;
 };
 
 /* Returns 0, or -1 (printed) for a database error or a bad option value

@@ -124,16 +124,9 @@ int stats_mann_whitney_sorted(const double *xs, size_t nx, const double *ys, siz
 	double *cdf = NULL, U, ties, mn, N;
 	int ret = 0, tied;
 
-	memset(out, 0, sizeof(*out));
-	out->p = out->statistic = out->df = NAN;
-	if (!xs || !ys || !nx || !ny) {
-		ret = -EINVAL;
+	stats_test_result_init(out);
+	if ((ret = stats_check_two_samples(xs, nx, ys, ny)) < 0)
 		goto out;
-	}
-	if (!stats_all_finite(xs, nx) || !stats_all_finite(ys, ny)) {
-		ret = -EDOM;
-		goto out;
-	}
 	if (nx < 4 || ny < 4) {
 		out->reason = "a U test at alpha = 0.05 needs n >= 4 a side";
 		goto out;
@@ -166,35 +159,18 @@ int stats_mann_whitney_sorted(const double *xs, size_t nx, const double *ys, siz
 	}
 out:
 	free(cdf);
-	if (ret < 0) {
-		memset(out, 0, sizeof(*out));
-		out->p = out->statistic = out->df = NAN;
-	}
+	if (ret < 0)
+		stats_test_result_init(out);
 	return ret;
 }
 
 int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
 		       struct test_result *out)
 {
-	double *xs, *ys;
-	int ret;
-
 	/* the argument checks first, so that nothing is sorted for nothing */
-	if (!x || !y || !nx || !ny || nx < 4 || ny < 4 ||
-	    !stats_all_finite(x, nx) || !stats_all_finite(y, ny))
+	if (stats_check_two_samples(x, nx, y, ny) || nx < 4 || ny < 4)
 		return stats_mann_whitney_sorted(x, nx, y, ny, out);
-	xs = stats_sorted_copy(x, nx);
-	ys = stats_sorted_copy(y, ny);
-	if (xs && ys) {
-		ret = stats_mann_whitney_sorted(xs, nx, ys, ny, out);
-	} else {
-		memset(out, 0, sizeof(*out));
-		out->p = out->statistic = out->df = NAN;
-		ret = -ENOMEM;
-	}
-	free(xs);
-	free(ys);
-	return ret;
+	return stats_test_sorted_copies(stats_mann_whitney_sorted, x, nx, y, ny, out);
 }
 
 /* ---- Hodges-Lehmann ---- */

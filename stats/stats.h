@@ -286,4 +286,18 @@ size_t stats_outliers_tukey_summary(const double *x, size_t n, const struct summ
 size_t stats_outliers_mad_summary(const double *x, size_t n, const struct summary *sum,
 				  double threshold, unsigned char *flag);
 
+/* ---- shared by the two-sample tests (rank.c, tests.c) ---- */
+
+/* out as "not computed": all zero, statistic, p and df NaN. */
+void stats_test_result_init(struct test_result *out);
+/* The tests' argument checks: -EINVAL when a side is NULL or empty, -EDOM
+ * when a value is not finite, else 0. */
+int stats_check_two_samples(const double *x, size_t nx, const double *y, size_t ny);
+/* test (a *_sorted function above) on sorted copies of x and y; -ENOMEM
+ * with out as "not computed" when the copies cannot be had. */
+typedef int stats_sorted_test(const double *xs, size_t nx, const double *ys, size_t ny,
+			      struct test_result *out);
+int stats_test_sorted_copies(stats_sorted_test *test, const double *x, size_t nx,
+			     const double *y, size_t ny, struct test_result *out);
+
 #endif

@@ -17,10 +17,36 @@ static const char m_ks_asym[] = "two-sample Kolmogorov-Smirnov, asymptotic "
 	"(Kolmogorov distribution, Stephens' correction)";
 static const char m_welch[] = "Welch's t (Welch-Satterthwaite df)";
 
-static void result_init(struct test_result *out)
+void stats_test_result_init(struct test_result *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->statistic = out->p = out->df = NAN;
+}
+
+int stats_check_two_samples(const double *x, size_t nx, const double *y, size_t ny)
+{
+	if (!x || !y || !nx || !ny)
+		return -EINVAL;
+	if (!stats_all_finite(x, nx) || !stats_all_finite(y, ny))
+		return -EDOM;
+	return 0;
+}
+
+int stats_test_sorted_copies(stats_sorted_test *test, const double *x, size_t nx,
+			     const double *y, size_t ny, struct test_result *out)
+{
+	double *xs = stats_sorted_copy(x, nx), *ys = stats_sorted_copy(y, ny);
+	int ret;
+
+	if (xs && ys) {
+		ret = test(xs, nx, ys, ny, out);
+	} else {
+		stats_test_result_init(out);
+		ret = -ENOMEM;
+	}
+	free(xs);
+	free(ys);
+	return ret;
 }
 
 /*
@@ -101,15 +127,9 @@ int stats_ks2_sorted(const double *xs, size_t nx, const double *ys, size_t ny,
 	uint64_t dnum = 0;
 	int ret = 0, tied = 0;
 
-	result_init(out);
-	if (!xs || !ys || !nx || !ny) {
-		ret = -EINVAL;
+	stats_test_result_init(out);
+	if ((ret = stats_check_two_samples(xs, nx, ys, ny)) < 0)
 		goto out;
-	}
-	if (!stats_all_finite(xs, nx) || !stats_all_finite(ys, ny)) {
-		ret = -EDOM;
-		goto out;
-	}
 	while (i < nx || j < ny) {
 		double v = j >= ny || (i < nx && xs[i] < ys[j]) ? xs[i] : ys[j];
 		size_t c = 0;
@@ -144,29 +164,16 @@ int stats_ks2_sorted(const double *xs, size_t nx, const double *ys, size_t ny,
 	}
 out:
 	if (ret < 0)
-		result_init(out);
+		stats_test_result_init(out);
 	return ret;
 }
 
 int stats_ks2(const double *x, size_t nx, const double *y, size_t ny,
 	      struct test_result *out)
 {
-	double *xs, *ys;
-	int ret;
-
-	if (!x || !y || !nx || !ny || !stats_all_finite(x, nx) || !stats_all_finite(y, ny))
+	if (stats_check_two_samples(x, nx, y, ny))
 		return stats_ks2_sorted(x, nx, y, ny, out);
-	xs = stats_sorted_copy(x, nx);
-	ys = stats_sorted_copy(y, ny);
-	if (xs && ys) {
-		ret = stats_ks2_sorted(xs, nx, ys, ny, out);
-	} else {
-		result_init(out);
-		ret = -ENOMEM;
-	}
-	free(xs);
-	free(ys);
-	return ret;
+	return stats_test_sorted_copies(stats_ks2_sorted, x, nx, y, ny, out);
 }
 
 /*
@@ -180,12 +187,11 @@ int stats_welch_t(const double *x, size_t nx, const double *y, size_t ny,
 		  struct test_result *out)
 {
 	double mx, my, a, b;
+	int ret;
 
-	result_init(out);
-	if (!x || !y || !nx || !ny)
-		return -EINVAL;
-	if (!stats_all_finite(x, nx) || !stats_all_finite(y, ny))
-		return -EDOM;
+	stats_test_result_init(out);
+	if ((ret = stats_check_two_samples(x, nx, y, ny)) < 0)
+		return ret;
 	out->method = m_welch;
 	if (nx < 2 || ny < 2) {
 		out->reason = "Welch's t needs n >= 2 a side";

@@ -620,3 +620,217 @@ Test(report, known_truth_dilation_is_recovered_and_aa_is_not_significant)
 	cli_result_release(&r);
 	json_free(doc);
 }
+
+/* ---- tracer accounting ---- */
+
+/*
+ * Kernel variants need root and change the tracing state; the accounting
+ * metrics are crafted instead: the workload prints trace_events, trace_lost
+ * and trace_bytes (names a workload may use) and the metrics regexes store
+ * them, which is the report's path for kernel variants too.  Per variant a
+ * counter file numbers the runs c = 1, 2, ...: events = EV c^2 (mean !=
+ * median), lost = LOST on odd runs, bytes = 16 EV c; traced variants sleep
+ * longer, so that the wall dilation is well above the noise.
+ */
+static void run_tracer_study(int reps)
+{
+	struct cli_result r;
+	char *yaml = xasprintf(
+		"name: tracer\n"
+		"baseline: base\n"
+		"repetitions: %d\n"
+		"warmup: 0\n"
+		"seed: 3\n"
+		"variants:\n"
+		"  - {name: base, env: {EV: '0', LOST: '0', NAP: '0', CNT: %s/c.base}}\n"
+		"  - {name: traced, env: {EV: '100', LOST: '0', NAP: '0.05', CNT: %s/c.traced}}\n"
+		"  - {name: lossy, env: {EV: '100', LOST: '7', NAP: '0.05', CNT: %s/c.lossy}}\n"
+		"  - {name: silent, env: {EV: '0', LOST: '0', NAP: '0.02', CNT: %s/c.silent}}\n"
+		"workloads:\n"
+		"  - name: traced-work\n"
+		"    cmd: [sh, -c, 'c=$(cat \"$CNT\" 2>/dev/null || echo 0); c=$((c + 1)); "
+		"echo $c > \"$CNT\"; sleep $NAP; l=0; if [ $((c %% 2)) = 1 ]; then l=$LOST; fi; "
+		"echo trace_events=$((EV * c * c)) trace_lost=$l trace_bytes=$((EV * c * 16))']\n"
+		"    metrics:\n"
+		"      - {name: trace_events, regex: 'trace_events=([0-9]+)', unit: events}\n"
+		"      - {name: trace_lost, regex: 'trace_lost=([0-9]+)', unit: events}\n"
+		"      - {name: trace_bytes, regex: 'trace_bytes=([0-9]+)', unit: B}\n",
+		reps, dir, dir, dir, dir);
+	tl_write(dir, "t.yaml", yaml);
+	free(yaml);
+	cli_run(dir, &r, "run", "t.yaml", "--db", db, "-q", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+}
+
+/* The mean stored wall of a variant's measured, successful runs. */
+static double mean_wall(const char *variant)
+{
+	char *sql = xasprintf("SELECT avg(r.wall_s) FROM results r JOIN plan p "
+			      "ON p.run_id = r.run_id AND p.seq = r.seq "
+			      "WHERE p.variant = '%s' AND p.warmup = 0 AND r.status = 'ok'", variant);
+	char *v = cli_sql_text(db, sql);
+	double x;
+
+	cr_assert(v, "%s", sql);
+	x = strtod(v, NULL);
+	free(v);
+	free(sql);
+	return x;
+}
+
+/* The tracer entry of a variant in the JSON report. */
+static const struct jv *jtracer(const struct jv *doc, const char *variant)
+{
+	const struct jv *t = jget(doc, "tracer");
+	cr_assert(t && t->t == J_ARR, "no tracer array");
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(jstr(&t->items[i], "variant"), variant))
+			return &t->items[i];
+	cr_assert_fail("no tracer entry for %s", variant);
+	return NULL;
+}
+
+/* The line of text that holds needle (malloc'd). */
+static char *line_of(const char *text, const char *needle)
+{
+	const char *p = strstr(text, needle), *b;
+
+	cr_assert(p, "no '%s' in:\n%s", needle, text);
+	for (b = p; b > text && b[-1] != '\n'; b--)
+		;
+	return xstrndup(b, strcspn(b, "\n"));
+}
+
+Test(report, tracer_cost_per_event_is_the_wall_dilation_over_the_mean_events)
+{
+	struct cli_result r;
+	struct jv *doc;
+	const double events_mean = 750;	/* 4 runs: events 100, 400, 900, 1600 */
+	const char *const traced[] = { "traced", "lossy" };
+
+	run_tracer_study(4);
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc, "not JSON:\n%s", r.out);
+	cr_assert_eq(jget(doc, "tracer")->n, 4, "one entry per variant with trace_events");
+	for (size_t i = 0; i < ARRAY_SIZE(traced); i++) {
+		const struct jv *t = jtracer(doc, traced[i]);
+		const struct jv *wall = jresult(doc, "wall", traced[i]);
+		const struct jv *ci = jpath(t, "cost_per_event.ci"), *wci;
+		/* by hand, from the stored walls: (mean var - mean base) / mean events */
+		double dil_ns = (mean_wall(traced[i]) - mean_wall("base")) * 1e9;
+		double want = dil_ns / events_mean;
+
+		cr_assert_str_eq(jstr(t, "workload"), "traced-work");
+		cr_assert(jpath(t, "baseline")->num == 0);
+		cr_assert(jnum(t, "n") == 4);
+		cr_assert_float_eq(jnum(t, "events.mean"), events_mean, 1e-9);
+		cr_assert_float_eq(jnum(t, "events.median"), 650, 1e-9);
+		cr_assert_float_eq(jnum(t, "bytes.median"), 100 * 2.5 * 16, 1e-9);
+		cr_assert_float_eq(jnum(t, "cost_per_event.ns"), want, 1e-6 * fabs(want),
+				   "%s: %.9g ns/event, by hand %.9g", traced[i],
+				   jnum(t, "cost_per_event.ns"), want);
+		cr_assert_float_eq(jnum(t, "cost_per_event.wall_dilation_ns"), dil_ns,
+				   1e-6 * fabs(dil_ns));
+		/* ~50 ms over 750 events: tens of microseconds per event */
+		cr_assert_gt(jnum(t, "cost_per_event.ns"), 10e3);
+		/* the CI: the wall dilation's CI of the mean over the same mean events */
+		wci = jpath(wall, "dilation.mean.ci_abs");
+		cr_assert(ci && ci->t == J_ARR && ci->n == 2, "%s", r.out);
+		cr_assert(wci && wci->t == J_ARR && wci->n == 2);
+		cr_assert_float_eq(ci->items[0].num, wci->items[0].num * 1e9 / events_mean,
+				   1e-6 * fabs(ci->items[0].num));
+		cr_assert_float_eq(ci->items[1].num, wci->items[1].num * 1e9 / events_mean,
+				   1e-6 * fabs(ci->items[1].num));
+		cr_assert(ci->items[0].num <= want && want <= ci->items[1].num);
+		cr_assert(strstr(jstr(t, "cost_per_event.method"), "treated as fixed"));
+	}
+	/* lost events: runs 1 and 3 of lossy, 7 each; median of 7, 0, 7, 0 */
+	const struct jv *lossy = jtracer(doc, "lossy"), *ok = jtracer(doc, "traced");
+	cr_assert(jnum(lossy, "lost.runs") == 2 && jnum(lossy, "lost.n") == 4);
+	cr_assert_float_eq(jnum(lossy, "lost.median"), 3.5, 1e-12);
+	cr_assert(jpath(lossy, "lost_events")->num == 1);
+	cr_assert(jnum(ok, "lost.runs") == 0 && jpath(ok, "lost_events")->num == 0);
+	/* no events, no cost; the baseline has none either */
+	const struct jv *silent = jtracer(doc, "silent"), *base = jtracer(doc, "base");
+	cr_assert(jpath(silent, "cost_per_event.ns")->t == J_NULL);
+	cr_assert(strstr(jstr(silent, "cost_per_event.reason"), "no event traced"));
+	cr_assert(jpath(base, "baseline")->num == 1);
+	cr_assert_str_eq(jstr(base, "cost_per_event.reason"), "the baseline");
+	cli_result_release(&r);
+	json_free(doc);
+}
+
+Test(report, tracer_table_flags_lost_events_in_every_format)
+{
+	static const char *const warning = "runs that lost events: the tracer could not keep up; "
+		"their dilation understates a lossless trace";
+	struct cli_result r;
+	const char *tab, *line;
+	char *row;
+
+	run_tracer_study(4);
+	report(&r, "text", NULL, NULL);
+	for (line = r.out; *line;) {
+		size_t len = strcspn(line, "\n");
+		cr_assert(len <= 100, "line of %zu columns: %.*s", len, (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+	tab = strstr(r.out, "\nTracer accounting:");
+	cr_assert(tab, "%s", r.out);
+	cr_assert(tab > strstr(r.out, "Configurations (LTT)"), "after the LTT table");
+	cr_assert(strstr(tab, "ns/event"), "%s", tab);
+	/* lossy: 2 of 4 runs lost events, marked; median events 650, lost 3.5 */
+	row = line_of(tab, "  lossy ");
+	cr_assert(strstr(row, " 650 ") && strstr(row, "2 of 4 !") && strstr(row, " 3.500 "), "%s",
+		  row);
+	free(row);
+	row = line_of(tab, "  traced ");
+	cr_assert(strstr(row, "0 of 4") && !strchr(row, '!'), "%s", row);
+	free(row);
+	cr_assert(strstr(tab, "  base "), "%s", tab);
+	cr_assert(strstr(r.out, warning), "%s", r.out);
+	cr_assert(strstr(r.out, "no event traced: nothing to divide the dilation by"), "%s", r.out);
+	cr_assert(strstr(r.out, "treated as fixed"), "%s", r.out);
+	cli_result_release(&r);
+
+	report(&r, "markdown", NULL, NULL);
+	cr_assert(strstr(r.out, "## Tracer accounting"), "%s", r.out);
+	cr_assert(strstr(r.out, "| traced-work | lossy | 650 | **2 of 4** | 3.500 |"), "%s", r.out);
+	cr_assert(strstr(r.out, warning), "%s", r.out);
+	cli_result_release(&r);
+
+	report(&r, "html", NULL, NULL);
+	cr_assert(strstr(r.out, "<h2>Tracer accounting</h2>"), "%s", r.out);
+	cr_assert(strstr(r.out, "<td class=sig>2 of 4</td>"), "%s", r.out);
+	cr_assert(strstr(r.out, warning), "%s", r.out);
+	cli_result_release(&r);
+
+	/* no lost run, no warning; no trace_events, no table */
+	report(&r, "text", "--metric", "wall");
+	cr_assert(!strstr(r.out, "Tracer accounting"), "%s", r.out);
+	cli_result_release(&r);
+	report(&r, "text", "--baseline", "lossy");
+	cr_assert(strstr(r.out, warning), "the baseline's lost runs count too");
+	cli_result_release(&r);
+}
+
+Test(report, tracer_is_an_empty_array_without_trace_events)
+{
+	struct cli_result r;
+	struct jv *doc;
+
+	run_spin_study(2, "10000", 0);
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	cr_assert(jget(doc, "tracer") && jget(doc, "tracer")->t == J_ARR);
+	cr_assert_eq(jget(doc, "tracer")->n, 0);
+	cli_result_release(&r);
+	report(&r, "text", NULL, NULL);
+	cr_assert(!strstr(r.out, "Tracer accounting") && !strstr(r.out, "lost events"), "%s",
+		  r.out);
+	cli_result_release(&r);
+	json_free(doc);
+}
