@@ -50,15 +50,6 @@ char **env_build(const struct variant *v)
 	return env;
 }
 
-void env_release(char **envp)
-{
-	if (!envp)
-		return;
-	for (char **e = envp; *e; e++)
-		free(*e);
-	free(envp);
-}
-
 /*
  * The qemu backend (booted kernel images) is a later addition; until it
  * exists, variants with `boot:` are refused before anything runs.

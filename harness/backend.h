@@ -68,9 +68,8 @@ const struct pos *backend_pos(const struct variant *v);
  * environment's size (which shifts the workload's stack, see Mytkowicz et
  * al., "Producing wrong data without doing anything obviously wrong!",
  * ASPLOS 2009) differs between variants only by what the user asked for.
- * Returns a NULL-terminated, malloc'd array; free with env_release().
+ * Returns a NULL-terminated, malloc'd array; free with argv_free().
  */
 char **env_build(const struct variant *v);
-void env_release(char **envp);
 
 #endif

@@ -98,20 +98,13 @@ static char **expand_argv(struct backend_ctx *ctx, const struct argv_list *a)
 	return v;
 }
 
-static void free_argv(char **v)
-{
-	for (char **p = v; p && *p; p++)
-		free(*p);
-	free(v);
-}
-
 static int run_cmd(struct backend_ctx *ctx, const struct argv_list *a, const char *what)
 {
 	char **argv = expand_argv(ctx, a);
 	char *w = xasprintf("variant '%s' %s", ctx->variant->name, what);
 	int r = proc_run_command(argv, ctx->envp, ctx->cwd, ctx->exp->timeout_s, w);
 	free(w);
-	free_argv(argv);
+	argv_free(argv);
 	return r;
 }
 
@@ -392,7 +385,7 @@ static int host_enter(struct backend_ctx *ctx)
 				     v->daemon_ready_regex ? &v->daemon_ready_re : NULL,
 				     ctx->exp->timeout_s, &ctx->daemon);
 		free(path);
-		free_argv(argv);
+		argv_free(argv);
 		if (r < 0)
 			goto fail;
 		journal_proc(ctx, daemon_pid(ctx->daemon), "daemon", &v->daemon);
@@ -402,7 +395,7 @@ static int host_enter(struct backend_ctx *ctx)
 		char **argv = expand_argv(ctx, &v->background);
 		int r = background_start(argv, ctx->envp, ctx->cwd, path, &ctx->background);
 		free(path);
-		free_argv(argv);
+		argv_free(argv);
 		if (r < 0)
 			goto fail;
 		journal_proc(ctx, background_pid(ctx->background), "background load", &v->background);

@@ -26,6 +26,56 @@
 #include <string.h>
 #include <unistd.h>
 
+/*
+ * Progress on a terminal: one line on stderr, "[done/total] variant /
+ * workload  elapsed  ETA", drawn before a run starts and erased as soon as
+ * it ends, so that nothing is written while a workload runs and warnings
+ * land on clean lines.  Off when stderr is not a terminal or with -q; bold
+ * counts only when colour is allowed (NO_COLOR unset, TERM not dumb).  The
+ * ETA is the mean time per finished run times the runs left.
+ */
+struct progress {
+	int on, color;
+	size_t done, total;
+	double t0;
+};
+
+static void progress_init(struct progress *pg, const struct plan *p, const unsigned char *done)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	memset(pg, 0, sizeof(*pg));
+	pg->on = !perturb_quiet && isatty(STDERR_FILENO) && !(term && !strcmp(term, "dumb"));
+	pg->color = !(nc && *nc);
+	for (size_t i = 0; i < p->n; i++)
+		pg->total += !(done && done[i]);
+	pg->t0 = now_mono();
+}
+
+static void progress_show(const struct progress *pg, const char *variant, const char *workload)
+{
+	double el = now_mono() - pg->t0;
+	char eta[32] = "?";
+
+	if (!pg->on)
+		return;
+	if (pg->done)
+		snprintf(eta, sizeof(eta), "%.0fs", el / (double)pg->done * (double)(pg->total - pg->done));
+	fprintf(stderr, "\r%s[%zu/%zu]%s %s / %s  elapsed %.0fs  ETA %s\033[K",
+		pg->color ? "\033[1m" : "", pg->done, pg->total, pg->color ? "\033[0m" : "",
+		variant, workload, el, eta);
+	fflush(stderr);
+}
+
+static void progress_end_run(struct progress *pg)
+{
+	pg->done++;
+	if (!pg->on)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+}
+
 #define ERRLEN 1024
 
 struct run_opts {
@@ -126,15 +176,6 @@ static char **build_argv(const struct argv_list *prefix, char **cmd, size_t ncmd
 	return v;
 }
 
-static void free_argv(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
 static char **workload_argv(const struct workload *w, const struct variant *v,
 			    const char *workdir)
 {
@@ -151,7 +192,7 @@ static int run_commands(const struct argv_list *cmds, size_t n, char **envp,
 	for (size_t i = 0; i < n; i++) {
 		char **argv = build_argv(NULL, cmds[i].v, cmds[i].n, workdir);
 		int r = proc_run_command(argv, envp, workdir, timeout, what);
-		free_argv(argv);
+		argv_free(argv);
 		if (r < 0)
 			return -1;
 	}
@@ -461,6 +502,8 @@ int cmd_run(int argc, char **argv)
 		ctx[v].cwd = workroot;
 	}
 
+	struct progress prog;
+	progress_init(&prog, &plan, done);
 	for (size_t i = 0; i < plan.n; i++) {
 		const struct plan_entry *pe = &plan.e[i];
 		if (done && done[i])
@@ -504,8 +547,10 @@ int cmd_run(int argc, char **argv)
 			.counters = counters,
 		};
 		struct run_result res;
+		progress_show(&prog, var->name, wl->name);
 		r = be->run(&ctx[pe->variant], &req, &res);
-		free_argv(wargv);
+		argv_free(wargv);
+		progress_end_run(&prog);
 		if (counters) {
 			struct failure_ctx f = { var->name, wl->name, pe->repetition, pe->warmup };
 			counters_run_failures(counters, counter_failed, &f);
@@ -589,7 +634,7 @@ fail_run:
 out:
 	if (ctx) {
 		for (size_t v = 0; v < exp.n_variants; v++)
-			env_release(ctx[v].envp);
+			argv_free(ctx[v].envp);
 		free(ctx);
 	}
 	if (workdirs) {
@@ -597,7 +642,7 @@ out:
 			free(workdirs[w]);
 		free(workdirs);
 	}
-	env_release(base_env);
+	argv_free(base_env);
 	counters_close(counters);
 	if (st)
 		store_close(st);

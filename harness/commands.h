@@ -47,6 +47,9 @@ int cmd_report(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
+int cmd_gate(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 /* Common option parsing helper: "--db PATH" / "--db=PATH".  Returns 1 and
  * sets *value when argv[*i] is the option (advancing *i past its value), 0

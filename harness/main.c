@@ -61,6 +61,50 @@ static const struct command commands[] = {
 	  "first when it finds such a journal.\n"
 	  "\n"
 	  "  -q, --quiet             print only errors\n" },
+	{ "gate", cmd_gate, 0, "gate [EXPERIMENT.yaml] [options]",
+	  "Judge a stored run against dilation thresholds, for CI: for every rule and\n"
+	  "every variant and workload it matches, PASS when the whole confidence\n"
+	  "interval of the dilation is below the threshold, FAIL when it is above,\n"
+	  "INCONCLUSIVE when it contains it (a warning estimates how many more runs\n"
+	  "would decide).  Rules: the experiment's gate: section (the file given, else\n"
+	  "the one stored with the run), or one rule from the options below.  Several\n"
+	  "judgements are Holm-corrected (the intervals widen accordingly).\n"
+	  "\n"
+	  "  --db PATH               results database (default results/perturb.db)\n"
+	  "  --run ID                a stored run (default: the latest)\n"
+	  "  --variant V             rule: variant name or glob (default *)\n"
+	  "  --workload W            rule: workload name or glob (default *)\n"
+	  "  --metric M              rule: metric (default wall)\n"
+	  "  --statistic S           rule: p0, p50 (default), p80, p99 or mean\n"
+	  "  --max-dilation X        rule: threshold, 2% or 0.02 (required for a rule)\n"
+	  "  --confidence C          rule: level (default 0.95)\n"
+	  "  --strict                inconclusive judgements fail the gate\n"
+	  "  --junit FILE            write JUnit XML: a testcase per judgement\n"
+	  "  --markdown FILE         write a Markdown summary\n"
+	  "  -q, --quiet             no warnings\n"
+	  "\n"
+	  "Exit status: 0 passed (or inconclusive), 1 a judgement failed, 2 usage or\n"
+	  "configuration error, 3 database error.\n" },
+	{ "compare", cmd_compare, 0, "compare RUN_A RUN_B [options]",
+	  "Two stored runs side by side, benchstat-style: per workload, variant and\n"
+	  "metric the median of A and of B, the change of B over A in % with its\n"
+	  "bootstrap CI, and the Mann-Whitney U p-value; '~' when the change is not\n"
+	  "significant.  Differences of provenance (perturb version, kernel, kernel\n"
+	  "command line, CPU, governor, SMT, ASLR) are printed above the table.\n"
+	  "\n"
+	  "  --db PATH               results database of A (and B; default results/perturb.db)\n"
+	  "  --db-b PATH             results database of B\n"
+	  "  --metric M              only this metric (repeatable)\n"
+	  "  --confidence C          level of the intervals and the tests (default 0.95)\n"
+	  "  --fail-on-regression X  exit 1 when a significant change is above X (5% or\n"
+	  "                          0.05); every metric is taken as lower-is-better\n" },
+	{ "doctor", cmd_doctor, 0, "doctor [--json]",
+	  "What this machine can do and what makes its measurements noisy: root,\n"
+	  "tracefs, PAPI, perf events, QEMU and KVM, CPU model, governor, boost, SMT,\n"
+	  "ASLR, load and isolated CPUs; each noise source with the command that fixes\n"
+	  "it.  Changes nothing.\n"
+	  "\n"
+	  "  --json                  one object per check: level, section, message, fix\n" },
 	{ "gen", cmd_gen, 0, "gen KIND SIZE FILE [--seed N]",
 	  "Write SIZE bytes of deterministic input data of KIND (text, binary) to FILE\n"
 	  "(- for standard output); the same seed gives the same bytes everywhere.\n" },

@@ -1248,3 +1248,55 @@ int store_each_value(struct store *s, int64_t run_id, int include_warmup,
 	};
 	return store_walk_values(s, run_id, &w);
 }
+
+int store_experiment_text(struct store *s, int64_t run_id, char **text, size_t *len)
+{
+	sqlite3_stmt *st = NULL;
+	const void *p;
+	int ret = -1, n;
+
+	*text = NULL;
+	*len = 0;
+	if (prepare_run(s, "SELECT e.text FROM runs r JOIN experiments e"
+			" ON e.id = r.experiment_id WHERE r.id = ?1", run_id, &st) < 0)
+		return -1;
+	if (step_run_row(s, st, run_id) < 0)
+		goto out;
+	p = sqlite3_column_blob(st, 0);
+	n = sqlite3_column_bytes(st, 0);
+	*text = xmalloc((size_t)n + 1);
+	if (n)
+		memcpy(*text, p, (size_t)n);
+	(*text)[n] = '\0';
+	*len = (size_t)n;
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+const char *const store_provenance_keys[STORE_N_PROVENANCE] = {
+	"perturb_version", "kernel_release", "kernel_cmdline", "cpu_model",
+	"cores", "governor", "smt", "aslr",
+};
+
+int store_run_provenance(struct store *s, int64_t run_id, char *out[STORE_N_PROVENANCE])
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	for (size_t i = 0; i < STORE_N_PROVENANCE; i++)
+		out[i] = NULL;
+	if (prepare_run(s, "SELECT perturb_version, kernel_release, kernel_cmdline,"
+			" cpu_model, cores, governor, smt, aslr FROM runs WHERE id = ?1",
+			run_id, &st) < 0)
+		return -1;
+	if (step_run_row(s, st, run_id) < 0)
+		goto out;
+	for (int i = 0; i < STORE_N_PROVENANCE; i++)
+		out[i] = column_dup(st, i);
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}

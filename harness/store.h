@@ -188,4 +188,17 @@ int store_workload_names(struct store *s, int64_t run_id, char ***names, size_t 
 int store_count_failed(struct store *s, int64_t run_id, const char *variant,
 		       const char *workload, int *failed, int *total);
 
+/* The experiment text stored for a run (the main file's bytes as they were
+ * when the run started): *text malloc'd and NUL-terminated, *len bytes.
+ * Error when there is no such run. */
+int store_experiment_text(struct store *s, int64_t run_id, char **text, size_t *len);
+
+/* A run's provenance columns, in store_provenance_keys order
+ * (perturb_version, kernel_release, kernel_cmdline, cpu_model, cores,
+ * governor, smt, aslr): out[i] malloc'd, NULL when not recorded.  Error
+ * when there is no such run. */
+#define STORE_N_PROVENANCE 8
+extern const char *const store_provenance_keys[STORE_N_PROVENANCE];
+int store_run_provenance(struct store *s, int64_t run_id, char *out[STORE_N_PROVENANCE]);
+
 #endif

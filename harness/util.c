@@ -63,6 +63,15 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+void argv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;

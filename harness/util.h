@@ -26,6 +26,8 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
+/* Free a NULL-terminated array of malloc'd strings and the array (NULL: no-op). */
+void argv_free(char **v);
 
 /* Grow *arr (of *alloc elements of size elem) so that it can hold need. */
 void grow_array(void **arr, size_t *alloc, size_t need, size_t elem);

@@ -85,3 +85,13 @@ void fmt_level(char *buf, size_t len, double conf)
 {
 	snprintf(buf, len, "%g", 100.0 * conf);
 }
+
+void fmt_escape(FILE *out, const char *s, const char *const subst[256])
+{
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		if (subst[*p])
+			fputs(subst[*p], out);
+		else
+			fputc(*p, out);
+	}
+}

@@ -11,6 +11,7 @@
 #define PERTURB_REPORTS_FMT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* The decimals fmt_value() uses for v (-1: exponent form). */
 int fmt_decimals(double v);
@@ -31,5 +32,9 @@ void fmt_pct(char *buf, size_t len, double v);
 void fmt_p(char *buf, size_t len, double p);
 /* The confidence level as "95" or "99.9" (percent, no sign). */
 void fmt_level(char *buf, size_t len, double conf);
+
+/* s (NULL: nothing) with each byte c written as subst[c] where that is set,
+ * else as itself: the escaping of a format. */
+void fmt_escape(FILE *out, const char *s, const char *const subst[256]);
 
 #endif

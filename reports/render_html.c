@@ -9,6 +9,7 @@
  */
 #include "report.h"
 #include "fmt.h"
+#include "table.h"
 #include "util.h"
 
 #include <math.h>
@@ -20,57 +21,13 @@ static const char *const colors[] = {
 };
 static const char *const dashes[] = { "", "6 3", "2 2", "8 3 2 3" };
 
+static const char *const html_subst[256] = {
+	['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['"'] = "&quot;", ['\''] = "&#39;",
+};
+
 static void esc(FILE *out, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&#39;", out);
-			break;
-		default:
-			fputc(*s, out);
-		}
-	}
-}
-
-static void unit_title(FILE *out, const struct report_group *g)
-{
-	esc(out, g->workload);
-	fputs(": ", out);
-	esc(out, g->metric);
-	if (*g->unit) {
-		fputs(" (", out);
-		esc(out, g->unit);
-		fputc(')', out);
-	}
-}
-
-static void ci(FILE *out, const struct interval *iv, const char *unit)
-{
-	char lo[32], hi[32];
-	if (!iv->has_ci) {
-		fputs("<span class=ci>no CI: ", out);
-		esc(out, iv->reason ? iv->reason : "no interval");
-		fputs("</span>", out);
-		return;
-	}
-	fmt_pct(lo, sizeof(lo), iv->lo);
-	fmt_pct(hi, sizeof(hi), iv->hi);
-	fprintf(out, "<span class=ci title=\"");
-	esc(out, iv->method);
-	fprintf(out, "\">[%s, %s]%s</span>", lo, hi, unit);
+	fmt_escape(out, s, html_subst);
 }
 
 /* ---- the CDF plot ---- */
@@ -110,7 +67,7 @@ static void plot(const struct report_model *m, const struct report_group *g, FIL
 	fprintf(out, "<figure><svg class=cdf viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\" "
 		"role=\"img\" aria-label=\"CDF of ", PW, PH + 8 + 18 * g->n_series, PW,
 		PH + 8 + 18 * g->n_series);
-	unit_title(out, g);
+	tw_title(out, esc, g);
 	fputs("\">\n", out);
 	fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\" "
 		"stroke=\"#888\"/>\n", ML, MT, pw, ph);
@@ -202,287 +159,142 @@ static void plot(const struct report_model *m, const struct report_group *g, FIL
 #undef Y
 }
 
-/* ---- tables ---- */
+/* ---- the table writer ---- */
 
-static void table1(const struct report_model *m, const struct report_group *g, FILE *out)
+static void h_begin(struct tw *t)
 {
-	char l[32], a[48], p[48];
-
-	fputs("<table><tr><th>variant</th>", out);
-	for (size_t k = 0; k < m->n_percentiles; k++) {
-		report_pct_label(l, sizeof(l), m->percentiles[k]);
-		fprintf(out, "<th>%s</th>", l);
-	}
-	fputs("</tr>\n", out);
-	for (size_t i = 0; i < g->n_series; i++) {
-		const struct report_series *s = &g->series[i];
-		fputs("<tr><th>", out);
-		esc(out, s->variant);
-		fputs("</th>", out);
-		for (size_t k = 0; k < m->n_percentiles; k++) {
-			const struct report_dilation *d = &s->pct_dil[k];
-			fputs("<td>", out);
-			if (s->is_baseline || !s->compared) {
-				fmt_value(a, sizeof(a), s->pct[k]);
-				fputs(a, out);
-				fputc(' ', out);
-				esc(out, g->unit);
-			} else if (d->ok) {
-				fmt_like(a, sizeof(a), d->d.abs, d->d.base, 1);
-				fmt_pct(p, sizeof(p), d->d.pct);
-				fprintf(out, "%s ", a);
-				esc(out, g->unit);
-				fprintf(out, " (%s %%)<br>", p);
-				ci(out, &d->d.ci_pct, " %");
-			} else {
-				fputc('-', out);
-			}
-			fputs("</td>", out);
-		}
-		fputs("</tr>\n", out);
-	}
-	fputs("</table>\n", out);
+	fputs("<table><tr>", t->out);
 }
 
-static void table2(const struct report_model *m, const struct report_group *g, FILE *out)
+static void h_head(struct tw *t)
 {
-	char mean[48], var[48], sd[48], p[48];
-
-	fputs("<table><tr><th>variant</th><th>n</th><th>mean</th><th>variance</th><th>sd</th>"
-	      "<th>% mean dilation [CI]</th><th>p (Holm)</th><th>significant</th></tr>\n", out);
-	for (size_t i = 0; i < g->n_series; i++) {
-		const struct report_series *s = &g->series[i];
-		fputs("<tr><th>", out);
-		esc(out, s->variant);
-		fprintf(out, "</th><td>%zu</td>", s->n);
-		if (!s->has_summary) {
-			fputs("<td colspan=6>no successful run</td></tr>\n", out);
-			continue;
-		}
-		fmt_value(mean, sizeof(mean), s->sum.mean);
-		fmt_value(var, sizeof(var), s->sum.var);
-		fmt_value(sd, sizeof(sd), s->sum.sd);
-		fprintf(out, "<td>%s</td><td>%s</td><td>%s</td>", mean, var, sd);
-		if (s->is_baseline) {
-			fputs("<td>baseline</td><td></td><td></td></tr>\n", out);
-			continue;
-		}
-		if (!s->compared || !s->mean_dil.ok) {
-			fputs("<td>-</td><td></td><td></td></tr>\n", out);
-			continue;
-		}
-		fmt_pct(p, sizeof(p), s->mean_dil.d.pct);
-		fprintf(out, "<td>%s %% ", p);
-		ci(out, &s->mean_dil.d.ci_pct, "");
-		fputs("</td>", out);
-		if (s->mw.valid) {
-			fmt_p(p, sizeof(p), s->p_holm);
-			fprintf(out, "<td>%s</td><td%s>%s</td></tr>\n", p,
-				s->significant ? " class=sig" : "", s->significant ? "yes" : "no");
-		} else {
-			fputs("<td>-</td><td>", out);
-			esc(out, s->mw.reason ? s->mw.reason : "no test");
-			fputs("</td></tr>\n", out);
-		}
-	}
-	fputs("</table>\n", out);
+	fputs("<th>", t->out);
 }
 
-static void table3(const struct report_model *m, const struct report_group *g, FILE *out)
+static void h_head_end(struct tw *t)
 {
-	char p[48];
-
-	fputs("<table><tr><th>variant</th><th>HL ratio [CI]</th><th>KS D</th><th>KS p</th>"
-	      "<th>outliers (Tukey / MAD)</th><th>failed</th></tr>\n", out);
-	for (size_t i = 0; i < g->n_series; i++) {
-		const struct report_series *s = &g->series[i];
-		fputs("<tr><th>", out);
-		esc(out, s->variant);
-		fputs("</th>", out);
-		if (s->is_baseline)
-			fputs("<td>baseline</td><td></td><td></td>", out);
-		else if (!s->compared)
-			fputs("<td>-</td><td></td><td></td>", out);
-		else {
-			fputs("<td>", out);
-			if (s->has_hl && s->hl.ci.has_ci)
-				fprintf(out, "%.4f [%.4f, %.4f]", s->hl.ratio, s->hl.ci.lo, s->hl.ci.hi);
-			else if (s->has_hl)
-				fprintf(out, "%.4f", s->hl.ratio);
-			else
-				esc(out, s->hl_reason);
-			fputs("</td>", out);
-			if (s->ks.valid) {
-				fmt_p(p, sizeof(p), s->ks.p);
-				fprintf(out, "<td>%.3f</td><td>%s</td>", s->ks.statistic, p);
-			} else {
-				fputs("<td>-</td><td>-</td>", out);
-			}
-		}
-		fprintf(out, "<td>%zu / %zu</td><td>%d</td></tr>\n", s->outliers_tukey,
-			s->outliers_mad, s->failed);
-	}
-	fputs("</table>\n", out);
+	fputs("</th>", t->out);
 }
 
-static void configurations(const struct report_model *m, FILE *out)
+static void h_row_end(struct tw *t)
 {
-	const struct report_group *cols[64];
-	size_t nc = 0;
-	char stat[32], v[48], p[48];
+	fputs("</tr>\n", t->out);
+}
 
-	for (size_t gi = 0; gi < m->n_groups && nc < ARRAY_SIZE(cols); gi++) {
-		const struct report_group *g = &m->groups[gi], *best = NULL;
-		int seen = 0;
-		for (size_t c = 0; c < nc; c++)
-			seen |= cols[c]->workload == g->workload;
-		if (seen)
-			continue;
-		for (size_t gj = gi; gj < m->n_groups; gj++)
-			if (m->groups[gj].workload == g->workload &&
-			    !strcmp(m->groups[gj].metric, m->config_metric))
-				best = &m->groups[gj];
-		cols[nc++] = best ? best : g;
-	}
-	if (!nc)
+static void h_row(struct tw *t)
+{
+	fputs("<tr>", t->out);
+}
+
+static void h_cell(struct tw *t, unsigned flags)
+{
+	if (flags & TW_TH)
+		fputs("<th>", t->out);
+	else
+		fprintf(t->out, "<td%s>", flags & (TW_MARK | TW_ALERT) ? " class=sig" :
+			flags & TW_CI ? " class=ci" : "");
+}
+
+static void h_cell_end(struct tw *t, unsigned flags)
+{
+	fputs(flags & TW_TH ? "</th>" : "</td>", t->out);
+}
+
+static void h_empty(struct tw *t)
+{
+	fputs("<td></td>", t->out);
+}
+
+static void h_end(struct tw *t)
+{
+	fputs("</table>\n", t->out);
+}
+
+static void h_span(struct tw *t, int n, const char *text)
+{
+	fprintf(t->out, "<td colspan=%d>", n);
+	esc(t->out, text);
+	fputs("</td>", t->out);
+}
+
+static void h_ci(struct tw *t, const struct interval *iv, const char *unit)
+{
+	char lo[32], hi[32];
+	if (!iv->has_ci) {
+		fputs("<span class=ci>no CI: ", t->out);
+		esc(t->out, iv->reason ? iv->reason : "no interval");
+		fputs("</span>", t->out);
 		return;
-	report_stat_name(m, stat, sizeof(stat));
-	fprintf(out, "<h2>Configurations (LTT)</h2>\n<p>The %s of each workload's ", stat);
-	esc(out, m->config_metric);
-	fputs(" (else its first metric) and its % difference from ", out);
-	esc(out, m->baseline);
-	fputs(".</p>\n<table><tr><th>configuration</th>", out);
-	for (size_t c = 0; c < nc; c++) {
-		fputs("<th>", out);
-		unit_title(out, cols[c]);
-		fputs("</th>", out);
 	}
-	fputs("</tr>\n", out);
-	for (size_t i = 0; i < cols[0]->n_series; i++) {
-		fputs("<tr><th>", out);
-		esc(out, cols[0]->series[i].variant);
-		fputs("</th>", out);
-		for (size_t c = 0; c < nc; c++) {
-			const struct report_series *s = &cols[c]->series[i];
-			const struct report_dilation *d = report_stat_dilation(m, s);
-			fmt_value(v, sizeof(v), report_stat_value(m, s));
-			fprintf(out, "<td>%s", v);
-			if (d && !isnan(d->d.pct)) {
-				fmt_pct(p, sizeof(p), d->d.pct);
-				fprintf(out, " (%s %%)", p);
-			}
-			fputs("</td>", out);
-		}
-		fputs("</tr>\n", out);
-	}
-	fputs("</table>\n", out);
+	fmt_pct(lo, sizeof(lo), iv->lo);
+	fmt_pct(hi, sizeof(hi), iv->hi);
+	fprintf(t->out, "<span class=ci title=\"");
+	esc(t->out, iv->method);
+	fprintf(t->out, "\">[%s, %s]%s</span>", lo, hi, unit);
 }
 
-static void tracer(const struct report_model *m, FILE *out)
+static void h_unit(struct tw *t, const char *unit)
 {
-	char lvl[16], v[48], lo[48], hi[48];
+	fputc(' ', t->out);
+	esc(t->out, unit);
+}
+
+static void h_section(struct tw *t, const char *title)
+{
+	fprintf(t->out, "<h2>%s</h2>\n", title);
+}
+
+static void h_para(struct tw *t)
+{
+	fputs("<p>", t->out);
+}
+
+static void h_para_end(struct tw *t)
+{
+	fputs("</p>\n", t->out);
+}
+
+static const struct tw_ops html_ops = {
+	.esc = esc,
+	.begin = h_begin,
+	.head = h_head,
+	.head_end = h_head_end,
+	.body = h_row_end,
+	.row = h_row,
+	.cell = h_cell,
+	.cell_end = h_cell_end,
+	.empty = h_empty,
+	.row_end = h_row_end,
+	.end = h_end,
+	.span = h_span,
+	.ci = h_ci,
+	.unit = h_unit,
+	.br = "<br>",
+	.section = h_section,
+	.para = h_para,
+	.para_end = h_para_end,
+};
+
+/* ---- sections ---- */
+
+static void tracer(const struct report_model *m, struct tw *t)
+{
+	char lvl[16];
 
 	if (!m->n_tracer)
 		return;
 	fmt_level(lvl, sizeof(lvl), m->confidence);
-	fprintf(out, "<h2>Tracer accounting</h2>\n<p>The tracer's own counts per run (per_cpu "
+	fprintf(t->out, "<h2>Tracer accounting</h2>\n<p>The tracer's own counts per run (per_cpu "
 		"stats, system-wide), medians over runs. Lost runs: runs whose trace_lost "
 		"(overwritten + dropped events) &gt; 0. Cost per event: (mean variant wall &minus; "
 		"mean baseline wall) / mean events per run, in ns; its %s %% CI is the wall "
 		"dilation's CI / the same mean events (the events count is treated as fixed, an "
 		"approximation). Events are counted per run, so per-operation metrics get no cost "
-		"per event.</p>\n<table><tr><th>workload</th><th>variant</th><th>events/run</th>"
-		"<th>lost runs</th><th>lost/run</th><th>bytes/run</th><th>ns/event</th>"
-		"<th>CI of ns/event</th></tr>\n", lvl);
-	for (size_t i = 0; i < m->n_tracer; i++) {
-		const struct report_tracer *t = &m->tracer[i];
-		fputs("<tr><td>", out);
-		esc(out, t->workload);
-		fputs("</td><th>", out);
-		esc(out, t->variant);
-		fmt_count(v, sizeof(v), t->events_median);
-		fprintf(out, "</th><td>%s</td>", v);
-		if (t->lost_n) {
-			fmt_count(v, sizeof(v), t->lost_median);
-			fprintf(out, "<td%s>%zu of %zu</td><td>%s</td>", t->lost_runs ? " class=sig" : "",
-				t->lost_runs, t->lost_n, v);
-		} else {
-			fputs("<td>-</td><td>-</td>", out);
-		}
-		fmt_count(v, sizeof(v), t->bytes_median);
-		fprintf(out, "<td>%s</td>", v);
-		if (t->is_baseline) {
-			fputs("<td>baseline</td><td></td></tr>\n", out);
-			continue;
-		}
-		if (!t->has_cost) {
-			fputs("<td>-</td><td>", out);
-			esc(out, t->no_cost_reason);
-			fputs("</td></tr>\n", out);
-			continue;
-		}
-		fmt_cost(v, sizeof(v), t->cost_ns, t->cost_ns);
-		fprintf(out, "<td>%s</td>", v);
-		if (t->cost_ci.has_ci) {
-			fmt_cost(lo, sizeof(lo), t->cost_ci.lo, t->cost_ns);
-			fmt_cost(hi, sizeof(hi), t->cost_ci.hi, t->cost_ns);
-			fprintf(out, "<td class=ci>[%s, %s]</td></tr>\n", lo, hi);
-		} else {
-			fputs("<td>no CI: ", out);
-			esc(out, t->cost_ci.reason);
-			fputs("</td></tr>\n", out);
-		}
-	}
-	fputs("</table>\n", out);
+		"per event.</p>\n", lvl);
+	tw_tracer(t, m);
 	if (m->n_tracer_lossy)
 		fputs("<p class=sig>Warning: runs that lost events: the tracer could not keep up; "
-		      "their dilation understates a lossless trace.</p>\n", out);
-}
-
-static void markers(const struct report_model *m, FILE *out)
-{
-	char stat[32];
-	int header = 0;
-
-	report_stat_name(m, stat, sizeof(stat));
-	for (size_t gi = 0; gi < m->n_groups; gi++) {
-		const struct report_group *g = &m->groups[gi];
-		if (!g->micro)
-			continue;
-		if (!header) {
-			fprintf(out, "<h2>Markers: cost per operation</h2>\n<p>The %s over runs; "
-				"added = variant - baseline, with its CI.</p>\n<table><tr>"
-				"<th>workload</th><th>metric</th><th>variant</th><th>cost/op</th>"
-				"<th>added/op</th><th>CI of added/op</th></tr>\n", stat);
-			header = 1;
-		}
-		for (size_t i = 0; i < g->n_series; i++) {
-			const struct report_series *s = &g->series[i];
-			const struct report_dilation *d = report_stat_dilation(m, s);
-			fputs("<tr><td>", out);
-			esc(out, g->workload);
-			fputs("</td><td>", out);
-			esc(out, g->metric);
-			fputs("</td><th>", out);
-			esc(out, s->variant);
-			fprintf(out, "</th><td>%.2f</td>", report_stat_value(m, s));
-			if (s->is_baseline)
-				fputs("<td>baseline</td><td></td>", out);
-			else if (!d)
-				fputs("<td>-</td><td></td>", out);
-			else if (d->d.ci_abs.has_ci)
-				fprintf(out, "<td>%+.2f</td><td>[%+.2f, %+.2f]</td>", d->d.abs,
-					d->d.ci_abs.lo, d->d.ci_abs.hi);
-			else {
-				fprintf(out, "<td>%+.2f</td><td>no CI: ", d->d.abs);
-				esc(out, d->d.ci_abs.reason ? d->d.ci_abs.reason : "no interval");
-				fputs("</td>", out);
-			}
-			fputs("</tr>\n", out);
-		}
-	}
-	if (header)
-		fputs("</table>\n", out);
+		      "their dilation understates a lossless trace.</p>\n", t->out);
 }
 
 static void notes(const struct report_model *m, FILE *out, const char *lvl)
@@ -558,6 +370,7 @@ static int html(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
 	char lvl[16];
+	struct tw t = { .out = out, .ops = &html_ops };
 
 	fmt_level(lvl, sizeof(lvl), m->confidence);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
@@ -589,22 +402,22 @@ static int html(const struct report_model *m, FILE *out)
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
 		const struct report_group *g = &m->groups[gi];
 		fputs("<section>\n<h2>", out);
-		unit_title(out, g);
+		tw_title(out, esc, g);
 		fputs("</h2>\n", out);
 		plot(m, g, out);
 		fprintf(out, "<h3>Dilation at percentiles (KTAU Table 1)</h3>\n<p>[lo, hi]: %s %% "
 			"CI of the %% dilation.</p>\n", lvl);
-		table1(m, g, out);
+		tw_table1(&t, m, g);
 		fprintf(out, "<h3>Moments (KTAU Table 2)</h3>\n<p>Variance: sample (n &minus; 1). "
 			"Mean dilation in %% with its %s %% CI.</p>\n", lvl);
-		table2(m, g, out);
+		tw_table2(&t, g, "% mean dilation [CI]");
 		fputs("<h3>Shift and shape</h3>\n", out);
-		table3(m, g, out);
+		tw_table3(&t, g);
 		fputs("</section>\n", out);
 	}
-	configurations(m, out);
-	tracer(m, out);
-	markers(m, out);
+	tw_configurations(&t, m);
+	tracer(m, &t);
+	tw_markers(&t, m);
 	notes(m, out, lvl);
 	provenance(m, out);
 	fprintf(out, "<p class=ci>perturb %s</p>\n</body></html>\n", PERTURB_VERSION);

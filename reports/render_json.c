@@ -38,32 +38,20 @@
 #include <math.h>
 #include <string.h>
 
+static const char *const json_subst[256] = {
+	['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n", ['\t'] = "\\t", ['\r'] = "\\r",
+};
+
 static void jstr(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		case '\r':
-			fputs("\\r", out);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
+		if (json_subst[*p])
+			fputs(json_subst[*p], out);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
 	}
 	fputc('"', out);
 }
@@ -153,6 +141,31 @@ static void jtest(FILE *out, const char *name, const struct test_result *t)
 	jstr(out, t->method ? t->method : name);
 }
 
+/* "percentiles" (ci = 0: the values) or "percentile_ci" (ci = 1: the
+ * order-statistic CIs): an object keyed by each percentile, with a comma. */
+static void jpercentiles(FILE *out, const struct report_model *m, const struct report_series *s,
+			 int ci)
+{
+	char k[32];
+
+	jkey(out, ci ? "percentile_ci" : "percentiles");
+	fputc('{', out);
+	for (size_t i = 0; i < m->n_percentiles; i++) {
+		snprintf(k, sizeof(k), "%g", m->percentiles[i]);
+		if (i)
+			fputc(',', out);
+		jkey(out, k);
+		if (!ci) {
+			jnum(out, s->pct[i]);
+			continue;
+		}
+		fputc('{', out);
+		jinterval(out, "ci", &s->pct_ci[i], 1);
+		fprintf(out, "\"p\":%g}", m->percentiles[i]);
+	}
+	fputs("},", out);
+}
+
 static void series(const struct report_model *m, const struct report_group *g,
 		   const struct report_series *s, FILE *out)
 {
@@ -179,28 +192,8 @@ static void series(const struct report_model *m, const struct report_group *g,
 	} else {
 		fputs("\"mean\":null,\"variance\":null,\"sd\":null,\"min\":null,\"max\":null,", out);
 	}
-	jkey(out, "percentiles");
-	fputc('{', out);
-	for (size_t i = 0; i < m->n_percentiles; i++) {
-		snprintf(k, sizeof(k), "%g", m->percentiles[i]);
-		if (i)
-			fputc(',', out);
-		jkey(out, k);
-		jnum(out, s->pct[i]);
-	}
-	fputs("},", out);
-	jkey(out, "percentile_ci");
-	fputc('{', out);
-	for (size_t i = 0; i < m->n_percentiles; i++) {
-		snprintf(k, sizeof(k), "%g", m->percentiles[i]);
-		if (i)
-			fputc(',', out);
-		jkey(out, k);
-		fputc('{', out);
-		jinterval(out, "ci", &s->pct_ci[i], 1);
-		fprintf(out, "\"p\":%g}", m->percentiles[i]);
-	}
-	fputs("},", out);
+	jpercentiles(out, m, s, 0);
+	jpercentiles(out, m, s, 1);
 	fprintf(out, "\"outliers\":{\"tukey\":%zu,\"mad\":%zu,\"dropped\":0},",
 		s->outliers_tukey, s->outliers_mad);
 	if (s->compared) {

@@ -96,6 +96,23 @@ static void tt_set(struct cell *row, size_t col, const char *fmt, ...)
 	row[col].s = strbuf_detach(&sb);
 }
 
+/* Start t with its header row: labels (NULL-terminated) give the columns;
+ * right[c - 1] == 'r' right-aligns column c (column 0 is left-aligned). */
+static void tt_header(struct ttable *t, const char *right, const char *const *labels)
+{
+	struct cell *row;
+	size_t n = 0;
+
+	while (labels[n])
+		n++;
+	tt_init(t, n);
+	for (size_t c = 1; c < n; c++)
+		t->right[c] = right[c - 1] == 'r';
+	row = tt_row(t);
+	for (size_t c = 0; c < n; c++)
+		tt_set(row, c, "%s", labels[c]);
+}
+
 static void tt_release(struct ttable *t)
 {
 	for (size_t i = 0; i < t->nrows * t->ncols; i++)
@@ -319,18 +336,11 @@ static void table2(const struct report_model *m, const struct report_group *g, F
 	struct ttable t;
 	struct cell *row;
 
-	tt_init(&t, 8);
-	for (int c = 1; c < 8; c++)
-		t.right[c] = c != 5 && c != 7;
-	row = tt_row(&t);
-	tt_set(row, 0, "variant");
-	tt_set(row, 1, "n");
-	tt_set(row, 2, "mean");
-	tt_set(row, 3, "variance");
-	tt_set(row, 4, "sd");
-	tt_set(row, 5, "mean dilation [CI]");
-	tt_set(row, 6, "p (Holm)");
-	tt_set(row, 7, "sig");
+	static const char *const labels[] = {
+		"variant", "n", "mean", "variance", "sd", "mean dilation [CI]", "p (Holm)", "sig", NULL,
+	};
+
+	tt_header(&t, "rrrrlrl", labels);
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
 		char mean[48], var[48], sd[48], p[48], ci[96];
@@ -379,15 +389,11 @@ static void table3(const struct report_model *m, const struct report_group *g, F
 	struct ttable t;
 	struct cell *row;
 
-	tt_init(&t, 6);
-	t.right[2] = t.right[3] = t.right[4] = t.right[5] = 1;
-	row = tt_row(&t);
-	tt_set(row, 0, "variant");
-	tt_set(row, 1, "HL ratio [CI]");
-	tt_set(row, 2, "KS D");
-	tt_set(row, 3, "KS p");
-	tt_set(row, 4, "outliers T/M");
-	tt_set(row, 5, "failed");
+	static const char *const labels[] = {
+		"variant", "HL ratio [CI]", "KS D", "KS p", "outliers T/M", "failed", NULL,
+	};
+
+	tt_header(&t, "lrrrr", labels);
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
 		char a[48], b[48];
@@ -521,6 +527,9 @@ static void tracer_table(const struct report_model *m, FILE *out, struct notes *
 	struct cell *row;
 	const char *prev = NULL;
 	char lvl[16];
+	static const char *const labels[] = {
+		"workload", "variant", "events", "lost runs", "lost", "bytes", "ns/event", "[CI]", NULL,
+	};
 
 	if (!m->n_tracer)
 		return;
@@ -528,18 +537,7 @@ static void tracer_table(const struct report_model *m, FILE *out, struct notes *
 	wrappedf(out, "\n", "Tracer accounting: the tracer's own counts, medians per run; "
 		 "ns/event: cost per traced event = mean wall dilation / mean events per run, "
 		 "with its %s %% CI", lvl);
-	tt_init(&t, 8);
-	for (int c = 2; c < 7; c++)
-		t.right[c] = 1;
-	row = tt_row(&t);
-	tt_set(row, 0, "workload");
-	tt_set(row, 1, "variant");
-	tt_set(row, 2, "events");
-	tt_set(row, 3, "lost runs");
-	tt_set(row, 4, "lost");
-	tt_set(row, 5, "bytes");
-	tt_set(row, 6, "ns/event");
-	tt_set(row, 7, "[CI]");
+	tt_header(&t, "lrrrrrl", labels);
 	for (size_t i = 0; i < m->n_tracer; i++) {
 		const struct report_tracer *tr = &m->tracer[i];
 		char v[48], lo[48], hi[48];
@@ -593,6 +591,9 @@ static void markers(const struct report_model *m, FILE *out, struct notes *ns,
 		    const struct tags *tg)
 {
 	static const char *const per_op[] = { "ns_per_op", "tsc_cycles_per_op", "cycles_per_op" };
+	static const char *const labels[] = {
+		"workload", "variant", "cost/op", "added/op", "[CI] of added/op", NULL,
+	};
 	char stat[32], lvl[16];
 
 	report_stat_name(m, stat, sizeof(stat));
@@ -608,14 +609,7 @@ static void markers(const struct report_model *m, FILE *out, struct notes *ns,
 			continue;
 		fprintf(out, "\nMarkers: %s, the %s over runs; added = variant - %s, with its %s %% "
 			"CI\n", per_op[mi], stat, m->baseline, lvl);
-		tt_init(&t, 5);
-		t.right[2] = t.right[3] = 1;
-		row = tt_row(&t);
-		tt_set(row, 0, "workload");
-		tt_set(row, 1, "variant");
-		tt_set(row, 2, "cost/op");
-		tt_set(row, 3, "added/op");
-		tt_set(row, 4, "[CI] of added/op");
+		tt_header(&t, "lrrl", labels);
 		for (size_t gi = 0; gi < m->n_groups; gi++) {
 			const struct report_group *g = &m->groups[gi];
 			if (!g->micro || strcmp(g->metric, per_op[mi]))

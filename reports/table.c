@@ -1,0 +1,377 @@
+/* table.c - the report's tables through a table writer; see table.h */
+#include "table.h"
+#include "fmt.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* ---- writer helpers ---- */
+
+static void esc(struct tw *t, const char *s)
+{
+	t->ops->esc(t->out, s);
+}
+
+static void begin(struct tw *t)
+{
+	t->ncols = 0;
+	t->ops->begin(t);
+}
+
+/* A header cell: label, or (NULL) content the caller writes before head_end. */
+static void head(struct tw *t, int right, const char *label)
+{
+	if (t->ncols < TW_MAX_COLS)
+		t->right[t->ncols] = (unsigned char)right;
+	t->ncols++;
+	t->ops->head(t);
+	if (label) {
+		fputs(label, t->out);
+		t->ops->head_end(t);
+	}
+}
+
+/* Header cells: the first left-aligned, the others right-aligned where
+ * right[] (a string of 'r' and 'l' after the first) says. */
+static void header(struct tw *t, const char *right, const char *const *labels)
+{
+	begin(t);
+	head(t, 0, labels[0]);
+	for (size_t i = 1; labels[i]; i++)
+		head(t, right[i - 1] == 'r', labels[i]);
+	t->ops->body(t);
+}
+
+PRINTF(3, 4)
+static void cellf(struct tw *t, unsigned flags, const char *fmt, ...)
+{
+	va_list ap;
+
+	t->ops->cell(t, flags);
+	va_start(ap, fmt);
+	vfprintf(t->out, fmt, ap);
+	va_end(ap);
+	t->ops->cell_end(t, flags);
+}
+
+static void cell_esc(struct tw *t, unsigned flags, const char *s)
+{
+	t->ops->cell(t, flags);
+	esc(t, s);
+	t->ops->cell_end(t, flags);
+}
+
+/* A row that starts with the cell naming it. */
+static void row(struct tw *t, const char *name)
+{
+	t->ops->row(t);
+	cell_esc(t, TW_TH, name);
+}
+
+void tw_title(FILE *out, void (*e)(FILE *, const char *), const struct report_group *g)
+{
+	e(out, g->workload);
+	fputs(": ", out);
+	e(out, g->metric);
+	if (*g->unit) {
+		fputs(" (", out);
+		e(out, g->unit);
+		fputc(')', out);
+	}
+}
+
+/* ---- tables ---- */
+
+void tw_table1(struct tw *t, const struct report_model *m, const struct report_group *g)
+{
+	char l[32], a[48], p[48];
+
+	begin(t);
+	head(t, 0, "variant");
+	for (size_t k = 0; k < m->n_percentiles; k++) {
+		report_pct_label(l, sizeof(l), m->percentiles[k]);
+		head(t, 1, l);
+	}
+	t->ops->body(t);
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		row(t, s->variant);
+		for (size_t k = 0; k < m->n_percentiles; k++) {
+			const struct report_dilation *d = &s->pct_dil[k];
+			t->ops->cell(t, 0);
+			if (s->is_baseline || !s->compared) {
+				fmt_value(a, sizeof(a), s->pct[k]);
+				fputs(a, t->out);
+				t->ops->unit(t, g->unit);
+			} else if (d->ok) {
+				fmt_like(a, sizeof(a), d->d.abs, d->d.base, 1);
+				fmt_pct(p, sizeof(p), d->d.pct);
+				fputs(a, t->out);
+				t->ops->unit(t, g->unit);
+				fprintf(t->out, " (%s %%)%s", p, t->ops->br);
+				t->ops->ci(t, &d->d.ci_pct, " %");
+			} else {
+				fputc('-', t->out);
+			}
+			t->ops->cell_end(t, 0);
+		}
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}
+
+void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label)
+{
+	const char *const labels[] = {
+		"variant", "n", "mean", "variance", "sd", dil_label, "p (Holm)", "significant", NULL,
+	};
+	char mean[48], var[48], sd[48], p[48];
+
+	header(t, "rrrrlrl", labels);
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		row(t, s->variant);
+		cellf(t, 0, "%zu", s->n);
+		if (!s->has_summary) {
+			if (t->ops->span) {
+				t->ops->span(t, 6, "no successful run");
+			} else {
+				for (int c = 0; c < 3; c++)
+					cellf(t, 0, "-");
+				for (int c = 0; c < 3; c++)
+					t->ops->empty(t);
+			}
+			t->ops->row_end(t);
+			continue;
+		}
+		fmt_value(mean, sizeof(mean), s->sum.mean);
+		fmt_value(var, sizeof(var), s->sum.var);
+		fmt_value(sd, sizeof(sd), s->sum.sd);
+		cellf(t, 0, "%s", mean);
+		cellf(t, 0, "%s", var);
+		cellf(t, 0, "%s", sd);
+		if (s->is_baseline || !s->compared || !s->mean_dil.ok) {
+			cellf(t, 0, "%s", s->is_baseline ? "baseline" : "-");
+			t->ops->empty(t);
+			t->ops->empty(t);
+			t->ops->row_end(t);
+			continue;
+		}
+		fmt_pct(p, sizeof(p), s->mean_dil.d.pct);
+		t->ops->cell(t, 0);
+		fprintf(t->out, "%s %% ", p);
+		t->ops->ci(t, &s->mean_dil.d.ci_pct, "");
+		t->ops->cell_end(t, 0);
+		if (s->mw.valid) {
+			fmt_p(p, sizeof(p), s->p_holm);
+			cellf(t, 0, "%s", p);
+			cellf(t, s->significant ? TW_MARK : 0, "%s", s->significant ? "yes" : "no");
+		} else {
+			cellf(t, 0, "-");
+			cell_esc(t, 0, s->mw.reason ? s->mw.reason : "no test");
+		}
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}
+
+void tw_table3(struct tw *t, const struct report_group *g)
+{
+	static const char *const labels[] = {
+		"variant", "HL ratio [CI]", "KS D", "KS p", "outliers (Tukey / MAD)", "failed", NULL,
+	};
+	char p[48];
+
+	header(t, "lrrrr", labels);
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		row(t, s->variant);
+		if (s->is_baseline || !s->compared) {
+			cellf(t, 0, "%s", s->is_baseline ? "baseline" : "-");
+			t->ops->empty(t);
+			t->ops->empty(t);
+		} else {
+			t->ops->cell(t, 0);
+			if (s->has_hl && s->hl.ci.has_ci)
+				fprintf(t->out, "%.4f [%.4f, %.4f]", s->hl.ratio, s->hl.ci.lo,
+					s->hl.ci.hi);
+			else if (s->has_hl)
+				fprintf(t->out, "%.4f", s->hl.ratio);
+			else
+				esc(t, s->hl_reason);
+			t->ops->cell_end(t, 0);
+			if (s->ks.valid) {
+				fmt_p(p, sizeof(p), s->ks.p);
+				cellf(t, 0, "%.3f", s->ks.statistic);
+				cellf(t, 0, "%s", p);
+			} else {
+				cellf(t, 0, "-");
+				cellf(t, 0, "-");
+			}
+		}
+		cellf(t, 0, "%zu / %zu", s->outliers_tukey, s->outliers_mad);
+		cellf(t, 0, "%d", s->failed);
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}
+
+void tw_configurations(struct tw *t, const struct report_model *m)
+{
+	const struct report_group *cols[64];
+	size_t nc = 0;
+	char stat[32], v[48], p[48];
+
+	for (size_t gi = 0; gi < m->n_groups && nc < ARRAY_SIZE(cols); gi++) {
+		const struct report_group *g = &m->groups[gi], *best = NULL;
+		int seen = 0;
+		for (size_t c = 0; c < nc; c++)
+			seen |= cols[c]->workload == g->workload;
+		if (seen)
+			continue;
+		for (size_t gj = gi; gj < m->n_groups; gj++)
+			if (m->groups[gj].workload == g->workload &&
+			    !strcmp(m->groups[gj].metric, m->config_metric))
+				best = &m->groups[gj];
+		cols[nc++] = best ? best : g;
+	}
+	if (!nc)
+		return;
+	report_stat_name(m, stat, sizeof(stat));
+	t->ops->section(t, "Configurations (LTT)");
+	t->ops->para(t);
+	fprintf(t->out, "The %s of each workload's ", stat);
+	esc(t, m->config_metric);
+	fputs(" (else its first metric) and its % difference from ", t->out);
+	esc(t, m->baseline);
+	fputc('.', t->out);
+	t->ops->para_end(t);
+
+	begin(t);
+	head(t, 0, "configuration");
+	for (size_t c = 0; c < nc; c++) {
+		head(t, 1, NULL);
+		tw_title(t->out, t->ops->esc, cols[c]);
+		t->ops->head_end(t);
+	}
+	t->ops->body(t);
+	for (size_t i = 0; i < cols[0]->n_series; i++) {
+		row(t, cols[0]->series[i].variant);
+		for (size_t c = 0; c < nc; c++) {
+			const struct report_series *s = &cols[c]->series[i];
+			const struct report_dilation *d = report_stat_dilation(m, s);
+			fmt_value(v, sizeof(v), report_stat_value(m, s));
+			t->ops->cell(t, 0);
+			fputs(v, t->out);
+			if (d && !isnan(d->d.pct)) {
+				fmt_pct(p, sizeof(p), d->d.pct);
+				fprintf(t->out, " (%s %%)", p);
+			}
+			t->ops->cell_end(t, 0);
+		}
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}
+
+void tw_tracer(struct tw *t, const struct report_model *m)
+{
+	static const char *const labels[] = {
+		"workload", "variant", "events/run", "lost runs", "lost/run", "bytes/run",
+		"ns/event", "CI of ns/event", NULL,
+	};
+	char v[48], lo[48], hi[48];
+
+	header(t, "lrrrrrl", labels);
+	for (size_t i = 0; i < m->n_tracer; i++) {
+		const struct report_tracer *tr = &m->tracer[i];
+		t->ops->row(t);
+		cell_esc(t, 0, tr->workload);
+		cell_esc(t, TW_TH, tr->variant);
+		fmt_count(v, sizeof(v), tr->events_median);
+		cellf(t, 0, "%s", v);
+		if (tr->lost_n) {
+			fmt_count(v, sizeof(v), tr->lost_median);
+			cellf(t, tr->lost_runs ? TW_ALERT : 0, "%zu of %zu", tr->lost_runs, tr->lost_n);
+			cellf(t, 0, "%s", v);
+		} else {
+			cellf(t, 0, "-");
+			cellf(t, 0, "-");
+		}
+		fmt_count(v, sizeof(v), tr->bytes_median);
+		cellf(t, 0, "%s", v);
+		if (tr->is_baseline) {
+			cellf(t, 0, "baseline");
+			t->ops->empty(t);
+		} else if (!tr->has_cost) {
+			cellf(t, 0, "-");
+			cell_esc(t, 0, tr->no_cost_reason);
+		} else {
+			fmt_cost(v, sizeof(v), tr->cost_ns, tr->cost_ns);
+			cellf(t, 0, "%s", v);
+			if (tr->cost_ci.has_ci) {
+				fmt_cost(lo, sizeof(lo), tr->cost_ci.lo, tr->cost_ns);
+				fmt_cost(hi, sizeof(hi), tr->cost_ci.hi, tr->cost_ns);
+				cellf(t, TW_CI, "[%s, %s]", lo, hi);
+			} else {
+				t->ops->cell(t, 0);
+				fputs("no CI: ", t->out);
+				esc(t, tr->cost_ci.reason);
+				t->ops->cell_end(t, 0);
+			}
+		}
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}
+
+void tw_markers(struct tw *t, const struct report_model *m)
+{
+	static const char *const labels[] = {
+		"workload", "metric", "variant", "cost/op", "added/op", "CI of added/op", NULL,
+	};
+	char stat[32];
+	int any = 0;
+
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		any |= m->groups[gi].micro;
+	if (!any)
+		return;
+	report_stat_name(m, stat, sizeof(stat));
+	t->ops->section(t, "Markers: cost per operation");
+	t->ops->para(t);
+	fprintf(t->out, "The %s over runs; added = variant - baseline, with its CI.", stat);
+	t->ops->para_end(t);
+	header(t, "llrrl", labels);
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *g = &m->groups[gi];
+		if (!g->micro)
+			continue;
+		for (size_t i = 0; i < g->n_series; i++) {
+			const struct report_series *s = &g->series[i];
+			const struct report_dilation *d = report_stat_dilation(m, s);
+			t->ops->row(t);
+			cell_esc(t, 0, g->workload);
+			cell_esc(t, 0, g->metric);
+			cell_esc(t, TW_TH, s->variant);
+			cellf(t, 0, "%.2f", report_stat_value(m, s));
+			if (s->is_baseline || !d) {
+				cellf(t, 0, "%s", s->is_baseline ? "baseline" : "-");
+				t->ops->empty(t);
+			} else if (d->d.ci_abs.has_ci) {
+				cellf(t, 0, "%+.2f", d->d.abs);
+				cellf(t, 0, "[%+.2f, %+.2f]", d->d.ci_abs.lo, d->d.ci_abs.hi);
+			} else {
+				cellf(t, 0, "%+.2f", d->d.abs);
+				t->ops->cell(t, 0);
+				fputs("no CI: ", t->out);
+				esc(t, d->d.ci_abs.reason ? d->d.ci_abs.reason : "no interval");
+				t->ops->cell_end(t, 0);
+			}
+			t->ops->row_end(t);
+		}
+	}
+	t->ops->end(t);
+}

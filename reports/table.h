@@ -1,0 +1,76 @@
+/*
+ * table.h - the report's tables walked once, written through a table
+ * writer: the cell syntax of one format (render_html.c, render_markdown.c).
+ * The walk decides what each cell says; the writer how a table, a row and a
+ * cell are spelled and how a string is escaped.  Prose around the tables
+ * stays with each renderer.
+ */
+#ifndef PERTURB_REPORTS_TABLE_H
+#define PERTURB_REPORTS_TABLE_H
+
+#include <stdio.h>
+#include "report.h"
+
+#define TW_MAX_COLS 80
+
+/* Cell flags. */
+#define TW_TH 1u	/* the cell that names its row (HTML <th>) */
+#define TW_MARK 2u	/* a significant result (HTML: highlighted) */
+#define TW_ALERT 4u	/* a warning (HTML: highlighted; Markdown: bold) */
+#define TW_CI 8u	/* an interval (HTML: dimmed) */
+
+struct tw;
+
+struct tw_ops {
+	void (*esc)(FILE *out, const char *s);
+	/* header row: begin, one head cell (content written between
+	 * head/head_end), end */
+	void (*begin)(struct tw *t);
+	void (*head)(struct tw *t);
+	void (*head_end)(struct tw *t);
+	void (*body)(struct tw *t);
+	void (*row)(struct tw *t);
+	void (*cell)(struct tw *t, unsigned flags);
+	void (*cell_end)(struct tw *t, unsigned flags);
+	void (*empty)(struct tw *t);
+	void (*row_end)(struct tw *t);
+	void (*end)(struct tw *t);
+	/* one cell over n columns saying text; NULL: the format has none */
+	void (*span)(struct tw *t, int n, const char *text);
+	/* an interval of a % dilation, in a cell */
+	void (*ci)(struct tw *t, const struct interval *iv, const char *unit);
+	/* the unit after a value */
+	void (*unit)(struct tw *t, const char *unit);
+	const char *br;		/* a line break in a cell, before an interval */
+	/* prose around the tables: a section heading, a paragraph */
+	void (*section)(struct tw *t, const char *title);
+	void (*para)(struct tw *t);
+	void (*para_end)(struct tw *t);
+};
+
+struct tw {
+	FILE *out;
+	const struct tw_ops *ops;
+	size_t ncols;
+	unsigned char right[TW_MAX_COLS];	/* right-aligned columns */
+};
+
+/* "workload: metric (unit)", escaped. */
+void tw_title(FILE *out, void (*esc)(FILE *, const char *), const struct report_group *g);
+
+/* KTAU Table 1: dilation at percentiles. */
+void tw_table1(struct tw *t, const struct report_model *m, const struct report_group *g);
+/* KTAU Table 2: moments; dil_label heads the % mean dilation column. */
+void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label);
+/* Shift and shape: HL ratio, KS, outliers, failed runs. */
+void tw_table3(struct tw *t, const struct report_group *g);
+
+/* The configurations (LTT) section: per workload its config_metric group,
+ * else its first; nothing without groups. */
+void tw_configurations(struct tw *t, const struct report_model *m);
+/* The tracer accounting table (m->n_tracer > 0). */
+void tw_tracer(struct tw *t, const struct report_model *m);
+/* The Markers section (per-operation metrics); nothing without them. */
+void tw_markers(struct tw *t, const struct report_model *m);
+
+#endif
