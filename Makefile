@@ -106,6 +106,13 @@ $(B)/perturb-micro-static: $(MICRO_OBJ)
 	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^
 # ---- end of perturb-micro ----
 
+# ---- markers: user-space markers (instrumentation/markers.[ch]) ----
+# The library gets markers.o through instrumentation/*.c; perturb-micro's
+# marker-* loops (workloads/micro/markers.c) link it too.  The tests' one
+# site per flavour is tests/markers_site.c (picked up by tests/*.c).
+$(B)/perturb-micro $(B)/perturb-micro-static: $(B)/instrumentation/markers.o
+# ---- end of markers ----
+
 .PHONY: all test check run bench deps deps-browser install clean smoke
 all: $(B)/perturb $(MICRO_BINS)
 

@@ -23,7 +23,9 @@
 	X(page_fault,	"page-fault")		\
 	X(mmap,		"mmap")			\
 	X(memcpy_4096,	"memcpy-4096")		\
-	X(empty_loop,	"empty-loop")
+	X(empty_loop,	"empty-loop")		\
+	X(marker_empty_loop,	"marker-empty-loop")	\
+	X(marker_memcpy_4096,	"marker-memcpy-4096")
 
 #define MICRO_ENUM(ident, name) MICRO_##ident,
 enum micro_id {
