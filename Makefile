@@ -178,6 +178,8 @@ install: $(B)/perturb $(MICRO_BINS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/perturb/workloads
 	install -m 755 $(B)/perturb $(MICRO_BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 workloads/*.yaml $(DESTDIR)$(PREFIX)/share/perturb/workloads/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 docs/perturb.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 # ---- reporter: make test-browser (begin) ----
 # Render an HTML report with headless Chromium (Debian package chromium) and

@@ -17,10 +17,12 @@
 #include "packages.h"
 #include "plan.h"
 #include "runner.h"
+#include "stats.h"
 #include "store.h"
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +87,20 @@ struct run_opts {
 	int has_seed;
 	uint64_t seed;
 	int dry_run, resume, skip_unavailable;
+	double target_ci;	/* --target-ci in %; 0 = off */
+	double max_time;	/* --max-time in s; 0 = TARGET_DEFAULT_MAX_TIME */
+	int self_check;
 };
+
+/* --self-check's variants: the baseline's name and these suffixes. */
+#define SELF_CHECK_AA "~aa"
+#define SELF_CHECK_NOCOUNTERS "~nocounters"
+
+/* --target-ci without --max-time: ten minutes in all. */
+#define TARGET_DEFAULT_MAX_TIME 600.0
+/* --target-ci's intervals: confidence and bootstrap resamples. */
+#define TARGET_CONFIDENCE 0.95
+#define TARGET_BOOTSTRAP 1000
 
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
@@ -137,10 +152,22 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			o->skip_unavailable = 1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			perturb_quiet = 1;
-		} else if (!strncmp(a, "--target-ci", 11) || !strncmp(a, "--max-time", 10) ||
-			   !strcmp(a, "--self-check")) {
-			return error("option '%s' is not supported yet by perturb %s", a,
-				     PERTURB_VERSION);
+		} else if ((r = opt_value(argc, argv, &i, "--target-ci", &val))) {
+			double f;
+			if (r < 0)
+				return -1;
+			if (parse_percent(val, &f) < 0 || !(f > 0) || f >= 10)
+				return error("--target-ci must be a percentage above 0, e.g. '1%%', "
+					     "got '%s'", val);
+			o->target_ci = 100 * f;
+		} else if ((r = opt_value(argc, argv, &i, "--max-time", &val))) {
+			if (r < 0)
+				return -1;
+			if (parse_duration(val, &o->max_time) < 0 || !(o->max_time > 0))
+				return error("--max-time must be a duration above 0, e.g. '10m', "
+					     "got '%s'", val);
+		} else if (!strcmp(a, "--self-check")) {
+			o->self_check = 1;
 		} else if (a[0] == '-' && a[1]) {
 			return error("unknown option '%s' (see 'perturb help run')", a);
 		} else if (!have_file) {
@@ -150,6 +177,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			return error("unexpected argument '%s' (one experiment file at a time)", a);
 		}
 	}
+	if (o->max_time > 0 && !o->target_ci)
+		return error("--max-time bounds --target-ci; give --target-ci too");
 	if (o->resume && (o->filter.n_variants || o->filter.n_workloads ||
 			  o->filter.repetitions || o->has_seed))
 		return error("--resume completes the stored plan; it takes no --only-*, "
@@ -304,6 +333,196 @@ static void plan_drop(struct plan *p, const unsigned char *skip_v, const unsigne
 	p->n = k;
 }
 
+/*
+ * --target-ci: the stored wall times of the measured, successful runs, by
+ * (workload, variant) in stored order.
+ */
+struct wall_values {
+	size_t n_variants, n_workloads;
+	double **x;
+	size_t *n, *alloc;
+};
+
+static int collect_wall(const struct stored_value *v, void *vctx)
+{
+	struct wall_values *wv = vctx;
+	size_t k;
+
+	if (v->metric_idx != 0 || v->variant_idx < 0 || v->workload_idx < 0 ||
+	    (size_t)v->variant_idx >= wv->n_variants || (size_t)v->workload_idx >= wv->n_workloads)
+		return 0;
+	k = (size_t)v->workload_idx * wv->n_variants + (size_t)v->variant_idx;
+	ALLOC_GROW(wv->x[k], wv->n[k] + 1, wv->alloc[k]);
+	wv->x[k][wv->n[k]++] = v->value;
+	return 0;
+}
+
+/*
+ * The widest half-width, in % of the baseline, of the 95 % CIs of the wall
+ * dilation of the median and of the mean of every (variant, workload) of
+ * the plan against the baseline, on the runs stored so far (stats_dilation:
+ * percentile bootstrap, TARGET_BOOTSTRAP resamples seeded with the run's
+ * seed): *widest, and in what (which comparison, or why it has no
+ * interval yet; then *widest is INFINITY).  Returns 0, or -1 on a database
+ * error.
+ */
+static int widest_half_width(struct store *st, int64_t run_id, const struct experiment *exp,
+			     const struct plan *p, uint64_t seed, double *widest,
+			     char *what, size_t len)
+{
+	size_t nv = exp->n_variants, nw = exp->n_workloads, cells = nv * nw;
+	struct wall_values wv = {
+		.n_variants = nv, .n_workloads = nw,
+		.x = xcalloc(cells + 1, sizeof(double *)),
+		.n = xcalloc(cells + 1, sizeof(size_t)),
+		.alloc = xcalloc(cells + 1, sizeof(size_t)),
+	};
+	unsigned char *used = xcalloc(cells + 1, 1);
+	int b = experiment_find_variant(exp, exp->baseline), ret = -1;
+
+	*widest = 0;
+	snprintf(what, len, "no comparison");
+	if (store_each_value(st, run_id, 0, 0, collect_wall, &wv) < 0)
+		goto out;
+	for (size_t i = 0; i < p->n; i++)
+		used[(size_t)p->e[i].workload * nv + (size_t)p->e[i].variant] = 1;
+	for (size_t w = 0; w < nw && b >= 0; w++) {
+		size_t kb = w * nv + (size_t)b;
+		for (size_t v = 0; v < nv; v++) {
+			size_t k = w * nv + v;
+			if ((int)v == b || !used[k] || !used[kb])
+				continue;
+			for (int mean = 0; mean <= 1; mean++) {
+				struct boot_opts bo = {
+					.B = TARGET_BOOTSTRAP, .seed = seed,
+					.conf = TARGET_CONFIDENCE,
+				};
+				struct dilation d;
+				const char *stat = mean ? "mean" : "p50";
+				double hw;
+
+				if (wv.n[kb] < 2 || wv.n[k] < 2 ||
+				    stats_dilation(wv.x[kb], wv.n[kb], wv.x[k], wv.n[k],
+						   mean ? STATK_MEAN : STATK_QUANTILE, 0.5, &bo, &d) < 0 ||
+				    !d.ci_pct.has_ci) {
+					*widest = INFINITY;
+					snprintf(what, len, "%s / %s %s: no interval yet",
+						 exp->variants[v].name, exp->workloads[w].name, stat);
+					ret = 0;
+					goto out;
+				}
+				hw = (d.ci_pct.hi - d.ci_pct.lo) / 2;
+				if (hw >= *widest) {
+					*widest = hw;
+					snprintf(what, len, "%s / %s %s", exp->variants[v].name,
+						 exp->workloads[w].name, stat);
+				}
+			}
+		}
+	}
+	ret = 0;
+out:
+	for (size_t k = 0; k < cells; k++)
+		free(wv.x[k]);
+	free(wv.x);
+	free(wv.n);
+	free(wv.alloc);
+	free(used);
+	return ret;
+}
+
+/*
+ * After the plan's last run, with --target-ci: 1 when a goal ends the run
+ * (said: "target reached" or "time spent"), 0 when another round is due,
+ * -1 on a database error.
+ */
+static int target_done(struct store *st, int64_t run_id, const struct experiment *exp,
+		       const struct plan *p, uint64_t seed, const struct run_opts *o,
+		       double t0, int rounds)
+{
+	double widest, max_time = o->max_time > 0 ? o->max_time : TARGET_DEFAULT_MAX_TIME;
+	double el = now_mono() - t0;
+	char what[256];
+
+	if (widest_half_width(st, run_id, exp, p, seed, &widest, what, sizeof(what)) < 0)
+		return -1;
+	if (widest <= o->target_ci) {
+		note("target reached: widest half-width %.2f %% <= %g %% (%s) after %d added "
+		     "round%s", widest, o->target_ci, what, rounds, rounds == 1 ? "" : "s");
+		return 1;
+	}
+	if (el >= max_time) {
+		char hw[32] = "inf";
+		if (isfinite(widest))
+			snprintf(hw, sizeof(hw), "%.2f", widest);
+		warning("time spent: widest half-width %s %% > %g %% (%s) after %.1f s and %d "
+			"added round%s", hw, o->target_ci, what, el, rounds, rounds == 1 ? "" : "s");
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * --self-check: the baseline twice more, BASELINE~aa as it is (an A/A pair:
+ * the noise and bookkeeping floor) and BASELINE~nocounters without the
+ * experiment's counters (its dilation is minus the cost of counting).  The
+ * two are shallow copies of the baseline appended to exp->variants (their
+ * names their own): drop them with self_check_release() before
+ * experiment_release().  With --only-variant they are added to the filter.
+ * Returns the index of the no-counters variant, or -1 (printed) when a
+ * variant of the experiment has one of the names.
+ */
+static int self_check_add(struct experiment *exp, struct plan_filter *f)
+{
+	int b = experiment_find_variant(exp, exp->baseline);
+	const char *suffix[] = { SELF_CHECK_AA, SELF_CHECK_NOCOUNTERS };
+
+	if (b < 0)
+		return error("%s: no baseline variant '%s'", exp->path, exp->baseline);
+	for (size_t i = 0; i < ARRAY_SIZE(suffix); i++) {
+		char *name = xasprintf("%s%s", exp->baseline, suffix[i]);
+		if (experiment_find_variant(exp, name) >= 0) {
+			error("%s: --self-check adds a variant '%s', and the experiment "
+			      "has one of that name already", exp->path, name);
+			free(name);
+			return -1;
+		}
+		exp->variants = xrealloc(exp->variants, (exp->n_variants + 1) * sizeof(*exp->variants));
+		exp->variants[exp->n_variants] = exp->variants[b];
+		exp->variants[exp->n_variants].name = name;
+		exp->n_variants++;
+		if (f->n_variants) {
+			f->variants = xrealloc(f->variants, (f->n_variants + 1) * sizeof(char *));
+			f->variants[f->n_variants++] = name;
+		}
+	}
+	return (int)exp->n_variants - 1;
+}
+
+static void self_check_release(struct experiment *exp, size_t n_real)
+{
+	while (exp->n_variants > n_real)
+		free(exp->variants[--exp->n_variants].name);
+}
+
+/* Does the stored run have --self-check's variants? */
+static int stored_self_check(struct store *st, int64_t run_id, const char *baseline)
+{
+	char **names = NULL, *aa = xasprintf("%s%s", baseline, SELF_CHECK_AA);
+	size_t n = 0;
+	int found = 0;
+
+	if (store_variant_names(st, run_id, &names, &n) < 0)
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		found |= !strcmp(names[i], aa);
+		free(names[i]);
+	}
+	free(names);
+	free(aa);
+	return found;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
@@ -319,7 +538,8 @@ int cmd_run(int argc, char **argv)
 	struct backend_ctx *ctx = NULL;
 	struct counter_set *counters = NULL;
 	int64_t run_id = 0;
-	int ret = EXIT_USAGE, active = -1, stopped = 0;
+	int ret = EXIT_USAGE, active = -1, stopped = 0, rounds = 0, nocounters = -1;
+	size_t n_real_variants = SIZE_MAX;	/* before --self-check */
 	uint64_t seed;
 	size_t n_ok = 0, n_bad = 0;
 	double t0 = now_mono();
@@ -330,9 +550,10 @@ int cmd_run(int argc, char **argv)
 		error("%s", err);
 		goto out;
 	}
+	n_real_variants = exp.n_variants;
 
 	/* Every check that can fail happens before anything is written. */
-	skip_v = xcalloc(exp.n_variants, 1);
+	skip_v = xcalloc(exp.n_variants + 2, 1);	/* + --self-check's */
 	skip_w = xcalloc(exp.n_workloads, 1);
 	if (o.resume) {
 		char sha[65];
@@ -352,6 +573,9 @@ int cmd_run(int argc, char **argv)
 			      o.db, exp.path);
 			goto out;
 		}
+		if (stored_self_check(st, run_id, exp.baseline) &&
+		    (nocounters = self_check_add(&exp, &o.filter)) < 0)
+			goto out;
 		if (store_load_plan(st, run_id, &plan, &done) < 0) {
 			ret = EXIT_RUNTIME;
 			goto out;
@@ -365,6 +589,8 @@ int cmd_run(int argc, char **argv)
 		run_header_release(&h);
 	} else {
 		seed = o.has_seed ? o.seed : exp.has_seed ? exp.seed : plan_draw_seed();
+		if (o.self_check && (nocounters = self_check_add(&exp, &o.filter)) < 0)
+			goto out;
 		if (plan_build(&exp, &o.filter, seed, &plan, err, sizeof(err)) < 0) {
 			error("%s", err);
 			goto out;
@@ -390,7 +616,7 @@ int cmd_run(int argc, char **argv)
 	}
 	for (size_t w = 0; w < exp.n_workloads; w++) {
 		const struct workload *wl = &exp.workloads[w];
-		if (!plan_uses_workload(&plan, done, (int)w))
+		if (!plan_uses_workload(&plan, o.target_ci ? NULL : done, (int)w))
 			continue;
 		for (size_t r = 0; r <= wl->n_requires; r++) {
 			char why[512];
@@ -471,7 +697,7 @@ int cmd_run(int argc, char **argv)
 	workdirs = xcalloc(exp.n_workloads, sizeof(char *));
 	for (size_t w = 0; w < exp.n_workloads; w++) {
 		const struct workload *wl = &exp.workloads[w];
-		if (!plan_uses_workload(&plan, done, (int)w))
+		if (skip_w[w] || !plan_uses_workload(&plan, o.target_ci ? NULL : done, (int)w))
 			continue;
 		char *rel = xasprintf("%s/%s", workroot, wl->name);
 		if ((e = mkdir_p(rel, 0755)) < 0) {
@@ -504,7 +730,28 @@ int cmd_run(int argc, char **argv)
 
 	struct progress prog;
 	progress_init(&prog, &plan, done);
-	for (size_t i = 0; i < plan.n; i++) {
+	for (size_t i = 0;; i++) {
+		if (i == plan.n) {
+			size_t from = plan.n;
+			if (!o.target_ci || (stopped = runner_stop_requested()))
+				break;
+			int r = target_done(st, run_id, &exp, &plan, seed, &o, t0, rounds);
+			if (r < 0)
+				goto fail_run;
+			if (r)
+				break;
+			if (!plan_add_round(&plan, exp.n_variants, exp.n_workloads, seed))
+				break;
+			if (store_append_plan(st, &exp, &plan, from, run_id) < 0)
+				goto fail_run;
+			if (done) {
+				done = xrealloc(done, plan.n);
+				for (size_t k = from; k < plan.n; k++)
+					done[k] = skip_v[plan.e[k].variant] || skip_w[plan.e[k].workload];
+			}
+			prog.total += plan.n - from;
+			rounds++;
+		}
 		const struct plan_entry *pe = &plan.e[i];
 		if (done && done[i])
 			continue;
@@ -544,14 +791,14 @@ int cmd_run(int argc, char **argv)
 			.metrics = wl->metrics,
 			.n_metrics = wl->n_metrics,
 			.cwd = workdirs[pe->workload],
-			.counters = counters,
+			.counters = pe->variant == nocounters ? NULL : counters,
 		};
 		struct run_result res;
 		progress_show(&prog, var->name, wl->name);
 		r = be->run(&ctx[pe->variant], &req, &res);
 		argv_free(wargv);
 		progress_end_run(&prog);
-		if (counters) {
+		if (req.counters) {
 			struct failure_ctx f = { var->name, wl->name, pe->repetition, pe->warmup };
 			counters_run_failures(counters, counter_failed, &f);
 		}
@@ -648,6 +895,7 @@ out:
 		store_close(st);
 	machine_release(&mi);
 	plan_release(&plan);
+	self_check_release(&exp, n_real_variants);
 	experiment_release(&exp);
 	free(done);
 	free(skip_v);

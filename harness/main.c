@@ -24,6 +24,11 @@ static const struct command commands[] = {
 	  "  --dry-run               print the plan; run and write nothing\n"
 	  "  --resume                complete the latest interrupted run of this experiment\n"
 	  "  --skip-unavailable      run what this machine can; report the rest as skipped\n"
+	  "  --target-ci X%          after the plan, add interleaved rounds until every wall\n"
+	  "                          dilation CI (p50 and mean) is at most +-X wide\n"
+	  "  --max-time D            with --target-ci: stop adding rounds after D (default 10m)\n"
+	  "  --self-check            add an A/A pair: the baseline again (BASELINE~aa) and\n"
+	  "                          without counters (BASELINE~nocounters)\n"
 	  "  -q, --quiet             print only errors\n" },
 	{ "report", cmd_report, 0, "report [options]",
 	  "Print tables from a stored run.\n"

@@ -167,6 +167,53 @@ void plan_release(struct plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
+size_t plan_add_round(struct plan *p, size_t n_variants, size_t n_workloads, uint64_t seed)
+{
+	size_t nv = n_variants, nw = n_workloads, before = p->n;
+	int *next = xcalloc(nv * nw + 1, sizeof(int));	/* repetition + 1; 0 = unused */
+	int *vorder = xcalloc(nv + 1, sizeof(int)), *worder = xcalloc(nw + 1, sizeof(int));
+	int round = -1;
+	size_t nvs = 0;
+	gsl_rng *rng;
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_entry *e = &p->e[i];
+		size_t k = (size_t)e->variant * nw + (size_t)e->workload;
+		if (e->round > round)
+			round = e->round;
+		if (!e->warmup && e->repetition + 2 > next[k])
+			next[k] = e->repetition + 2;
+	}
+	round++;
+	for (size_t v = 0; v < nv; v++)
+		for (size_t w = 0; w < nw; w++)
+			if (next[v * nw + w]) {
+				vorder[nvs++] = (int)v;
+				break;
+			}
+	if (!nvs || !nw)	/* gsl_ran_shuffle() wants n > 0 */
+		goto out;
+	rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, (unsigned long)(seed + (uint64_t)round));
+	gsl_ran_shuffle(rng, vorder, nvs, sizeof(int));
+	for (size_t i = 0; i < nvs; i++) {
+		for (size_t w = 0; w < nw; w++)
+			worder[w] = (int)w;
+		gsl_ran_shuffle(rng, worder, nw, sizeof(int));
+		for (size_t j = 0; j < nw; j++) {
+			int r = next[(size_t)vorder[i] * nw + (size_t)worder[j]];
+			if (r)
+				push(p, vorder[i], worder[j], r - 1, 0, round);
+		}
+	}
+	gsl_rng_free(rng);
+out:
+	free(next);
+	free(vorder);
+	free(worder);
+	return p->n - before;
+}
+
 uint64_t plan_draw_seed(void)
 {
 	uint64_t s = 0;

@@ -52,6 +52,18 @@ int plan_build(const struct experiment *exp, const struct plan_filter *filter,
 	       uint64_t seed, struct plan *out, char *err, size_t errlen);
 void plan_release(struct plan *p);
 
+/*
+ * Append one measured round to p (perturb run --target-ci): every
+ * (variant, workload) pair that has a measured entry in p runs once more,
+ * its repetition one past its last.  The variant order is shuffled, and
+ * the workload order within each variant's block, by MT19937 seeded with
+ * seed + round (round = the largest round in p plus one; 0 when p holds no
+ * round, i.e. another order), so a seed gives the same extension
+ * everywhere.  New entries get seqs p->n, p->n + 1, ...  Returns how many
+ * entries were added (0 when p has no measured entry).
+ */
+size_t plan_add_round(struct plan *p, size_t n_variants, size_t n_workloads, uint64_t seed);
+
 /* A seed drawn from getrandom(2) (never 0). */
 uint64_t plan_draw_seed(void);
 

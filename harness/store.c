@@ -597,7 +597,7 @@ out:
 }
 
 static int put_plan(struct store *s, const struct experiment *exp,
-		    const struct plan *plan, int64_t run_id)
+		    const struct plan *plan, size_t from, int64_t run_id)
 {
 	sqlite3_stmt *st = NULL;
 	int ret = -1;
@@ -607,7 +607,7 @@ static int put_plan(struct store *s, const struct experiment *exp,
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st,
 		    write_error) < 0)
 		goto out;
-	for (size_t i = 0; i < plan->n; i++) {
+	for (size_t i = from; i < plan->n; i++) {
 		const struct plan_entry *e = &plan->e[i];
 		if (e->seq != (int)i || e->variant < 0 ||
 		    (size_t)e->variant >= exp->n_variants || e->workload < 0 ||
@@ -644,12 +644,24 @@ int store_begin_run(struct store *s, const struct experiment *exp,
 	if (put_experiment(s, exp, &experiment_id) < 0 ||
 	    put_run(s, exp, experiment_id, seed, argv, m, &id) < 0 ||
 	    put_names(s, exp, id) < 0 ||
-	    put_plan(s, exp, plan, id) < 0 ||
+	    put_plan(s, exp, plan, 0, id) < 0 ||
 	    commit(s) < 0) {
 		rollback(s);
 		return -1;
 	}
 	*run_id = id;
+	return 0;
+}
+
+int store_append_plan(struct store *s, const struct experiment *exp,
+		      const struct plan *plan, size_t from, int64_t run_id)
+{
+	if (begin(s) < 0)
+		return -1;
+	if (put_plan(s, exp, plan, from, run_id) < 0 || commit(s) < 0) {
+		rollback(s);
+		return -1;
+	}
 	return 0;
 }
 

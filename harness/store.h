@@ -87,6 +87,12 @@ void run_header_release(struct run_header *h);
 int store_begin_run(struct store *s, const struct experiment *exp,
 		    const struct plan *plan, uint64_t seed, const char *argv,
 		    const struct machine_info *m, int64_t *run_id);
+/* Entries plan->e[from..n) of a started run's plan, added afterwards (perturb
+ * run --target-ci): one transaction; their seqs must be from, from + 1, ...
+ * (as plan_add_round() numbers them).  store_load_plan() returns them with
+ * the others, so --resume runs the missing ones too. */
+int store_append_plan(struct store *s, const struct experiment *exp,
+		      const struct plan *plan, size_t from, int64_t run_id);
 /* One finished run (plan entry seq) and its metric values: one transaction.
  * exit_code is stored for ok/failed, signal for crashed (else NULL),
  * out_tail (as results.output_tail) for every status but ok.  RUN_INTERRUPTED

@@ -409,7 +409,9 @@ static int html(const struct report_model *m, FILE *out)
 			"CI of the %% dilation.</p>\n", lvl);
 		tw_table1(&t, m, g);
 		fprintf(out, "<h3>Moments (KTAU Table 2)</h3>\n<p>Variance: sample (n &minus; 1). "
-			"Mean dilation in %% with its %s %% CI.</p>\n", lvl);
+			"Mean dilation in %% with its %s %% CI. Detectable: the smallest mean "
+			"dilation these runs could detect (power %.0f %%).</p>\n", lvl,
+			100 * REPORT_MDE_POWER);
 		tw_table2(&t, g, "% mean dilation [CI]");
 		fputs("<h3>Shift and shape</h3>\n", out);
 		tw_table3(&t, g);

@@ -206,6 +206,12 @@ static void series(const struct report_model *m, const struct report_group *g,
 			jdilation(out, k, &s->pct_dil[i]);
 		}
 		fputs("},", out);
+		/* the noise floor (report.h): mean MDE at power mde_power, p50 resolution */
+		jkv_num(out, "mde_pct", s->has_mde ? s->mde_pct : NAN);
+		jkv_num(out, "mde_power", REPORT_MDE_POWER);
+		if (!s->has_mde)
+			jkv_str(out, "mde_reason", s->mde_reason);
+		jkv_num(out, "p50_resolution_pct", s->p50_resolution_pct);
 		jkey(out, "test");
 		fputc('{', out);
 		jtest(out, "mann-whitney-u", &s->mw);

@@ -180,7 +180,9 @@ static int markdown(const struct report_model *m, FILE *out)
 			"[lo, hi]: %s %% CI of the %% dilation.\n\n", lvl);
 		tw_table1(&t, m, g);
 		fprintf(out, "\n### Moments (KTAU Table 2)\n\nVariance: sample (n - 1). "
-			"Mean dilation in %% with its %s %% CI.\n\n", lvl);
+			"Mean dilation in %% with its %s %% CI. Detectable: the smallest mean "
+			"dilation these runs could detect (power %.0f %%).\n\n", lvl,
+			100 * REPORT_MDE_POWER);
 		tw_table2(&t, g, "% mean dilation");
 		fputs("\n### Shift and shape\n\nHL: Hodges-Lehmann ratio variant/baseline. "
 		      "KS: two-sample Kolmogorov-Smirnov.\n\n", out);

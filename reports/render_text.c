@@ -337,10 +337,11 @@ static void table2(const struct report_model *m, const struct report_group *g, F
 	struct cell *row;
 
 	static const char *const labels[] = {
-		"variant", "n", "mean", "variance", "sd", "mean dilation [CI]", "p (Holm)", "sig", NULL,
+		"variant", "n", "mean", "variance", "sd", "mean dilation [CI]", "detectable",
+		"p (Holm)", "sig", NULL,
 	};
 
-	tt_header(&t, "rrrrlrl", labels);
+	tt_header(&t, "rrrrlrrl", labels);
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
 		char mean[48], var[48], sd[48], p[48], ci[96];
@@ -369,13 +370,18 @@ static void table2(const struct report_model *m, const struct report_group *g, F
 		ci_text(ci, sizeof(ci), &s->mean_dil.d.ci_pct, ns, "",
 			tag_of(tg, &s->mean_dil.d.ci_pct));
 		tt_set(row, 5, "%s %% %s", p, ci);
+		if (s->has_mde) {
+			tt_set(row, 6, "%.2f %%", s->mde_pct);
+		} else {
+			tt_set(row, 6, "note %zu", note_add(ns, s->mde_reason));
+		}
 		if (s->mw.valid) {
 			fmt_p(p, sizeof(p), s->p_holm);
-			tt_set(row, 6, "%s", p);
-			tt_set(row, 7, "%s", s->significant ? "*" : "");
-			row[7].color = C_SIG;
+			tt_set(row, 7, "%s", p);
+			tt_set(row, 8, "%s", s->significant ? "*" : "");
+			row[8].color = C_SIG;
 		} else {
-			tt_set(row, 6, "note %zu", note_add(ns, s->mw.reason ? s->mw.reason :
+			tt_set(row, 7, "note %zu", note_add(ns, s->mw.reason ? s->mw.reason :
 							   "no test"));
 		}
 	}
@@ -444,6 +450,8 @@ static void group(const struct report_model *m, const struct report_group *g, FI
 	table1(m, g, out, ns, tg, table_width(m, g, ns, tg) <= WIDTH);
 	fprintf(out, "\n Moments (KTAU Table 2); variance: sample (n - 1); "
 		"mean dilation in %% with %s %% CI\n", lvl);
+	fprintf(out, " detectable: the smallest mean dilation these runs could detect "
+		"(power %.0f %%, alpha %g)\n", 100 * REPORT_MDE_POWER, m->alpha);
 	table2(m, g, out, ns, tg);
 	fprintf(out, "\n Shift and shape; HL: Hodges-Lehmann ratio variant/%s with %s %% CI; "
 		"KS: Kolmogorov-Smirnov\n", m->baseline, lvl);

@@ -1,5 +1,6 @@
 /* report.c - building the report model from the store; see report.h */
 #include "report.h"
+#include <gsl/gsl_cdf.h>
 #include "stats.h"
 #include "util.h"
 
@@ -312,6 +313,34 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 		out->d.ci_pct.reason = "baseline statistic is 0: no % dilation";
 }
 
+/* The noise floor of a compared series (see report.h). */
+static void noise_floor(const struct report_model *m, const struct report_series *base,
+			struct report_series *s)
+{
+	double z, se;
+
+	s->p50_resolution_pct = NAN;
+	for (size_t k = 0; k < m->n_percentiles; k++) {
+		const struct interval *iv = &s->pct_dil[k].d.ci_pct;
+		if (m->percentiles[k] == 50 && s->pct_dil[k].ok && iv->has_ci)
+			s->p50_resolution_pct = (iv->hi - iv->lo) / 2;
+	}
+	if (base->n < 2 || s->n < 2) {
+		s->mde_reason = "needs at least 2 runs a side";
+		return;
+	}
+	if (base->sum.mean == 0.0) {
+		s->mde_reason = "baseline mean is 0: no % dilation";
+		return;
+	}
+	z = gsl_cdf_ugaussian_Pinv(1 - m->alpha / 2) + gsl_cdf_ugaussian_Pinv(REPORT_MDE_POWER);
+	se = sqrt(base->sum.var / (double)base->n + s->sum.var / (double)s->n);
+	s->mde_pct = 100 * z * se / fabs(base->sum.mean);
+	s->has_mde = isfinite(s->mde_pct);
+	if (!s->has_mde)
+		s->mde_reason = "not finite";
+}
+
 /* Against the baseline: dilations, U test, KS test, Hodges-Lehmann. */
 static void compare(struct report_model *m, const struct report_group *g,
 		    const struct report_series *base, struct report_series *s)
@@ -341,6 +370,7 @@ static void compare(struct report_model *m, const struct report_group *g,
 	for (size_t k = 0; k < m->n_percentiles; k++)
 		dilate(m, g, base, s, STATK_QUANTILE, m->percentiles[k] / 100.0, 1 + k,
 		       &s->pct_dil[k]);
+	noise_floor(m, base, s);
 	if (stats_mann_whitney_sorted(s->sorted, s->n, base->sorted, base->n, &s->mw) < 0)
 		s->mw.valid = 0;
 	if (stats_ks2_sorted(s->sorted, s->n, base->sorted, base->n, &s->ks) < 0)

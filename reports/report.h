@@ -43,6 +43,8 @@
 #define REPORT_MADZ 3.5
 /* Above this many pairs (nb * nv) the Hodges-Lehmann estimate is skipped. */
 #define REPORT_HL_MAX_PAIRS 25000000.0
+/* The power of the minimum detectable effect (report_series.mde_pct). */
+#define REPORT_MDE_POWER 0.8
 
 /* A computed value that may be missing: ok = 0 and reason says why. */
 struct report_dilation {
@@ -85,6 +87,26 @@ struct report_series {
 	int has_hl;
 	const char *hl_reason;		/* when !has_hl */
 	struct hl_ratio hl;
+
+	/*
+	 * Noise floor (compared series only): the smallest dilation this data
+	 * could have detected.  For the mean, the minimum detectable effect of
+	 * the two-sample comparison at two-sided level alpha and power
+	 * REPORT_MDE_POWER (the standard power formula, e.g. Cohen, "Statistical
+	 * Power Analysis for the Behavioral Sciences", 2nd ed., 1988, ch. 2,
+	 * with the Welch standard error in place of a pooled one):
+	 *   MDE = (z(1 - alpha/2) + z(power)) * sqrt(s_b^2/n_b + s_v^2/n_v),
+	 *   mde_pct = 100 * MDE / |mean(base)|;
+	 * no MDE (mde_reason says why) when a side has n < 2 or the baseline
+	 * mean is 0.  For the median it is a resolution, not a power figure:
+	 * the half-width of the CI of the p50 % dilation, (hi - lo) / 2
+	 * (p50_resolution_pct, NaN when p50 is not among the percentiles or
+	 * has no CI).
+	 */
+	int has_mde;
+	const char *mde_reason;	/* when !has_mde */
+	double mde_pct;
+	double p50_resolution_pct;
 
 	/* kept for the first renderers' callers */
 	double median;		/* type-7 quantile at 0.5; NaN when n == 0 */

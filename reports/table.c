@@ -125,22 +125,23 @@ void tw_table1(struct tw *t, const struct report_model *m, const struct report_g
 void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label)
 {
 	const char *const labels[] = {
-		"variant", "n", "mean", "variance", "sd", dil_label, "p (Holm)", "significant", NULL,
+		"variant", "n", "mean", "variance", "sd", dil_label, "detectable", "p (Holm)",
+		"significant", NULL,
 	};
 	char mean[48], var[48], sd[48], p[48];
 
-	header(t, "rrrrlrl", labels);
+	header(t, "rrrrlrrl", labels);
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
 		row(t, s->variant);
 		cellf(t, 0, "%zu", s->n);
 		if (!s->has_summary) {
 			if (t->ops->span) {
-				t->ops->span(t, 6, "no successful run");
+				t->ops->span(t, 7, "no successful run");
 			} else {
 				for (int c = 0; c < 3; c++)
 					cellf(t, 0, "-");
-				for (int c = 0; c < 3; c++)
+				for (int c = 0; c < 4; c++)
 					t->ops->empty(t);
 			}
 			t->ops->row_end(t);
@@ -156,6 +157,7 @@ void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label
 			cellf(t, 0, "%s", s->is_baseline ? "baseline" : "-");
 			t->ops->empty(t);
 			t->ops->empty(t);
+			t->ops->empty(t);
 			t->ops->row_end(t);
 			continue;
 		}
@@ -164,6 +166,10 @@ void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label
 		fprintf(t->out, "%s %% ", p);
 		t->ops->ci(t, &s->mean_dil.d.ci_pct, "");
 		t->ops->cell_end(t, 0);
+		if (s->has_mde)
+			cellf(t, 0, "%.2f %%", s->mde_pct);
+		else
+			cell_esc(t, 0, s->mde_reason);
 		if (s->mw.valid) {
 			fmt_p(p, sizeof(p), s->p_holm);
 			cellf(t, 0, "%s", p);

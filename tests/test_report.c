@@ -834,3 +834,53 @@ Test(report, tracer_is_an_empty_array_without_trace_events)
 	cli_result_release(&r);
 	json_free(doc);
 }
+
+/* The noise floor: the mean's minimum detectable effect is the power
+ * formula over the JSON's own moments; the p50 resolution is the half-width
+ * of the p50 dilation's CI; every format shows it. */
+Test(report, noise_floor_is_the_mde_of_the_mean_and_the_p50_resolution)
+{
+	struct cli_result r;
+	struct jv *doc;
+	const struct jv *b, *v, *ci;
+	double se, want;
+
+	run_spin_study(8, "200000", 0);
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	b = jresult(doc, "loop_ns", "base");
+	v = jresult(doc, "loop_ns", "plus1");
+	se = sqrt(jnum(b, "variance") / jnum(b, "n") + jnum(v, "variance") / jnum(v, "n"));
+	/* z(0.975) + z(0.8) = 1.959964 + 0.841621 */
+	want = 100 * (1.959964 + 0.841621) * se / fabs(jnum(b, "mean"));
+	cr_assert(fabs(jnum(v, "mde_pct") - want) <= 1e-4 * want, "%g vs %g",
+		  jnum(v, "mde_pct"), want);
+	cr_assert_float_eq(jnum(v, "mde_power"), 0.8, 1e-12);
+	ci = jpath(v, "dilation.p50.ci");
+	cr_assert(ci && ci->t == J_ARR && ci->n == 2);
+	cr_assert_float_eq(jnum(v, "p50_resolution_pct"),
+			   (ci->items[1].num - ci->items[0].num) / 2, 1e-9);
+	/* an exact metric has no noise: anything is detectable */
+	cr_assert_float_eq(jnum(jresult(doc, "iterations", "plus5"), "mde_pct"), 0, 1e-12);
+	cr_assert(!jget(b, "mde_pct"), "the baseline is not compared");
+	json_free(doc);
+	cli_result_release(&r);
+
+	report(&r, "text", NULL, NULL);
+	cr_assert(strstr(r.out, "detectable"), "%s", r.out);
+	cr_assert(strstr(r.out, "(power 80 %, alpha 0.05)"), "%s", r.out);
+	cr_assert(strstr(r.out, "0.00 %"), "%s", r.out);
+	for (const char *line = r.out; *line;) {
+		size_t len = strcspn(line, "\n");
+		cr_assert(len <= 100, "line of %zu columns: %.*s", len, (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+	cli_result_release(&r);
+	report(&r, "markdown", NULL, NULL);
+	cr_assert(strstr(r.out, "| detectable |"), "%s", r.out);
+	cli_result_release(&r);
+	report(&r, "html", NULL, NULL);
+	cr_assert(strstr(r.out, ">detectable</th>"), "%s", r.out);
+	cli_result_release(&r);
+}
