@@ -34,7 +34,7 @@ EXPERIMENT ?= experiments.yaml
 # Debian packages: to build and test, and what the default study runs.
 DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
 	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev
-DEB_RUN := bzip2 strace xz-utils gzip rt-tests sysbench linux-perf
+DEB_RUN := bzip2 strace xz-utils gzip rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_RUN) $(DEB_BENCH)
 # Only for `make test-browser` (headless Chromium renders the HTML report).
@@ -93,7 +93,7 @@ ifneq ($(MICRO_STATIC),0)
 HAVE_STATIC := $(shell printf 'int main(void){return 0;}\n' | \
 	$(CC) -static -x c -o /dev/null - >/dev/null 2>&1 && echo 1)
 ifeq ($(HAVE_STATIC),1)
-MICRO_BINS += $(B)/perturb-micro-static
+MICRO_BINS += $(B)/perturb-micro-static $(B)/perturb-guest-agent
 endif
 endif
 endif
@@ -104,6 +104,11 @@ $(B)/perturb-micro: $(MICRO_OBJ)
 
 $(B)/perturb-micro-static: $(MICRO_OBJ)
 	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^
+
+# The qemu backend's guest agent: /init of the guests' initramfs (static).
+$(B)/perturb-guest-agent: workloads/guest/agent.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $<
 # ---- end of perturb-micro ----
 
 # ---- markers: user-space markers (instrumentation/markers.[ch]) ----

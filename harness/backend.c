@@ -49,38 +49,3 @@ char **env_build(const struct variant *v)
 	env[n] = NULL;
 	return env;
 }
-
-/*
- * The qemu backend (booted kernel images) is a later addition; until it
- * exists, variants with `boot:` are refused before anything runs.
- */
-static int qemu_check(const struct variant *v, char *why, size_t len)
-{
-	snprintf(why, len, "variant '%s': boot: (the qemu backend) is not supported yet "
-		 "by perturb %s", v->name, PERTURB_VERSION);
-	return -1;
-}
-
-static int qemu_refuse(struct backend_ctx *ctx)
-{
-	return error("variant '%s': the qemu backend is not available", ctx->variant->name);
-}
-
-static int qemu_run(struct backend_ctx *ctx, const struct run_request *req,
-		    struct run_result *res)
-{
-	return qemu_refuse(ctx);
-}
-
-static int qemu_leave(struct backend_ctx *ctx)
-{
-	return 0;
-}
-
-const struct backend backend_qemu = {
-	.name = "qemu",
-	.check = qemu_check,
-	.enter = qemu_refuse,
-	.leave = qemu_leave,
-	.run = qemu_run,
-};

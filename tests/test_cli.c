@@ -391,7 +391,7 @@ Test(cli, unsupported_and_unavailable_variants_stop_before_running)
 		  "variants:\n"
 		  "  - name: a\n"
 		  "  - name: k\n"
-		  "    boot: {qemu: {kernel: debian}}\n"
+		  "    boot: {qemu: {kernel: debian, boots: 3}}\n"
 		  "  - name: w\n"
 		  "    wrap: [no-such-tracer-xyz]\n"
 		  "workloads:\n"

@@ -1,0 +1,926 @@
+/*
+ * backend_qemu.c - the qemu backend: `boot:` variants boot a kernel image in
+ * QEMU and their runs happen inside it.
+ *
+ * enter() resolves the kernel (`kernel: debian` fetches Debian's 6.1 kernel
+ * package into the cache: $PERTURB_CACHE, else $XDG_CACHE_HOME/perturb,
+ * else ~/.cache/perturb), builds the initramfs (cached by content hash):
+ * the guest agent as /init (perturb-guest-agent, next to perturb), busybox
+ * (/bin/busybox, Debian's busybox-static) and every program the
+ * experiment's workloads and the variant's wrap: start, with their shared
+ * libraries, at their host paths.  A program that cannot be packed is
+ * reported before QEMU starts.  Then it boots QEMU with the serial console
+ * on a pair of pipes and waits for the agent's PERTURB-READY line.
+ *
+ * run() sends one RUN line and waits for the matching framed result (see
+ * workloads/guest/agent.c); the metrics are extracted here from the
+ * output the agent sends back.  The guest's environment is PATH, HOME and
+ * the variant's env: entries (not perturb's own environment); wrap: is
+ * packed and applies as on the host.  Counters and CPU pinning are not
+ * applied inside the guest.  leave() sends QUIT and reaps QEMU (SIGKILL
+ * after a grace period).  QEMU gets SIGKILL when perturb dies
+ * (PR_SET_PDEATHSIG).
+ *
+ * A boot that fails (no PERTURB-READY in time, QEMU exits), a guest that
+ * hangs or sends a frame whose checksum does not match: the console log is
+ * kept in logdir (qemu-VARIANT-N.log), QEMU is killed, and this run and the
+ * variant's remaining runs are recorded as RUN_ERROR naming the log; the
+ * study goes on with the next variant.
+ */
+#include "backend.h"
+#include "initramfs.h"
+#include "packages.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define QEMU_BIN "qemu-system-x86_64"
+#define BUSYBOX "/bin/busybox"
+#define BOOT_TIMEOUT_TCG_S 120.0
+#define BOOT_TIMEOUT_KVM_S 30.0
+#define RESULT_MARGIN_S 30.0
+#define QUIT_GRACE_S 10.0
+
+struct qemu {
+	pid_t pid;
+	int to_guest, from_guest;	/* QEMU's stdin / stdout */
+	int log;			/* console log, -1 when none */
+	char *log_path;
+	struct strbuf in;		/* bytes read, not yet a complete line */
+	int panicked;			/* the console showed a kernel panic */
+	int dead;			/* the boot failed: runs are errors */
+	char dead_why[200];
+	unsigned long seq;
+};
+
+static unsigned boot_count;
+static int kvm_failed;	/* a KVM boot failed: kvm: auto uses TCG from then on */
+
+static uint32_t crc32_buf(const unsigned char *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & -(c & 1));
+	}
+	return ~c;
+}
+
+static const char *cache_dir(void)
+{
+	static char *dir;
+	const char *e;
+
+	if (dir)
+		return dir;
+	if ((e = getenv("PERTURB_CACHE")) && *e)
+		dir = xstrdup(e);
+	else if ((e = getenv("XDG_CACHE_HOME")) && *e)
+		dir = xasprintf("%s/perturb", e);
+	else
+		dir = xasprintf("%s/.cache/perturb", getenv("HOME") ? getenv("HOME") : "/tmp");
+	return dir;
+}
+
+static const char *agent_exe(void)
+{
+	static char *path;
+	if (!path) {
+		char *dir = dir_name(perturb_self_exe());
+		path = xasprintf("%s/perturb-guest-agent", dir);
+		free(dir);
+	}
+	return path;
+}
+
+static int kvm_usable(const struct boot_cfg *b)
+{
+	if (b->kvm == 0 || (b->kvm < 0 && kvm_failed))
+		return 0;
+	return access("/dev/kvm", R_OK | W_OK) == 0;
+}
+
+static int qemu_check(const struct variant *v, char *why, size_t len)
+{
+	const struct boot_cfg *b = &v->boot;
+
+	/* what this backend cannot do yet, then what this machine lacks */
+	if (b->config || b->source)
+		return why_error(why, len, "variant '%s': boot: config:/source: (building "
+				 "kernels) is not supported yet; build one with kernels/build.sh "
+				 "and give kernel: PATH", v->name);
+	if (v->daemon.n || v->background.n || v->n_setup || v->n_teardown || v->kernel.present)
+		return why_error(why, len, "variant '%s': daemon:, background:, setup:, "
+				 "teardown: and kernel: are not supported yet with boot: (give "
+				 "boot-time tracing on the kernel command line)", v->name);
+	if (b->boots > 1)
+		return why_error(why, len, "variant '%s': boot: boots: %d is not supported "
+				 "yet (one boot per variant)", v->name, b->boots);
+	if (b->initrd && strcmp(b->initrd, "auto"))
+		return why_error(why, len, "variant '%s': boot: only initrd: auto is "
+				 "supported (the guest agent must be its /init)", v->name);
+	if (!program_exists(QEMU_BIN))
+		return why_error(why, len, "variant '%s': boot: needs %s (Debian package: "
+				 "qemu-system-x86)", v->name, QEMU_BIN);
+	if (access(BUSYBOX, X_OK) < 0)
+		return why_error(why, len, "variant '%s': boot: needs %s (Debian package: "
+				 "busybox-static)", v->name, BUSYBOX);
+	if (access(agent_exe(), X_OK) < 0)
+		return why_error(why, len, "variant '%s': boot: needs the guest agent '%s' "
+				 "(built by make with a static C library)", v->name, agent_exe());
+	if (b->kvm == 1 && access("/dev/kvm", R_OK | W_OK) < 0)
+		return why_error(why, len, "variant '%s': boot: kvm: true but /dev/kvm is "
+				 "not usable", v->name);
+	if (!b->kernel || !strcmp(b->kernel, "debian")) {
+		char *k = xasprintf("%s/kernel-debian/vmlinuz", cache_dir());
+		int have = access(k, R_OK) == 0;
+		free(k);
+		if (!have && (!program_exists("apt-get") || !program_exists("dpkg-deb")))
+			return why_error(why, len, "variant '%s': kernel: debian needs apt-get "
+					 "and dpkg-deb to fetch the kernel", v->name);
+		return 0;
+	}
+	if (access(b->kernel, R_OK) < 0)
+		return why_error(why, len, "variant '%s': boot: kernel '%s': %s", v->name,
+				 b->kernel, strerror(errno));
+	return 0;
+}
+
+/* ---- the kernel ---- */
+
+/* Newest linux-image-6.1.0-N-amd64 known to apt; malloc'd or NULL. */
+static char *debian_kernel_package(void)
+{
+	FILE *f = popen("apt-cache search --names-only '^linux-image-6.1.0-[0-9]+-amd64$' "
+			"2>/dev/null", "r");
+	char *line = NULL, *best = NULL;
+	size_t cap = 0;
+	long best_n = -1;
+
+	if (!f)
+		return NULL;
+	while (getline(&line, &cap, f) > 0) {
+		long n;
+		char name[128];
+		if (sscanf(line, "linux-image-6.1.0-%ld-amd64", &n) != 1 || n <= best_n)
+			continue;
+		snprintf(name, sizeof(name), "linux-image-6.1.0-%ld-amd64", n);
+		free(best);
+		best = xstrdup(name);
+		best_n = n;
+	}
+	free(line);
+	pclose(f);
+	return best;
+}
+
+/* The path of Debian's kernel in the cache, fetched when missing. */
+static char *debian_kernel(void)
+{
+	char *dir = xasprintf("%s/kernel-debian", cache_dir());
+	char *vmlinuz = xasprintf("%s/vmlinuz", dir), *tmp = NULL, *pkg = NULL, *found = NULL;
+	char *ret = NULL;
+	int e;
+
+	if (access(vmlinuz, R_OK) == 0) {
+		ret = vmlinuz;
+		vmlinuz = NULL;
+		goto out;
+	}
+	if ((e = mkdir_p(dir, 0755)) < 0) {
+		error("cannot create '%s': %s", dir, strerror(-e));
+		goto out;
+	}
+	if (!(pkg = debian_kernel_package())) {
+		error("kernel: debian: apt-cache knows no linux-image-6.1.0-*-amd64 package");
+		goto out;
+	}
+	tmp = xasprintf("%s/fetch.%ld", dir, (long)getpid());
+	if ((e = mkdir_p(tmp, 0755)) < 0) {
+		error("cannot create '%s': %s", tmp, strerror(-e));
+		goto out;
+	}
+	note("fetching Debian's kernel (%s) into %s", pkg, dir);
+	char *dl[] = { "apt-get", "download", pkg, NULL };
+	if (proc_run_command(dl, NULL, tmp, 600, "apt-get download") < 0)
+		goto out;
+	char *x[] = { "sh", "-c", "dpkg-deb -x linux-image-*.deb x", NULL };
+	if (proc_run_command(x, NULL, tmp, 600, "dpkg-deb -x") < 0)
+		goto out;
+	char *find = xasprintf("ls %s/x/boot/vmlinuz-* 2>/dev/null", tmp);
+	FILE *f = popen(find, "r");
+	free(find);
+	if (f) {
+		char *line = NULL;
+		size_t cap = 0;
+		if (getline(&line, &cap, f) > 0) {
+			line[strcspn(line, "\n")] = '\0';
+			found = xstrdup(line);
+		}
+		free(line);
+		pclose(f);
+	}
+	if (!found) {
+		error("kernel: debian: no boot/vmlinuz-* in %s", pkg);
+		goto out;
+	}
+	if (rename(found, vmlinuz) < 0) {
+		error("cannot move '%s' to '%s': %s", found, vmlinuz, strerror(errno));
+		goto out;
+	}
+	ret = vmlinuz;
+	vmlinuz = NULL;
+out:
+	if (tmp) {
+		char *rm[] = { "rm", "-rf", tmp, NULL };
+		proc_run_command(rm, NULL, NULL, 60, "rm");
+	}
+	free(found);
+	free(tmp);
+	free(pkg);
+	free(vmlinuz);
+	free(dir);
+	return ret;
+}
+
+/* ---- the initramfs ---- */
+
+static const char *const applets[] = { "sh", "mount", "reboot", "cat", "ls", "mkdir" };
+
+/* nftw() has no argument for its callback */
+static struct cpio *walk_cpio;
+static int walk_failed;
+
+static int pack_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	char why[512];
+
+	if (type == FTW_D)
+		cpio_add_dir(walk_cpio, path);
+	else if (type == FTW_F && cpio_add_file(walk_cpio, path, NULL, why, sizeof(why)) < 0) {
+		error("%s", why);
+		walk_failed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* The work folder of each workload (its setup's generated inputs), at its
+ * host path: ctx->cwd/NAME, resolved. */
+static int pack_workdirs(struct backend_ctx *ctx, struct cpio *c)
+{
+	for (size_t w = 0; ctx->cwd && w < ctx->exp->n_workloads; w++) {
+		char *rel = xasprintf("%s/%s", ctx->cwd, ctx->exp->workloads[w].name);
+		char *abs = realpath(rel, NULL);
+		free(rel);
+		if (!abs)
+			continue;
+		walk_cpio = c;
+		walk_failed = 0;
+		nftw(abs, pack_one, 16, FTW_PHYS);
+		free(abs);
+		if (walk_failed)
+			return -1;
+	}
+	return 0;
+}
+
+/* Build (or find in the cache) the initramfs for ctx; malloc'd path. */
+static char *make_initramfs(struct backend_ctx *ctx)
+{
+	const struct experiment *exp = ctx->exp;
+	const struct variant *v = ctx->variant;
+	struct cpio c;
+	char why[512], sha[65];
+	char *path = NULL, *tmp = NULL, *ret = NULL;
+	int e;
+
+	cpio_init(&c);
+	cpio_add_dir(&c, "/dev");
+	cpio_add_chardev(&c, "/dev/console", 5, 1);
+	cpio_add_dir(&c, "/proc");
+	cpio_add_dir(&c, "/sys");
+	cpio_add_dir(&c, "/tmp");
+	cpio_add_dir(&c, "/root");
+	if (cpio_add_file(&c, agent_exe(), "/init", why, sizeof(why)) < 0 ||
+	    cpio_add_file(&c, BUSYBOX, BUSYBOX, why, sizeof(why)) < 0) {
+		error("variant '%s': %s", v->name, why);
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(applets) / sizeof(*applets); i++) {
+		char *p = xasprintf("/bin/%s", applets[i]);
+		cpio_add_symlink(&c, p, "busybox");
+		free(p);
+	}
+	if (v->wrap.n && cpio_add_program(&c, v->wrap.v[0], why, sizeof(why)) < 0) {
+		error("variant '%s': wrap: %s", v->name, why);
+		goto out;
+	}
+	for (size_t w = 0; w < exp->n_workloads; w++) {
+		const struct workload *wl = &exp->workloads[w];
+		const char *prog;
+		if (!wl->cmd.n)
+			continue;	/* shell: busybox sh */
+		prog = wl->cmd.v[0];
+		if (!strcmp(prog, "{micro}"))
+			prog = perturb_micro_exe();
+		if (strchr(prog, '{'))
+			continue;	/* {workdir}/...: made by the setup, not packed */
+		if (cpio_add_program(&c, prog, why, sizeof(why)) < 0) {
+			error("%s:%d:%d: workload '%s' cannot run inside variant '%s': %s",
+			      wl->pos.file, wl->pos.line, wl->pos.col, wl->name, v->name, why);
+			goto out;
+		}
+	}
+	if (pack_workdirs(ctx, &c) < 0)
+		goto out;
+	cpio_finish(&c);
+	sha256_hex(c.buf.buf, c.buf.len, sha);
+	char *dir = xasprintf("%s/initramfs", cache_dir());
+	if ((e = mkdir_p(dir, 0755)) < 0) {
+		error("cannot create '%s': %s", dir, strerror(-e));
+		free(dir);
+		goto out;
+	}
+	path = xasprintf("%s/%.16s.cpio", dir, sha);
+	free(dir);
+	if (access(path, R_OK) == 0) {
+		ret = path;
+		path = NULL;
+		goto out;
+	}
+	tmp = xasprintf("%s.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, c.buf.buf, c.buf.len) != (ssize_t)c.buf.len) {
+		error("cannot write '%s': %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	close(fd);
+	if (rename(tmp, path) < 0) {
+		error("cannot rename '%s': %s", tmp, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	ret = path;
+	path = NULL;
+out:
+	free(tmp);
+	free(path);
+	cpio_release(&c);
+	return ret;
+}
+
+/* ---- QEMU and the console ---- */
+
+static void qemu_kill(struct qemu *q)
+{
+	if (q->pid > 0) {
+		kill(q->pid, SIGKILL);
+		waitpid(q->pid, NULL, 0);
+		q->pid = 0;
+	}
+}
+
+static void mark_dead(struct qemu *q, const char *fmt, ...) PRINTF(2, 3);
+static void mark_dead(struct qemu *q, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[160];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(q->dead_why, sizeof(q->dead_why), "%s (console log: %s)", msg,
+		 q->log_path ? q->log_path : "none");
+	q->dead = 1;
+	warning("%s", q->dead_why);
+	qemu_kill(q);
+}
+
+/*
+ * Read the console until a complete line containing marker arrives (returns
+ * 1, the line from the marker on in *line, malloc'd), the deadline passes
+ * (0), QEMU's output ends or the kernel panics (-1, q->panicked set), or a
+ * stop is requested (PROC_STOP).
+ */
+static int read_line(struct qemu *q, const char *marker, double deadline, char **line)
+{
+	for (;;) {
+		char *nl;
+		while (q->in.len && (nl = memchr(q->in.buf, '\n', q->in.len))) {
+			size_t n = (size_t)(nl - q->in.buf);
+			char *l = xstrndup(q->in.buf, n), *m;
+			memmove(q->in.buf, nl + 1, q->in.len - n - 1);
+			q->in.len -= n + 1;
+			q->in.buf[q->in.len] = '\0';
+			if (strstr(l, "Kernel panic - not syncing")) {
+				q->panicked = 1;
+				free(l);
+				return -1;
+			}
+			if ((m = strstr(l, marker))) {
+				*line = xstrdup(m);
+				free(l);
+				return 1;
+			}
+			free(l);
+		}
+		struct pollfd p = { .fd = q->from_guest, .events = POLLIN };
+		int r = proc_poll(&p, 1, deadline, 1);
+		if (r == PROC_STOP)
+			return PROC_STOP;
+		if (r == 0)
+			return 0;
+		if (r < 0)
+			return -1;
+		char buf[65536];
+		ssize_t got = read(q->from_guest, buf, sizeof(buf));
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (got <= 0)
+			return -1;
+		if (q->log >= 0 && write(q->log, buf, (size_t)got) < 0)
+			q->log = -1;
+		strbuf_add(&q->in, buf, (size_t)got);
+	}
+}
+
+static int send_line(struct qemu *q, const char *s, size_t len)
+{
+	while (len) {
+		ssize_t w = write(q->to_guest, s, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		s += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static char **qemu_argv(const struct boot_cfg *b, const char *kernel, const char *initrd)
+{
+	char **v = xcalloc(40, sizeof(*v));
+	size_t n = 0;
+	unsigned long long mem_mb = b->memory_bytes ? b->memory_bytes >> 20 : 1024;
+
+	v[n++] = xstrdup(QEMU_BIN);
+	v[n++] = xstrdup("-nodefaults");
+	v[n++] = xstrdup("-no-reboot");
+	v[n++] = xstrdup("-display");
+	v[n++] = xstrdup("none");
+	v[n++] = xstrdup("-nic");
+	v[n++] = xstrdup("none");
+	v[n++] = xstrdup("-serial");
+	v[n++] = xstrdup("stdio");
+	v[n++] = xstrdup("-m");
+	v[n++] = xasprintf("%llu", mem_mb < 128 ? 128 : mem_mb);
+	v[n++] = xstrdup("-smp");
+	v[n++] = xasprintf("%d", b->cpus > 0 ? b->cpus : 1);
+	v[n++] = xstrdup("-accel");
+	v[n++] = xstrdup(kvm_usable(b) ? "kvm" : "tcg");
+	/* TCG's default CPU model lacks instructions programs use (rdtscp) */
+	v[n++] = xstrdup("-cpu");
+	v[n++] = xstrdup(kvm_usable(b) ? "host" : "max");
+	if (b->deterministic == 1) {
+		v[n++] = xstrdup("-icount");
+		v[n++] = xstrdup("shift=0");
+	}
+	v[n++] = xstrdup("-kernel");
+	v[n++] = xstrdup(kernel);
+	v[n++] = xstrdup("-initrd");
+	v[n++] = xstrdup(initrd);
+	v[n++] = xstrdup("-append");
+	v[n++] = xasprintf("console=ttyS0 panic=-1 loglevel=1%s%s",
+			   b->cmdline && *b->cmdline ? " " : "", b->cmdline ? b->cmdline : "");
+	v[n] = NULL;
+	return v;
+}
+
+/*
+ * Start QEMU for ctx (q->log open) and wait for PERTURB-READY.  Returns 1
+ * when booted, 0 when the boot failed (QEMU killed, why filled), PROC_STOP,
+ * or -1 on an internal error (printed).
+ */
+static int boot(struct backend_ctx *ctx, struct qemu *q, const char *kernel,
+		const char *initrd, char *why, size_t wlen)
+{
+	const struct boot_cfg *b = &ctx->variant->boot;
+	char **argv = qemu_argv(b, kernel, initrd), *line = NULL;
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ret = -1;
+	int kvm = kvm_usable(b);
+
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
+		error("pipe: %s", strerror(errno));
+		goto out;
+	}
+	pid_t parent = getpid();
+	q->pid = fork();
+	if (q->pid < 0) {
+		error("fork: %s", strerror(errno));
+		q->pid = 0;
+		goto out;
+	}
+	if (!q->pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		setpgid(0, 0);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		if (q->log >= 0)
+			dup2(q->log, 2);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	q->to_guest = in[1];
+	q->from_guest = out[0];
+	in[1] = out[0] = -1;
+	signal(SIGPIPE, SIG_IGN);
+
+	double t0 = now_mono();
+	int r = read_line(q, "PERTURB-READY", t0 + (kvm ? BOOT_TIMEOUT_KVM_S : BOOT_TIMEOUT_TCG_S),
+			  &line);
+	if (r == PROC_STOP) {
+		qemu_kill(q);
+		ret = PROC_STOP;
+	} else if (r <= 0) {
+		snprintf(why, wlen, "the guest did not boot (%s, %s)",
+			 r == 0 ? "time-out" : q->panicked ? "kernel panic" : "QEMU exited",
+			 kvm ? "KVM" : "TCG");
+		qemu_kill(q);
+		ret = 0;
+	} else {
+		note("variant '%s': booted %s in %.1f s (%s)", ctx->variant->name, line + 14,
+		     now_mono() - t0, kvm ? "KVM" : "TCG");
+		ret = 1;
+	}
+out:
+	argv_free(argv);
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+	}
+	free(line);
+	return ret;
+}
+
+static void close_pipes(struct qemu *q)
+{
+	if (q->to_guest >= 0)
+		close(q->to_guest);
+	if (q->from_guest >= 0)
+		close(q->from_guest);
+	q->to_guest = q->from_guest = -1;
+	strbuf_reset(&q->in);
+}
+
+static int qemu_enter(struct backend_ctx *ctx)
+{
+	const struct boot_cfg *b = &ctx->variant->boot;
+	struct qemu *q;
+	char *kernel = NULL, *initrd = NULL, why[160];
+	int ret = -1, r;
+
+	if (ctx->priv)
+		return 0;
+	if (!b->kernel || !strcmp(b->kernel, "debian"))
+		kernel = debian_kernel();
+	else
+		kernel = xstrdup(b->kernel);
+	if (!kernel)
+		return -1;
+	if (!(initrd = make_initramfs(ctx)))
+		goto out;
+
+	q = xcalloc(1, sizeof(*q));
+	q->log = -1;
+	q->to_guest = q->from_guest = -1;
+	ctx->priv = q;
+	ctx->entered = 1;
+	q->log_path = xasprintf("%s/qemu-%s-%u.log", ctx->logdir ? ctx->logdir : ".",
+				ctx->variant->name, ++boot_count);
+	q->log = open(q->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int kvm = kvm_usable(b);
+	r = boot(ctx, q, kernel, initrd, why, sizeof(why));
+	if (r == 0 && kvm && b->kvm < 0 && !q->panicked) {
+		warning("variant '%s': %s; KVM does not work here, booting with TCG",
+			ctx->variant->name, why);
+		kvm_failed = 1;
+		close_pipes(q);
+		r = boot(ctx, q, kernel, initrd, why, sizeof(why));
+	}
+	if (r < 0 || r == PROC_STOP)
+		goto out;
+	if (r == 0)
+		mark_dead(q, "variant '%s': %s", ctx->variant->name, why);
+	ret = 0;
+out:
+	free(kernel);
+	free(initrd);
+	return ret;
+}
+
+static int qemu_leave(struct backend_ctx *ctx)
+{
+	struct qemu *q = ctx->priv;
+
+	if (!q)
+		return 0;
+	if (q->pid > 0) {
+		double deadline = now_mono() + QUIT_GRACE_S;
+		send_line(q, "QUIT\n", 5);
+		char *line = NULL;
+		while (read_line(q, "\n-never-", deadline, &line) == 1)
+			free(line);
+		qemu_kill(q);
+	}
+	if (q->to_guest >= 0)
+		close(q->to_guest);
+	if (q->from_guest >= 0)
+		close(q->from_guest);
+	if (q->log >= 0)
+		close(q->log);
+	strbuf_release(&q->in);
+	free(q->log_path);
+	free(q);
+	ctx->priv = NULL;
+	ctx->entered = 0;
+	return 0;
+}
+
+/* ---- runs ---- */
+
+static void add_hex(struct strbuf *sb, const char *s)
+{
+	static const char digits[] = "0123456789abcdef";
+	strbuf_add(sb, " ", 1);
+	if (!*s)
+		strbuf_add(sb, "-", 1);	/* an empty token: "" */
+	for (; *s; s++) {
+		char h[2] = { digits[(unsigned char)*s >> 4], digits[*s & 15] };
+		strbuf_add(sb, h, 2);
+	}
+}
+
+static int unhex(const char *s, size_t n, unsigned char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		int v = 0;
+		for (int k = 0; k < 2; k++) {
+			char ch = s[2 * i + k];
+			v <<= 4;
+			if (ch >= '0' && ch <= '9')
+				v |= ch - '0';
+			else if (ch >= 'a' && ch <= 'f')
+				v |= ch - 'a' + 10;
+			else
+				return -1;
+		}
+		out[i] = (unsigned char)v;
+	}
+	return 0;
+}
+
+static void extract(const struct run_request *req, const char *out, size_t out_len,
+		    const char *err, size_t err_len, struct run_result *res)
+{
+	const char *text[2] = { out, err };
+	size_t len[2] = { out_len, err_len };
+
+	res->values = xcalloc(req->n_metrics ? req->n_metrics : 1, sizeof(*res->values));
+	for (size_t i = 0; i < req->n_metrics; i++) {
+		const struct metric_def *md = &req->metrics[i];
+		regex_t re;
+		regmatch_t m[2];
+		int found = 0;
+		char num[128], *end;
+
+		if (regcomp(&re, md->regex_src, REG_EXTENDED | REG_NEWLINE))
+			continue;
+		for (int k = 0; k < 2 && !found; k++) {
+			if (!len[k])
+				continue;
+			m[0].rm_so = 0;
+			m[0].rm_eo = (regoff_t)len[k];
+			if (regexec(&re, text[k], 2, m, REG_STARTEND))
+				continue;
+			int g = md->has_group && m[1].rm_so >= 0;
+			size_t so = (size_t)m[g].rm_so, eo = (size_t)m[g].rm_eo;
+			if (eo - so >= sizeof(num))
+				eo = so + sizeof(num) - 1;
+			memcpy(num, text[k] + so, eo - so);
+			num[eo - so] = '\0';
+			found = 1;
+		}
+		regfree(&re);
+		double val = found ? strtod(num, &end) : 0;
+		if (!found || end == num) {
+			if (res->status == RUN_OK) {
+				res->status = RUN_FAILED;
+				snprintf(res->reason, sizeof(res->reason), found ?
+					 "metric '%s': cannot parse '%s' as a number" :
+					 "metric '%s' not found in output", md->name, found ? num : "");
+			}
+			continue;
+		}
+		struct metric_value *v = &res->values[res->n_values++];
+		v->name = xstrdup(md->name);
+		v->value = val;
+		v->unit = xstrdup(md->unit ? md->unit : "");
+	}
+	size_t tl = out_len + err_len > RUNNER_TAIL_BYTES ? RUNNER_TAIL_BYTES : out_len + err_len;
+	size_t from_err = err_len < tl ? err_len : tl, from_out = tl - from_err;
+	res->out_tail = xmalloc(tl + 1);
+	memcpy(res->out_tail, out + out_len - from_out, from_out);
+	memcpy(res->out_tail + from_out, err + err_len - from_err, from_err);
+	res->out_tail[tl] = '\0';
+	for (size_t i = 0; i < tl; i++)
+		if (!res->out_tail[i])
+			res->out_tail[i] = ' ';
+}
+
+/* Parse a PERTURB-RESULT line for seq; 0, or -1 with why. */
+static int parse_result(const char *line, unsigned long seq, const struct run_request *req,
+			struct run_result *res, char *why, size_t wlen)
+{
+	unsigned long s;
+	size_t len;
+	unsigned crc;
+	int off = 0;
+	unsigned char *p = NULL;
+	int ret = -1;
+
+	if (sscanf(line, "PERTURB-RESULT %lu %zu %x %n", &s, &len, &crc, &off) < 3 || !off) {
+		snprintf(why, wlen, "malformed result frame");
+		return -1;
+	}
+	if (s != seq) {
+		snprintf(why, wlen, "result for run %lu while waiting for %lu", s, seq);
+		return -1;
+	}
+	if (strlen(line + off) != 2 * len) {
+		snprintf(why, wlen, "truncated result frame (%zu of %zu bytes)",
+			 strlen(line + off) / 2, len);
+		return -1;
+	}
+	p = xmalloc(len + 1);
+	if (unhex(line + off, len, p) < 0 || crc32_buf(p, len) != crc) {
+		snprintf(why, wlen, "result frame fails its checksum");
+		goto out;
+	}
+	p[len] = '\0';
+	char how[16];
+	int code, hl = 0;
+	long long wall, user, sys;
+	long rss;
+	size_t out_len, err_len;
+	if (sscanf((char *)p, "how=%15s code=%d wall_ns=%lld user_us=%lld sys_us=%lld "
+		   "maxrss_kb=%ld out=%zu err=%zu\n%n", how, &code, &wall, &user, &sys, &rss,
+		   &out_len, &err_len, &hl) < 8 || !hl || hl + out_len + err_len != len) {
+		snprintf(why, wlen, "malformed result header");
+		goto out;
+	}
+	res->wall_s = wall / 1e9;
+	res->user_s = user / 1e6;
+	res->sys_s = sys / 1e6;
+	res->maxrss_kb = rss;
+	const char *o = (char *)p + hl, *e = o + out_len;
+	if (!strcmp(how, "exit")) {
+		res->exit_code = code;
+		res->status = code ? RUN_FAILED : RUN_OK;
+		if (code)
+			snprintf(res->reason, sizeof(res->reason), "exit status %d", code);
+	} else if (!strcmp(how, "signal")) {
+		res->signal = code;
+		res->status = RUN_CRASHED;
+		snprintf(res->reason, sizeof(res->reason), "killed by signal %d (%s)", code,
+			 strsignal(code));
+	} else if (!strcmp(how, "timeout")) {
+		res->status = RUN_TIMEOUT;
+		snprintf(res->reason, sizeof(res->reason), "timed out after %.0f s (in the guest)",
+			 req->timeout_s);
+	} else {
+		res->status = RUN_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "%.*s", (int)err_len, e);
+	}
+	extract(req, o, out_len, e, err_len, res);
+	if (res->status == RUN_ERROR || res->status == RUN_TIMEOUT) {
+		/* metrics of a run that did not finish are not measurements */
+		for (size_t i = 0; i < res->n_values; i++) {
+			free(res->values[i].name);
+			free(res->values[i].unit);
+		}
+		res->n_values = 0;
+	}
+	ret = 0;
+out:
+	free(p);
+	return ret;
+}
+
+static int qemu_run(struct backend_ctx *ctx, const struct run_request *req,
+		    struct run_result *res)
+{
+	struct qemu *q = ctx->priv;
+	struct strbuf cmd = STRBUF_INIT;
+	char *line = NULL, why[200];
+	size_t n;
+
+	memset(res, 0, sizeof(*res));
+	now_iso8601(res->started, sizeof(res->started));
+	if (!q || q->dead) {
+		res->status = RUN_ERROR;
+		snprintf(res->reason, sizeof(res->reason), "%s",
+			 q ? q->dead_why : "the guest is not running");
+		res->out_tail = xstrdup("");
+		return 0;
+	}
+	strbuf_addf(&cmd, "RUN %lu %lld", ++q->seq, (long long)(req->timeout_s * 1000));
+	add_hex(&cmd, req->cwd && *req->cwd ? req->cwd : "/");
+	/* the guest's environment: PATH and the variant's env: entries */
+	const struct variant *v = ctx->variant;
+	strbuf_addf(&cmd, " %zu", v->n_env + 2);
+	add_hex(&cmd, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	add_hex(&cmd, "HOME=/root");
+	for (size_t i = 0; i < v->n_env; i++) {
+		char *kv = xasprintf("%s=%s", v->env[i].key, v->env[i].value);
+		add_hex(&cmd, kv);
+		free(kv);
+	}
+	for (n = 0; req->argv[n]; n++)
+		;
+	strbuf_addf(&cmd, " %zu", n);
+	for (size_t i = 0; i < n; i++)
+		add_hex(&cmd, req->argv[i]);
+	strbuf_add(&cmd, "\n", 1);
+	if (send_line(q, cmd.buf, cmd.len) < 0) {
+		mark_dead(q, "variant '%s': cannot write to QEMU: %s", v->name, strerror(errno));
+		goto dead;
+	}
+	double deadline = now_mono() + req->timeout_s + RUNNER_KILL_GRACE_S + RESULT_MARGIN_S;
+	int r = read_line(q, "PERTURB-RESULT ", deadline, &line);
+	if (r == PROC_STOP) {
+		res->status = RUN_INTERRUPTED;
+		snprintf(res->reason, sizeof(res->reason), "interrupted");
+		res->out_tail = xstrdup("");
+		qemu_kill(q);
+		q->dead = 1;
+		snprintf(q->dead_why, sizeof(q->dead_why), "interrupted");
+		goto out;
+	}
+	if (r <= 0) {
+		mark_dead(q, "variant '%s': the guest %s", v->name,
+			  r == 0 ? "stopped answering (time-out)" :
+			  q->panicked ? "died (kernel panic)" : "died (QEMU exited)");
+		goto dead;
+	}
+	if (parse_result(line, q->seq, req, res, why, sizeof(why)) < 0) {
+		mark_dead(q, "variant '%s': garbage from the guest: %s", v->name, why);
+		goto dead;
+	}
+	goto out;
+dead:
+	run_result_release(res);
+	memset(res, 0, sizeof(*res));
+	now_iso8601(res->started, sizeof(res->started));
+	res->status = RUN_ERROR;
+	snprintf(res->reason, sizeof(res->reason), "%s", q->dead_why);
+	res->out_tail = xstrdup("");
+out:
+	free(line);
+	strbuf_release(&cmd);
+	return 0;
+}
+
+const struct backend backend_qemu = {
+	.name = "qemu",
+	.check = qemu_check,
+	.enter = qemu_enter,
+	.leave = qemu_leave,
+	.run = qemu_run,
+};

@@ -1,0 +1,454 @@
+/*
+ * agent.c - perturb's guest agent: /init of the initramfs the qemu backend
+ * boots (harness/backend_qemu.c).  Built static; needs nothing from the
+ * image but itself (busybox is for shell: workloads).
+ *
+ * It mounts proc, sysfs, devtmpfs and tracefs (the initramfs itself is the
+ * writable root, with the workloads' inputs at their host paths), puts the
+ * serial console (/dev/ttyS0) in raw mode and speaks a line protocol on it:
+ *
+ *   guest -> host   PERTURB-READY <kernel release>
+ *   host -> guest   RUN <seq> <timeout_ms> <hex cwd> <n_env> <hex env>... <n_arg> <hex arg>...
+ *                   (hex: the bytes in lower-case hex; "-" for an empty string)
+ *   guest -> host   PERTURB-RESULT <seq> <len> <crc32> <hex payload>
+ *   host -> guest   QUIT            (the agent syncs and reboots: QEMU -no-reboot exits)
+ *
+ * The payload is one header line
+ *   how=exit|signal|timeout|error code=N wall_ns=N user_us=N sys_us=N maxrss_kb=N out=N err=N
+ * followed by the captured stdout (out bytes) and stderr (err bytes), each
+ * cut to its last AGENT_OUT_MAX bytes; for how=error, stderr holds the reason.
+ * A run is measured as perturb's host runner does: CLOCK_MONOTONIC from just
+ * before the fork to the exit seen, rusage of the child from wait4(), its
+ * process group killed at the end, SIGTERM then SIGKILL on time-out.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AGENT_OUT_MAX (64 * 1024)
+#define AGENT_LINE_MAX (1024 * 1024)
+#define KILL_GRACE_S 2
+
+static int tty = -1;
+
+static uint32_t crc32_buf(const unsigned char *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & -(c & 1));
+	}
+	return ~c;
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 1)
+		n = sizeof(buf) - 1;
+	write_all(tty >= 0 ? tty : 1, buf, (size_t)n);
+}
+
+static void setup_system(void)
+{
+	mkdir("/proc", 0755);
+	mkdir("/sys", 0755);
+	mkdir("/dev", 0755);
+	mkdir("/tmp", 01777);
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	/* keep printk off the console: it would cut our frames */
+	int fd = open("/proc/sys/kernel/printk", O_WRONLY);
+	if (fd >= 0) {
+		write_all(fd, "1\n", 2);
+		close(fd);
+	}
+	if (access("/bin/busybox", X_OK) == 0) {
+		pid_t pid = fork();
+		if (!pid) {
+			execl("/bin/busybox", "busybox", "--install", "-s", "/bin", (char *)NULL);
+			_exit(127);
+		}
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+}
+
+static int open_tty(void)
+{
+	struct termios t;
+	int fd = open("/dev/ttyS0", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		fd = open("/dev/console", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (tcgetattr(fd, &t) == 0) {
+		cfmakeraw(&t);
+		t.c_cc[VMIN] = 1;
+		t.c_cc[VTIME] = 0;
+		tcsetattr(fd, TCSANOW, &t);
+	}
+	return fd;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decode a hex token in place ("-" is the empty string); NULL when malformed. */
+static char *unhex(char *s)
+{
+	size_t n = strlen(s);
+	if (!strcmp(s, "-")) {
+		*s = '\0';
+		return s;
+	}
+	if (n % 2)
+		return NULL;
+	for (size_t i = 0; i < n / 2; i++) {
+		int a = hexval(s[2 * i]), b = hexval(s[2 * i + 1]);
+		if (a < 0 || b < 0)
+			return NULL;
+		s[i] = (char)(a * 16 + b);
+	}
+	s[n / 2] = '\0';
+	return s;
+}
+
+static void mkdir_p(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return;
+	memcpy(buf, path, n + 1);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(buf, 0755);
+			*p = '/';
+		}
+	mkdir(buf, 0755);
+}
+
+/* The last max bytes of a file; *len set.  malloc'd (never NULL). */
+static char *read_tail(const char *path, size_t max, size_t *len)
+{
+	char *buf = malloc(max + 1);
+	int fd = open(path, O_RDONLY);
+	off_t size;
+
+	*len = 0;
+	if (!buf)
+		return NULL;
+	if (fd < 0)
+		return buf;
+	size = lseek(fd, 0, SEEK_END);
+	if (size > (off_t)max)
+		lseek(fd, size - (off_t)max, SEEK_SET);
+	else
+		lseek(fd, 0, SEEK_SET);
+	for (;;) {
+		ssize_t r = read(fd, buf + *len, max - *len);
+		if (r <= 0)
+			break;
+		*len += (size_t)r;
+	}
+	close(fd);
+	return buf;
+}
+
+static void send_result(const char *seq, const char *head, const char *out, size_t out_len,
+			const char *err, size_t err_len)
+{
+	size_t hlen = strlen(head), len = hlen + out_len + err_len;
+	unsigned char *payload = malloc(len ? len : 1);
+	char *line;
+	size_t pos;
+	static const char digits[] = "0123456789abcdef";
+
+	if (!payload)
+		return;
+	memcpy(payload, head, hlen);
+	if (out_len)
+		memcpy(payload + hlen, out, out_len);
+	if (err_len)
+		memcpy(payload + hlen + out_len, err, err_len);
+	line = malloc(2 * len + 128);
+	if (!line) {
+		free(payload);
+		return;
+	}
+	pos = (size_t)sprintf(line, "PERTURB-RESULT %s %zu %08x ", seq, len,
+			      crc32_buf(payload, len));
+	for (size_t i = 0; i < len; i++) {
+		line[pos++] = digits[payload[i] >> 4];
+		line[pos++] = digits[payload[i] & 15];
+	}
+	line[pos++] = '\n';
+	write_all(tty, line, pos);
+	free(line);
+	free(payload);
+}
+
+static void do_run(char *args)
+{
+	char *save = NULL, *tok;
+	char *seq, *cwd;
+	long timeout_ms;
+	char **env = NULL, **argv = NULL;
+	long n_env, n_arg;
+	char head[512], why[512] = "";
+	int pfd[2] = { -1, -1 };
+	int out = -1, err = -1, null = -1;
+
+	seq = strtok_r(args, " ", &save);
+	tok = strtok_r(NULL, " ", &save);
+	if (!seq || !tok)
+		return;
+	timeout_ms = strtol(tok, NULL, 10);
+	cwd = strtok_r(NULL, " ", &save);
+	if (!cwd || !unhex(cwd))
+		goto bad;
+	tok = strtok_r(NULL, " ", &save);
+	n_env = tok ? strtol(tok, NULL, 10) : -1;
+	if (n_env < 0 || n_env > 100000)
+		goto bad;
+	env = calloc((size_t)n_env + 1, sizeof(*env));
+	for (long i = 0; i < n_env; i++)
+		if (!(tok = strtok_r(NULL, " ", &save)) || !(env[i] = unhex(tok)))
+			goto bad;
+	tok = strtok_r(NULL, " ", &save);
+	n_arg = tok ? strtol(tok, NULL, 10) : -1;
+	if (n_arg < 1 || n_arg > 100000)
+		goto bad;
+	argv = calloc((size_t)n_arg + 1, sizeof(*argv));
+	for (long i = 0; i < n_arg; i++)
+		if (!(tok = strtok_r(NULL, " ", &save)) || !(argv[i] = unhex(tok)))
+			goto bad;
+
+	if (*cwd)
+		mkdir_p(cwd);
+	out = open("/tmp/.perturb-out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	err = open("/tmp/.perturb-err", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (out < 0 || err < 0 || null < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+		snprintf(why, sizeof(why), "agent: cannot set up the run: %s", strerror(errno));
+		goto fail;
+	}
+
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		setpgid(0, 0);
+		dup2(null, 0);
+		dup2(out, 1);
+		dup2(err, 2);
+		if (*cwd && chdir(cwd) < 0) {
+			int e = errno;
+			snprintf(why, sizeof(why), "cannot change to directory '%s': %s", cwd, strerror(e));
+			write_all(pfd[1], why, strlen(why));
+			_exit(127);
+		}
+		execvpe(argv[0], argv, env);
+		snprintf(why, sizeof(why), "cannot run '%s': %s", argv[0], strerror(errno));
+		write_all(pfd[1], why, strlen(why));
+		_exit(127);
+	}
+	close(pfd[1]);
+	pfd[1] = -1;
+	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		snprintf(why, sizeof(why), "agent: fork: %s", strerror(errno));
+		goto fail;
+	}
+	setpgid(pid, pid);
+
+	int status = 0, timed_out = 0, killed = 0;
+	struct rusage ru;
+	struct timespec deadline;
+	deadline.tv_sec = t0.tv_sec + timeout_ms / 1000;
+	deadline.tv_nsec = t0.tv_nsec + (timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		pid_t w = wait4(pid, &status, WNOHANG, &ru);
+		if (w == pid) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			break;
+		}
+		struct timespec now, left;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left.tv_sec = deadline.tv_sec - now.tv_sec;
+		left.tv_nsec = deadline.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000L;
+		}
+		if (left.tv_sec < 0) {
+			if (!timed_out) {
+				timed_out = 1;
+				kill(-pid, SIGTERM);
+				kill(-pid, SIGCONT);
+				deadline = now;
+				deadline.tv_sec += KILL_GRACE_S;
+			} else if (!killed) {
+				killed = 1;
+				kill(-pid, SIGKILL);
+				deadline = now;
+				deadline.tv_sec += 3600;
+			}
+			continue;
+		}
+		sigtimedwait(&chld, NULL, &left);
+	}
+	kill(-pid, SIGKILL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+
+	ssize_t r = read(pfd[0], why, sizeof(why) - 1);
+	why[r > 0 ? r : 0] = '\0';
+	long long wall = (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
+	const char *how = *why ? "error" : timed_out ? "timeout" :
+		WIFSIGNALED(status) ? "signal" : "exit";
+	int code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+	size_t out_len, err_len;
+	char *ob = read_tail("/tmp/.perturb-out", AGENT_OUT_MAX, &out_len);
+	char *eb = *why ? strdup(why) : read_tail("/tmp/.perturb-err", AGENT_OUT_MAX, &err_len);
+	if (*why)
+		err_len = strlen(why);
+	snprintf(head, sizeof(head),
+		 "how=%s code=%d wall_ns=%lld user_us=%lld sys_us=%lld maxrss_kb=%ld out=%zu err=%zu\n",
+		 how, code, wall,
+		 (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
+		 (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
+		 ru.ru_maxrss, out_len, err_len);
+	send_result(seq, head, ob, out_len, eb, err_len);
+	free(ob);
+	free(eb);
+	goto out;
+
+bad:
+	snprintf(why, sizeof(why), "agent: malformed RUN command");
+fail:
+	snprintf(head, sizeof(head),
+		 "how=error code=0 wall_ns=0 user_us=0 sys_us=0 maxrss_kb=0 out=0 err=%zu\n",
+		 strlen(why));
+	send_result(seq, head, "", 0, why, strlen(why));
+out:
+	if (out >= 0)
+		close(out);
+	if (err >= 0)
+		close(err);
+	if (null >= 0)
+		close(null);
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	free(env);
+	free(argv);
+}
+
+static void power_off(void)
+{
+	sync();
+	reboot(RB_AUTOBOOT);	/* QEMU runs with -no-reboot: this ends it */
+	for (;;)
+		pause();
+}
+
+int main(void)
+{
+	static char line[AGENT_LINE_MAX];
+	size_t len = 0;
+	struct utsname u;
+
+	setup_system();
+	if ((tty = open_tty()) < 0)
+		power_off();
+	uname(&u);
+	say("\nPERTURB-READY %s\n", u.release);
+	for (;;) {
+		char c;
+		ssize_t r = read(tty, &c, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			power_off();
+		if (c == '\r')
+			continue;
+		if (c != '\n') {
+			if (len < sizeof(line) - 1)
+				line[len++] = c;
+			continue;
+		}
+		line[len] = '\0';
+		len = 0;
+		if (!strncmp(line, "RUN ", 4))
+			do_run(line + 4);
+		else if (!strcmp(line, "QUIT"))
+			power_off();
+		else if (!strcmp(line, "PING"))
+			say("PERTURB-PONG\n");
+	}
+}
