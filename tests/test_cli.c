@@ -249,7 +249,7 @@ Test(cli, timeout_kills_the_workload_and_records_it)
 	long pid;
 	int n = 0;
 	while (fscanf(f, "%ld", &pid) == 1) {
-		cr_assert(tl_process_gone_now((pid_t)pid), "process %ld survived the time-out", pid);
+		cr_assert(tl_process_gone((pid_t)pid), "process %ld survived the time-out", pid);
 		n++;
 	}
 	fclose(f);
@@ -324,7 +324,7 @@ Test(cli, sigterm_stops_cleanly_and_resume_finishes)
 		  3, "--resume");
 	assert_study_status("interrupted");
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 0);
-	cr_assert(tl_process_gone_now((pid_t)read_pid("sleeper")),
+	cr_assert(tl_process_gone((pid_t)read_pid("sleeper")),
 		  "the workload's child survived the stop");
 
 	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
@@ -363,7 +363,7 @@ Test(cli, daemon_runs_during_the_variant_and_is_stopped)
 	/* every run of d saw the daemon alive */
 	cr_assert_eq(count_with_plan("metric_values m", "p.variant = 'd' AND m.metric = 'up' AND m.value = 1"), 2);
 	long pid = read_pid("daemon.pid");
-	cr_assert(tl_process_gone_now((pid_t)pid), "daemon %ld outlived perturb", pid);
+	cr_assert(tl_process_gone((pid_t)pid), "daemon %ld outlived perturb", pid);
 }
 
 Test(cli, background_load_is_restarted_while_the_variant_runs)
