@@ -76,7 +76,7 @@ static int list(void)
 {
 	char **shown = NULL;
 	size_t n_shown = 0;
-	printf("%-16s %-6s %-9s %s\n", "name", "kind", "available", "description");
+	printf("%-18s %-6s %-9s %s\n", "name", "kind", "available", "description");
 	for (size_t d = 0; d < ARRAY_SIZE(search_dirs); d++) {
 		DIR *dir = opendir(search_dirs[d]);
 		struct dirent *de;
@@ -100,17 +100,17 @@ static int list(void)
 			if (seen(shown, n_shown, names[i])) {
 				free(names[i]);
 			} else if (load_one(path, &holder, err, sizeof(err)) < 0) {
-				printf("%-16s %-6s %-9s %s\n", names[i], "?", "invalid", err);
+				printf("%-18s %-6s %-9s %s\n", names[i], "?", "invalid", err);
 				shown = xrealloc(shown, (n_shown + 1) * sizeof(char *));
 				shown[n_shown++] = names[i];
 			} else {
 				const struct workload *w = &holder.workloads[0];
 				int ok = workload_available(w, why, sizeof(why));
-				printf("%-16s %-6s %-9s %s\n", w->name,
+				printf("%-18s %-6s %-9s %s\n", w->name,
 				       w->kind == WORKLOAD_MICRO ? "micro" : "real", ok ? "yes" : "no",
 				       w->description ? w->description : "");
 				if (!ok)
-					printf("%-16s %-6s %-9s needs %s\n", "", "", "", why);
+					printf("%-18s %-6s %-9s needs %s\n", "", "", "", why);
 				shown = xrealloc(shown, (n_shown + 1) * sizeof(char *));
 				shown[n_shown++] = names[i];
 			}

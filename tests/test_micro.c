@@ -398,7 +398,7 @@ Test(micro_cli, every_workload_file_validates)
 		"sysbench-cpu",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(real); i++) {
-		char *line = xasprintf("\n%-16s real ", real[i]);
+		char *line = xasprintf("\n%-18s real ", real[i]);
 		cr_assert(strstr(r.out, line), "no real workload %s in:\n%s", real[i], r.out);
 		free(line);
 	}
