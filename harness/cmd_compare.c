@@ -196,13 +196,8 @@ int cmd_compare(int argc, char **argv)
 			t.metrics = xrealloc(t.metrics, (t.n_metrics + 1) * sizeof(char *));
 			t.metrics[t.n_metrics++] = (char *)val;
 		} else if ((rc = opt_value(argc, argv, &i, "--confidence", &val))) {
-			if (rc < 0)
+			if (rc < 0 || opt_confidence(val, &conf) < 0)
 				goto out;
-			if (parse_percent(val, &conf) || !(conf > 0 && conf < 1)) {
-				error("--confidence takes a level between 0 and 1 (e.g. 0.95 or 95%%), "
-				      "got '%s'", val);
-				goto out;
-			}
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			perturb_quiet = 1;
 		} else if (a[0] != '-' && n_ids < 2) {

@@ -532,12 +532,8 @@ int cmd_gate(int argc, char **argv)
 				goto out;
 			db = val;
 		} else if ((rc = opt_value(argc, argv, &i, "--run", &val))) {
-			if (rc < 0)
+			if (rc < 0 || opt_run_id(val, &run) < 0)
 				goto out;
-			if (parse_long(val, 1, INT64_MAX, &run)) {
-				error("--run takes a run id (a positive integer), got '%s'", val);
-				goto out;
-			}
 		} else if ((rc = opt_value(argc, argv, &i, "--variant", &val))) {
 			if (rc < 0)
 				goto out;
@@ -577,14 +573,8 @@ int cmd_gate(int argc, char **argv)
 			}
 			have_rule = have_max = 1;
 		} else if ((rc = opt_value(argc, argv, &i, "--confidence", &val))) {
-			if (rc < 0)
+			if (rc < 0 || opt_confidence(val, &opt_rule.confidence) < 0)
 				goto out;
-			if (parse_percent(val, &opt_rule.confidence) ||
-			    !(opt_rule.confidence > 0 && opt_rule.confidence < 1)) {
-				error("--confidence takes a level between 0 and 1 (e.g. 0.95 or 95%%), "
-				      "got '%s'", val);
-				goto out;
-			}
 			have_rule = 1;
 		} else if ((rc = opt_value(argc, argv, &i, "--junit", &val))) {
 			if (rc < 0)

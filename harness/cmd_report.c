@@ -114,12 +114,8 @@ int cmd_report(int argc, char **argv)
 			db = val;
 		} else if ((rc = opt_value(argc, argv, &i, "--run", &val))) {
 			long id;
-			if (rc < 0)
+			if (rc < 0 || opt_run_id(val, &id) < 0)
 				goto out;
-			if (parse_long(val, 1, INT64_MAX, &id)) {
-				error("--run takes a run id (a positive integer), got '%s'", val);
-				goto out;
-			}
 			o.run_id = id;
 		} else if ((rc = opt_value(argc, argv, &i, "--baseline", &val))) {
 			if (rc < 0)
@@ -146,13 +142,8 @@ int cmd_report(int argc, char **argv)
 				goto out;
 		} else if ((rc = opt_value(argc, argv, &i, "--confidence", &val))) {
 			double c;
-			if (rc < 0)
+			if (rc < 0 || opt_confidence(val, &c) < 0)
 				goto out;
-			if (parse_percent(val, &c) || !(c > 0 && c < 1)) {
-				error("--confidence takes a level between 0 and 1 (e.g. 0.95 or 95%%), "
-				      "got '%s'", val);
-				goto out;
-			}
 			o.confidence = c;
 		} else if ((rc = opt_value(argc, argv, &i, "--bootstrap", &val))) {
 			long b;

@@ -56,4 +56,10 @@ int cmd_doctor(int argc, char **argv);
  * when it is not, -1 (printed) when the value is missing. */
 int opt_value(int argc, char **argv, int *i, const char *name, const char **value);
 
+/* Values shared by several subcommands: 0, or -1 after printing what was
+ * expected.  --confidence: a level in (0, 1), "0.95" or "95%".  --run: a
+ * positive run id. */
+int opt_confidence(const char *val, double *level);
+int opt_run_id(const char *val, long *id);
+
 #endif
