@@ -844,19 +844,23 @@ int cmd_run(int argc, char **argv)
 	ret = EXIT_OK;
 	/* A (variant, workload) pair without a single good measured run cannot be reported. */
 	{
+		size_t nv = exp.n_variants, nw = exp.n_workloads;
+		int *total = xcalloc(nv * nw, sizeof(int)), *failed = xcalloc(nv * nw, sizeof(int));
+		struct store_walk walk = { .total = total, .failed = failed,
+					   .n_workloads = nw, .n_variants = nv };
 		int failed_pairs = 0;
-		for (size_t v = 0; v < exp.n_variants; v++)
-			for (size_t w = 0; w < exp.n_workloads; w++) {
-				int failed = 0, total = 0;
-				if (store_count_failed(st, run_id, exp.variants[v].name,
-						       exp.workloads[w].name, &failed, &total) < 0)
-					continue;
-				if (total && failed == total) {
+		if (store_walk_values(st, run_id, &walk) == 0)
+			for (size_t v = 0; v < nv; v++)
+				for (size_t w = 0; w < nw; w++) {
+					size_t k = w * nv + v;
+					if (!total[k] || failed[k] != total[k])
+						continue;
 					error("every run of workload '%s' under variant '%s' failed",
 					      exp.workloads[w].name, exp.variants[v].name);
 					failed_pairs++;
 				}
-			}
+		free(total);
+		free(failed);
 		if (failed_pairs)
 			ret = EXIT_RUNTIME;
 	}

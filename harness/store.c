@@ -1182,7 +1182,7 @@ static int walk_result(struct walk *k)
 		w->total[i]++;
 		w->failed[i] += !ok;
 	}
-	if ((v.warmup && !w->include_warmup) || (!ok && !w->include_failed))
+	if (!w->fn || (v.warmup && !w->include_warmup) || (!ok && !w->include_failed))
 		return 0;
 	for (int m = 0; m < (int)ARRAY_SIZE(builtin_metrics); m++) {
 		if (sqlite3_column_type(r, 2 + m) == SQLITE_NULL)

@@ -171,7 +171,7 @@ int store_each_value(struct store *s, int64_t run_id, int include_warmup,
 /* store_each_value() with more to ask for. */
 struct store_walk {
 	int include_warmup, include_failed;
-	store_value_fn fn;
+	store_value_fn fn;	/* NULL: only count (total/failed below) */
 	void *ctx;
 	/* Optional (NULL: not wanted), counted on the same scan: for every
 	 * measured (non-warm-up) result, whatever include_* say,
