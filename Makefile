@@ -106,7 +106,7 @@ $(B)/perturb-micro-static: $(MICRO_OBJ)
 	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^
 
 # The qemu backend's guest agent: /init of the guests' initramfs (static).
-$(B)/perturb-guest-agent: workloads/guest/agent.c
+$(B)/perturb-guest-agent: workloads/guest/agent.c harness/frame.h
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $<
 # ---- end of perturb-micro ----

@@ -28,6 +28,7 @@
  * study goes on with the next variant.
  */
 #include "backend.h"
+#include "frame.h"
 #include "initramfs.h"
 #include "packages.h"
 #include "util.h"
@@ -68,18 +69,6 @@ struct qemu {
 
 static unsigned boot_count;
 static int kvm_failed;	/* a KVM boot failed: kvm: auto uses TCG from then on */
-
-static uint32_t crc32_buf(const unsigned char *p, size_t n)
-{
-	uint32_t c = 0xffffffffu;
-
-	for (size_t i = 0; i < n; i++) {
-		c ^= p[i];
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xedb88320u & -(c & 1));
-	}
-	return ~c;
-}
 
 static const char *cache_dir(void)
 {
@@ -789,7 +778,7 @@ static int parse_result(const char *line, unsigned long seq, const struct run_re
 		return -1;
 	}
 	p = xmalloc(len + 1);
-	if (unhex(line + off, len, p) < 0 || crc32_buf(p, len) != crc) {
+	if (unhex(line + off, len, p) < 0 || frame_crc32(p, len) != crc) {
 		snprintf(why, wlen, "result frame fails its checksum");
 		goto out;
 	}

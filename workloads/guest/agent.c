@@ -42,23 +42,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frame.h"
+
 #define AGENT_OUT_MAX (64 * 1024)
 #define AGENT_LINE_MAX (1024 * 1024)
 #define KILL_GRACE_S 2
 
 static int tty = -1;
-
-static uint32_t crc32_buf(const unsigned char *p, size_t n)
-{
-	uint32_t c = 0xffffffffu;
-
-	for (size_t i = 0; i < n; i++) {
-		c ^= p[i];
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xedb88320u & -(c & 1));
-	}
-	return ~c;
-}
 
 static void write_all(int fd, const char *p, size_t n)
 {
@@ -231,7 +221,7 @@ static void send_result(const char *seq, const char *head, const char *out, size
 		return;
 	}
 	pos = (size_t)sprintf(line, "PERTURB-RESULT %s %zu %08x ", seq, len,
-			      crc32_buf(payload, len));
+			      frame_crc32(payload, len));
 	for (size_t i = 0; i < len; i++) {
 		line[pos++] = digits[payload[i] >> 4];
 		line[pos++] = digits[payload[i] & 15];
