@@ -41,6 +41,7 @@
  */
 #include "commands.h"
 #include "config.h"
+#include "fmt.h"
 #include "report.h"
 #include "store.h"
 #include "util.h"
@@ -259,7 +260,7 @@ static void expand(struct gate *g, const struct gate_rule *rules, size_t n_rules
 	}
 }
 
-static void fmt_pct(char *buf, size_t len, double x)
+static void gate_pct(char *buf, size_t len, double x)
 {
 	if (isfinite(x))
 		snprintf(buf, len, "%+.2f%%", x);
@@ -267,7 +268,7 @@ static void fmt_pct(char *buf, size_t len, double x)
 		snprintf(buf, len, "n/a");
 }
 
-static void fmt_interval(char *buf, size_t len, const struct judgement *j)
+static void gate_interval(char *buf, size_t len, const struct judgement *j)
 {
 	if (j->has_ci)
 		snprintf(buf, len, "[%+.2f%%, %+.2f%%] @%.4g%%", j->lo, j->hi, 100 * j->level);
@@ -283,9 +284,9 @@ static void print_lines(const struct gate *g, FILE *f)
 		"METRIC", "STAT", "DILATION", "INTERVAL", "MAX", "VERDICT");
 	for (size_t i = 0; i < g->n_j; i++) {
 		const struct judgement *j = &g->j[i];
-		fmt_pct(est, sizeof(est), j->has_ci || j->reason == NULL ? j->est : NAN);
-		fmt_interval(iv, sizeof(iv), j);
-		fmt_pct(thr, sizeof(thr), j->thr);
+		gate_pct(est, sizeof(est), j->has_ci || j->reason == NULL ? j->est : NAN);
+		gate_interval(iv, sizeof(iv), j);
+		gate_pct(thr, sizeof(thr), j->thr);
 		fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", j->variant, j->workload,
 			j->rule->metric, statistic_name(j->rule->statistic), est, iv, thr,
 			verdict_names[j->verdict]);
@@ -315,9 +316,9 @@ static char *describe(const struct judgement *j)
 {
 	char est[32], iv[80], thr[32];
 
-	fmt_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
-	fmt_interval(iv, sizeof(iv), j);
-	fmt_pct(thr, sizeof(thr), j->thr);
+	gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
+	gate_interval(iv, sizeof(iv), j);
+	gate_pct(thr, sizeof(thr), j->thr);
 	if (!j->has_ci)
 		return xasprintf("%s on %s, %s %s: no interval (%s); threshold %s",
 				 j->variant, j->workload, j->rule->metric,
@@ -371,15 +372,6 @@ static int write_junit(FILE *f, const void *ctx)
 	return 0;
 }
 
-static void md_cell(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (strchr("|\\`*_[]<>", *s))
-			fputc('\\', f);
-		fputc(*s == '\n' ? ' ' : *s, f);
-	}
-}
-
 static int write_markdown(FILE *f, const void *ctx)
 {
 	const struct gate_out *go = ctx;
@@ -397,15 +389,15 @@ static int write_markdown(FILE *f, const void *ctx)
 	fprintf(f, "|---|---|---|---|--:|---|--:|---|\n");
 	for (size_t i = 0; i < g->n_j; i++) {
 		const struct judgement *j = &g->j[i];
-		fmt_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
-		fmt_interval(iv, sizeof(iv), j);
-		fmt_pct(thr, sizeof(thr), j->thr);
+		gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
+		gate_interval(iv, sizeof(iv), j);
+		gate_pct(thr, sizeof(thr), j->thr);
 		fputs("| ", f);
-		md_cell(f, j->variant);
+		fmt_markdown(f, j->variant);
 		fputs(" | ", f);
-		md_cell(f, j->workload);
+		fmt_markdown(f, j->workload);
 		fputs(" | ", f);
-		md_cell(f, j->rule->metric);
+		fmt_markdown(f, j->rule->metric);
 		fprintf(f, " | %s | %s | %s | %s | **%s** |\n", statistic_name(j->rule->statistic),
 			est, iv, thr, verdict_names[j->verdict]);
 	}

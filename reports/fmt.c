@@ -86,6 +86,19 @@ void fmt_level(char *buf, size_t len, double conf)
 	snprintf(buf, len, "%g", 100.0 * conf);
 }
 
+/* Markdown's active characters with a backslash, <, > and & as entities,
+ * line breaks as spaces. */
+static const char *const md_subst[256] = {
+	['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['\n'] = " ", ['\r'] = " ",
+	['\\'] = "\\\\", ['`'] = "\\`", ['*'] = "\\*", ['_'] = "\\_", ['['] = "\\[",
+	[']'] = "\\]", ['|'] = "\\|", ['#'] = "\\#", ['~'] = "\\~",
+};
+
+void fmt_markdown(FILE *out, const char *s)
+{
+	fmt_escape(out, s, md_subst);
+}
+
 void fmt_escape(FILE *out, const char *s, const char *const subst[256])
 {
 	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {

@@ -36,5 +36,7 @@ void fmt_level(char *buf, size_t len, double conf);
 /* s (NULL: nothing) with each byte c written as subst[c] where that is set,
  * else as itself: the escaping of a format. */
 void fmt_escape(FILE *out, const char *s, const char *const subst[256]);
+/* s as text of a Markdown table cell or paragraph (render_markdown, gate). */
+void fmt_markdown(FILE *out, const char *s);
 
 #endif

@@ -14,15 +14,9 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const md_subst[256] = {
-	['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['\n'] = " ", ['\r'] = " ",
-	['\\'] = "\\\\", ['`'] = "\\`", ['*'] = "\\*", ['_'] = "\\_", ['['] = "\\[",
-	[']'] = "\\]", ['|'] = "\\|", ['#'] = "\\#", ['~'] = "\\~",
-};
-
 static void md(FILE *out, const char *s)
 {
-	fmt_escape(out, s, md_subst);
+	fmt_markdown(out, s);
 }
 
 /* ---- the table writer: pipe tables ---- */
