@@ -811,16 +811,37 @@ static int parse_boot(struct ctx *c, const struct ynode *n, struct boot_cfg *b)
 	b->pos = pos_of(c, n);
 	b->kvm = -1;
 	b->deterministic = -1;
-	if (!get(q, "kernel"))
-		return fail(c, q, "'qemu' has no 'kernel'");
+	if (!get(q, "kernel") && !get(q, "config"))
+		return fail(c, q, "'qemu' has no 'kernel' (an image, or debian) and no 'config' "
+			    "(a Kconfig fragment to build one from)");
+	if (get(q, "kernel") && get(q, "config"))
+		return fail(c, get_key_node(q, "config"), "'qemu' has both 'kernel' and 'config'; "
+			    "config: builds the kernel, give one of them");
+	if (get(q, "source") && !get(q, "config"))
+		return fail(c, get_key_node(q, "source"), "'source' without 'config': the "
+			    "source tree is what config: builds from");
 	if (get_str(c, q, "kernel", &b->kernel) || get_str(c, q, "initrd", &b->initrd) ||
 	    get_str(c, q, "cmdline", &b->cmdline) || get_str(c, q, "config", &b->config) ||
 	    get_str(c, q, "source", &b->source) || get_int(c, q, "cpus", 1, &b->cpus) ||
 	    get_int(c, q, "boots", 1, &b->boots) ||
 	    get_bool(c, q, "deterministic", &b->deterministic))
 		return -1;
-	if (!*b->kernel)
+	if (b->kernel && !*b->kernel)
 		return fail(c, get(q, "kernel"), "'kernel' must not be empty");
+	if (b->config && !*b->config)
+		return fail(c, get(q, "config"), "'config' must not be empty");
+	if (b->source && !*b->source)
+		return fail(c, get(q, "source"), "'source' must not be empty");
+	/* paths in the file are relative to its folder */
+	char **paths[] = { &b->kernel, &b->config, &b->source };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(*paths); i++) {
+		char *r;
+		if (!*paths[i] || (i == 0 && !strcmp(b->kernel, "debian")))
+			continue;
+		r = resolve(c, *paths[i]);
+		free(*paths[i]);
+		*paths[i] = r;
+	}
 	if ((v = get(q, "memory"))) {
 		if (v->type != YN_SCALAR || parse_size(v->str, &b->memory_bytes) || !b->memory_bytes)
 			return fail(c, v, "'memory' must be a size like 512M or 1G, got %s", GOT(v));
@@ -885,13 +906,9 @@ static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v
 		return -1;
 	if ((x = get(n, "kernel")) && parse_kernel(c, x, &v->kernel))
 		return -1;
-	if ((x = get(n, "boot"))) {
-		if (v->kernel.present)
-			return fail(c, get_key_node(n, "boot"),
-				    "variant '%s' has both 'kernel' and 'boot'; use one", v->name);
-		if (parse_boot(c, x, &v->boot))
-			return -1;
-	}
+	/* kernel: with boot: is the tracing state set inside the guest */
+	if ((x = get(n, "boot")) && parse_boot(c, x, &v->boot))
+		return -1;
 	return 0;
 }
 

@@ -392,6 +392,7 @@ Test(cli, unsupported_and_unavailable_variants_stop_before_running)
 		  "  - name: a\n"
 		  "  - name: k\n"
 		  "    boot: {qemu: {kernel: debian, boots: 3}}\n"
+		  "    setup: [[\"true\"]]\n"
 		  "  - name: w\n"
 		  "    wrap: [no-such-tracer-xyz]\n"
 		  "workloads:\n"
