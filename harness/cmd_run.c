@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "config.h"
 #include "counters.h"
+#include "kbuild.h"
 #include "machine.h"
 #include "packages.h"
 #include "plan.h"
@@ -289,13 +290,14 @@ static void print_plan(const struct experiment *exp, const struct plan *p,
 		left += !(done && done[i]);
 	printf("# plan of '%s': %zu runs (%zu to do), order %s, seed %llu\n",
 	       exp->name, p->n, left, order_name(exp->order), (unsigned long long)seed);
-	printf("%5s  %-6s  %-20s  %-20s  %s\n", "seq", "round", "variant", "workload", "run");
+	printf("%5s  %-6s  %-6s  %-20s  %-20s  %s\n", "seq", "round", "block", "variant",
+	       "workload", "run");
 	for (size_t i = 0; i < p->n; i++) {
 		const struct plan_entry *e = &p->e[i];
 		char round[16] = "-";
 		if (e->round >= 0)
 			snprintf(round, sizeof(round), "%d", e->round);
-		printf("%5d  %-6s  %-20s  %-20s  %s%d%s\n", e->seq, round,
+		printf("%5d  %-6s  %-6d  %-20s  %-20s  %s%d%s\n", e->seq, round, e->block,
 		       exp->variants[e->variant].name, exp->workloads[e->workload].name,
 		       e->warmup ? "warmup " : "", e->repetition + 1,
 		       done && done[i] ? "  (done)" : "");
@@ -539,6 +541,7 @@ int cmd_run(int argc, char **argv)
 	struct counter_set *counters = NULL;
 	int64_t run_id = 0;
 	int ret = EXIT_USAGE, active = -1, stopped = 0, rounds = 0, nocounters = -1;
+	int active_block = -1;	/* the block of the active variant (plan.h) */
 	size_t n_real_variants = SIZE_MAX;	/* before --self-check */
 	uint64_t seed;
 	size_t n_ok = 0, n_bad = 0;
@@ -661,6 +664,16 @@ int cmd_run(int argc, char **argv)
 	/* From here on, failures are runtime failures. */
 	ret = EXIT_RUNTIME;
 	runner_install_signals();
+	/* kernels to build (config:) are built before the study, not in it */
+	for (size_t v = 0; v < exp.n_variants; v++) {
+		const struct variant *var = &exp.variants[v];
+		char *img;
+		if (skip_v[v] || !var->boot.config || !plan_uses_variant(&plan, (int)v))
+			continue;
+		if (!(img = kbuild_image(&var->boot)))
+			goto out;
+		free(img);
+	}
 	machine_probe(&mi);
 	if (exp.n_counters && counters_open(exp.counters, exp.n_counters, &counters) < 0)
 		goto out;
@@ -760,7 +773,7 @@ int cmd_run(int argc, char **argv)
 		const struct variant *var = &exp.variants[pe->variant];
 		const struct workload *wl = &exp.workloads[pe->workload];
 		const struct backend *be = backend_for(var);
-		if (active != pe->variant) {
+		if (active != pe->variant || active_block != pe->block) {
 			if (active >= 0) {
 				/* the next variant: a backend may hand state over to it */
 				ctx[active].next = var;
@@ -773,6 +786,7 @@ int cmd_run(int argc, char **argv)
 			if (be->enter(&ctx[pe->variant]) < 0)
 				goto fail_run;
 			active = pe->variant;
+			active_block = pe->block;
 		}
 		char *what = xasprintf("workload '%s' prepare", wl->name);
 		int r = run_commands(wl->prepare, wl->n_prepare, ctx[pe->variant].envp,

@@ -19,7 +19,7 @@ static int in_list(char **list, size_t n, const char *name)
 	return 0;
 }
 
-static void push(struct plan *p, int v, int w, int rep, int warm, int round)
+static void push_block(struct plan *p, int v, int w, int rep, int warm, int round, int block)
 {
 	ALLOC_GROW(p->e, p->n + 1, p->alloc);
 	struct plan_entry *e = &p->e[p->n];
@@ -29,7 +29,13 @@ static void push(struct plan *p, int v, int w, int rep, int warm, int round)
 	e->repetition = rep;
 	e->warmup = warm;
 	e->round = round;
+	e->block = block;
 	p->n++;
+}
+
+static void push(struct plan *p, int v, int w, int rep, int warm, int round)
+{
+	push_block(p, v, w, rep, warm, round, round < 0 ? 0 : round);
 }
 
 /* Unknown names in a filter are errors, with the list of known ones. */
@@ -53,6 +59,83 @@ static int check_filter(char **names, size_t n, const char *what,
 		return -1;
 	}
 	return 0;
+}
+
+int plan_boots(const struct experiment *exp, const int *vsel, size_t nvs, char *err,
+	       size_t errlen)
+{
+	const struct variant *by = NULL;
+
+	for (size_t i = 0; i < nvs; i++) {
+		const struct variant *v = &exp->variants[vsel[i]];
+		if (v->boot.boots <= 1)
+			continue;
+		if (by && v->boot.boots != by->boot.boots) {
+			snprintf(err, errlen, "%s:%d:%d: variant '%s' asks for boots: %d and "
+				 "variant '%s' for boots: %d; ABBA ordering boots every variant "
+				 "as often", v->boot.pos.file, v->boot.pos.line, v->boot.pos.col,
+				 v->name, v->boot.boots, by->name, by->boot.boots);
+			return -1;
+		}
+		by = v;
+	}
+	return by ? by->boot.boots : 1;
+}
+
+/*
+ * boots: nb - nb blocks, ABBA (see plan.h).  reps[j] measured runs of
+ * workload wsel[j] are spread over the blocks; each block has its warm-ups.
+ */
+static void build_blocks(const struct experiment *exp, const int *vsel, size_t nvs,
+			 const int *wsel, const int *reps, size_t nws, int nb, gsl_rng *rng,
+			 struct plan *out)
+{
+	int warm = exp->warmup, interleaved = exp->order == ORDER_INTERLEAVED;
+	int *order = xcalloc(nvs, sizeof(int)), *worder = xcalloc(nws + 1, sizeof(int));
+	int *lo = xcalloc(nws + 1, sizeof(int)), *hi = xcalloc(nws + 1, sizeof(int));
+
+	memcpy(order, vsel, nvs * sizeof(int));
+	if (interleaved && nvs)
+		gsl_ran_shuffle(rng, order, nvs, sizeof(int));
+	for (int b = 0; b < nb; b++) {
+		int most = 0;
+		/* repetition r goes to block floor(r * nb / reps): [lo, hi) */
+		for (size_t j = 0; j < nws; j++) {
+			lo[j] = (int)(((long)b * reps[j] + nb - 1) / nb);
+			hi[j] = (int)(((long)(b + 1) * reps[j] + nb - 1) / nb);
+			if (hi[j] - lo[j] > most)
+				most = hi[j] - lo[j];
+		}
+		for (size_t i = 0; i < nvs; i++) {
+			int v = b % 2 ? order[nvs - 1 - i] : order[i];
+			if (!interleaved) {
+				for (size_t j = 0; j < nws; j++) {
+					for (int r = 0; r < warm; r++)
+						push_block(out, v, wsel[j], b * warm + r, 1, b, b);
+					for (int r = lo[j]; r < hi[j]; r++)
+						push_block(out, v, wsel[j], r, 0, b, b);
+				}
+				continue;
+			}
+			for (int t = 0; t < warm + most; t++) {
+				for (size_t j = 0; j < nws; j++)
+					worder[j] = (int)j;
+				if (nws)
+					gsl_ran_shuffle(rng, worder, nws, sizeof(int));
+				for (size_t j = 0; j < nws; j++) {
+					int k = worder[j];
+					if (t < warm)
+						push_block(out, v, wsel[k], b * warm + t, 1, b, b);
+					else if (lo[k] + t - warm < hi[k])
+						push_block(out, v, wsel[k], lo[k] + t - warm, 0, b, b);
+				}
+			}
+		}
+	}
+	free(order);
+	free(worder);
+	free(lo);
+	free(hi);
 }
 
 int plan_build(const struct experiment *exp, const struct plan_filter *f,
@@ -87,9 +170,24 @@ int plan_build(const struct experiment *exp, const struct plan_filter *f,
 		wsel[nws++] = (int)w;
 	}
 
+	int nb = plan_boots(exp, vsel, nvs, err, errlen);
+	if (nb < 0)
+		goto out;
+	if (nb > 1 && exp->order == ORDER_RANDOM) {
+		snprintf(err, errlen, "%s: boots: %d needs order: interleaved or sequential "
+			 "(blocks of runs, one boot each), not random", exp->path, nb);
+		goto out;
+	}
+
 	rng = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng_set(rng, (unsigned long)seed);
 	int warm = exp->warmup;
+
+	if (nb > 1) {
+		build_blocks(exp, vsel, nvs, wsel, reps, nws, nb, rng, out);
+		ret = 0;
+		goto out;
+	}
 
 	switch (exp->order) {
 	case ORDER_SEQUENTIAL:
@@ -176,11 +274,14 @@ size_t plan_add_round(struct plan *p, size_t n_variants, size_t n_workloads, uin
 	size_t nvs = 0;
 	gsl_rng *rng;
 
+	int block = -1;
 	for (size_t i = 0; i < p->n; i++) {
 		const struct plan_entry *e = &p->e[i];
 		size_t k = (size_t)e->variant * nw + (size_t)e->workload;
 		if (e->round > round)
 			round = e->round;
+		if (e->block > block)
+			block = e->block;
 		if (!e->warmup && e->repetition + 2 > next[k])
 			next[k] = e->repetition + 2;
 	}
@@ -203,7 +304,7 @@ size_t plan_add_round(struct plan *p, size_t n_variants, size_t n_workloads, uin
 		for (size_t j = 0; j < nw; j++) {
 			int r = next[(size_t)vorder[i] * nw + (size_t)worder[j]];
 			if (r)
-				push(p, vorder[i], worder[j], r - 1, 0, round);
+				push_block(p, vorder[i], worder[j], r - 1, 0, round, block + 1);
 		}
 	}
 	gsl_rng_free(rng);

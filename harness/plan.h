@@ -13,6 +13,21 @@
  *    workload by workload: its warm-ups, then its measured repetitions.
  *  - random: all runs shuffled; for each (variant, workload) the first
  *    `warmup` runs in plan order are the warm-ups.
+ *  - boots: N (a boot: variant's, see below) splits every variant's runs
+ *    into N blocks, ordered ABBA: block b takes the variants in an order P
+ *    (shuffled by the seed for interleaved, file order for sequential) when
+ *    b is even and in reverse when odd, so that drift of the machine over
+ *    the study falls on every variant alike (A B | B A | A B ...).  A
+ *    variant's measured repetition r goes to block floor(r * N / reps);
+ *    each block starts with its own `warmup` warm-ups (a fresh boot is
+ *    cold).  Within a block the workloads run in rounds (interleaved) or
+ *    one after the other (sequential).  All boot: variants that give boots:
+ *    must give the same N; variants without it (host ones too) get N
+ *    blocks.  order: random does not take boots.
+ * A block is what the executor enters and leaves at once: a boot: variant
+ * boots once per block.  Blocks: the round (interleaved), 0 (sequential,
+ * random: the variant is entered whenever the plan switches to it), the
+ * boot (boots: N).
  * Shuffles use GSL's MT19937 (gsl_rng_mt19937) seeded with the seed and
  * gsl_ran_shuffle (Fisher-Yates), so a seed gives the same plan everywhere.
  */
@@ -29,7 +44,9 @@ struct plan_entry {
 	int workload;		/* index into experiment->workloads */
 	int repetition;		/* 0-based among measured runs; warm-ups count from 0 too */
 	int warmup;		/* 1 = not counted */
-	int round;		/* interleaved round (0-based); -1 for other orders */
+	int round;		/* interleaved round (0-based); -1 for other orders;
+				 * the block with boots: N */
+	int block;		/* entered at once (a boot); see above */
 };
 
 struct plan {
@@ -59,10 +76,16 @@ void plan_release(struct plan *p);
  * the workload order within each variant's block, by MT19937 seeded with
  * seed + round (round = the largest round in p plus one; 0 when p holds no
  * round, i.e. another order), so a seed gives the same extension
- * everywhere.  New entries get seqs p->n, p->n + 1, ...  Returns how many
+ * everywhere.  New entries get seqs p->n, p->n + 1, ..., and the block
+ * one past the largest block of p.  Returns how many
  * entries were added (0 when p has no measured entry).
  */
 size_t plan_add_round(struct plan *p, size_t n_variants, size_t n_workloads, uint64_t seed);
+
+/* The boots: N of the variants in vsel (the largest; 1 when none says),
+ * or -1 with err set when two variants ask for different counts. */
+int plan_boots(const struct experiment *exp, const int *vsel, size_t nvs, char *err,
+	       size_t errlen);
 
 /* A seed drawn from getrandom(2) (never 0). */
 uint64_t plan_draw_seed(void);

@@ -157,9 +157,21 @@ static int migrate_0_to_1(sqlite3 *db)
 	return sqlite3_exec(db, schema_v1, NULL, NULL, NULL);
 }
 
+/* v2: plan.block, the unit the executor enters at once (a boot of a
+ * boot: variant); plans stored by v1 get 0 (one block per variant).
+ * variants.timebase: "virtual" for a deterministic (QEMU -icount) variant,
+ * whose times follow executed instructions, else "real". */
+static int migrate_1_to_2(sqlite3 *db)
+{
+	return sqlite3_exec(db, "ALTER TABLE plan ADD COLUMN block INTEGER NOT NULL DEFAULT 0;"
+			    "ALTER TABLE variants ADD COLUMN timebase TEXT NOT NULL DEFAULT 'real';",
+			    NULL, NULL, NULL);
+}
+
 /* Each returns an SQLite result code. */
 static int (*const migrations[])(sqlite3 *db) = {
 	migrate_0_to_1,
+	migrate_1_to_2,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
@@ -566,8 +578,8 @@ static int put_names(struct store *s, const struct experiment *exp, int64_t run_
 	sqlite3_stmt *v = NULL, *w = NULL;
 	int ret = -1;
 
-	if (prepare(s, "INSERT INTO variants (run_id, idx, name, description)"
-		    " VALUES (?1, ?2, ?3, ?4)", &v, write_error) < 0 ||
+	if (prepare(s, "INSERT INTO variants (run_id, idx, name, description, timebase)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5)", &v, write_error) < 0 ||
 	    prepare(s, "INSERT INTO workloads (run_id, idx, name, kind, description)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5)", &w, write_error) < 0)
 		goto out;
@@ -576,7 +588,9 @@ static int put_names(struct store *s, const struct experiment *exp, int64_t run_
 		if (step_bound(s, v, sqlite3_bind_int64(v, 1, run_id) |
 				   sqlite3_bind_int64(v, 2, (int64_t)i) |
 				   sqlite3_bind_text(v, 3, x->name, -1, SQLITE_STATIC) |
-				   sqlite3_bind_text(v, 4, x->description, -1, SQLITE_STATIC)) < 0)
+				   sqlite3_bind_text(v, 4, x->description, -1, SQLITE_STATIC) |
+				   sqlite3_bind_text(v, 5, variant_timebase(x), -1,
+						     SQLITE_STATIC)) < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < exp->n_workloads; i++) {
@@ -603,8 +617,8 @@ static int put_plan(struct store *s, const struct experiment *exp,
 	int ret = -1;
 
 	if (prepare(s, "INSERT INTO plan (run_id, seq, variant, workload,"
-		    " variant_idx, workload_idx, repetition, warmup, round)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st,
+		    " variant_idx, workload_idx, repetition, warmup, round, block)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", &st,
 		    write_error) < 0)
 		goto out;
 	for (size_t i = from; i < plan->n; i++) {
@@ -624,7 +638,8 @@ static int put_plan(struct store *s, const struct experiment *exp,
 				   sqlite3_bind_int(st, 6, e->workload) |
 				   sqlite3_bind_int(st, 7, e->repetition) |
 				   sqlite3_bind_int(st, 8, !!e->warmup) |
-				   sqlite3_bind_int(st, 9, e->round)) < 0)
+				   sqlite3_bind_int(st, 9, e->round) |
+				   sqlite3_bind_int(st, 10, e->block)) < 0)
 			goto out;
 	}
 	ret = 0;
@@ -885,7 +900,7 @@ int store_load_plan(struct store *s, int64_t run_id, struct plan *plan,
 	sqlite3_finalize(st);
 
 	if (prepare_run(s, "SELECT seq, variant_idx, workload_idx, repetition, warmup,"
-			" round FROM plan WHERE run_id = ?1 ORDER BY seq", run_id, &st) < 0)
+			" round, block FROM plan WHERE run_id = ?1 ORDER BY seq", run_id, &st) < 0)
 		goto out;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct plan_entry *e;
@@ -897,6 +912,7 @@ int store_load_plan(struct store *s, int64_t run_id, struct plan *plan,
 		e->repetition = sqlite3_column_int(st, 3);
 		e->warmup = sqlite3_column_int(st, 4);
 		e->round = sqlite3_column_int(st, 5);
+		e->block = sqlite3_column_int(st, 6);
 		if (e->seq != (int)plan->n) {
 			error("results database '%s' is damaged: run %" PRId64 " has no plan entry %zu",
 			      s->path, run_id, plan->n);
@@ -1020,6 +1036,17 @@ int store_variant_names(struct store *s, int64_t run_id, char ***names_out, size
 		     run_id, names_out, n);
 }
 
+const char *variant_timebase(const struct variant *v)
+{
+	return v->boot.present && v->boot.deterministic == 1 ? "virtual" : "real";
+}
+
+int store_variant_timebases(struct store *s, int64_t run_id, char ***names_out, size_t *n)
+{
+	return names(s, "SELECT timebase FROM variants WHERE run_id = ?1 ORDER BY idx",
+		     run_id, names_out, n);
+}
+
 int store_workload_names(struct store *s, int64_t run_id, char ***names_out, size_t *n)
 {
 	return names(s, "SELECT name FROM workloads WHERE run_id = ?1 ORDER BY idx",
@@ -1065,7 +1092,7 @@ out:
  * ORDER BY over every value took 15 s for (bench/report-1e6.sh).
  */
 static const char walk_plan_sql[] =
-	"SELECT seq, variant_idx, workload_idx, repetition, warmup"
+	"SELECT seq, variant_idx, workload_idx, repetition, warmup, block"
 	" FROM plan WHERE run_id = ?1 ORDER BY seq";
 static const char walk_results_sql[] =
 	"SELECT seq, status, wall_s, user_s, sys_s, maxrss_kb"
@@ -1173,6 +1200,7 @@ static int walk_result(struct walk *k)
 	v.workload = name_at(k->wn, k->nw, v.workload_idx);
 	v.repetition = sqlite3_column_int(p, 3);
 	v.warmup = sqlite3_column_int(p, 4);
+	v.block = sqlite3_column_int(p, 5);
 	v.status = (const char *)sqlite3_column_text(r, 1);
 	ok = v.status && !strcmp(v.status, "ok");
 	if (w->total && !v.warmup && v.variant_idx >= 0 &&

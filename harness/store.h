@@ -48,7 +48,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 /*
  * Open (create = make the file and its folder if missing).  Without create a
@@ -151,6 +151,8 @@ struct stored_value {
 	 * walk first met them (the same name, the same number, within one
 	 * walk only). */
 	int variant_idx, workload_idx, metric_idx;
+	/* The plan's block (plan.h): a boot of a boot: variant. */
+	int block;
 };
 /* Calls fn for every metric value of a run.  Wall/user/sys time and max RSS
  * come as metrics "wall", "user", "sys" (s) and "maxrss" (KiB).  Warm-ups
@@ -188,6 +190,13 @@ int store_walk_values(struct store *s, int64_t run_id, const struct store_walk *
  * (NULL and 0 for an unknown run). */
 int store_variant_names(struct store *s, int64_t run_id, char ***names, size_t *n);
 int store_workload_names(struct store *s, int64_t run_id, char ***names, size_t *n);
+/* Each variant's time base, by idx: "virtual" for a deterministic boot:
+ * variant (QEMU -icount shift=0: its clock advances 1 ns per executed
+ * instruction, so its times are instruction counts, not wall time), else
+ * "real".  Free as store_variant_names(). */
+int store_variant_timebases(struct store *s, int64_t run_id, char ***names, size_t *n);
+/* What store_variant_timebases() reports for v. */
+const char *variant_timebase(const struct variant *v);
 /* For (run, variant name, workload name): *total measured (non-warm-up)
  * results stored, *failed of those whose status is not ok.  A scan of the
  * run's plan each call: for every pair at once, store_walk_values(). */

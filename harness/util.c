@@ -492,6 +492,22 @@ void sha256_hex(const void *data, size_t len, char out[65])
 		snprintf(out + 8 * i, 9, "%08x", h[i]);
 }
 
+const char *perturb_cache_dir(void)
+{
+	static char *dir;
+	const char *e;
+
+	if (dir)
+		return dir;
+	if ((e = getenv("PERTURB_CACHE")) && *e)
+		dir = xstrdup(e);
+	else if ((e = getenv("XDG_CACHE_HOME")) && *e)
+		dir = xasprintf("%s/perturb", e);
+	else
+		dir = xasprintf("%s/.cache/perturb", getenv("HOME") ? getenv("HOME") : "/tmp");
+	return dir;
+}
+
 const char *perturb_self_exe(void)
 {
 	static char path[PATH_MAX];

@@ -106,4 +106,8 @@ void sha256_hex(const void *data, size_t len, char out[65]);
 /* Absolute path of the running perturb executable (/proc/self/exe). */
 const char *perturb_self_exe(void);
 
+/* perturb's cache (kernels, initramfs images): $PERTURB_CACHE, else
+ * $XDG_CACHE_HOME/perturb, else ~/.cache/perturb.  Static storage. */
+const char *perturb_cache_dir(void);
+
 #endif

@@ -208,3 +208,114 @@ Test(plan, drawn_seed_is_nonzero_and_json_safe)
 		cr_assert_lt(s, 1ULL << 53);
 	}
 }
+
+/* boots: N - every (variant, block) is one contiguous stretch: warm-ups
+ * first, then its share of the repetitions; the variant order of block b
+ * is the reverse of block b - 1's (ABBA). */
+static void check_blocks(const struct plan *p, size_t nv, size_t nw, int reps, int warm,
+			 int nb)
+{
+	int first[4][8];
+
+	check_counts(p, nv, nw, reps, warm * nb);
+	memset(first, -1, sizeof(first));
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_entry *e = &p->e[i];
+		cr_assert_eq(e->round, e->block);
+		cr_assert(e->block >= 0 && e->block < nb);
+		if (first[e->variant][e->block] < 0)
+			first[e->variant][e->block] = (int)i;
+		/* contiguous: the entry before is the same block or another variant's */
+		if (i && p->e[i - 1].variant == e->variant && p->e[i - 1].block != e->block)
+			cr_assert_eq(first[e->variant][e->block], (int)i);
+		if (i && first[e->variant][e->block] != (int)i)
+			cr_assert(p->e[i - 1].variant == e->variant &&
+				  p->e[i - 1].block == e->block, "seq %zu breaks its block", i);
+		/* repetition r of reps is in block floor(r * nb / reps) */
+		if (!e->warmup)
+			cr_assert_eq(e->block, e->repetition * nb / reps, "seq %zu", i);
+		else
+			cr_assert_eq(e->block, e->repetition / warm);
+	}
+	for (int b = 0; b + 1 < nb; b++)
+		for (size_t v = 0; v < nv; v++)
+			for (size_t u = 0; u < nv; u++)
+				if (first[v][b] < first[u][b])
+					cr_assert_gt(first[v][b + 1], first[u][b + 1],
+						     "block %d: v%zu before v%zu, and again", b, v, u);
+	/* within a block, a workload's warm-ups come before its measured runs */
+	for (size_t i = 0; i < p->n; i++)
+		for (size_t k = i + 1; k < p->n && p->e[i].warmup == 0; k++)
+			if (p->e[k].variant == p->e[i].variant && p->e[k].block == p->e[i].block &&
+			    p->e[k].workload == p->e[i].workload)
+				cr_assert(!p->e[k].warmup, "seq %zu: warm-up after run %zu", k, i);
+}
+
+Test(plan, boots_sequential_is_abba)
+{
+	struct plan p;
+	char err[256];
+	mk(2, 2, ORDER_SEQUENTIAL, 10, 1);
+	vars[1].boot.boots = 3;
+	cr_assert_eq(plan_build(&exp, NULL, 1, &p, err, sizeof(err)), 0, "%s", err);
+	check_blocks(&p, 2, 2, 10, 1, 3);
+	/* file order first: base v1 | v1 base | base v1 */
+	cr_assert_eq(p.e[0].variant, 0);
+	const int want[] = { 0, 1, 1, 0, 0, 1 };
+	for (size_t i = 0, k = 0; i < p.n; i++)
+		if (!i || p.e[i].variant != p.e[i - 1].variant || p.e[i].block != p.e[i - 1].block)
+			cr_assert_eq(p.e[i].variant, want[k++], "stretch at seq %zu", i);
+	/* 10 repetitions over 3 boots: 4, 3, 3 */
+	int per[3] = { 0 };
+	for (size_t i = 0; i < p.n; i++)
+		per[p.e[i].block] += p.e[i].variant == 0 && p.e[i].workload == 0 && !p.e[i].warmup;
+	cr_assert(per[0] == 4 && per[1] == 3 && per[2] == 3);
+	plan_release(&p);
+}
+
+Test(plan, boots_interleaved_is_abba_and_seeded)
+{
+	struct plan p, q;
+	char err[256];
+	mk(3, 3, ORDER_INTERLEAVED, 4, 1);
+	vars[0].boot.boots = 4;
+	vars[2].boot.boots = 4;
+	cr_assert_eq(plan_build(&exp, NULL, 9, &p, err, sizeof(err)), 0, "%s", err);
+	check_blocks(&p, 3, 3, 4, 1, 4);
+	cr_assert_eq(plan_build(&exp, NULL, 9, &q, err, sizeof(err)), 0);
+	cr_assert_eq(memcmp(p.e, q.e, p.n * sizeof(*p.e)), 0, "same seed, same plan");
+	plan_release(&p);
+	plan_release(&q);
+}
+
+Test(plan, boots_must_agree_and_not_be_random)
+{
+	struct plan p;
+	char err[256];
+	mk(2, 1, ORDER_SEQUENTIAL, 4, 0);
+	vars[0].boot.boots = 2;
+	vars[0].boot.pos = (struct pos){ "t.yaml", 4, 11 };
+	vars[1].boot.boots = 3;
+	vars[1].boot.pos = (struct pos){ "t.yaml", 7, 11 };
+	cr_assert_eq(plan_build(&exp, NULL, 1, &p, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "t.yaml:7:11: variant 'v1' asks for boots: 3 and variant 'base' "
+			 "for boots: 2"), "%s", err);
+	vars[1].boot.boots = 2;
+	exp.order = ORDER_RANDOM;
+	cr_assert_eq(plan_build(&exp, NULL, 1, &p, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "boots: 2 needs order: interleaved or sequential"), "%s", err);
+}
+
+Test(plan, target_ci_rounds_get_a_new_block)
+{
+	struct plan p;
+	char err[256];
+	mk(2, 1, ORDER_SEQUENTIAL, 2, 0);
+	cr_assert_eq(plan_build(&exp, NULL, 1, &p, err, sizeof(err)), 0);
+	for (size_t i = 0; i < p.n; i++)
+		cr_assert_eq(p.e[i].block, 0);
+	cr_assert_eq(plan_add_round(&p, 2, 1, 1), 2);
+	cr_assert_eq(p.e[p.n - 1].block, 1);
+	cr_assert_eq(p.e[p.n - 2].block, 1);
+	plan_release(&p);
+}

@@ -67,7 +67,7 @@ static char *capture_end(void)
  */
 static struct variant variants[] = {
 	{ .name = "zeta", .description = "the baseline" },
-	{ .name = "alpha" },
+	{ .name = "alpha", .boot = { .present = 1, .deterministic = 1 } },
 };
 static struct workload workloads[] = {
 	{ .name = "w2", .kind = WORKLOAD_REAL, .description = "a real one" },
@@ -108,6 +108,7 @@ static void make_plan(struct plan *p)
 				e->warmup = r == 0;
 				e->repetition = r == 0 ? 0 : r - 1;
 				e->round = r;
+				e->block = 10 + r;
 			}
 }
 
@@ -691,6 +692,68 @@ Test(store, reopen_keeps_wal_and_data)
 	cr_assert_eq(sqlite3_column_int(st, 0), STORE_SCHEMA_VERSION);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
+	free(p.e);
+}
+
+Test(store, version_1_database_gains_plan_blocks)
+{
+	struct plan p, q;
+	int64_t run;
+	struct store *s = fixture(&p, &run, NULL, 0);
+	unsigned char *done;
+	sqlite3 *db;
+
+	/* blocks round-trip */
+	cr_assert_eq(store_load_plan(s, run, &q, &done), 0);
+	for (size_t i = 0; i < q.n; i++)
+		cr_assert_eq(q.e[i].block, p.e[i].block);
+	free(done);
+	free(q.e);
+	store_close(s);
+	/* what perturb's schema version 1 wrote: no plan.block */
+	cr_assert_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "ALTER TABLE plan DROP COLUMN block;"
+				  "ALTER TABLE variants DROP COLUMN timebase;"
+				  "PRAGMA user_version = 1", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	cr_assert_eq(store_open(dbpath, 0, &s), 0);
+	cr_assert_eq(store_load_plan(s, run, &q, &done), 0);
+	cr_assert_eq(q.n, p.n);
+	for (size_t i = 0; i < q.n; i++)
+		cr_assert_eq(q.e[i].block, 0);
+	char **tb;
+	size_t ntb;
+	cr_assert_eq(store_variant_timebases(s, run, &tb, &ntb), 0);
+	cr_assert(ntb == 2 && !strcmp(tb[1], "real"), "a v1 run has real time only");
+	free_names(tb, ntb);
+	store_close(s);
+	cr_assert_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	sqlite3_stmt *st;
+	cr_assert_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	cr_assert_eq(sqlite3_column_int(st, 0), 2);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(done);
+	free(q.e);
+	free(p.e);
+}
+
+Test(store, deterministic_variants_have_virtual_time)
+{
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, NULL, 0);
+	char **tb;
+	size_t n;
+
+	cr_assert_eq(store_variant_timebases(s, run, &tb, &n), 0);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(tb[0], "real");
+	cr_assert_str_eq(tb[1], "virtual");
+	free_names(tb, n);
+	store_close(s);
 	free(p.e);
 }
 
