@@ -66,6 +66,20 @@ void fmt_cost(char *buf, size_t len, double v, double ref)
 		fmt_like(buf, len, v, ref, 1);
 }
 
+void fmt_value_ci(char *buf, size_t len, double v, int has_ci, double lo, double hi)
+{
+	char a[48], l[48], h[48];
+
+	fmt_value(a, sizeof(a), v);
+	if (!has_ci) {
+		snprintf(buf, len, "%s", a);
+		return;
+	}
+	fmt_like(l, sizeof(l), lo, v, 0);
+	fmt_like(h, sizeof(h), hi, v, 0);
+	snprintf(buf, len, "%s [%s, %s]", a, l, h);
+}
+
 void fmt_pct(char *buf, size_t len, double v)
 {
 	fmt_dec(buf, len, v, 2, 1);

@@ -30,6 +30,9 @@ void fmt_cost(char *buf, size_t len, double v, double ref);
 void fmt_pct(char *buf, size_t len, double v);
 /* A p-value: "0.0312", "<1e-04" style below 10^-4; "-" for NaN. */
 void fmt_p(char *buf, size_t len, double p);
+/* "v [lo, hi]" with the bounds as fmt_like(bound, v); "v" alone when
+ * has_ci is 0. */
+void fmt_value_ci(char *buf, size_t len, double v, int has_ci, double lo, double hi);
 /* The confidence level as "95" or "99.9" (percent, no sign). */
 void fmt_level(char *buf, size_t len, double conf);
 

@@ -1,10 +1,14 @@
 /*
  * render_csv.c - tidy CSV (SPEC "Machine-readable formats"): a header row,
  * then one row per run and metric.  Columns:
- *   run_id,variant,workload,repetition,metric,value,unit,seq,warmup[,status]
+ *   run_id,variant,workload,repetition,metric,value,unit,seq,warmup,block,
+ *   timebase[,status]
  * run_id is the stored `perturb run` (as --run takes it); repetition is
  * 1-based among the measured (or warm-up) runs; seq is the run's position in
- * the plan; status appears with --include-failed.  Fields are quoted as RFC
+ * the plan; block is the plan's block (plan.h: a boot of a boot: variant);
+ * timebase is "virtual" for a deterministic QEMU -icount variant (its times
+ * count instructions) and "real" otherwise; status appears with
+ * --include-failed.  Fields are quoted as RFC
  * 4180 says when they hold a comma, a quote or a line break.
  */
 #include "report.h"
@@ -30,7 +34,8 @@ static int csv(const struct report_model *m, FILE *out)
 {
 	int status = m->opts->include_failed;
 
-	fputs("run_id,variant,workload,repetition,metric,value,unit,seq,warmup", out);
+	fputs("run_id,variant,workload,repetition,metric,value,unit,seq,warmup,block,timebase",
+	      out);
 	fputs(status ? ",status\n" : "\n", out);
 	for (size_t i = 0; i < m->n_rows; i++) {
 		const struct report_row *r = &m->rows[i];
@@ -42,7 +47,8 @@ static int csv(const struct report_model *m, FILE *out)
 		field(out, r->metric);
 		fprintf(out, ",%.17g,", r->value);
 		field(out, r->unit);
-		fprintf(out, ",%d,%d", r->seq, r->warmup);
+		fprintf(out, ",%d,%d,%d,%s", r->seq, r->warmup, r->block,
+			r->virtual_time ? "virtual" : "real");
 		if (status) {
 			fputc(',', out);
 			field(out, r->status);

@@ -118,7 +118,7 @@ static void plot(const struct report_model *m, const struct report_group *g, FIL
 		for (size_t k = 0; k < s->n_ecdf; k++)
 			fprintf(out, "H%.1fV%.1f", X(s->ecdf_x[k]), Y(s->ecdf_p[k]));
 		fprintf(out, "H%.1f\"><title>", X(x1));
-		esc(out, s->variant);
+		esc(out, s->label);
 		fputs("</title></path>\n", out);
 	}
 	/* legend, under the x axis: never over a line */
@@ -132,7 +132,7 @@ static void plot(const struct report_model *m, const struct report_group *g, FIL
 			fprintf(out, " stroke-dasharray=\"%s\"",
 				dashes[i / ARRAY_SIZE(colors) % ARRAY_SIZE(dashes)]);
 		fprintf(out, "/><text x=\"%d\" y=\"%.0f\" class=legend>", ML + 34, ly);
-		esc(out, s->variant);
+		esc(out, s->label);
 		fprintf(out, "%s (n = %zu)</text>\n", s->is_baseline ? ", baseline" : "", s->n);
 	}
 	/* axis labels */
@@ -397,6 +397,11 @@ static int html(const struct report_model *m, FILE *out)
 	esc(out, m->baseline);
 	fprintf(out, "</b>. Confidence %s %%. Dilation = variant &minus; baseline, in %% of the "
 		"baseline.</p>\n", lvl);
+	if (m->n_virtual) {
+		fputs("<p class=virtual>", out);
+		tw_virtual(out, esc, m, " &mdash; ");
+		fputs("</p>\n", out);
+	}
 	if (!m->n_groups)
 		fputs("<p>No successful measured run to report.</p>\n", out);
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
@@ -415,6 +420,13 @@ static int html(const struct report_model *m, FILE *out)
 		tw_table2(&t, g, "% mean dilation [CI]");
 		fputs("<h3>Shift and shape</h3>\n", out);
 		tw_table3(&t, g);
+		if (g->nested) {
+			fprintf(out, "<h3>Runs nested in blocks</h3>\n<p>A block is one boot of a "
+				"boot: variant. Variance split by one-way random-effects ANOVA "
+				"(Kalibera &amp; Jones 2013); [CI]: %s %% Student t interval over the "
+				"block means; F p: is there a block effect?</p>\n", lvl);
+			tw_nested(&t, m, g);
+		}
 		fputs("</section>\n", out);
 	}
 	tw_configurations(&t, m);

@@ -5,6 +5,13 @@
  *   - "settings": confidence, alpha, percentiles, bootstrap B and seed
  *     derivation, the Holm family size, the quantile type, outlier rules;
  *   - per result: "baseline" (bool), "median", "cv", "mad", "iqr",
+ *     "timebase" ("virtual": a deterministic QEMU -icount variant, whose
+ *     times count instructions; "real" otherwise), and for a series over
+ *     two or more plan blocks (boots), one of them with two runs or more,
+ *     "blocks": {"n", "runs",
+ *     "mean_of_means", "mean_ci" (Student t over the block means) with its
+ *     "level" (or "mean_ci_reason"), "var_within", "var_between", "between_share"
+ *     (ICC), "f", "p" (F test of a block effect)},
  *     "percentile_ci" (order-statistic CIs), "outliers", "micro";
  *   - per dilation: "base", "value" (the statistic of each side), "ci_abs",
  *     "level", "method" (which method made the interval) and, when there is
@@ -176,6 +183,7 @@ static void series(const struct report_model *m, const struct report_group *g,
 	jkv_str(out, "metric", g->metric);
 	jkv_str(out, "unit", g->unit);
 	jkv_str(out, "variant", s->variant);
+	jkv_str(out, "timebase", s->virtual_time ? "virtual" : "real");
 	fprintf(out, "\"baseline\":%s,\"micro\":%s,", s->is_baseline ? "true" : "false",
 		g->micro ? "true" : "false");
 	fprintf(out, "\"n\":%zu,\"failed\":%d,", s->n, s->failed);
@@ -196,6 +204,23 @@ static void series(const struct report_model *m, const struct report_group *g,
 	jpercentiles(out, m, s, 1);
 	fprintf(out, "\"outliers\":{\"tukey\":%zu,\"mad\":%zu,\"dropped\":0},",
 		s->outliers_tukey, s->outliers_mad);
+	if (s->has_blocks) {
+		const struct nested_result *r = &s->nested;
+		jkey(out, "blocks");
+		fprintf(out, "{\"n\":%zu,\"runs\":%zu,", r->n_groups, r->n);
+		jkv_num(out, "mean_of_means", r->mean_of_means);
+		jinterval(out, "mean_ci", &r->mean_ci, 0);
+		if (r->mean_ci.has_ci)
+			jkv_num(out, "level", r->mean_ci.level);
+		else
+			jkv_str(out, "mean_ci_reason", r->mean_ci.reason ? r->mean_ci.reason : "none");
+		jkv_num(out, "var_within", r->var_within);
+		jkv_num(out, "var_between", r->var_between);
+		jkv_num(out, "between_share", r->icc);
+		jkv_num(out, "f", r->f);
+		jkv_num(out, "p", r->p_value);
+		fputs("\"method\":\"one-way random-effects ANOVA (Kalibera & Jones 2013)\"},", out);
+	}
 	if (s->compared) {
 		jkey(out, "dilation");
 		fputc('{', out);

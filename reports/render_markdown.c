@@ -164,6 +164,11 @@ static int markdown(const struct report_model *m, FILE *out)
 	md(out, m->baseline);
 	fprintf(out, "**. Confidence %s %%. Dilation = variant - baseline, in %% of the "
 		"baseline.\n", lvl);
+	if (m->n_virtual) {
+		fputs("\n", out);
+		tw_virtual(out, md, m, " - ");
+		fputs("\n", out);
+	}
 	if (!m->n_groups)
 		fputs("\nNo successful measured run to report.\n", out);
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
@@ -181,6 +186,13 @@ static int markdown(const struct report_model *m, FILE *out)
 		fputs("\n### Shift and shape\n\nHL: Hodges-Lehmann ratio variant/baseline. "
 		      "KS: two-sample Kolmogorov-Smirnov.\n\n", out);
 		tw_table3(&t, g);
+		if (g->nested) {
+			fprintf(out, "\n### Runs nested in blocks\n\nA block is one boot of a boot: "
+				"variant. Variance split by one-way random-effects ANOVA (Kalibera & "
+				"Jones 2013); [CI]: %s %% Student t interval over the block means; F p: "
+				"is there a block effect?\n\n", lvl);
+			tw_nested(&t, m, g);
+		}
 	}
 	tw_configurations(&t, m);
 	tracer(m, &t);

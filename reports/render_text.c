@@ -252,7 +252,7 @@ static void table1(const struct report_model *m, const struct report_group *g, F
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
 		row = tt_row(&t);
-		tt_set(row, 0, "%s", s->variant);
+		tt_set(row, 0, "%s", s->label);
 		if (s->is_baseline || !s->compared) {
 			for (size_t k = 0; k < m->n_percentiles; k++) {
 				char v[48];
@@ -305,7 +305,7 @@ static size_t table_width(const struct report_model *m, const struct report_grou
 			char a[48], p[48], ci[96], cell[200];
 			size_t l;
 			if (!k) {
-				l = strlen(s->variant);
+				l = strlen(s->label);
 				l = l > 40 ? 40 : l;
 			} else if (s->is_baseline || !s->compared) {
 				fmt_value(a, sizeof(a), s->pct[k - 1]);
@@ -346,7 +346,7 @@ static void table2(const struct report_model *m, const struct report_group *g, F
 		const struct report_series *s = &g->series[i];
 		char mean[48], var[48], sd[48], p[48], ci[96];
 		row = tt_row(&t);
-		tt_set(row, 0, "%s", s->variant);
+		tt_set(row, 0, "%s", s->label);
 		tt_set(row, 1, "%zu", s->n);
 		if (!s->has_summary) {
 			tt_set(row, 2, "-");
@@ -389,6 +389,53 @@ static void table2(const struct report_model *m, const struct report_group *g, F
 	tt_release(&t);
 }
 
+/* Runs nested in blocks (boots): the variance split (report.h). */
+static void table4(const struct report_model *m, const struct report_group *g, FILE *out)
+{
+	struct ttable t;
+	struct cell *row;
+	char lvl[16];
+
+	static const char *const labels[] = {
+		"variant", "blocks", "runs", "mean of block means [CI]", "sd within",
+		"sd between", "between share", "F p", NULL,
+	};
+
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	fprintf(out, "\n Runs nested in blocks (a block: one boot of a boot: variant); variance "
+		"split by one-way random-effects ANOVA (Kalibera & Jones 2013); [CI]: %s %% "
+		"Student t interval over the block means; F p: is there a block effect?\n", lvl);
+	tt_init(&t, 8);
+	tt_header(&t, "rrrrrrr", labels);
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		const struct nested_result *r = &s->nested;
+		char a[160], b[48], c[48];
+		if (!s->has_blocks)
+			continue;
+		row = tt_row(&t);
+		tt_set(row, 0, "%s", s->label);
+		tt_set(row, 1, "%zu", r->n_groups);
+		tt_set(row, 2, "%zu", r->n);
+		fmt_value_ci(a, sizeof(a), r->mean_of_means, r->mean_ci.has_ci, r->mean_ci.lo,
+			     r->mean_ci.hi);
+		tt_set(row, 3, "%s", a);
+		fmt_value(b, sizeof(b), sqrt(r->var_within));
+		fmt_value(c, sizeof(c), sqrt(r->var_between));
+		tt_set(row, 4, "%s", b);
+		tt_set(row, 5, "%s", c);
+		tt_set(row, 6, "%.0f %%", 100 * r->icc);
+		if (isnan(r->p_value)) {
+			tt_set(row, 7, "-");
+		} else {
+			fmt_p(a, sizeof(a), r->p_value);
+			tt_set(row, 7, "%s", a);
+		}
+	}
+	tt_print(&t, out, m->opts->color);
+	tt_release(&t);
+}
+
 static void table3(const struct report_model *m, const struct report_group *g, FILE *out,
 		   struct notes *ns)
 {
@@ -404,7 +451,7 @@ static void table3(const struct report_model *m, const struct report_group *g, F
 		const struct report_series *s = &g->series[i];
 		char a[48], b[48];
 		row = tt_row(&t);
-		tt_set(row, 0, "%s", s->variant);
+		tt_set(row, 0, "%s", s->label);
 		tt_set(row, 4, "%zu/%zu", s->outliers_tukey, s->outliers_mad);
 		tt_set(row, 5, "%d", s->failed);
 		if (s->is_baseline) {
@@ -456,6 +503,8 @@ static void group(const struct report_model *m, const struct report_group *g, FI
 	fprintf(out, "\n Shift and shape; HL: Hodges-Lehmann ratio variant/%s with %s %% CI; "
 		"KS: Kolmogorov-Smirnov\n", m->baseline, lvl);
 	table3(m, g, out, ns);
+	if (g->nested)
+		table4(m, g, out);
 }
 
 /* ---- across groups ---- */
@@ -628,7 +677,7 @@ static void markers(const struct report_model *m, FILE *out, struct notes *ns,
 				char v[48], a[48], lo[48], hi[48];
 				row = tt_row(&t);
 				tt_set(row, 0, "%s", i ? "" : g->workload);
-				tt_set(row, 1, "%s", s->variant);
+				tt_set(row, 1, "%s", s->label);
 				snprintf(v, sizeof(v), "%.2f", report_stat_value(m, s));
 				tt_set(row, 2, "%s", s->n ? v : "-");
 				if (s->is_baseline) {
@@ -768,6 +817,13 @@ static int text(const struct report_model *m, FILE *out)
 		 (unsigned long long)h->seed, h->status);
 	wrappedf(out, "", "baseline: %s; confidence %s %%; dilation = variant - baseline, "
 		 "in %% of the baseline", m->baseline, lvl);
+	if (m->n_virtual) {
+		struct strbuf sb = STRBUF_INIT;
+		for (size_t i = 0; i < m->n_virtual; i++)
+			strbuf_addf(&sb, "%s%s", i ? ", " : "", m->virtual_variants[i]);
+		wrappedf(out, "", "%s - %s", sb.buf, report_virtual_time_note);
+		strbuf_release(&sb);
+	}
 	if (!m->n_groups) {
 		fprintf(out, "\nno successful measured run to report\n");
 		return 0;

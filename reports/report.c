@@ -70,6 +70,8 @@ struct build_ctx {
 	char **variants, **workloads;	/* stored order */
 	size_t n_variants, n_workloads;
 	const char **variant_names;	/* interned, by variant idx */
+	int *virtual_time;		/* by variant idx */
+	const char **labels;		/* interned, by variant idx */
 	struct slot **slots;	/* [metric_idx][workload_idx] */
 	size_t n_slot_metrics;
 	size_t **alloc_values;	/* per group, per series: capacity of values */
@@ -123,6 +125,8 @@ static struct report_group *group_for(struct build_ctx *b, struct slot *sl,
 	for (size_t i = 0; i < b->n_variants; i++) {
 		g->series[i].variant = b->variant_names[i];
 		g->series[i].is_baseline = !strcmp(b->variants[i], m->baseline);
+		g->series[i].virtual_time = b->virtual_time[i];
+		g->series[i].label = b->labels[i];
 		g->series[i].median = NAN;
 	}
 	return g;
@@ -164,6 +168,8 @@ static int collect(const struct stored_value *v, void *vctx)
 		r->value = v->value;
 		r->workload_idx = v->workload_idx;
 		r->variant_idx = v->variant_idx;
+		r->block = v->block;
+		r->virtual_time = b->virtual_time[vi];
 	}
 
 	/* Statistics take measured, successful runs only. */
@@ -171,8 +177,12 @@ static int collect(const struct stored_value *v, void *vctx)
 		return 0;
 	g = group_for(b, sl, v);
 	s = &g->series[vi];
+	size_t cap = b->alloc_values[sl->group][vi];
 	grow_array((void **)&s->values, &b->alloc_values[sl->group][vi], s->n + 1,
 		   sizeof(double));
+	if (cap != b->alloc_values[sl->group][vi])
+		s->blocks = xrealloc(s->blocks, b->alloc_values[sl->group][vi] * sizeof(int));
+	s->blocks[s->n] = v->block;
 	s->values[s->n++] = v->value;
 	return 0;
 }
@@ -279,6 +289,17 @@ static void describe(struct report_model *m, struct report_group *g, struct repo
 		s->outliers_tukey = s->outliers_mad = (size_t)-1;
 	}
 	ecdf(s, sorted);
+	int several = 0;
+	for (size_t i = 1; i < s->n && !several; i++)
+		several = s->blocks[i] != s->blocks[0];
+	/* one run per block (an interleaved plan's rounds) splits nothing */
+	if (several &&
+	    nested_components(s->values, s->blocks, s->n, m->confidence, &s->nested) == 0 &&
+	    s->nested.ok) {
+		s->has_blocks = 1;
+		m->n_nested_groups += !g->nested;
+		g->nested = 1;
+	}
 	if (isnan(g->lo) || sorted[0] < g->lo)
 		g->lo = sorted[0];
 	if (isnan(g->hi) || sorted[s->n - 1] > g->hi)
@@ -341,6 +362,25 @@ static void noise_floor(const struct report_model *m, const struct report_series
 		s->mde_reason = "not finite";
 }
 
+const char report_virtual_time_note[] =
+	"virtual time: these variants ran under QEMU with -icount shift=0 (deterministic: "
+	"true), whose clock advances 1 ns per executed guest instruction; their times "
+	"(wall, user, sys, ns_per_op, cycles) count instructions, the kernel's included, "
+	"not seconds: repeatable to about 0.01 %, blind to cache misses and stalls, and "
+	"compared only with a baseline in virtual time.";
+
+/* Does the group measure time (or cycles), which a virtual-time variant
+ * counts in instructions? */
+static int time_like(const struct report_group *g)
+{
+	static const char *const units[] = { "s", "ms", "us", "ns" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(g->unit, units[i]))
+			return 1;
+	return strstr(g->metric, "cycles") != NULL;
+}
+
 /* Against the baseline: dilations, U test, KS test, Hodges-Lehmann. */
 static void compare(struct report_model *m, const struct report_group *g,
 		    const struct report_series *base, struct report_series *s)
@@ -359,6 +399,14 @@ static void compare(struct report_model *m, const struct report_group *g,
 	}
 	if (!stats_all_finite(base->sorted, base->n) || !stats_all_finite(s->sorted, s->n)) {
 		s->no_compare_reason = "values that are not finite numbers";
+		return;
+	}
+	if (base->virtual_time != s->virtual_time && time_like(g)) {
+		s->no_compare_reason = s->virtual_time ?
+			"virtual time (QEMU -icount: instructions) against a baseline in real "
+			"time: not comparable; compare it with a deterministic baseline" :
+			"real time against a baseline in virtual time (QEMU -icount: "
+			"instructions): not comparable";
 		return;
 	}
 	s->compared = 1;
@@ -807,6 +855,8 @@ int report_build(struct store *st, const struct report_opts *o,
 	};
 	int64_t id = o->run_id;
 	int *total = NULL, *failed = NULL, ret = -1;
+	char **timebases = NULL;
+	size_t n_timebases = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->opts = o;
@@ -838,6 +888,21 @@ int report_build(struct store *st, const struct report_opts *o,
 	b.variant_names = xcalloc(b.n_variants, sizeof(*b.variant_names));
 	for (size_t i = 0; i < b.n_variants; i++)
 		b.variant_names[i] = intern(m, b.variants[i]);
+	if (store_variant_timebases(st, id, &timebases, &n_timebases) < 0)
+		goto out;
+	b.virtual_time = xcalloc(b.n_variants, sizeof(int));
+	b.labels = xcalloc(b.n_variants, sizeof(*b.labels));
+	for (size_t i = 0; i < b.n_variants; i++) {
+		b.labels[i] = b.variant_names[i];
+		if (i >= n_timebases || strcmp(timebases[i], "virtual"))
+			continue;
+		char *l = xasprintf("%s (virtual time)", b.variants[i]);
+		b.labels[i] = intern(m, l);
+		free(l);
+		b.virtual_time[i] = 1;
+		ALLOC_GROW(m->virtual_variants, m->n_virtual + 1, m->alloc_virtual);
+		m->virtual_variants[m->n_virtual++] = b.variant_names[i];
+	}
 	/* the series' failed runs, counted on the walk (not a query each) */
 	w.total = total = xcalloc(b.n_workloads * b.n_variants + 1, sizeof(*total));
 	w.failed = failed = xcalloc(b.n_workloads * b.n_variants + 1, sizeof(*failed));
@@ -859,6 +924,11 @@ out:
 		free(b.slots[i]);
 	free(b.slots);
 	free(b.variant_names);
+	free(b.virtual_time);
+	free(b.labels);
+	for (size_t i = 0; i < n_timebases; i++)
+		free(timebases[i]);
+	free(timebases);
 	for (size_t i = 0; i < b.n_variants; i++)
 		free(b.variants[i]);
 	free(b.variants);
@@ -875,6 +945,7 @@ void report_release(struct report_model *m)
 	for (size_t g = 0; g < m->n_groups; g++) {
 		for (size_t i = 0; i < m->groups[g].n_series; i++) {
 			free(m->groups[g].series[i].values);
+			free(m->groups[g].series[i].blocks);
 			free(m->groups[g].series[i].ecdf_x);
 			free(m->groups[g].series[i].ecdf_p);
 		}
@@ -883,6 +954,7 @@ void report_release(struct report_model *m)
 	free(m->groups);
 	free(m->rows);
 	free(m->tracer);
+	free(m->virtual_variants);
 	for (size_t i = 0; i < m->n_strings; i++)
 		free(m->strings[i]);
 	free(m->strings);

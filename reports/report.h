@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "nested.h"
 #include "stats.h"
 #include "store.h"
 
@@ -57,7 +58,12 @@ struct report_dilation {
 struct report_series {
 	const char *variant;
 	double *values;		/* measured, successful runs, in plan order */
+	int *blocks;		/* the plan block (a boot) of each value */
 	size_t n;
+	int virtual_time;	/* a deterministic (QEMU -icount) variant: its
+				   times count instructions, 1 ns each */
+	const char *label;	/* what tables show: the variant, and
+				   " (virtual time)" when virtual_time */
 	int failed;		/* measured runs of this variant/workload that failed */
 	int is_baseline;
 	double *sorted;		/* private: values ascending, while report_build runs */
@@ -108,6 +114,18 @@ struct report_series {
 	double mde_pct;
 	double p50_resolution_pct;
 
+	/*
+	 * Runs nested in blocks (plan.h: a block is one boot of a boot:
+	 * variant, one entry of the variant otherwise): the variance split
+	 * into between-block and within-block parts by one-way random-effects
+	 * ANOVA, and the CI of the mean from the block means (Kalibera & Jones,
+	 * "Rigorous Benchmarking in Reasonable Time", ISMM 2013; stats/nested.h).
+	 * has_blocks: the series spans >= 2 blocks and some block has >= 2
+	 * runs, so that the components are estimated (nested.ok).
+	 */
+	int has_blocks;
+	struct nested_result nested;
+
 	/* kept for the first renderers' callers */
 	double median;		/* type-7 quantile at 0.5; NaN when n == 0 */
 	int has_change;		/* baseline exists with n > 0 and median != 0 */
@@ -121,6 +139,7 @@ struct report_group {
 	int micro;		/* a per-operation metric: ns_per_op, tsc_cycles_per_op,
 				   cycles_per_op (the Markers table) */
 	double lo, hi;		/* range of all values of the group (NaN if none) */
+	int nested;		/* a series has nested.ok */
 };
 
 /* A stored value, for tidy formats (CSV). */
@@ -129,6 +148,8 @@ struct report_row {
 	const char *variant, *workload, *metric, *unit, *status;
 	double value;
 	int workload_idx, variant_idx;	/* stored order (for report.c's sort) */
+	int block;		/* the plan block: a boot of a boot: variant */
+	int virtual_time;	/* the variant's times are virtual (QEMU -icount) */
 };
 
 /* The tracer's accounting metrics of a run (harness/backend_host.c). */
@@ -210,6 +231,12 @@ struct report_model {
 	int bca;
 	size_t n_comparisons;	/* valid U tests, the Holm family */
 	const char *config_metric;	/* configurations table */
+	/* groups with a series whose nested components are ok (blocks with
+	 * >= 2 runs): the report shows the between/within-block table */
+	size_t n_nested_groups;
+	/* variants whose times are virtual (store_variant_timebases()) */
+	const char **virtual_variants;
+	size_t n_virtual;
 	/* tracer accounting: by workload (report order), then variant (run
 	 * order); n_tracer_lossy entries have runs that lost events */
 	struct report_tracer *tracer;
@@ -217,7 +244,7 @@ struct report_model {
 	/* private */
 	char **strings;
 	size_t n_strings, alloc_strings;
-	size_t alloc_groups, alloc_rows, alloc_tracer;
+	size_t alloc_groups, alloc_rows, alloc_tracer, alloc_virtual;
 };
 
 /* Returns 0, or -1 (printed) for a database error or a bad option value
@@ -237,6 +264,8 @@ const struct report_dilation *report_stat_dilation(const struct report_model *m,
 						   const struct report_series *s);
 /* "median", "mean", "p80": the name of that statistic. */
 void report_stat_name(const struct report_model *m, char *buf, size_t len);
+/* What "(virtual time)" means, one sentence for every format. */
+extern const char report_virtual_time_note[];
 /* The baseline series of a group, or NULL. */
 const struct report_series *report_baseline(const struct report_group *g);
 

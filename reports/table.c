@@ -97,7 +97,7 @@ void tw_table1(struct tw *t, const struct report_model *m, const struct report_g
 	t->ops->body(t);
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
-		row(t, s->variant);
+		row(t, s->label);
 		for (size_t k = 0; k < m->n_percentiles; k++) {
 			const struct report_dilation *d = &s->pct_dil[k];
 			t->ops->cell(t, 0);
@@ -133,7 +133,7 @@ void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label
 	header(t, "rrrrlrrl", labels);
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
-		row(t, s->variant);
+		row(t, s->label);
 		cellf(t, 0, "%zu", s->n);
 		if (!s->has_summary) {
 			if (t->ops->span) {
@@ -193,7 +193,7 @@ void tw_table3(struct tw *t, const struct report_group *g)
 	header(t, "lrrrr", labels);
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
-		row(t, s->variant);
+		row(t, s->label);
 		if (s->is_baseline || !s->compared) {
 			cellf(t, 0, "%s", s->is_baseline ? "baseline" : "-");
 			t->ops->empty(t);
@@ -222,6 +222,53 @@ void tw_table3(struct tw *t, const struct report_group *g)
 		t->ops->row_end(t);
 	}
 	t->ops->end(t);
+}
+
+void tw_nested(struct tw *t, const struct report_model *m, const struct report_group *g)
+{
+	static const char *const labels[] = {
+		"variant", "blocks", "runs", "mean of block means [CI]", "sd within",
+		"sd between", "between share", "F p", NULL,
+	};
+	char a[160];
+
+	header(t, "rrrrrrr", labels);
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		const struct nested_result *r = &s->nested;
+		if (!s->has_blocks)
+			continue;
+		row(t, s->label);
+		cellf(t, 0, "%zu", r->n_groups);
+		cellf(t, 0, "%zu", r->n);
+		fmt_value_ci(a, sizeof(a), r->mean_of_means, r->mean_ci.has_ci, r->mean_ci.lo,
+			     r->mean_ci.hi);
+		cellf(t, 0, "%s", a);
+		fmt_value(a, sizeof(a), sqrt(r->var_within));
+		cellf(t, 0, "%s", a);
+		fmt_value(a, sizeof(a), sqrt(r->var_between));
+		cellf(t, 0, "%s", a);
+		cellf(t, 0, "%.0f %%", 100 * r->icc);
+		if (isnan(r->p_value)) {
+			cellf(t, 0, "-");
+		} else {
+			fmt_p(a, sizeof(a), r->p_value);
+			cellf(t, r->p_value < m->alpha ? TW_MARK : 0, "%s", a);
+		}
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}
+
+void tw_virtual(FILE *out, void (*e)(FILE *, const char *), const struct report_model *m,
+		const char *dash)
+{
+	for (size_t i = 0; i < m->n_virtual; i++) {
+		fputs(i ? ", " : "", out);
+		e(out, m->virtual_variants[i]);
+	}
+	fputs(dash, out);
+	e(out, report_virtual_time_note);
 }
 
 void tw_configurations(struct tw *t, const struct report_model *m)
@@ -264,7 +311,7 @@ void tw_configurations(struct tw *t, const struct report_model *m)
 	}
 	t->ops->body(t);
 	for (size_t i = 0; i < cols[0]->n_series; i++) {
-		row(t, cols[0]->series[i].variant);
+		row(t, cols[0]->series[i].label);
 		for (size_t c = 0; c < nc; c++) {
 			const struct report_series *s = &cols[c]->series[i];
 			const struct report_dilation *d = report_stat_dilation(m, s);
@@ -361,7 +408,7 @@ void tw_markers(struct tw *t, const struct report_model *m)
 			t->ops->row(t);
 			cell_esc(t, 0, g->workload);
 			cell_esc(t, 0, g->metric);
-			cell_esc(t, TW_TH, s->variant);
+			cell_esc(t, TW_TH, s->label);
 			cellf(t, 0, "%.2f", report_stat_value(m, s));
 			if (s->is_baseline || !d) {
 				cellf(t, 0, "%s", s->is_baseline ? "baseline" : "-");

@@ -64,6 +64,12 @@ void tw_table1(struct tw *t, const struct report_model *m, const struct report_g
 void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label);
 /* Shift and shape: HL ratio, KS, outliers, failed runs. */
 void tw_table3(struct tw *t, const struct report_group *g);
+/* The virtual-time variants, "a, b", then dash and what virtual time is,
+ * escaped by e (m->n_virtual > 0). */
+void tw_virtual(FILE *out, void (*e)(FILE *, const char *), const struct report_model *m,
+		const char *dash);
+/* Runs nested in blocks (g->nested): the between/within-block variance. */
+void tw_nested(struct tw *t, const struct report_model *m, const struct report_group *g);
 
 /* The configurations (LTT) section: per workload its config_metric group,
  * else its first; nothing without groups. */

@@ -884,3 +884,69 @@ Test(report, noise_floor_is_the_mde_of_the_mean_and_the_p50_resolution)
 	cr_assert(strstr(r.out, ">detectable</th>"), "%s", r.out);
 	cli_result_release(&r);
 }
+
+/*
+ * Runs nested in blocks: a stored study whose plan is given 4 blocks of 4
+ * runs and whose 'aa' loop_ns values are Montgomery's loom data (Design
+ * and Analysis of Experiments, the looms random-effects example; the
+ * arithmetic is in tests/test_nested.c): MSB = 1427/48, MSW = 91/48,
+ * sigma_b^2 = 167/24, share 334/425, p = 1.8779e-4, mean 95.4375 with the
+ * 95 % t interval +- 3.1824463 sqrt(1427/768).  Every format shows it;
+ * a study of one run per block (the default interleaved plan) does not.
+ */
+Test(report, runs_nested_in_blocks_split_the_variance)
+{
+	struct cli_result r;
+	struct jv *doc;
+	const struct jv *res;
+
+	run_spin_study(16, "200000", 0);
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	cr_assert_null(jget(jresult(doc, "loop_ns", "aa"), "blocks"), "rounds of one run");
+	json_free(doc);
+	cli_result_release(&r);
+	report(&r, "text", NULL, NULL);
+	cr_assert(!strstr(r.out, "Runs nested in blocks"), "%s", r.out);
+	cli_result_release(&r);
+
+	cli_sql_exec(db, "UPDATE plan SET block = repetition / 4 WHERE warmup = 0;"
+		     "WITH t(r, v) AS (VALUES (0, 98), (1, 97), (2, 99), (3, 96),"
+		     " (4, 91), (5, 90), (6, 93), (7, 92), (8, 96), (9, 95), (10, 97), (11, 95),"
+		     " (12, 95), (13, 96), (14, 99), (15, 98))"
+		     " UPDATE metric_values SET value = (SELECT t.v FROM t JOIN plan p"
+		     "  ON p.repetition = t.r WHERE p.run_id = metric_values.run_id"
+		     "  AND p.seq = metric_values.seq)"
+		     " WHERE metric = 'loop_ns' AND seq IN (SELECT seq FROM plan"
+		     "  WHERE variant = 'aa' AND warmup = 0)");
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	res = jresult(doc, "loop_ns", "aa");
+	cr_assert(res && jget(res, "blocks"), "%s", r.out);
+	cr_assert_float_eq(jnum(res, "blocks.n"), 4, 0);
+	cr_assert_float_eq(jnum(res, "blocks.runs"), 16, 0);
+	cr_assert_float_eq(jnum(res, "blocks.var_within"), 91.0 / 48, 1e-9);
+	cr_assert_float_eq(jnum(res, "blocks.var_between"), 167.0 / 24, 1e-9);
+	cr_assert_float_eq(jnum(res, "blocks.between_share"), 334.0 / 425, 1e-9);
+	cr_assert_float_eq(jnum(res, "blocks.p"), 1.877919809931683e-4, 1e-9);
+	cr_assert_float_eq(jnum(res, "blocks.mean_of_means"), 95.4375, 1e-9);
+	const struct jv *ci = jget(jget(res, "blocks"), "mean_ci");
+	double half = 3.182446305284263 * sqrt(1427.0 / 768);
+	cr_assert(ci && ci->n == 2, "mean_ci");
+	cr_assert_float_eq(ci->items[0].num, 95.4375 - half, 1e-6);
+	cr_assert_float_eq(ci->items[1].num, 95.4375 + half, 1e-6);
+	json_free(doc);
+	cli_result_release(&r);
+
+	/* every format has the table, with the loom's mean and its share */
+	static const char *const formats[] = { "text", "markdown", "html" };
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		report(&r, formats[i], NULL, NULL);
+		cr_assert(strstr(r.out, "Runs nested in blocks"), "%s: %s", formats[i], r.out);
+		cr_assert(strstr(r.out, "95.44"), "%s: %s", formats[i], r.out);
+		cr_assert(strstr(r.out, "79 %"), "%s: %s", formats[i], r.out);
+		cli_result_release(&r);
+	}
+}

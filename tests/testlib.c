@@ -255,6 +255,16 @@ int64_t cli_sql_int(const char *db, const char *sql)
 	return v;
 }
 
+void cli_sql_exec(const char *db, const char *sql)
+{
+	sqlite3 *h;
+	char *msg = NULL;
+	cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK, "open %s", db);
+	cr_assert_eq(sqlite3_exec(h, sql, NULL, NULL, &msg), SQLITE_OK, "%s: %s", sql,
+		     msg ? msg : "");
+	sqlite3_close(h);
+}
+
 char *cli_sql_text(const char *db, const char *sql)
 {
 	sqlite3 *h;

@@ -1,0 +1,325 @@
+/* nested.c - two-level variance components (runs nested in boots); see nested.h */
+#include "nested.h"
+
+#include <errno.h>
+#include <gsl/gsl_cdf.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char m_t_means[] = "Student t on the block means (k - 1 df)";
+static const char r_one_block[] = "one block: the between-block variance needs "
+	"at least 2 blocks (boots)";
+static const char r_one_value[] = "one value per block: the within-block "
+	"variance needs a block with at least 2 values (runs)";
+static const char r_ci_one_block[] = "one block: a CI from block means needs "
+	"at least 2 blocks";
+
+/*
+ * The values grouped by block: idx[start[j]] .. idx[start[j+1] - 1] are the
+ * indices into x of block j, blocks in ascending id order, indices
+ * ascending within a block.
+ */
+struct groups {
+	size_t k;
+	size_t *idx;		/* n */
+	size_t *start;		/* k + 1 */
+	size_t max_n;		/* largest block */
+};
+
+struct id_index {
+	int id;
+	size_t i;
+};
+
+static int cmp_id_index(const void *a, const void *b)
+{
+	const struct id_index *p = a, *q = b;
+
+	if (p->id != q->id)
+		return p->id < q->id ? -1 : 1;
+	return p->i < q->i ? -1 : p->i > q->i;
+}
+
+static void groups_free(struct groups *g)
+{
+	free(g->idx);
+	free(g->start);
+	g->idx = NULL;
+	g->start = NULL;
+}
+
+/* n >= 1.  -ENOMEM on allocation failure (g zeroed). */
+static int groups_make(const int *block, size_t n, struct groups *g)
+{
+	struct id_index *p;
+	size_t k, j;
+
+	memset(g, 0, sizeof(*g));
+	if (n > SIZE_MAX / sizeof(*p) - 1)
+		return -ENOMEM;
+	p = malloc(n * sizeof(*p));
+	g->idx = malloc(n * sizeof(size_t));
+	if (!p || !g->idx)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		p[i].id = block[i];
+		p[i].i = i;
+	}
+	qsort(p, n, sizeof(*p), cmp_id_index);
+	k = 1;
+	for (size_t i = 1; i < n; i++)
+		k += p[i].id != p[i - 1].id;
+	g->start = malloc((k + 1) * sizeof(size_t));
+	if (!g->start)
+		goto nomem;
+	j = 0;
+	g->start[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && p[i].id != p[i - 1].id)
+			g->start[++j] = i;
+		g->idx[i] = p[i].i;
+	}
+	g->start[k] = n;
+	g->k = k;
+	for (j = 0; j < k; j++)
+		if (g->start[j + 1] - g->start[j] > g->max_n)
+			g->max_n = g->start[j + 1] - g->start[j];
+	free(p);
+	return 0;
+nomem:
+	free(p);
+	groups_free(g);
+	return -ENOMEM;
+}
+
+static void result_init(struct nested_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->grand_mean = out->mean_of_means = NAN;
+	out->ms_between = out->ms_within = NAN;
+	out->n0 = NAN;
+	out->var_within = out->var_between = out->icc = NAN;
+	out->f = out->p_value = NAN;
+	out->mean_ci.lo = out->mean_ci.hi = NAN;
+	out->mean_ci.level = NAN;
+	out->mean_ci.method = m_t_means;
+}
+
+/*
+ * One-way ANOVA with random block effects (Searle, Casella & McCulloch
+ * 1992, ch. 3; Montgomery, "Design and Analysis of Experiments", the
+ * random effects model):
+ *   SSW = sum_j sum_i (x_ji - m_j)^2,  MSW = SSW / (N - k),
+ *   SSB = sum_j n_j (m_j - m)^2,       MSB = SSB / (k - 1),
+ *   E[MSW] = sigma_w^2,  E[MSB] = sigma_w^2 + n0 sigma_b^2,
+ * so the moment (ANOVA) estimates are sigma_w^2 = MSW and sigma_b^2 =
+ * (MSB - MSW) / n0, clamped at 0.  Means are taken about each block's
+ * first value (shifted data): exact for constant blocks and accurate for
+ * timings with a large offset.
+ */
+int nested_components(const double *x, const int *block, size_t n, double conf,
+		      struct nested_result *out)
+{
+	struct groups g;
+	double *mean;
+	double ssw = 0, ssb = 0, sbm = 0, sum_nj2 = 0, gm, mom, base;
+	size_t k;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	result_init(out);
+	if (!x || !block || n == 0 || !(conf > 0 && conf < 1)) {
+		memset(out, 0, sizeof(*out));
+		return -EINVAL;
+	}
+	if (!stats_all_finite(x, n)) {
+		memset(out, 0, sizeof(*out));
+		return -EDOM;
+	}
+	rc = groups_make(block, n, &g);
+	if (rc == 0 && !(mean = malloc(g.k * sizeof(double)))) {
+		groups_free(&g);
+		rc = -ENOMEM;
+	}
+	if (rc) {
+		memset(out, 0, sizeof(*out));
+		return rc;
+	}
+	k = g.k;
+
+	/* block means, SSW */
+	for (size_t j = 0; j < k; j++) {
+		size_t a = g.start[j], b = g.start[j + 1], nj = b - a;
+		double x0 = x[g.idx[a]], s = 0;
+
+		for (size_t i = a; i < b; i++)
+			s += x[g.idx[i]] - x0;
+		mean[j] = x0 + s / (double)nj;
+		for (size_t i = a; i < b; i++) {
+			double d = x[g.idx[i]] - mean[j];
+			ssw += d * d;
+		}
+		sum_nj2 += (double)nj * (double)nj;
+	}
+	/* grand mean (weighted) and mean of block means (unweighted) */
+	base = x[g.idx[0]];
+	gm = 0;
+	mom = 0;
+	for (size_t j = 0; j < k; j++) {
+		double nj = (double)(g.start[j + 1] - g.start[j]);
+		gm += nj * (mean[j] - base);
+		mom += mean[j] - base;
+	}
+	gm = base + gm / (double)n;
+	mom = base + mom / (double)k;
+	for (size_t j = 0; j < k; j++) {
+		double nj = (double)(g.start[j + 1] - g.start[j]);
+		double d = mean[j] - gm, e = mean[j] - mom;
+		ssb += nj * d * d;
+		sbm += e * e;
+	}
+
+	out->n_groups = k;
+	out->n = n;
+	out->grand_mean = gm;
+	out->mean_of_means = mom;
+	out->df_between = (double)(k - 1);
+	out->df_within = (double)(n - k);
+
+	if (k == 1) {
+		/* within variance of the single block only */
+		out->df_within = (double)(n - 1);
+		if (n >= 2)
+			out->ms_within = out->var_within = ssw / (double)(n - 1);
+		out->reason = r_one_block;
+		out->mean_ci.reason = r_ci_one_block;
+		goto done;
+	}
+
+	out->ms_between = ssb / (double)(k - 1);
+	out->n0 = ((double)n - sum_nj2 / (double)n) / (double)(k - 1);
+
+	/* CI of the mean from the k block means: t with k - 1 df (KJ 2013) */
+	{
+		double t = gsl_cdf_tdist_Pinv(1 - (1 - conf) / 2, (double)(k - 1));
+		double se = sqrt(sbm / (double)(k - 1) / (double)k);
+
+		out->mean_ci.has_ci = 1;
+		out->mean_ci.lo = mom - t * se;
+		out->mean_ci.hi = mom + t * se;
+		out->mean_ci.level = conf;
+	}
+
+	if (n == k) {
+		out->reason = r_one_value;
+		goto done;
+	}
+
+	out->ms_within = ssw / (double)(n - k);
+	out->var_within = out->ms_within;
+	out->var_between = (out->ms_between - out->ms_within) / out->n0;
+	if (!(out->var_between > 0))
+		out->var_between = 0;
+	if (out->var_between + out->var_within > 0)
+		out->icc = out->var_between / (out->var_between + out->var_within);
+	else
+		out->icc = 0;
+	if (out->ms_within > 0) {
+		out->f = out->ms_between / out->ms_within;
+		out->p_value = gsl_cdf_fdist_Q(out->f, out->df_between, out->df_within);
+	} else if (out->ms_between > 0) {
+		out->f = INFINITY;
+		out->p_value = 0;
+	}			/* else: 0 / 0, F and p stay NaN */
+	out->ok = 1;
+done:
+	free(mean);
+	groups_free(&g);
+	return 0;
+}
+
+unsigned nested_optimal_runs(const struct nested_result *r, double boot_cost_s,
+			     double run_cost_s)
+{
+	double ratio, root, c;
+
+	if (!r || !r->ok)
+		return 0;
+	if (!(isfinite(boot_cost_s) && boot_cost_s > 0) ||
+	    !(isfinite(run_cost_s) && run_cost_s > 0))
+		return 0;
+	if (!(r->var_between > 0) || !(r->var_within >= 0))
+		return 0;
+	ratio = boot_cost_s * r->var_within / (run_cost_s * r->var_between);
+	if (isnan(ratio))
+		return 0;
+	root = sqrt(ratio);
+	/* an exact square root (e.g. sqrt(400)) must not round up to the next
+	 * integer through rounding error in the ratio: tolerance 1e-9 */
+	c = ceil(root - 1e-9 * root);
+	if (c < 1)
+		return 1;
+	if (!(c < (double)UINT_MAX))
+		return UINT_MAX;
+	return (unsigned)c;
+}
+
+size_t nested_resample_size(const int *block, size_t n)
+{
+	struct groups g;
+	size_t cap;
+
+	if (!block || n == 0)
+		return 0;
+	if (groups_make(block, n, &g))
+		return SIZE_MAX;
+	cap = g.k > SIZE_MAX / g.max_n ? SIZE_MAX : g.k * g.max_n;
+	groups_free(&g);
+	return cap;
+}
+
+/* Davison & Hinkley 1997, sec. 3.8: stage 1 draws blocks, stage 2 values. */
+int nested_resample(const double *x, const int *block, size_t n, gsl_rng *rng,
+		    double *out, int *out_block, size_t cap, size_t *out_n)
+{
+	struct groups g;
+	unsigned long range;
+	size_t o = 0;
+	int rc;
+
+	if (out_n)
+		*out_n = 0;
+	if (!x || !block || n == 0 || !rng || !out || !out_n)
+		return -EINVAL;
+	rc = groups_make(block, n, &g);
+	if (rc)
+		return rc;
+	/* gsl_rng_uniform_int(r, m) needs m <= max - min */
+	range = gsl_rng_max(rng) - gsl_rng_min(rng);
+	if (g.k > range || g.max_n > range || g.k > INT_MAX) {
+		groups_free(&g);
+		return -EINVAL;
+	}
+	if (g.k > SIZE_MAX / g.max_n || cap < g.k * g.max_n) {
+		groups_free(&g);
+		return -ENOSPC;
+	}
+	for (size_t d = 0; d < g.k; d++) {
+		size_t j = gsl_rng_uniform_int(rng, g.k);
+		size_t a = g.start[j], nj = g.start[j + 1] - a;
+
+		for (size_t i = 0; i < nj; i++) {
+			out[o] = x[g.idx[a + gsl_rng_uniform_int(rng, nj)]];
+			if (out_block)
+				out_block[o] = (int)d;
+			o++;
+		}
+	}
+	groups_free(&g);
+	*out_n = o;
+	return 0;
+}

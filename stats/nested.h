@@ -1,0 +1,128 @@
+/*
+ * nested.h - two-level variance components: runs nested in boots (blocks).
+ *
+ * A study boots a kernel (or starts a VM, or a process) k times - level 2,
+ * the blocks - and runs the workload n_j times in boot j - level 1, the
+ * runs.  The runs of one boot share its state (layout, caches, frequency
+ * governor, ...), so they are not independent: the variance splits into a
+ * within-boot part sigma_w^2 and a between-boot part sigma_b^2 (Kalibera &
+ * Jones, "Rigorous Benchmarking in Reasonable Time", ISMM 2013; Kalibera &
+ * Jones, "Quantifying Performance Changes with Effect Size Confidence
+ * Intervals", technical report, University of Kent, 2012).
+ *
+ * Conventions are those of stats.h: inputs are never modified; NaN or
+ * infinite values give -EDOM (and *out zeroed); too little data is a fact
+ * reported in the result (ok = 0, reason set), not an error.
+ */
+#ifndef PERTURB_STATS_NESTED_H
+#define PERTURB_STATS_NESTED_H
+
+#include <gsl/gsl_rng.h>
+#include <stddef.h>
+
+#include "stats.h"
+
+struct nested_result {
+	size_t n_groups;	/* k: blocks with >= 1 value */
+	size_t n;		/* N: values */
+	double grand_mean;	/* mean of all N values (weighted by block size) */
+	double mean_of_means;	/* unweighted mean of the k block means; equals
+				   grand_mean when the design is balanced */
+	/* One-way ANOVA table: MSB = sum_j n_j (m_j - m)^2 / (k - 1),
+	 * MSW = sum_j sum_i (x_ji - m_j)^2 / (N - k). */
+	double ms_between, ms_within;
+	double df_between, df_within;	/* k - 1, N - k */
+	/* Unbalanced one-way random-effects ANOVA, method of moments
+	 * (Searle, Casella & McCulloch, "Variance Components", 1992, ch. 3,
+	 * the 1-way classification): n0 = (N - sum_j n_j^2 / N) / (k - 1),
+	 * the block size when balanced. */
+	double n0;
+	double var_within;	/* sigma_w^2 = MSW (pooled within-block variance) */
+	double var_between;	/* sigma_b^2 = max(0, (MSB - MSW) / n0): clamped,
+				   the moment estimate can be negative */
+	double icc;		/* var_between / (var_between + var_within); 0
+				   when both are 0 (no variance at all) */
+	/* F = MSB / MSW with (k - 1, N - k) df, p = P(F' > F) from
+	 * gsl_cdf_fdist_Q: is there a boot effect?  MSW = 0 < MSB gives
+	 * F = +inf, p = 0; MSW = MSB = 0 (all values equal) gives F = p =
+	 * NaN: undefined. */
+	double f, p_value;
+	/* CI of the mean from the k block means, Student t with k - 1 df,
+	 * centred on mean_of_means: the honest interval when boots differ,
+	 * as the runs of a boot are not independent (KJ 2013; KJ 2012).
+	 * Needs k >= 2 (whatever the block sizes); method and reason as in
+	 * stats.h. */
+	struct interval mean_ci;
+	int ok;			/* variance components estimated: k >= 2 and
+				   some block has >= 2 values (N > k) */
+	const char *reason;	/* when !ok (static storage) */
+};
+
+/*
+ * The components of x[0..n-1], x[i] measured in block block[i].  Block ids
+ * are arbitrary ints in any order; blocks are those ids that occur.
+ * conf in (0, 1) for mean_ci, e.g. 0.95.
+ *
+ * Too little data (ok = 0, reason set), never an error:
+ *  - one block: var_within is still MSW (NaN when N = 1), with
+ *    df_within = N - 1; the between-block quantities and the CI are NaN;
+ *  - k >= 2 blocks of one value each: within variance not estimable:
+ *    var_within, var_between, icc, f, p_value NaN; mean_ci still given.
+ * Errors: -EINVAL (x or block NULL, n == 0, conf outside (0, 1)), -EDOM
+ * (NaN/inf value), -ENOMEM; *out is zeroed then.
+ */
+int nested_components(const double *x, const int *block, size_t n, double conf,
+		      struct nested_result *out);
+
+/*
+ * KJ 2013's optimal repetition count for two levels, r_1 =
+ * ceil(sqrt(c_2 T_1^2 / (c_1 T_2^2))), as Cochran's optimal two-stage
+ * sample ("Sampling Techniques", 3rd ed., 1977, ch. 10): with
+ * c_boot the cost of a boot (seconds, without its runs) and c_run the cost
+ * of one run, the runs per boot that give the narrowest CI of the mean for
+ * a given total time are
+ *   r = ceil(sqrt(c_boot * sigma_w^2 / (c_run * sigma_b^2))),
+ * at least 1 (sigma_w^2 = 0: one run per boot suffices).  UINT_MAX when r
+ * does not fit.
+ * Returns 0 - "no finite optimum" - when sigma_b^2 = 0 (no measurable boot
+ * effect: boots add nothing, so one boot with as many runs as the budget
+ * allows), and 0 as well when there is no answer: r is NULL, !r->ok, or a
+ * cost is not finite and > 0.  Tell the two apart with r->ok and
+ * r->var_between.
+ */
+unsigned nested_optimal_runs(const struct nested_result *r, double boot_cost_s,
+			     double run_cost_s);
+
+/*
+ * The capacity nested_resample() needs: k * max_j n_j (n when balanced);
+ * 0 when n == 0 or a pointer is NULL, SIZE_MAX on overflow or allocation
+ * failure.
+ */
+size_t nested_resample_size(const int *block, size_t n);
+
+/*
+ * One two-stage (hierarchical) bootstrap resample (Davison & Hinkley,
+ * "Bootstrap Methods and their Application", 1997, sec. 3.8, hierarchical
+ * data; KJ 2013 resample at every level): draw k blocks with replacement,
+ * then for each drawn block j draw n_j of its values with replacement.
+ * When balanced (k blocks of m) the resampled grand means average to the
+ * grand mean and their variance is (1/k) ((k-1)/k s_b^2 + (m-1)/m^2 MSW),
+ * s_b^2 the variance of the block means: the within part enters twice,
+ * once through s_b^2 (D&H 3.8 discuss this bias).
+ * Blocks are taken in ascending id order and values in input order, so the
+ * result depends on the input order only within a block.
+ * out[i] is a value of x, out_block[i] (may be NULL) the draw it belongs
+ * to, 0..k-1 (a block drawn twice gives two distinct output blocks).
+ * *out_n = the sum of the drawn blocks' sizes: n when balanced, at most
+ * nested_resample_size(); out and out_block hold cap >= that many.
+ * Randomness only from rng (gsl_rng_uniform_int): the same rng state gives
+ * the same resample.  Values are copied, not checked (no -EDOM).
+ * Sorts the block ids on every call: O(n log n).
+ * Errors: -EINVAL (NULL pointer, n == 0, more blocks or a larger block than
+ * rng draws from, more than INT_MAX blocks), -ENOSPC (cap too small:
+ * checked before drawing, whatever the draw), -ENOMEM; *out_n = 0 then.
+ */
+int nested_resample(const double *x, const int *block, size_t n, gsl_rng *rng,
+		    double *out, int *out_block, size_t cap, size_t *out_n);
+
+#endif
