@@ -950,3 +950,41 @@ Test(report, runs_nested_in_blocks_split_the_variance)
 		cli_result_release(&r);
 	}
 }
+
+/* A variant stored with a virtual time base (deterministic: QEMU -icount)
+ * is labelled in every format, and its times are not compared with a
+ * baseline in real time; its other metrics are. */
+Test(report, virtual_time_is_labelled_and_not_compared_with_real_time)
+{
+	struct cli_result r;
+	struct jv *doc;
+
+	run_spin_study(4, "200000", 0);
+	cli_sql_exec(db, "UPDATE variants SET timebase = 'virtual' WHERE name = 'aa'");
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	cr_assert_str_eq(jstr(jresult(doc, "wall", "aa"), "timebase"), "virtual");
+	cr_assert_str_eq(jstr(jresult(doc, "wall", "plus1"), "timebase"), "real");
+	cr_assert(strstr(jstr(jresult(doc, "wall", "aa"), "no_comparison_reason"),
+			 "virtual time"), "%s", r.out);
+	cr_assert(strstr(jstr(jresult(doc, "user", "aa"), "no_comparison_reason"),
+			 "virtual time"), "user time is time too");
+	cr_assert(jget(jresult(doc, "iterations", "aa"), "dilation"), "a count is compared");
+	cr_assert(jget(jresult(doc, "wall", "plus1"), "dilation"));
+	json_free(doc);
+	cli_result_release(&r);
+
+	static const char *const formats[] = { "text", "markdown", "html" };
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		report(&r, formats[i], NULL, NULL);
+		cr_assert(strstr(r.out, "aa (virtual time)"), "%s: %s", formats[i], r.out);
+		cr_assert(strstr(r.out, "-icount shift=0"), "%s: %s", formats[i], r.out);
+		cr_assert(!strstr(r.out, "plus1 (virtual time)"), "%s", formats[i]);
+		cli_result_release(&r);
+	}
+	report(&r, "csv", NULL, NULL);
+	cr_assert(strstr(r.out, ",block,timebase\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\n1,aa,spin,1,wall,") && strstr(r.out, ",virtual\n"), "%s", r.out);
+	cli_result_release(&r);
+}

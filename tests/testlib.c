@@ -255,6 +255,26 @@ int64_t cli_sql_int(const char *db, const char *sql)
 	return v;
 }
 
+void tl_skip_unless_qemu(void)
+{
+	const char *bin = getenv("PERTURB_BIN");
+	char *agent, *bindir;
+	int have_agent;
+
+	if (!program_exists("qemu-system-x86_64"))
+		cr_skip_test("qemu-system-x86_64 is missing (Debian package qemu-system-x86)");
+	if (access("/bin/busybox", X_OK) < 0)
+		cr_skip_test("/bin/busybox is missing (Debian package busybox-static)");
+	cr_assert(bin, "PERTURB_BIN is not set (run the tests with make test)");
+	bindir = dir_name(bin);
+	agent = xasprintf("%s/perturb-guest-agent", bindir);
+	have_agent = access(agent, X_OK) == 0;
+	free(agent);
+	free(bindir);
+	if (!have_agent)
+		cr_skip_test("build/perturb-guest-agent was not built (no static C library)");
+}
+
 void cli_sql_exec(const char *db, const char *sql)
 {
 	sqlite3 *h;

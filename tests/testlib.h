@@ -64,6 +64,10 @@ void cli_result_release(struct cli_result *r);
 /* An integer from a SQL query on a database (first column of first row);
  * -1 when there is no row. */
 int64_t cli_sql_int(const char *db, const char *sql);
+/* Skip the test (cr_skip_test) unless the qemu backend can run here:
+ * qemu-system-x86_64, busybox-static and the guest agent built next to
+ * PERTURB_BIN. */
+void tl_skip_unless_qemu(void);
 /* Run statements that change db (a test's own edit of stored data). */
 void cli_sql_exec(const char *db, const char *sql);
 /* A text from a SQL query (malloc'd, NULL when no row). */
