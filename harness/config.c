@@ -1398,7 +1398,8 @@ static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 
 static const char *const experiment_keys[] = {
 	"name", "description", "baseline", "repetitions", "warmup", "order", "seed",
-	"timeout", "cpus", "counters", "include", "variants", "workloads", "gate", NULL
+	"timeout", "cpus", "counters", "include", "variants", "workloads", "gate",
+	"deterministic", NULL
 };
 static const char *const order_names[] = { "interleaved", "sequential", "random", NULL };
 
@@ -1484,6 +1485,15 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 	}
 	if (!exp->n_variants)
 		return fail(c, root, "experiment has no 'variants'");
+	if ((v = get(root, "deterministic"))) {
+		/* every boot: variant's default; a variant's own value wins */
+		int det;
+		if (get_bool(c, root, "deterministic", &det))
+			return -1;
+		for (size_t i = 0; i < exp->n_variants; i++)
+			if (exp->variants[i].boot.present && exp->variants[i].boot.deterministic < 0)
+				exp->variants[i].boot.deterministic = det;
+	}
 	if (!exp->n_workloads)
 		return fail(c, root, "experiment has no 'workloads'");
 

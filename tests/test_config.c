@@ -301,6 +301,20 @@ Test(config, full_experiment)
 	experiment_release(&exp);	/* released twice is harmless */
 }
 
+Test(config, deterministic_on_the_experiment_is_each_boot_variants_default)
+{
+	struct experiment exp;
+	char *dir = corpus_dir(), *path = xasprintf("%s/099-deterministic-top.yaml", dir);
+	char err[1024];
+
+	cr_assert_eq(config_load(path, &exp, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(exp.variants[0].boot.deterministic, 1);
+	cr_expect_eq(exp.variants[1].boot.deterministic, 0, "the variant's own value wins");
+	experiment_release(&exp);
+	free(path);
+	free(dir);
+}
+
 Test(config, defaults)
 {
 	char *dir = corpus_dir(), *path = xasprintf("%s/060-minimal.yaml", dir);
