@@ -7,6 +7,7 @@
 #   make bench           benchmarks of perturb itself (bench/)
 #   make deps            install the Debian packages perturb needs (as root),
 #                        or print the apt-get line that would
+#   make kernels         build every kernels/configs/ fragment into build/kernels/
 #   make test-browser    render an HTML report in headless Chromium and check
 #                        the CDF plot (installs chromium and python3 as root)
 #   make install         install into $(DESTDIR)$(PREFIX)
@@ -36,7 +37,10 @@ DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
 	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev
 DEB_RUN := bzip2 strace xz-utils gzip rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine
-DEB_PACKAGES := $(DEB_BUILD) $(DEB_RUN) $(DEB_BENCH)
+# Guest kernels built from kernels/configs/ (boot: config:, make kernels,
+# the kernels tests): Debian's kernel source and the tools to build it.
+DEB_KERNELS := linux-source-6.1 flex bison bc libelf-dev xz-utils
+DEB_PACKAGES := $(DEB_BUILD) $(DEB_RUN) $(DEB_BENCH) $(DEB_KERNELS)
 # Only for `make test-browser` (headless Chromium renders the HTML report).
 DEB_BROWSER := chromium python3
 
@@ -105,10 +109,17 @@ $(B)/perturb-micro: $(MICRO_OBJ)
 $(B)/perturb-micro-static: $(MICRO_OBJ)
 	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^
 
-# The qemu backend's guest agent: /init of the guests' initramfs (static).
-$(B)/perturb-guest-agent: workloads/guest/agent.c harness/frame.h
+# The qemu backend's guest agent: /init of the guests' initramfs (static),
+# with the host's tracefs code (a kernel: block is applied in the guest).
+# libtraceevent's plugin loader is linked in but never called: glibc's
+# warning about dlopen in a static program is dropped, nothing else.
+AGENT_SRC := workloads/guest/agent.c instrumentation/tracefs.c harness/util.c
+$(B)/perturb-guest-agent: $(AGENT_SRC) harness/frame.h instrumentation/tracefs.h harness/util.h
 	@mkdir -p $(dir $@)
-	$(QUIET_LINK)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $<
+	$(QUIET_LINK)$(CC) $(BASE_CFLAGS) $(shell $(PKG_CONFIG) --cflags libtracefs 2>/dev/null) \
+		$(CFLAGS) $(LDFLAGS) -static -o $@ $(AGENT_SRC) -ltracefs -ltraceevent -lm \
+		2>$@.err; r=$$?; grep -v "in function .load_plugin.:$$\|Using 'dlopen' in statically" \
+		$@.err >&2; rm -f $@.err; exit $$r
 # ---- end of perturb-micro ----
 
 # ---- markers: user-space markers (instrumentation/markers.[ch]) ----
@@ -185,6 +196,29 @@ install: $(B)/perturb $(MICRO_BINS)
 	install -m 644 workloads/*.yaml $(DESTDIR)$(PREFIX)/share/perturb/workloads/
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 docs/perturb.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/perturb/kernels/configs
+	install -m 755 kernels/build.sh $(DESTDIR)$(PREFIX)/share/perturb/kernels/
+	install -m 644 kernels/configs/*.config $(DESTDIR)$(PREFIX)/share/perturb/kernels/configs/
+
+# ---- kernels: make kernels ----
+# Every kernels/configs/*.config (but base) built from Debian's
+# linux-source-6.1 (unpacked once into $(B)/) by kernels/build.sh into
+# $(B)/kernels/NAME.bzImage; KERNEL_SOURCE=TREE builds from another tree.
+# perturb builds a boot: variant's config: itself (cached); this target is
+# for images to give as kernel: PATH, or to look at.
+KERNEL_TARBALL ?= /usr/src/linux-source-6.1.tar.xz
+KERNEL_SOURCE ?= $(B)/linux-source-6.1
+KERNEL_NAMES := $(filter-out base,$(basename $(notdir $(wildcard kernels/configs/*.config))))
+.PHONY: kernels
+kernels: $(if $(NO_DEPS),,deps) $(KERNEL_NAMES:%=$(B)/kernels/%.bzImage)
+$(B)/linux-source-6.1/Makefile:
+	@mkdir -p $(B)
+	tar -xf $(KERNEL_TARBALL) -C $(B)
+	touch $@
+$(B)/kernels/%.bzImage: kernels/configs/%.config kernels/configs/base.config kernels/build.sh \
+		$(if $(filter $(B)/linux-source-6.1,$(KERNEL_SOURCE)),$(B)/linux-source-6.1/Makefile)
+	kernels/build.sh $(KERNEL_SOURCE) $< $@
+# ---- end of kernels ----
 
 # ---- reporter: make test-browser (begin) ----
 # Render an HTML report with headless Chromium (Debian package chromium) and

@@ -10,26 +10,37 @@
  * experiment's workloads and the variant's wrap: start, with their shared
  * libraries, at their host paths.  A program that cannot be packed is
  * reported before QEMU starts.  Then it boots QEMU with the serial console
- * on a pair of pipes and waits for the agent's PERTURB-READY line.
+ * on a pair of pipes and waits for the agent's PERTURB-READY line.  A
+ * variant's kernel: block is then sent as a KERNEL line and applied inside
+ * the guest by the agent, with the host backend's code (tracefs.c:
+ * ktrace_apply, ktrace_verify), after checking the tracer and every event
+ * glob against the guest kernel's available_tracers / available_events
+ * (which check() cannot see); the agent answers with a framed
+ * PERTURB-KERNEL "ok" or the reason.  The guest's tracing state is never
+ * restored: the guest ends with the variant.
  *
  * run() sends one RUN line and waits for the matching framed result (see
- * workloads/guest/agent.c); the metrics are extracted here from the
- * output the agent sends back.  The guest's environment is PATH, HOME and
- * the variant's env: entries (not perturb's own environment); wrap: is
- * packed and applies as on the host.  Counters and CPU pinning are not
- * applied inside the guest.  leave() sends QUIT and reaps QEMU (SIGKILL
- * after a grace period).  QEMU gets SIGKILL when perturb dies
- * (PR_SET_PDEATHSIG).
+ * workloads/guest/agent.c for the protocol); the metrics are extracted
+ * here from the output the agent sends back.  With a kernel: block the
+ * result header also carries the tracer's accounting during the run, added
+ * as the host backend does: trace_events, trace_lost (unit "events") and
+ * trace_bytes ("B").  The guest's environment is PATH, HOME and the
+ * variant's env: entries (not perturb's own environment); wrap: is packed
+ * and applies as on the host.  Counters and CPU pinning are not applied
+ * inside the guest.  leave() sends QUIT and reaps QEMU (SIGKILL after a
+ * grace period).  QEMU gets SIGKILL when perturb dies (PR_SET_PDEATHSIG).
  *
- * A boot that fails (no PERTURB-READY in time, QEMU exits), a guest that
- * hangs or sends a frame whose checksum does not match: the console log is
- * kept in logdir (qemu-VARIANT-N.log), QEMU is killed, and this run and the
- * variant's remaining runs are recorded as RUN_ERROR naming the log; the
- * study goes on with the next variant.
+ * A boot that fails (no PERTURB-READY in time, QEMU exits), a kernel:
+ * block the guest refuses, a guest that hangs or sends a frame that is
+ * malformed or whose checksum does not match ("garbage from the guest"):
+ * the console log is kept in logdir (qemu-VARIANT-N.log), QEMU is killed,
+ * and this run and the variant's remaining runs are recorded as RUN_ERROR
+ * naming the reason and the log; the study goes on with the next variant.
  */
 #include "backend.h"
 #include "frame.h"
 #include "initramfs.h"
+#include "kbuild.h"
 #include "packages.h"
 #include "util.h"
 
@@ -63,28 +74,12 @@ struct qemu {
 	struct strbuf in;		/* bytes read, not yet a complete line */
 	int panicked;			/* the console showed a kernel panic */
 	int dead;			/* the boot failed: runs are errors */
-	char dead_why[200];
+	char dead_why[256];		/* the size of run_result.reason */
 	unsigned long seq;
 };
 
 static unsigned boot_count;
 static int kvm_failed;	/* a KVM boot failed: kvm: auto uses TCG from then on */
-
-static const char *cache_dir(void)
-{
-	static char *dir;
-	const char *e;
-
-	if (dir)
-		return dir;
-	if ((e = getenv("PERTURB_CACHE")) && *e)
-		dir = xstrdup(e);
-	else if ((e = getenv("XDG_CACHE_HOME")) && *e)
-		dir = xasprintf("%s/perturb", e);
-	else
-		dir = xasprintf("%s/.cache/perturb", getenv("HOME") ? getenv("HOME") : "/tmp");
-	return dir;
-}
 
 static const char *agent_exe(void)
 {
@@ -99,7 +94,8 @@ static const char *agent_exe(void)
 
 static int kvm_usable(const struct boot_cfg *b)
 {
-	if (b->kvm == 0 || (b->kvm < 0 && kvm_failed))
+	/* -icount (deterministic: true) is TCG's: KVM runs the real CPU */
+	if (b->kvm == 0 || (b->kvm < 0 && kvm_failed) || b->deterministic == 1)
 		return 0;
 	return access("/dev/kvm", R_OK | W_OK) == 0;
 }
@@ -109,17 +105,10 @@ static int qemu_check(const struct variant *v, char *why, size_t len)
 	const struct boot_cfg *b = &v->boot;
 
 	/* what this backend cannot do yet, then what this machine lacks */
-	if (b->config || b->source)
-		return why_error(why, len, "variant '%s': boot: config:/source: (building "
-				 "kernels) is not supported yet; build one with kernels/build.sh "
-				 "and give kernel: PATH", v->name);
-	if (v->daemon.n || v->background.n || v->n_setup || v->n_teardown || v->kernel.present)
-		return why_error(why, len, "variant '%s': daemon:, background:, setup:, "
-				 "teardown: and kernel: are not supported yet with boot: (give "
-				 "boot-time tracing on the kernel command line)", v->name);
-	if (b->boots > 1)
-		return why_error(why, len, "variant '%s': boot: boots: %d is not supported "
-				 "yet (one boot per variant)", v->name, b->boots);
+	if (v->daemon.n || v->background.n || v->n_setup || v->n_teardown)
+		return why_error(why, len, "variant '%s': daemon:, background:, setup: and "
+				 "teardown: are not supported yet with boot: (give boot-time "
+				 "tracing on the kernel command line)", v->name);
 	if (b->initrd && strcmp(b->initrd, "auto"))
 		return why_error(why, len, "variant '%s': boot: only initrd: auto is "
 				 "supported (the guest agent must be its /init)", v->name);
@@ -132,11 +121,17 @@ static int qemu_check(const struct variant *v, char *why, size_t len)
 	if (access(agent_exe(), X_OK) < 0)
 		return why_error(why, len, "variant '%s': boot: needs the guest agent '%s' "
 				 "(built by make with a static C library)", v->name, agent_exe());
+	if (b->kvm == 1 && b->deterministic == 1)
+		return why_error(why, len, "variant '%s': boot: deterministic: true needs TCG "
+				 "(QEMU's -icount counts emulated instructions); give kvm: auto "
+				 "or false", v->name);
 	if (b->kvm == 1 && access("/dev/kvm", R_OK | W_OK) < 0)
 		return why_error(why, len, "variant '%s': boot: kvm: true but /dev/kvm is "
 				 "not usable", v->name);
-	if (!b->kernel || !strcmp(b->kernel, "debian")) {
-		char *k = xasprintf("%s/kernel-debian/vmlinuz", cache_dir());
+	if (b->config)
+		return kbuild_check(b, why, len);
+	if (!strcmp(b->kernel, "debian")) {
+		char *k = xasprintf("%s/kernel-debian/vmlinuz", perturb_cache_dir());
 		int have = access(k, R_OK) == 0;
 		free(k);
 		if (!have && (!program_exists("apt-get") || !program_exists("dpkg-deb")))
@@ -181,7 +176,7 @@ static char *debian_kernel_package(void)
 /* The path of Debian's kernel in the cache, fetched when missing. */
 static char *debian_kernel(void)
 {
-	char *dir = xasprintf("%s/kernel-debian", cache_dir());
+	char *dir = xasprintf("%s/kernel-debian", perturb_cache_dir());
 	char *vmlinuz = xasprintf("%s/vmlinuz", dir), *tmp = NULL, *pkg = NULL, *found = NULL;
 	char *ret = NULL;
 	int e;
@@ -340,7 +335,7 @@ static char *make_initramfs(struct backend_ctx *ctx)
 		goto out;
 	cpio_finish(&c);
 	sha256_hex(c.buf.buf, c.buf.len, sha);
-	char *dir = xasprintf("%s/initramfs", cache_dir());
+	char *dir = xasprintf("%s/initramfs", perturb_cache_dir());
 	if ((e = mkdir_p(dir, 0755)) < 0) {
 		error("cannot create '%s': %s", dir, strerror(-e));
 		free(dir);
@@ -377,6 +372,81 @@ out:
 	return ret;
 }
 
+/* ---- the frames ---- */
+
+static void add_hex(struct strbuf *sb, const char *s)
+{
+	static const char digits[] = "0123456789abcdef";
+	strbuf_add(sb, " ", 1);
+	if (!*s)
+		strbuf_add(sb, "-", 1);	/* an empty token: "" */
+	for (; *s; s++) {
+		char h[2] = { digits[(unsigned char)*s >> 4], digits[*s & 15] };
+		strbuf_add(sb, h, 2);
+	}
+}
+
+static int unhex(const char *s, size_t n, unsigned char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		int v = 0;
+		for (int k = 0; k < 2; k++) {
+			char ch = s[2 * i + k];
+			v <<= 4;
+			if (ch >= '0' && ch <= '9')
+				v |= ch - '0';
+			else if (ch >= 'a' && ch <= 'f')
+				v |= ch - 'a' + 10;
+			else
+				return -1;
+		}
+		out[i] = (unsigned char)v;
+	}
+	return 0;
+}
+
+/*
+ * Check a framed line "TAG SEQ LEN CRC32 HEX" (what is the frame of: what,
+ * for messages) and decode its payload: *payload (malloc'd, NUL added) and
+ * *plen.  0, or -1 with why.
+ */
+static int parse_frame(const char *line, const char *tag, const char *what, unsigned long seq,
+		       unsigned char **payload, size_t *plen, char *why, size_t wlen)
+{
+	size_t tl = strlen(tag), len;
+	unsigned long s;
+	unsigned crc;
+	int off = 0;
+	unsigned char *p;
+
+	*payload = NULL;
+	if (strncmp(line, tag, tl) || line[tl] != ' ' ||
+	    sscanf(line + tl, " %lu %zu %x %n", &s, &len, &crc, &off) < 3 || !off) {
+		snprintf(why, wlen, "malformed %s frame", what);
+		return -1;
+	}
+	if (s != seq) {
+		snprintf(why, wlen, "%s for run %lu while waiting for %lu", what, s, seq);
+		return -1;
+	}
+	off += (int)tl;
+	if (strlen(line + off) != 2 * len) {
+		snprintf(why, wlen, "truncated %s frame (%zu of %zu bytes)", what,
+			 strlen(line + off) / 2, len);
+		return -1;
+	}
+	p = xmalloc(len + 1);
+	if (unhex(line + off, len, p) < 0 || frame_crc32(p, len) != crc) {
+		snprintf(why, wlen, "%s frame fails its checksum", what);
+		free(p);
+		return -1;
+	}
+	p[len] = '\0';
+	*payload = p;
+	*plen = len;
+	return 0;
+}
+
 /* ---- QEMU and the console ---- */
 
 static void qemu_kill(struct qemu *q)
@@ -392,7 +462,7 @@ static void mark_dead(struct qemu *q, const char *fmt, ...) PRINTF(2, 3);
 static void mark_dead(struct qemu *q, const char *fmt, ...)
 {
 	va_list ap;
-	char msg[160];
+	char msg[224];
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -588,16 +658,77 @@ static void close_pipes(struct qemu *q)
 	strbuf_reset(&q->in);
 }
 
+static void add_list(struct strbuf *sb, char *const *v, size_t n)
+{
+	if (!v) {
+		strbuf_add(sb, " -1", 3);
+		return;
+	}
+	strbuf_addf(sb, " %zu", n);
+	for (size_t i = 0; i < n; i++)
+		add_hex(sb, v[i]);
+}
+
+/*
+ * Apply the variant's kernel: block inside the booted guest (KERNEL, see
+ * workloads/guest/agent.c).  Returns 1 when applied, 0 when the guest
+ * refused it or did not answer (why filled), PROC_STOP.
+ */
+static int guest_kernel(struct backend_ctx *ctx, struct qemu *q, char *why, size_t wlen)
+{
+	const struct kernel_cfg *k = &ctx->variant->kernel;
+	struct strbuf cmd = STRBUF_INIT;
+	unsigned char *p = NULL;
+	char *line = NULL, fwhy[128];
+	size_t len;
+	int r, ret = 0;
+
+	strbuf_addf(&cmd, "KERNEL %d %ld", k->tracing_on, k->buffer_size_kb > 0 ?
+		    k->buffer_size_kb : -1);
+	add_list(&cmd, k->tracer ? &k->tracer : NULL, 1);
+	add_list(&cmd, k->events, k->n_events);
+	add_list(&cmd, k->functions, k->n_functions);
+	add_list(&cmd, k->options, k->n_options);
+	strbuf_add(&cmd, "\n", 1);
+	if (send_line(q, cmd.buf, cmd.len) < 0) {
+		snprintf(why, wlen, "cannot write to QEMU: %s", strerror(errno));
+		goto out;
+	}
+	r = read_line(q, "PERTURB-KERNEL ", now_mono() + RESULT_MARGIN_S, &line);
+	if (r == PROC_STOP) {
+		ret = PROC_STOP;
+	} else if (r <= 0) {
+		snprintf(why, wlen, "kernel: the guest %s while applying it", r == 0 ?
+			 "stopped answering (time-out)" : q->panicked ? "died (kernel panic)" :
+			 "died (QEMU exited)");
+	} else if (parse_frame(line, "PERTURB-KERNEL", "kernel", 0, &p, &len, fwhy,
+			       sizeof(fwhy)) < 0) {
+		snprintf(why, wlen, "garbage from the guest: %s", fwhy);
+	} else if (strcmp((char *)p, "ok")) {
+		snprintf(why, wlen, "kernel: %s", strncmp((char *)p, "error ", 6) ?
+			 (char *)p : (char *)p + 6);
+	} else {
+		ret = 1;
+	}
+out:
+	free(p);
+	free(line);
+	strbuf_release(&cmd);
+	return ret;
+}
+
 static int qemu_enter(struct backend_ctx *ctx)
 {
 	const struct boot_cfg *b = &ctx->variant->boot;
 	struct qemu *q;
-	char *kernel = NULL, *initrd = NULL, why[160];
+	char *kernel = NULL, *initrd = NULL, why[400];
 	int ret = -1, r;
 
 	if (ctx->priv)
 		return 0;
-	if (!b->kernel || !strcmp(b->kernel, "debian"))
+	if (b->config)
+		kernel = kbuild_image(b);
+	else if (!strcmp(b->kernel, "debian"))
 		kernel = debian_kernel();
 	else
 		kernel = xstrdup(b->kernel);
@@ -623,6 +754,10 @@ static int qemu_enter(struct backend_ctx *ctx)
 		close_pipes(q);
 		r = boot(ctx, q, kernel, initrd, why, sizeof(why));
 	}
+	if (r == 1 && ctx->variant->kernel.present)
+		r = guest_kernel(ctx, q, why, sizeof(why));
+	if (r == PROC_STOP)
+		qemu_kill(q);
 	if (r < 0 || r == PROC_STOP)
 		goto out;
 	if (r == 0)
@@ -663,37 +798,6 @@ static int qemu_leave(struct backend_ctx *ctx)
 }
 
 /* ---- runs ---- */
-
-static void add_hex(struct strbuf *sb, const char *s)
-{
-	static const char digits[] = "0123456789abcdef";
-	strbuf_add(sb, " ", 1);
-	if (!*s)
-		strbuf_add(sb, "-", 1);	/* an empty token: "" */
-	for (; *s; s++) {
-		char h[2] = { digits[(unsigned char)*s >> 4], digits[*s & 15] };
-		strbuf_add(sb, h, 2);
-	}
-}
-
-static int unhex(const char *s, size_t n, unsigned char *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		int v = 0;
-		for (int k = 0; k < 2; k++) {
-			char ch = s[2 * i + k];
-			v <<= 4;
-			if (ch >= '0' && ch <= '9')
-				v |= ch - '0';
-			else if (ch >= 'a' && ch <= 'f')
-				v |= ch - 'a' + 10;
-			else
-				return -1;
-		}
-		out[i] = (unsigned char)v;
-	}
-	return 0;
-}
 
 static void extract(const struct run_request *req, const char *out, size_t out_len,
 		    const char *err, size_t err_len, struct run_result *res)
@@ -753,45 +857,66 @@ static void extract(const struct run_request *req, const char *out, size_t out_l
 			res->out_tail[i] = ' ';
 }
 
-/* Parse a PERTURB-RESULT line for seq; 0, or -1 with why. */
-static int parse_result(const char *line, unsigned long seq, const struct run_request *req,
-			struct run_result *res, char *why, size_t wlen)
+static void add_value(struct run_result *res, const char *name, double value, const char *unit)
 {
-	unsigned long s;
+	res->values = xrealloc(res->values, (res->n_values + 1) * sizeof(*res->values));
+	res->values[res->n_values++] = (struct metric_value){
+		.name = xstrdup(name), .value = value, .unit = xstrdup(unit),
+	};
+}
+
+/*
+ * The optional tail of a result header: the tracer's accounting during the
+ * run (a variant with a kernel: block), as metrics named and with units as
+ * the host backend's (trace_events, trace_lost, trace_bytes).
+ */
+static void trace_values(const struct variant *v, const char *tail, struct run_result *res)
+{
+	double events, lost, bytes;
+	const char *e;
+
+	if (sscanf(tail, " trace_events=%lf trace_lost=%lf trace_bytes=%lf", &events, &lost,
+		   &bytes) == 3) {
+		add_value(res, "trace_events", events, "events");
+		add_value(res, "trace_lost", lost, "events");
+		add_value(res, "trace_bytes", bytes, "B");
+	} else if ((e = strstr(tail, "trace_error="))) {
+		size_t n = strcspn(e + 12, " \n") / 2;
+		unsigned char msg[256];
+		if (n >= sizeof(msg))
+			n = sizeof(msg) - 1;
+		if (unhex(e + 12, n, msg) < 0)
+			n = 0;
+		msg[n] = '\0';
+		warning("variant '%s': in the guest: %s", v->name, (char *)msg);
+	}
+}
+
+/* Parse a PERTURB-RESULT line for seq; 0, or -1 with why. */
+static int parse_result(const char *line, unsigned long seq, const struct variant *v,
+			const struct run_request *req, struct run_result *res, char *why,
+			size_t wlen)
+{
 	size_t len;
-	unsigned crc;
-	int off = 0;
 	unsigned char *p = NULL;
 	int ret = -1;
 
-	if (sscanf(line, "PERTURB-RESULT %lu %zu %x %n", &s, &len, &crc, &off) < 3 || !off) {
-		snprintf(why, wlen, "malformed result frame");
+	if (parse_frame(line, "PERTURB-RESULT", "result", seq, &p, &len, why, wlen) < 0)
 		return -1;
-	}
-	if (s != seq) {
-		snprintf(why, wlen, "result for run %lu while waiting for %lu", s, seq);
-		return -1;
-	}
-	if (strlen(line + off) != 2 * len) {
-		snprintf(why, wlen, "truncated result frame (%zu of %zu bytes)",
-			 strlen(line + off) / 2, len);
-		return -1;
-	}
-	p = xmalloc(len + 1);
-	if (unhex(line + off, len, p) < 0 || frame_crc32(p, len) != crc) {
-		snprintf(why, wlen, "result frame fails its checksum");
-		goto out;
-	}
-	p[len] = '\0';
-	char how[16];
-	int code, hl = 0;
+	/* the header is the payload's first line (the output may begin with
+	 * blanks: no sscanf over the line's end) */
+	char how[16], *nl = memchr(p, '\n', len), *head;
+	int code, tail = 0;
 	long long wall, user, sys;
 	long rss;
-	size_t out_len, err_len;
-	if (sscanf((char *)p, "how=%15s code=%d wall_ns=%lld user_us=%lld sys_us=%lld "
-		   "maxrss_kb=%ld out=%zu err=%zu\n%n", how, &code, &wall, &user, &sys, &rss,
-		   &out_len, &err_len, &hl) < 8 || !hl || hl + out_len + err_len != len) {
+	size_t out_len, err_len, hl = nl ? (size_t)(nl - (char *)p) + 1 : 0;
+	head = nl ? xstrndup((char *)p, hl - 1) : NULL;
+	if (!head || sscanf(head, "how=%15s code=%d wall_ns=%lld user_us=%lld sys_us=%lld "
+			    "maxrss_kb=%ld out=%zu err=%zu%n", how, &code, &wall, &user, &sys,
+			    &rss, &out_len, &err_len, &tail) < 8 || !tail ||
+	    hl + out_len + err_len != len) {
 		snprintf(why, wlen, "malformed result header");
+		free(head);
 		goto out;
 	}
 	res->wall_s = wall / 1e9;
@@ -826,6 +951,9 @@ static int parse_result(const char *line, unsigned long seq, const struct run_re
 		}
 		res->n_values = 0;
 	}
+	/* like the host backend: whatever the run's status */
+	trace_values(v, head + tail, res);
+	free(head);
 	ret = 0;
 out:
 	free(p);
@@ -888,7 +1016,7 @@ static int qemu_run(struct backend_ctx *ctx, const struct run_request *req,
 			  q->panicked ? "died (kernel panic)" : "died (QEMU exited)");
 		goto dead;
 	}
-	if (parse_result(line, q->seq, req, res, why, sizeof(why)) < 0) {
+	if (parse_result(line, q->seq, v, req, res, why, sizeof(why)) < 0) {
 		mark_dead(q, "variant '%s': garbage from the guest: %s", v->name, why);
 		goto dead;
 	}

@@ -661,10 +661,35 @@ static int functions_equal(const struct ktrace_state *a, const struct ktrace_sta
 	return 1;
 }
 
-int ktrace_set_state(const struct ktrace_state *t, char *did, size_t didlen,
+/*
+ * The options a target means under the tracer now current (cur, read after
+ * the switch): each option cur has (as NAME or noNAME) set as the target
+ * says, else as it is (the new tracer's own); the target's options that cur
+ * does not know belonged to the old tracer and went with it.
+ */
+static void options_under(const struct ktrace_state *cur, const struct ktrace_state *t,
+			  char ***out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < cur->n_options; i++) {
+		const char *o = cur->options[i];
+		const char *name = strncmp(o, "no", 2) ? o : o + 2;
+		char *neg = xasprintf("no%s", name);
+		const char *pick = strv_has(t->options, t->n_options, name) ? name :
+				   strv_has(t->options, t->n_options, neg) ? neg : o;
+		strv_push(out, n, pick, strlen(pick));
+		free(neg);
+	}
+}
+
+int ktrace_set_state(const struct ktrace_state *target, char *did, size_t didlen,
 		     char *why, size_t len)
 {
-	struct ktrace_state cur, after;
+	struct ktrace_state cur, after, switched;
+	const struct ktrace_state *t = target;
+	char **opts = NULL;
+	size_t n_opts = 0;
 	struct strbuf sb = STRBUF_INIT;
 	char diff[1024];
 	char **off = NULL, **on = NULL;
@@ -690,6 +715,11 @@ int ktrace_set_state(const struct ktrace_state *t, char *did, size_t didlen,
 		ktrace_state_release(&cur);
 		if (ktrace_read_state(&cur, why, len) < 0)
 			goto out;
+		options_under(&cur, target, &opts, &n_opts);
+		switched = *target;
+		switched.options = opts;
+		switched.n_options = n_opts;
+		t = &switched;
 		if (cur.tracing_on && set_tracing_on(0, why, len) < 0)
 			goto out;
 		cur.tracing_on = 0;
@@ -752,6 +782,7 @@ out:
 	ktrace_state_release(&cur);
 	if (have_after)
 		ktrace_state_release(&after);
+	strv_free(opts, n_opts);
 	return ret;
 }
 

@@ -1,22 +1,39 @@
 /*
  * agent.c - perturb's guest agent: /init of the initramfs the qemu backend
- * boots (harness/backend_qemu.c).  Built static; needs nothing from the
- * image but itself (busybox is for shell: workloads).
+ * boots (harness/backend_qemu.c).  Built static, with instrumentation/
+ * tracefs.c (libtracefs, libtraceevent) and harness/util.c linked in; needs
+ * nothing from the image but itself (busybox is for shell: workloads).
  *
  * It mounts proc, sysfs, devtmpfs and tracefs (the initramfs itself is the
  * writable root, with the workloads' inputs at their host paths), puts the
  * serial console (/dev/ttyS0) in raw mode and speaks a line protocol on it:
  *
  *   guest -> host   PERTURB-READY <kernel release>
+ *   host -> guest   KERNEL <tracing_on> <buffer_kb> <tracer> <events> <functions> <options>
+ *                   (only for a variant with a kernel: block, right after
+ *                   PERTURB-READY; each of the last four is a list: <n>
+ *                   then n hex tokens, n = -1 when the block leaves it out;
+ *                   tracing_on and buffer_kb -1 likewise)
+ *   guest -> host   PERTURB-KERNEL 0 <len> <crc32> <hex payload>
+ *                   (payload "ok", or "error " and the reason)
  *   host -> guest   RUN <seq> <timeout_ms> <hex cwd> <n_env> <hex env>... <n_arg> <hex arg>...
  *                   (hex: the bytes in lower-case hex; "-" for an empty string)
  *   guest -> host   PERTURB-RESULT <seq> <len> <crc32> <hex payload>
  *   host -> guest   QUIT            (the agent syncs and reboots: QEMU -no-reboot exits)
  *
- * The payload is one header line
+ * KERNEL is applied with the host's code (tracefs.c): the tracer and every
+ * event glob are checked against available_tracers / available_events
+ * first (the host cannot know the guest kernel's), then ktrace_apply() and
+ * ktrace_verify().
+ *
+ * A RESULT payload is one header line
  *   how=exit|signal|timeout|error code=N wall_ns=N user_us=N sys_us=N maxrss_kb=N out=N err=N
+ *   [trace_events=N trace_lost=N trace_bytes=N]
  * followed by the captured stdout (out bytes) and stderr (err bytes), each
  * cut to its last AGENT_OUT_MAX bytes; for how=error, stderr holds the reason.
+ * The trace_ fields come after a KERNEL that succeeded: the tracer's own
+ * accounting (per_cpu/cpuN/stats, ktrace_stats_delta()), read before the
+ * fork and after the reap, outside the timed part, as the host backend does.
  * A run is measured as perturb's host runner does: CLOCK_MONOTONIC from just
  * before the fork to the exit seen, rusage of the child from wait4(), its
  * process group killed at the end, SIGTERM then SIGKILL on time-out.
@@ -43,12 +60,15 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "tracefs.h"
+#include "util.h"
 
 #define AGENT_OUT_MAX (64 * 1024)
 #define AGENT_LINE_MAX (1024 * 1024)
 #define KILL_GRACE_S 2
 
 static int tty = -1;
+static int kernel_applied;	/* a KERNEL succeeded: runs report the tracer's accounting */
 
 static void write_all(int fd, const char *p, size_t n)
 {
@@ -155,23 +175,6 @@ static char *unhex(char *s)
 	return s;
 }
 
-static void mkdir_p(const char *path)
-{
-	char buf[4096];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(buf))
-		return;
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(buf, 0755);
-			*p = '/';
-		}
-	mkdir(buf, 0755);
-}
-
 /* The last max bytes of a file; *len set.  malloc'd (never NULL). */
 static char *read_tail(const char *path, size_t max, size_t *len)
 {
@@ -199,8 +202,9 @@ static char *read_tail(const char *path, size_t max, size_t *len)
 	return buf;
 }
 
-static void send_result(const char *seq, const char *head, const char *out, size_t out_len,
-			const char *err, size_t err_len)
+/* One framed line: TAG SEQ LEN CRC32 HEX, the payload being head, out, err. */
+static void send_frame(const char *tag, const char *seq, const char *head, const char *out,
+		       size_t out_len, const char *err, size_t err_len)
 {
 	size_t hlen = strlen(head), len = hlen + out_len + err_len;
 	unsigned char *payload = malloc(len ? len : 1);
@@ -220,7 +224,7 @@ static void send_result(const char *seq, const char *head, const char *out, size
 		free(payload);
 		return;
 	}
-	pos = (size_t)sprintf(line, "PERTURB-RESULT %s %zu %08x ", seq, len,
+	pos = (size_t)sprintf(line, "%s %s %zu %08x ", tag, seq, len,
 			      frame_crc32(payload, len));
 	for (size_t i = 0; i < len; i++) {
 		line[pos++] = digits[payload[i] >> 4];
@@ -269,7 +273,7 @@ static void do_run(char *args)
 			goto bad;
 
 	if (*cwd)
-		mkdir_p(cwd);
+		mkdir_p(cwd, 0755);
 	out = open("/tmp/.perturb-out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	err = open("/tmp/.perturb-err", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -277,6 +281,11 @@ static void do_run(char *args)
 		snprintf(why, sizeof(why), "agent: cannot set up the run: %s", strerror(errno));
 		goto fail;
 	}
+
+	/* the tracer's accounting, outside the timed part */
+	struct ktrace_stats before, after;
+	char trace[256] = "", kwhy[256] = "";
+	int have_stats = kernel_applied && ktrace_read_stats(&before, kwhy, sizeof(kwhy)) == 0;
 
 	sigset_t chld, old;
 	sigemptyset(&chld);
@@ -354,6 +363,17 @@ static void do_run(char *args)
 	}
 	kill(-pid, SIGKILL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (have_stats && ktrace_read_stats(&after, kwhy, sizeof(kwhy)) == 0) {
+		double events, lost, bytes;
+		ktrace_stats_delta(&before, &after, &events, &lost, &bytes);
+		snprintf(trace, sizeof(trace), " trace_events=%.0f trace_lost=%.0f trace_bytes=%.0f",
+			 events, lost, bytes);
+	} else if (kernel_applied) {
+		/* the reason, hex-encoded (a header field has no blanks) */
+		size_t n = snprintf(trace, sizeof(trace), " trace_error=");
+		for (const char *k = kwhy; *k && n + 3 < sizeof(trace); k++)
+			n += snprintf(trace + n, sizeof(trace) - n, "%02x", (unsigned char)*k);
+	}
 
 	ssize_t r = read(pfd[0], why, sizeof(why) - 1);
 	why[r > 0 ? r : 0] = '\0';
@@ -367,12 +387,12 @@ static void do_run(char *args)
 	if (*why)
 		err_len = strlen(why);
 	snprintf(head, sizeof(head),
-		 "how=%s code=%d wall_ns=%lld user_us=%lld sys_us=%lld maxrss_kb=%ld out=%zu err=%zu\n",
+		 "how=%s code=%d wall_ns=%lld user_us=%lld sys_us=%lld maxrss_kb=%ld out=%zu err=%zu%s\n",
 		 how, code, wall,
 		 (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
 		 (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
-		 ru.ru_maxrss, out_len, err_len);
-	send_result(seq, head, ob, out_len, eb, err_len);
+		 ru.ru_maxrss, out_len, err_len, trace);
+	send_frame("PERTURB-RESULT", seq, head, ob, out_len, eb, err_len);
 	free(ob);
 	free(eb);
 	goto out;
@@ -383,7 +403,7 @@ fail:
 	snprintf(head, sizeof(head),
 		 "how=error code=0 wall_ns=0 user_us=0 sys_us=0 maxrss_kb=0 out=0 err=%zu\n",
 		 strlen(why));
-	send_result(seq, head, "", 0, why, strlen(why));
+	send_frame("PERTURB-RESULT", seq, head, "", 0, why, strlen(why));
 out:
 	if (out >= 0)
 		close(out);
@@ -397,6 +417,93 @@ out:
 		close(pfd[1]);
 	free(env);
 	free(argv);
+}
+
+/* A KERNEL list: <n> then n hex tokens; n = -1: left out (*v NULL). */
+static int parse_list(char **save, char ***v, size_t *n)
+{
+	char *tok = strtok_r(NULL, " ", save);
+	long cnt = tok ? strtol(tok, NULL, 10) : -2;
+
+	*v = NULL;
+	*n = 0;
+	if (cnt == -1)
+		return 0;
+	if (cnt < 0 || cnt > 100000)
+		return -1;
+	*v = xcalloc((size_t)cnt + 1, sizeof(**v));
+	for (long i = 0; i < cnt; i++) {
+		if (!(tok = strtok_r(NULL, " ", save)) || !((*v)[i] = unhex(tok)))
+			return -1;
+		*n = (size_t)i + 1;
+	}
+	return 0;
+}
+
+/* Apply a kernel: block (see the top); why filled on error. */
+static int apply_kernel(char *args, char *why, size_t len)
+{
+	struct kernel_cfg k = { .present = 1 };
+	char *save = NULL, *tok, **tracer = NULL;
+	size_t n_tracer = 0;
+	const char *path;
+	int mounted, ret = -1;
+
+	if (!(tok = strtok_r(args, " ", &save)))
+		goto bad;
+	k.tracing_on = (int)strtol(tok, NULL, 10);
+	if (!(tok = strtok_r(NULL, " ", &save)))
+		goto bad;
+	k.buffer_size_kb = strtol(tok, NULL, 10);
+	if (parse_list(&save, &tracer, &n_tracer) < 0 || n_tracer > 1 ||
+	    parse_list(&save, &k.events, &k.n_events) < 0 ||
+	    parse_list(&save, &k.functions, &k.n_functions) < 0 ||
+	    parse_list(&save, &k.options, &k.n_options) < 0)
+		goto bad;
+	k.tracer = n_tracer ? tracer[0] : NULL;
+	if (!(path = ktrace_mount(&mounted, why, len)))
+		goto out;
+	/* what the host cannot check: the guest kernel's tracers and events */
+	if (k.tracer && !ktrace_tracer_available(k.tracer)) {
+		snprintf(why, len, "tracer '%s' is not in the guest kernel's %s/available_tracers "
+			 "(a kernel built without it?)", k.tracer, path);
+		goto out;
+	}
+	for (size_t i = 0; i < k.n_events; i++) {
+		if (!ktrace_event_glob_matches(k.events[i])) {
+			snprintf(why, len, "event '%s' matches no event of the guest kernel "
+				 "(%s/available_events)", k.events[i], path);
+			goto out;
+		}
+	}
+	if (ktrace_apply(&k, why, len) < 0 || ktrace_verify(&k, why, len) < 0)
+		goto out;
+	ret = 0;
+	goto out;
+bad:
+	snprintf(why, len, "agent: malformed KERNEL command");
+out:
+	free(tracer);
+	free(k.events);
+	free(k.functions);
+	free(k.options);
+	return ret;
+}
+
+#define KERNEL_REFUSED "error "
+
+static void do_kernel(char *args)
+{
+	char why[1024] = KERNEL_REFUSED;
+	size_t pre = strlen(KERNEL_REFUSED);
+
+	if (apply_kernel(args, why + pre, sizeof(why) - pre) < 0) {
+		kernel_applied = 0;
+		send_frame("PERTURB-KERNEL", "0", why, "", 0, "", 0);
+		return;
+	}
+	kernel_applied = 1;
+	send_frame("PERTURB-KERNEL", "0", "ok", "", 0, "", 0);
 }
 
 static void power_off(void)
@@ -436,6 +543,8 @@ int main(void)
 		len = 0;
 		if (!strncmp(line, "RUN ", 4))
 			do_run(line + 4);
+		else if (!strncmp(line, "KERNEL ", 7))
+			do_kernel(line + 7);
 		else if (!strcmp(line, "QUIT"))
 			power_off();
 		else if (!strcmp(line, "PING"))
