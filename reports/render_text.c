@@ -402,9 +402,11 @@ static void table4(const struct report_model *m, const struct report_group *g, F
 	};
 
 	fmt_level(lvl, sizeof(lvl), m->confidence);
-	fprintf(out, "\n Runs nested in blocks (a block: one boot of a boot: variant); variance "
-		"split by one-way random-effects ANOVA (Kalibera & Jones 2013); [CI]: %s %% "
-		"Student t interval over the block means; F p: is there a block effect?\n", lvl);
+	fputc('\n', out);
+	wrappedf(out, " ", "Runs nested in blocks (a block: one boot of a boot: variant); "
+		 "variance split by one-way random-effects ANOVA (Kalibera & Jones 2013); "
+		 "[CI]: %s %% Student t interval over the block means; F p: is there a block "
+		 "effect?", lvl);
 	tt_init(&t, 8);
 	tt_header(&t, "rrrrrrr", labels);
 	for (size_t i = 0; i < g->n_series; i++) {

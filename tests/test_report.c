@@ -947,6 +947,11 @@ Test(report, runs_nested_in_blocks_split_the_variance)
 		cr_assert(strstr(r.out, "Runs nested in blocks"), "%s: %s", formats[i], r.out);
 		cr_assert(strstr(r.out, "95.44"), "%s: %s", formats[i], r.out);
 		cr_assert(strstr(r.out, "79 %"), "%s: %s", formats[i], r.out);
+		for (const char *l = r.out; i == 0 && *l;) {
+			size_t n = strcspn(l, "\n");
+			cr_assert_leq(n, 100, "a text line over 100 columns: %.*s", (int)n, l);
+			l += n + !!l[n];
+		}
 		cli_result_release(&r);
 	}
 }
