@@ -110,11 +110,15 @@ $(B)/perturb-micro-static: $(MICRO_OBJ)
 	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^
 
 # The qemu backend's guest agent: /init of the guests' initramfs (static),
-# with the host's tracefs code (a kernel: block is applied in the guest).
+# with the host's tracefs code (a kernel: block is applied in the guest)
+# and its counter names and perf_event code (counters: are counted in the
+# guest; no PAPI: there is no static libpfm).
 # libtraceevent's plugin loader is linked in but never called: glibc's
 # warning about dlopen in a static program is dropped, nothing else.
-AGENT_SRC := workloads/guest/agent.c instrumentation/tracefs.c harness/util.c
-$(B)/perturb-guest-agent: $(AGENT_SRC) harness/frame.h instrumentation/tracefs.h harness/util.h
+AGENT_SRC := workloads/guest/agent.c instrumentation/tracefs.c harness/util.c \
+	harness/counters_names.c harness/counters_perf.c
+$(B)/perturb-guest-agent: $(AGENT_SRC) harness/frame.h instrumentation/tracefs.h harness/util.h \
+		harness/counters.h harness/counters_backend.h
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(BASE_CFLAGS) $(shell $(PKG_CONFIG) --cflags libtracefs 2>/dev/null) \
 		$(CFLAGS) $(LDFLAGS) -static -o $@ $(AGENT_SRC) -ltracefs -ltraceevent -lm \

@@ -26,18 +26,34 @@
  * as the host backend does: trace_events, trace_lost (unit "events") and
  * trace_bytes ("B").  The guest's environment is PATH, HOME and the
  * variant's env: entries (not perturb's own environment); wrap: is packed
- * and applies as on the host.  Counters and CPU pinning are not applied
- * inside the guest.  leave() sends QUIT and reaps QEMU (SIGKILL after a
- * grace period).  QEMU gets SIGKILL when perturb dies (PR_SET_PDEATHSIG).
+ * and applies as on the host.  CPU pinning is not applied inside the guest.
+ *
+ * Counters: before the first run of a request with counters (after
+ * KERNEL), every counter of the set is sent by name (COUNTERS, hex tokens)
+ * whatever the host can count, and the guest answers for each whether it
+ * can count it (the host's own probe, run inside: a TCG guest has no PMU).
+ * The agent counts them on the workload as the host runner does
+ * (perf_event_open, inherit, enable_on_exec; read once after the exit) and
+ * the result header carries each count with its times; they become metrics
+ * named and with units as the host runner's (counter_reading_fill(): the
+ * same scaling and flag), after the regex metrics, whatever the run's
+ * status, so the store and the report treat them alike.  A counter the
+ * guest cannot count, or that has no value in a run, is never stored as 0:
+ * it is a run failure of the set (counters_fail(), "in the guest: " and
+ * the guest's reason), which perturb run reports once per counter.
+ *
+ * leave() sends QUIT and reaps QEMU (SIGKILL after a grace period).  QEMU
+ * gets SIGKILL when perturb dies (PR_SET_PDEATHSIG).
  *
  * A boot that fails (no PERTURB-READY in time, QEMU exits), a kernel:
- * block the guest refuses, a guest that hangs or sends a frame that is
- * malformed or whose checksum does not match ("garbage from the guest"):
+ * block the guest refuses, a guest that does not answer COUNTERS, hangs
+ * or sends a frame that is malformed or whose checksum does not match ("garbage from the guest"):
  * the console log is kept in logdir (qemu-VARIANT-N.log), QEMU is killed,
  * and this run and the variant's remaining runs are recorded as RUN_ERROR
  * naming the reason and the log; the study goes on with the next variant.
  */
 #include "backend.h"
+#include "counters.h"
 #include "frame.h"
 #include "initramfs.h"
 #include "kbuild.h"
@@ -47,6 +63,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -76,6 +93,12 @@ struct qemu {
 	int dead;			/* the boot failed: runs are errors */
 	char dead_why[256];		/* the size of run_result.reason */
 	unsigned long seq;
+	/* counters: the set last sent to the guest (COUNTERS) and, for each
+	 * of its counters, why the guest cannot count it (NULL: it can) */
+	int counters_sent;
+	struct counter_set *counting;
+	char **guest_no;
+	size_t n_counting;
 };
 
 static unsigned boot_count;
@@ -717,6 +740,87 @@ out:
 	return ret;
 }
 
+static void forget_counters(struct qemu *q)
+{
+	for (size_t i = 0; i < q->n_counting; i++)
+		free(q->guest_no[i]);
+	free(q->guest_no);
+	q->guest_no = NULL;
+	q->n_counting = 0;
+	q->counting = NULL;
+	q->counters_sent = 0;
+}
+
+/*
+ * Send the counters of a run request to the guest (COUNTERS, see
+ * workloads/guest/agent.c; none: cs NULL) and keep what the guest cannot
+ * count, with its reason.  Returns 1, 0 when the guest did not answer or
+ * answered garbage (why filled: the boot is dead), PROC_STOP.
+ */
+static int guest_counters(struct qemu *q, struct counter_set *cs, char *why, size_t wlen)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	unsigned char *p = NULL;
+	char *line = NULL, fwhy[128];
+	size_t n = counters_count(cs), len;
+	int r, ret = 0;
+
+	forget_counters(q);
+	strbuf_addf(&cmd, "COUNTERS %zu", n);
+	for (size_t i = 0; i < n; i++)
+		add_hex(&cmd, counters_name(cs, i));
+	strbuf_add(&cmd, "\n", 1);
+	if (send_line(q, cmd.buf, cmd.len) < 0) {
+		snprintf(why, wlen, "cannot write to QEMU: %s", strerror(errno));
+		goto out;
+	}
+	r = read_line(q, "PERTURB-COUNTERS ", now_mono() + RESULT_MARGIN_S, &line);
+	if (r == PROC_STOP) {
+		ret = PROC_STOP;
+		goto out;
+	}
+	if (r <= 0) {
+		snprintf(why, wlen, "counters: the guest %s", r == 0 ?
+			 "stopped answering (time-out)" : q->panicked ? "died (kernel panic)" :
+			 "died (QEMU exited)");
+		goto out;
+	}
+	if (parse_frame(line, "PERTURB-COUNTERS", "counters", 0, &p, &len, fwhy,
+			sizeof(fwhy)) < 0) {
+		snprintf(why, wlen, "garbage from the guest: %s", fwhy);
+		goto out;
+	}
+	/* one line per counter: "ok", or "no " and why not */
+	q->guest_no = xcalloc(n ? n : 1, sizeof(*q->guest_no));
+	q->n_counting = n;
+	char *l = (char *)p;
+	for (size_t i = 0; i < n; i++) {
+		char *nl = strchr(l, '\n');
+		if (!nl || (strncmp(l, "ok\n", 3) && strncmp(l, "no ", 3)))
+			break;
+		*nl = '\0';
+		if (l[0] == 'n')
+			q->guest_no[i] = xasprintf("in the guest: %s", l + 3);
+		l = nl + 1;
+		if (i + 1 == n && !*l)
+			ret = 1;
+	}
+	if (!n && !*l)
+		ret = 1;
+	if (!ret) {
+		forget_counters(q);
+		snprintf(why, wlen, "garbage from the guest: counters: %.80s", (char *)p);
+		goto out;
+	}
+	q->counting = cs;
+	q->counters_sent = 1;
+out:
+	free(p);
+	free(line);
+	strbuf_release(&cmd);
+	return ret;
+}
+
 static int qemu_enter(struct backend_ctx *ctx)
 {
 	const struct boot_cfg *b = &ctx->variant->boot;
@@ -790,6 +894,7 @@ static int qemu_leave(struct backend_ctx *ctx)
 	if (q->log >= 0)
 		close(q->log);
 	strbuf_release(&q->in);
+	forget_counters(q);
 	free(q->log_path);
 	free(q);
 	ctx->priv = NULL;
@@ -892,11 +997,74 @@ static void trace_values(const struct variant *v, const char *tail, struct run_r
 	}
 }
 
+/*
+ * The counter fields of a result header (" cI=RAW,ENABLED,RUNNING", or
+ * " cI=!HEX": the guest's reason for no value in this run) as metrics
+ * named and with units as the host runner's, scaled by the same function;
+ * a counter without a value is a run failure of the set, never 0.  The
+ * counters the guest cannot count at all are failures of every run.
+ * 0, or -1 when a field is malformed.
+ */
+static int counter_values(struct qemu *q, const char *tail, struct run_result *res)
+{
+	struct counter_set *cs = q->counting;
+	char key[32], msg[256];
+
+	for (size_t i = 0; i < q->n_counting; i++) {
+		struct counter_reading rd = { 0 };
+		uint64_t raw, en, run;
+		const char *f;
+		int n = 0;
+
+		if (q->guest_no[i]) {
+			counters_fail(cs, i, q->guest_no[i]);
+			continue;
+		}
+		snprintf(key, sizeof(key), " c%zu=", i);
+		if (!(f = strstr(tail, key)))
+			continue;	/* the run did not start */
+		f += strlen(key);
+		if (*f == '!') {
+			size_t hl = strcspn(f + 1, " \n") / 2, pre;
+			pre = (size_t)snprintf(msg, sizeof(msg), "in the guest: ");
+			if (hl >= sizeof(msg) - pre)
+				hl = sizeof(msg) - pre - 1;
+			if (unhex(f + 1, hl, (unsigned char *)msg + pre) < 0)
+				return -1;
+			msg[pre + hl] = '\0';
+			counters_fail(cs, i, msg);
+			continue;
+		}
+		if (sscanf(f, "%" SCNu64 ",%" SCNu64 ",%" SCNu64 "%n", &raw, &en, &run, &n) < 3 ||
+		    (f[n] && f[n] != ' '))
+			return -1;
+		int e = counter_reading_fill(&rd, raw, en, run, msg, sizeof(msg));
+		if (e < 0) {
+			char *m = xasprintf("in the guest: %s", msg);
+			counters_fail(cs, i, m);
+			free(m);
+		}
+		if (e <= 0)
+			continue;
+		res->values = xrealloc(res->values, (res->n_values + 1) * sizeof(*res->values));
+		res->values[res->n_values++] = (struct metric_value){
+			.name = xstrdup(counters_name(cs, i)),
+			.unit = xstrdup(counters_unit(cs, i)),
+			.value = rd.value,
+			.scaled = rd.scaled,
+			.time_enabled_ns = rd.time_enabled_ns,
+			.time_running_ns = rd.time_running_ns,
+		};
+	}
+	return 0;
+}
+
 /* Parse a PERTURB-RESULT line for seq; 0, or -1 with why. */
-static int parse_result(const char *line, unsigned long seq, const struct variant *v,
+static int parse_result(struct qemu *q, const char *line, const struct variant *v,
 			const struct run_request *req, struct run_result *res, char *why,
 			size_t wlen)
 {
+	unsigned long seq = q->seq;
 	size_t len;
 	unsigned char *p = NULL;
 	int ret = -1;
@@ -951,7 +1119,12 @@ static int parse_result(const char *line, unsigned long seq, const struct varian
 		}
 		res->n_values = 0;
 	}
-	/* like the host backend: whatever the run's status */
+	/* like the host runner and backend: whatever the run's status */
+	if (counter_values(q, head + tail, res) < 0) {
+		snprintf(why, wlen, "malformed counter in the result header");
+		free(head);
+		goto out;
+	}
 	trace_values(v, head + tail, res);
 	free(head);
 	ret = 0;
@@ -976,6 +1149,27 @@ static int qemu_run(struct backend_ctx *ctx, const struct run_request *req,
 			 q ? q->dead_why : "the guest is not running");
 		res->out_tail = xstrdup("");
 		return 0;
+	}
+	/* the counters go to the guest once, before its first run with them */
+	if (req->counters ? !q->counters_sent || q->counting != req->counters :
+	    q->counters_sent) {
+		char cwhy[200];
+		int c = guest_counters(q, req->counters, cwhy, sizeof(cwhy));
+		if (c == PROC_STOP) {
+			res->status = RUN_INTERRUPTED;
+			snprintf(res->reason, sizeof(res->reason), "interrupted");
+			res->out_tail = xstrdup("");
+			qemu_kill(q);
+			q->dead = 1;
+			snprintf(q->dead_why, sizeof(q->dead_why), "interrupted");
+			goto out;
+		}
+		if (c == 0) {
+			mark_dead(q, "variant '%s': %s", ctx->variant->name, cwhy);
+			goto dead;
+		}
+		if (!req->counters)
+			forget_counters(q);
 	}
 	strbuf_addf(&cmd, "RUN %lu %lld", ++q->seq, (long long)(req->timeout_s * 1000));
 	add_hex(&cmd, req->cwd && *req->cwd ? req->cwd : "/");
@@ -1016,7 +1210,7 @@ static int qemu_run(struct backend_ctx *ctx, const struct run_request *req,
 			  q->panicked ? "died (kernel panic)" : "died (QEMU exited)");
 		goto dead;
 	}
-	if (parse_result(line, q->seq, v, req, res, why, sizeof(why)) < 0) {
+	if (parse_result(q, line, v, req, res, why, sizeof(why)) < 0) {
 		mark_dead(q, "variant '%s': garbage from the guest: %s", v->name, why);
 		goto dead;
 	}

@@ -1,161 +1,17 @@
 /*
- * counters.c - the counters interface: the name table, the choice of a
- * backend per counter, and one run's attach / collect.  See counters.h.
+ * counters.c - the counters interface: the choice of a backend per
+ * counter, and one run's attach / collect.  The name table is
+ * counters_names.c.  See counters.h.
  */
 #include "counters.h"
 #include "counters_backend.h"
 #include "util.h"
 
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-struct counter_def {
-	const char *name;
-	enum counter_kind kind;
-	uint32_t perf_type;
-	uint64_t perf_config;
-	const char *papi;	/* preset, NULL for software events */
-	const char *unit;
-};
-
-#define HW(n, cfg, papi) { n, COUNTER_HARDWARE, PERF_TYPE_HARDWARE, cfg, papi, "count" }
-#define SW(n, cfg, unit) { n, COUNTER_SOFTWARE, PERF_TYPE_SOFTWARE, cfg, NULL, unit }
-
-static const struct counter_def defs[] = {
-	HW("cycles", PERF_COUNT_HW_CPU_CYCLES, "PAPI_TOT_CYC"),
-	HW("instructions", PERF_COUNT_HW_INSTRUCTIONS, "PAPI_TOT_INS"),
-	HW("cache-references", PERF_COUNT_HW_CACHE_REFERENCES, "PAPI_L3_TCA"),
-	HW("cache-misses", PERF_COUNT_HW_CACHE_MISSES, "PAPI_L3_TCM"),
-	HW("branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "PAPI_BR_INS"),
-	HW("branch-misses", PERF_COUNT_HW_BRANCH_MISSES, "PAPI_BR_MSP"),
-	SW("task-clock", PERF_COUNT_SW_TASK_CLOCK, "ns"),
-	SW("context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES, "count"),
-	SW("cpu-migrations", PERF_COUNT_SW_CPU_MIGRATIONS, "count"),
-	SW("page-faults", PERF_COUNT_SW_PAGE_FAULTS, "count"),
-	SW("major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ, "count"),
-	SW("minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN, "count"),
-};
-
-/* ---- names ---- */
-
-static const struct counter_def *find_def(const char *name, size_t len)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
-		if (strlen(defs[i].name) == len && !strncmp(defs[i].name, name, len))
-			return &defs[i];
-	return NULL;
-}
-
-/* The portable name closest to s, when close enough to be a typo. */
-static const char *suggest(const char *s)
-{
-	const char *best = NULL;
-	size_t best_d = (size_t)-1, len = strlen(s);
-
-	for (size_t i = 0; i < ARRAY_SIZE(defs); i++) {
-		size_t d = edit_distance(s, defs[i].name);
-		if (d < best_d) {
-			best_d = d;
-			best = defs[i].name;
-		}
-	}
-	return best_d <= 2 || best_d <= len / 3 ? best : NULL;
-}
-
-static int is_papi_preset(const char *s)
-{
-	if (strncmp(s, "PAPI_", 5) || !s[5])
-		return 0;
-	for (s += 5; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
-			return 0;
-	return 1;
-}
-
-/* "pmu::EVENT...", both parts non-empty, printable, no blanks. */
-static int is_papi_native(const char *s)
-{
-	const char *sep = strstr(s, "::");
-
-	if (!sep || sep == s || !sep[2])
-		return 0;
-	for (; *s; s++)
-		if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 0x7f)
-			return 0;
-	return 1;
-}
-
-int counter_parse(const char *name, struct counter_spec *spec, char *why, size_t len)
-{
-	struct counter_spec dummy;
-	const struct counter_def *d;
-	const char *colon;
-	size_t base;
-
-	if (!spec)
-		spec = &dummy;
-	memset(spec, 0, sizeof(*spec));
-	if (!*name) {
-		snprintf(why, len, "a counter name must not be empty");
-		return -1;
-	}
-	if (is_papi_native(name)) {
-		spec->kind = COUNTER_RAW_PAPI;
-		return 0;
-	}
-	colon = strchr(name, ':');
-	base = colon ? (size_t)(colon - name) : strlen(name);
-	d = find_def(name, base);
-	if (!d) {
-		char *b = xstrndup(name, base);
-		int preset = is_papi_preset(b);
-		const char *sug = preset ? NULL : suggest(b);
-
-		if (preset && !colon) {
-			free(b);
-			spec->kind = COUNTER_RAW_PAPI;
-			return 0;
-		}
-		if (preset)
-			snprintf(why, len, "counter '%s': :u and :k apply to portable names "
-				 "(cycles:u); a PAPI preset counts user and kernel mode", name);
-		else if (sug)
-			snprintf(why, len, "unknown counter '%s'; did you mean '%s'?", name, sug);
-		else
-			snprintf(why, len, "unknown counter '%s' (portable names: cycles, "
-				 "instructions, cache-references, cache-misses, branches, "
-				 "branch-misses, task-clock, context-switches, cpu-migrations, "
-				 "page-faults, major-faults, minor-faults; or a PAPI preset "
-				 "like PAPI_TOT_CYC, or a native event with its PMU, like "
-				 "perf::CYCLES)", name);
-		free(b);
-		return -1;
-	}
-	spec->kind = d->kind;
-	spec->def = d;
-	spec->mode = COUNTER_MODE_ALL;
-	if (colon) {
-		if (!strcmp(colon, ":u")) {
-			spec->mode = COUNTER_MODE_USER;
-		} else if (!strcmp(colon, ":k")) {
-			spec->mode = COUNTER_MODE_KERNEL;
-		} else {
-			snprintf(why, len, "counter '%s': the suffix must be :u (user mode "
-				 "only) or :k (kernel mode only)", name);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-const char *counter_unit(const struct counter_spec *spec)
-{
-	return spec->def ? spec->def->unit : "count";
-}
 
 /* ---- a study's counters ---- */
 
@@ -207,7 +63,7 @@ static void choose_papi(struct counter_set *s)
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		struct counter *c = &s->c[i];
-		const char *pname = c->spec.def ? c->spec.def->papi : c->name;
+		const char *pname = c->spec.def ? counter_papi_preset(&c->spec) : c->name;
 
 		if (!wants_papi(c))
 			continue;
@@ -245,9 +101,7 @@ static void choose_perf(struct counter *c)
 				      c->papi_why ? c->papi_why : "PAPI not tried");
 		return;
 	}
-	c->perf.type = c->spec.def->perf_type;
-	c->perf.config = c->spec.def->perf_config;
-	c->perf.mode = c->spec.mode;
+	counter_perf_spec(&c->spec, &c->perf);
 	if (perf_counter_probe(&c->perf, shortr, sizeof(shortr), detail, sizeof(detail)) == 0) {
 		c->backend = BK_PERF;
 		return;
@@ -321,6 +175,11 @@ const char *counters_name(const struct counter_set *s, size_t i)
 	return s->c[i].name;
 }
 
+const char *counters_unit(const struct counter_set *s, size_t i)
+{
+	return counter_unit(&s->c[i].spec);
+}
+
 int counters_available(const struct counter_set *s, size_t i)
 {
 	return s->c[i].backend != BK_NONE;
@@ -388,18 +247,6 @@ void counters_attach(struct counter_set *s, pid_t pid)
 	}
 }
 
-int counter_scale(uint64_t raw, uint64_t enabled, uint64_t running, double *value)
-{
-	if (!running)
-		return -1;
-	if (running >= enabled) {
-		*value = (double)raw;
-		return 0;
-	}
-	*value = (double)raw * ((double)enabled / (double)running);
-	return 1;
-}
-
 void counters_collect(struct counter_set *s, struct counter_reading *out, size_t *n)
 {
 	char why[512];
@@ -440,19 +287,11 @@ void counters_collect(struct counter_set *s, struct counter_reading *out, size_t
 			run_failed(c, "cannot read: %s", strerror(-e));
 			continue;
 		}
-		if (!en)
-			continue;	/* never enabled: the workload did not exec */
-		e = counter_scale(v, en, run, &r->value);
-		if (e < 0) {
-			run_failed(c, "not counted: the PMU never scheduled it "
-				   "(more events than counter registers?)");
-			continue;
-		}
-		r->raw = v;
-		r->time_enabled_ns = en;
-		r->time_running_ns = run;
-		r->scaled = e;
-		(*n)++;
+		e = counter_reading_fill(r, v, en, run, why, sizeof(why));
+		if (e < 0)
+			run_failed(c, "%s", why);
+		if (e > 0)
+			(*n)++;
 	}
 }
 
@@ -481,6 +320,11 @@ void counters_run_failures(struct counter_set *s, counters_failure_fn fn, void *
 		c->run_failure = NULL;
 		c->failure_reported = 1;
 	}
+}
+
+void counters_fail(struct counter_set *s, size_t i, const char *reason)
+{
+	run_failed(&s->c[i], "%s", reason);
 }
 
 void counters_papi_simulate(enum counters_papi_sim sim)

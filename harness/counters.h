@@ -68,6 +68,20 @@
  * Errors: only programming errors are fatal; everything a machine may lack
  * becomes a per-counter reason.  Not thread-safe; one set is attached to at
  * most one run at a time.
+ *
+ * Files: counters_names.c (the name table, counter_parse(), the perf_event
+ * attributes of a name) and counters_perf.c (perf_event_open, reading and
+ * scaling) need no PAPI: the guest agent (workloads/guest/agent.c) links
+ * them as they are and counts inside a QEMU guest with the same names,
+ * attributes and probe as the host.  counters.c (the set, the choice of a
+ * backend) and counters_papi.c are perturb's only.
+ *
+ * Counting in a guest (harness/backend_qemu.c): a run request's set is
+ * sent by name to the guest, which decides for itself what it can count
+ * (a TCG guest has no PMU, whatever the host has) and counts each counter
+ * as above, the time of the read-out included; the backend turns the
+ * guest's read-outs into readings with counter_reading_fill(), and what
+ * the guest could not count into run failures (counters_fail()).
  */
 #ifndef PERTURB_COUNTERS_H
 #define PERTURB_COUNTERS_H
@@ -109,6 +123,20 @@ int counter_parse(const char *name, struct counter_spec *spec, char *why, size_t
 /* The unit of a parsed counter: "ns" for task-clock, else "count". */
 const char *counter_unit(const struct counter_spec *spec);
 
+/* The PAPI preset of a portable hardware name ("PAPI_TOT_CYC"); NULL for
+ * software events and raw PAPI names. */
+const char *counter_papi_preset(const struct counter_spec *spec);
+
+/*
+ * The perf_event of a parsed portable name, filled into *ps (struct
+ * perf_spec, and the perf_counter_open() / perf_counter_read() /
+ * perf_counter_probe() of counters_perf.c, are declared in
+ * counters_backend.h, which the guest agent includes too): 0, or -1 for a
+ * raw PAPI name, which only PAPI can count.
+ */
+struct perf_spec;
+int counter_perf_spec(const struct counter_spec *spec, struct perf_spec *ps);
+
 /* ---- a study's counters ---- */
 
 struct counter_set;
@@ -126,6 +154,8 @@ size_t counters_count(const struct counter_set *s);
 /* How many of them can be counted here. */
 size_t counters_n_available(const struct counter_set *s);
 const char *counters_name(const struct counter_set *s, size_t i);
+/* Its unit, as counter_unit(). */
+const char *counters_unit(const struct counter_set *s, size_t i);
 int counters_available(const struct counter_set *s, size_t i);
 /* "perf_event" or "PAPI" when available; NULL when not. */
 const char *counters_backend(const struct counter_set *s, size_t i);
@@ -164,6 +194,16 @@ struct counter_reading {
 int counter_scale(uint64_t raw, uint64_t enabled, uint64_t running, double *value);
 
 /*
+ * A perf_event count and its times as r's value (r->name and r->unit are
+ * left alone): returns 1 with value, raw, times and scaled filled; 0 when
+ * the counter was never enabled (enabled 0: the workload did not exec; no
+ * value, and no failure either); -1 when it was enabled but never ran (no
+ * value, never 0; the reason in why).
+ */
+int counter_reading_fill(struct counter_reading *r, uint64_t raw, uint64_t enabled,
+			 uint64_t running, char *why, size_t len);
+
+/*
  * After the workload's main process has been reaped: read the attached
  * counters once and detach them.  Fills out[0..*n) (out must have room for
  * counters_count() readings) with the counters that counted; those that
@@ -182,6 +222,14 @@ void counters_detach(struct counter_set *s);
  */
 typedef void (*counters_failure_fn)(const char *name, const char *reason, void *ctx);
 void counters_run_failures(struct counter_set *s, counters_failure_fn fn, void *ctx);
+
+/*
+ * Counter i gave no value in a run that was counted elsewhere (inside a
+ * QEMU guest, which decides for itself what it can count): reason is kept
+ * as that run's failure of it, and reported by counters_run_failures()
+ * like one of this process's own (the first time only).
+ */
+void counters_fail(struct counter_set *s, size_t i, const char *reason);
 
 /* ---- tests ---- */
 

@@ -1,6 +1,8 @@
 /*
  * counters_perf.c - the perf_event_open backend; see counters.h and
- * counters_backend.h.
+ * counters_backend.h.  No PAPI and nothing of counters.c: the guest agent
+ * (workloads/guest/agent.c) links it with counters_names.c and opens,
+ * probes and reads its counters with these same functions.
  *
  * Every counter is its own event (no group): the kernel multiplexes each
  * one on its own, which its time_enabled and time_running tell, and one
@@ -61,6 +63,38 @@ int perf_counter_read(int fd, uint64_t *value, uint64_t *enabled, uint64_t *runn
 	*enabled = buf[1];
 	*running = buf[2];
 	return 0;
+}
+
+int counter_scale(uint64_t raw, uint64_t enabled, uint64_t running, double *value)
+{
+	if (!running)
+		return -1;
+	if (running >= enabled) {
+		*value = (double)raw;
+		return 0;
+	}
+	*value = (double)raw * ((double)enabled / (double)running);
+	return 1;
+}
+
+int counter_reading_fill(struct counter_reading *r, uint64_t raw, uint64_t enabled,
+			 uint64_t running, char *why, size_t len)
+{
+	int e;
+
+	if (!enabled)
+		return 0;	/* never enabled: the workload did not exec */
+	e = counter_scale(raw, enabled, running, &r->value);
+	if (e < 0) {
+		snprintf(why, len, "not counted: the PMU never scheduled it "
+			 "(more events than counter registers?)");
+		return -1;
+	}
+	r->raw = raw;
+	r->time_enabled_ns = enabled;
+	r->time_running_ns = running;
+	r->scaled = e;
+	return 1;
 }
 
 static const char *errno_name(int e)

@@ -2,7 +2,9 @@
  * test_counters.c - event counters: names, the software events counted
  * over a known workload (tests/progs/touch), inheritance across forks,
  * hardware events reported unavailable where there is no PMU (or counting
- * where there is one), PAPI failing, and `perturb run` storing it all.
+ * where there is one), PAPI failing, read-outs and failures that come from
+ * elsewhere (a QEMU guest: the qemu backend's path), and `perturb run`
+ * storing it all.  The guest's own counting is tested in test_qemu.c.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -183,6 +185,52 @@ Test(counters, multiplexed_counts_are_scaled_and_flagged)
 	v = -1;
 	cr_expect_eq(counter_scale(0, 800, 0, &v), -1);
 	cr_expect_eq(v, -1);
+}
+
+/* What the qemu backend makes of a guest's read-out: the host's rules. */
+Test(counters, a_read_out_from_elsewhere_becomes_a_reading_or_a_failure)
+{
+	struct counter_reading rd = { 0 };
+	char why[256] = "";
+
+	/* the workload never exec'd: no value, and no failure */
+	cr_expect_eq(counter_reading_fill(&rd, 0, 0, 0, why, sizeof(why)), 0);
+	cr_expect_eq(rd.value, 0);
+	cr_expect_str_empty(why);
+	/* never scheduled: no value, a reason */
+	cr_expect_eq(counter_reading_fill(&rd, 0, 800, 0, why, sizeof(why)), -1);
+	cr_expect(strstr(why, "never scheduled"), "%s", why);
+	/* counted all along, then half the time: scaled and flagged */
+	cr_assert_eq(counter_reading_fill(&rd, 1000, 800, 800, why, sizeof(why)), 1);
+	cr_expect(rd.value == 1000 && rd.raw == 1000 && !rd.scaled);
+	cr_expect(rd.time_enabled_ns == 800 && rd.time_running_ns == 800);
+	cr_assert_eq(counter_reading_fill(&rd, 1000, 800, 400, why, sizeof(why)), 1);
+	cr_expect(rd.value == 2000 && rd.raw == 1000 && rd.scaled);
+}
+
+static void count_failure(const char *name, const char *reason, void *ctx)
+{
+	cr_expect_str_eq(name, "page-faults");
+	cr_expect_str_eq(reason, "in the guest: no such thing");
+	(*(int *)ctx)++;
+}
+
+Test(counters, failures_from_elsewhere_are_reported_once)
+{
+	char *names[] = { "task-clock", "page-faults" };
+	struct counter_set *s = open_set(names, 2);
+	int n = 0;
+
+	cr_expect_str_eq(counters_unit(s, 0), "ns");
+	cr_expect_str_eq(counters_unit(s, 1), "count");
+	counters_fail(s, 1, "in the guest: no such thing");
+	counters_fail(s, 1, "in the guest: said once");
+	counters_run_failures(s, count_failure, &n);
+	cr_expect_eq(n, 1);
+	counters_fail(s, 1, "in the guest: not again");
+	counters_run_failures(s, count_failure, &n);
+	cr_expect_eq(n, 1);
+	counters_close(s);
 }
 
 /* ---- software events over a known workload ---- */

@@ -1,8 +1,10 @@
 /*
  * agent.c - perturb's guest agent: /init of the initramfs the qemu backend
  * boots (harness/backend_qemu.c).  Built static, with instrumentation/
- * tracefs.c (libtracefs, libtraceevent) and harness/util.c linked in; needs
- * nothing from the image but itself (busybox is for shell: workloads).
+ * tracefs.c (libtracefs, libtraceevent), harness/util.c and the counters'
+ * names and perf_event code (harness/counters_names.c, counters_perf.c; no
+ * PAPI) linked in; needs nothing from the image but itself (busybox is for
+ * shell: workloads).
  *
  * It mounts proc, sysfs, devtmpfs and tracefs (the initramfs itself is the
  * writable root, with the workloads' inputs at their host paths), puts the
@@ -16,6 +18,14 @@
  *                   tracing_on and buffer_kb -1 likewise)
  *   guest -> host   PERTURB-KERNEL 0 <len> <crc32> <hex payload>
  *                   (payload "ok", or "error " and the reason)
+ *   host -> guest   COUNTERS <n> <hex name>...
+ *                   (before the first RUN of a request with counters, after
+ *                   KERNEL; again whenever the set changes, COUNTERS 0
+ *                   for none: every later RUN counts them)
+ *   guest -> host   PERTURB-COUNTERS 0 <len> <crc32> <hex payload>
+ *                   (payload: one line per counter, in order, "ok" or
+ *                   "no " and why the guest cannot count it; or "error "
+ *                   and the reason for a malformed line)
  *   host -> guest   RUN <seq> <timeout_ms> <hex cwd> <n_env> <hex env>... <n_arg> <hex arg>...
  *                   (hex: the bytes in lower-case hex; "-" for an empty string)
  *   guest -> host   PERTURB-RESULT <seq> <len> <crc32> <hex payload>
@@ -26,17 +36,35 @@
  * first (the host cannot know the guest kernel's), then ktrace_apply() and
  * ktrace_verify().
  *
+ * COUNTERS is checked with the host's code too: counter_parse(), the same
+ * perf_event attributes (counter_perf_spec()), and perf_counter_probe()
+ * opening each on the agent itself: under TCG the guest has no PMU, so
+ * hardware events are "no hardware PMU (perf_event_open: ENOENT)" whatever
+ * the host has; raw PAPI names are never counted here (no PAPI).
+ *
  * A RESULT payload is one header line
  *   how=exit|signal|timeout|error code=N wall_ns=N user_us=N sys_us=N maxrss_kb=N out=N err=N
- *   [trace_events=N trace_lost=N trace_bytes=N]
+ *   [trace_events=N trace_lost=N trace_bytes=N | trace_error=HEX] [cI=...]...
  * followed by the captured stdout (out bytes) and stderr (err bytes), each
  * cut to its last AGENT_OUT_MAX bytes; for how=error, stderr holds the reason.
  * The trace_ fields come after a KERNEL that succeeded: the tracer's own
  * accounting (per_cpu/cpuN/stats, ktrace_stats_delta()), read before the
  * fork and after the reap, outside the timed part, as the host backend does.
+ * A cI field is counter I of the COUNTERS list (those the guest can
+ * count; the others have none): "cI=RAW,ENABLED,RUNNING", the count and
+ * its time_enabled / time_running in ns as read, unscaled (the host scales
+ * it with counter_scale(), as its own), or "cI=!HEX", the reason, hex-
+ * encoded, why it has no value in this run (perf_event_open on the child
+ * or the read failed).  Counters are opened (perf_counter_open(): disabled,
+ * inherit, enable_on_exec, the host's attributes) on the forked child,
+ * which waits on a pipe before its execve() until they are, and read once
+ * after the reap and the group kill, whatever the run's status.
+ *
  * A run is measured as perturb's host runner does: CLOCK_MONOTONIC from just
  * before the fork to the exit seen, rusage of the child from wait4(), its
- * process group killed at the end, SIGTERM then SIGKILL on time-out.
+ * process group killed at the end, SIGTERM then SIGKILL on time-out.  With
+ * counters the wall time starts, as on the host, when the child, forked,
+ * set up and with its counters open, is released to exec.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -59,6 +87,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "counters.h"
+#include "counters_backend.h"
 #include "frame.h"
 #include "tracefs.h"
 #include "util.h"
@@ -69,6 +99,17 @@
 
 static int tty = -1;
 static int kernel_applied;	/* a KERNEL succeeded: runs report the tracer's accounting */
+
+/* The counters of the last COUNTERS line, in its order. */
+struct guest_counter {
+	char *name;
+	struct perf_spec ps;
+	int ok;			/* the probe opened it: counted in every run */
+	int fd;			/* this run's event, -1 when none */
+	char *why;		/* this run's failure, NULL when none */
+};
+static struct guest_counter *gc;
+static size_t n_gc, n_gc_ok;
 
 static void write_all(int fd, const char *p, size_t n)
 {
@@ -236,6 +277,129 @@ static void send_frame(const char *tag, const char *seq, const char *head, const
 	free(payload);
 }
 
+/* ---- counters ---- */
+
+static void hex_append(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++)
+		strbuf_addf(sb, "%02x", (unsigned char)*s);
+}
+
+static void forget_counters(void)
+{
+	for (size_t i = 0; i < n_gc; i++) {
+		if (gc[i].fd >= 0)
+			close(gc[i].fd);
+		free(gc[i].name);
+		free(gc[i].why);
+	}
+	free(gc);
+	gc = NULL;
+	n_gc = n_gc_ok = 0;
+}
+
+/*
+ * COUNTERS <n> <hex name>...: parse and probe each as the host does
+ * (counter_parse(), counter_perf_spec(), perf_counter_probe(): the same
+ * files); answer with one line per counter, "ok" or "no " and the reason.
+ */
+static void do_counters(char *args)
+{
+	struct strbuf reply = STRBUF_INIT;
+	char *save = NULL, *tok = strtok_r(args, " ", &save);
+	long n = tok ? strtol(tok, NULL, 10) : -1;
+
+	forget_counters();
+	if (n < 0 || n > 1000)
+		goto bad;
+	gc = xcalloc((size_t)n + 1, sizeof(*gc));
+	for (long i = 0; i < n; i++) {
+		if (!(tok = strtok_r(NULL, " ", &save)) || !unhex(tok))
+			goto bad;
+		struct guest_counter *c = &gc[n_gc++];
+		struct counter_spec spec;
+		char shortr[128], detail[512];
+
+		c->name = xstrdup(tok);
+		c->fd = -1;
+		if (counter_parse(c->name, &spec, detail, sizeof(detail)) < 0) {
+			strbuf_addf(&reply, "no %s\n", detail);
+		} else if (counter_perf_spec(&spec, &c->ps) < 0) {
+			strbuf_addf(&reply, "no PAPI cannot count it (the guest agent "
+				    "has no PAPI)\n");
+		} else if (perf_counter_probe(&c->ps, shortr, sizeof(shortr), detail,
+					      sizeof(detail)) < 0) {
+			strbuf_addf(&reply, "no %s (%s)\n", shortr, detail);
+		} else {
+			c->ok = 1;
+			n_gc_ok++;
+			strbuf_addstr(&reply, "ok\n");
+		}
+	}
+	send_frame("PERTURB-COUNTERS", "0", reply.len ? reply.buf : "", "", 0, "", 0);
+	strbuf_release(&reply);
+	return;
+bad:
+	forget_counters();
+	strbuf_release(&reply);
+	send_frame("PERTURB-COUNTERS", "0", "error agent: malformed COUNTERS command", "", 0,
+		   "", 0);
+}
+
+/* Open every counter that can be counted on pid, waiting before its exec. */
+static void attach_counters(pid_t pid)
+{
+	for (size_t i = 0; i < n_gc; i++) {
+		struct guest_counter *c = &gc[i];
+		free(c->why);
+		c->why = NULL;
+		if (!c->ok)
+			continue;
+		c->fd = perf_counter_open(&c->ps, pid);
+		if (c->fd < 0) {
+			c->why = xasprintf("perf_event_open: %s", strerror(-c->fd));
+			c->fd = -1;
+		}
+	}
+}
+
+/*
+ * After the reap: read and close every counter; the result header's
+ * counter fields (malloc'd, "" when none), " cI=RAW,ENABLED,RUNNING" or
+ * " cI=!HEX" (a failure of this run, its reason hex-encoded).
+ */
+static char *collect_counters(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < n_gc; i++) {
+		struct guest_counter *c = &gc[i];
+		uint64_t v, en, run;
+		int e;
+
+		if (!c->ok)
+			continue;
+		if (c->fd >= 0) {
+			e = perf_counter_read(c->fd, &v, &en, &run);
+			close(c->fd);
+			c->fd = -1;
+			if (e == 0) {
+				strbuf_addf(&sb, " c%zu=%llu,%llu,%llu", i, (unsigned long long)v,
+					    (unsigned long long)en, (unsigned long long)run);
+				continue;
+			}
+			c->why = xasprintf("cannot read: %s", strerror(-e));
+		}
+		if (c->why) {
+			strbuf_addf(&sb, " c%zu=!", i);
+			hex_append(&sb, c->why);
+			free(c->why);
+			c->why = NULL;
+		}
+	}
+	return strbuf_detach(&sb);
+}
+
 static void do_run(char *args)
 {
 	char *save = NULL, *tok;
@@ -244,7 +408,7 @@ static void do_run(char *args)
 	char **env = NULL, **argv = NULL;
 	long n_env, n_arg;
 	char head[512], why[512] = "";
-	int pfd[2] = { -1, -1 };
+	int pfd[2] = { -1, -1 }, go[2] = { -1, -1 };
 	int out = -1, err = -1, null = -1;
 
 	seq = strtok_r(args, " ", &save);
@@ -277,7 +441,8 @@ static void do_run(char *args)
 	out = open("/tmp/.perturb-out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	err = open("/tmp/.perturb-err", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (out < 0 || err < 0 || null < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+	if (out < 0 || err < 0 || null < 0 || pipe2(pfd, O_CLOEXEC) < 0 ||
+	    (n_gc_ok && pipe2(go, O_CLOEXEC) < 0)) {
 		snprintf(why, sizeof(why), "agent: cannot set up the run: %s", strerror(errno));
 		goto fail;
 	}
@@ -307,6 +472,13 @@ static void do_run(char *args)
 			write_all(pfd[1], why, strlen(why));
 			_exit(127);
 		}
+		if (go[0] >= 0) {
+			/* counters: wait until they are open on us */
+			char b;
+			close(go[1]);
+			while (read(go[0], &b, 1) < 0 && errno == EINTR)
+				;
+		}
 		execvpe(argv[0], argv, env);
 		snprintf(why, sizeof(why), "cannot run '%s': %s", argv[0], strerror(errno));
 		write_all(pfd[1], why, strlen(why));
@@ -320,6 +492,16 @@ static void do_run(char *args)
 		goto fail;
 	}
 	setpgid(pid, pid);
+	if (go[0] >= 0) {
+		/* as the host's runner: the wall time starts at the release */
+		close(go[0]);
+		go[0] = -1;
+		attach_counters(pid);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		write_all(go[1], "g", 1);
+		close(go[1]);
+		go[1] = -1;
+	}
 
 	int status = 0, timed_out = 0, killed = 0;
 	struct rusage ru;
@@ -375,6 +557,8 @@ static void do_run(char *args)
 			n += snprintf(trace + n, sizeof(trace) - n, "%02x", (unsigned char)*k);
 	}
 
+	char *counted = collect_counters();
+
 	ssize_t r = read(pfd[0], why, sizeof(why) - 1);
 	why[r > 0 ? r : 0] = '\0';
 	long long wall = (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
@@ -386,13 +570,14 @@ static void do_run(char *args)
 	char *eb = *why ? strdup(why) : read_tail("/tmp/.perturb-err", AGENT_OUT_MAX, &err_len);
 	if (*why)
 		err_len = strlen(why);
-	snprintf(head, sizeof(head),
-		 "how=%s code=%d wall_ns=%lld user_us=%lld sys_us=%lld maxrss_kb=%ld out=%zu err=%zu%s\n",
-		 how, code, wall,
-		 (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
-		 (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
-		 ru.ru_maxrss, out_len, err_len, trace);
-	send_frame("PERTURB-RESULT", seq, head, ob, out_len, eb, err_len);
+	char *rh = xasprintf("how=%s code=%d wall_ns=%lld user_us=%lld sys_us=%lld maxrss_kb=%ld "
+			     "out=%zu err=%zu%s%s\n", how, code, wall,
+			     (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
+			     (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
+			     ru.ru_maxrss, out_len, err_len, trace, counted);
+	send_frame("PERTURB-RESULT", seq, rh, ob, out_len, eb, err_len);
+	free(rh);
+	free(counted);
 	free(ob);
 	free(eb);
 	goto out;
@@ -415,6 +600,10 @@ out:
 		close(pfd[0]);
 	if (pfd[1] >= 0)
 		close(pfd[1]);
+	if (go[0] >= 0)
+		close(go[0]);
+	if (go[1] >= 0)
+		close(go[1]);
 	free(env);
 	free(argv);
 }
@@ -545,6 +734,8 @@ int main(void)
 			do_run(line + 4);
 		else if (!strncmp(line, "KERNEL ", 7))
 			do_kernel(line + 7);
+		else if (!strncmp(line, "COUNTERS ", 9))
+			do_counters(line + 9);
 		else if (!strcmp(line, "QUIT"))
 			power_off();
 		else if (!strcmp(line, "PING"))
