@@ -693,6 +693,40 @@ static void add_list(struct strbuf *sb, char *const *v, size_t n)
 }
 
 /*
+ * One request line to the agent and its framed answer, tag ("PERTURB-KERNEL")
+ * with sequence 0: *p (malloc'd, NUL-terminated) and *len.  Returns 1, 0
+ * when the guest did not answer or answered garbage (why filled, starting
+ * with what), PROC_STOP.
+ */
+static int ask_guest(struct qemu *q, const struct strbuf *cmd, const char *tag, const char *what,
+		     unsigned char **p, size_t *len, char *why, size_t wlen)
+{
+	char *marker = xasprintf("%s ", tag), *line = NULL, fwhy[128];
+	int r, ret = 0;
+
+	*p = NULL;
+	if (send_line(q, cmd->buf, cmd->len) < 0) {
+		snprintf(why, wlen, "%s: cannot write to QEMU: %s", what, strerror(errno));
+		goto out;
+	}
+	r = read_line(q, marker, now_mono() + RESULT_MARGIN_S, &line);
+	if (r == PROC_STOP)
+		ret = PROC_STOP;
+	else if (r <= 0)
+		snprintf(why, wlen, "%s: the guest %s", what, r == 0 ?
+			 "stopped answering (time-out)" : q->panicked ? "died (kernel panic)" :
+			 "died (QEMU exited)");
+	else if (parse_frame(line, tag, what, 0, p, len, fwhy, sizeof(fwhy)) < 0)
+		snprintf(why, wlen, "garbage from the guest: %s", fwhy);
+	else
+		ret = 1;
+out:
+	free(marker);
+	free(line);
+	return ret;
+}
+
+/*
  * Apply the variant's kernel: block inside the booted guest (KERNEL, see
  * workloads/guest/agent.c).  Returns 1 when applied, 0 when the guest
  * refused it or did not answer (why filled), PROC_STOP.
@@ -702,9 +736,8 @@ static int guest_kernel(struct backend_ctx *ctx, struct qemu *q, char *why, size
 	const struct kernel_cfg *k = &ctx->variant->kernel;
 	struct strbuf cmd = STRBUF_INIT;
 	unsigned char *p = NULL;
-	char *line = NULL, fwhy[128];
 	size_t len;
-	int r, ret = 0;
+	int ret;
 
 	strbuf_addf(&cmd, "KERNEL %d %ld", k->tracing_on, k->buffer_size_kb > 0 ?
 		    k->buffer_size_kb : -1);
@@ -713,29 +746,13 @@ static int guest_kernel(struct backend_ctx *ctx, struct qemu *q, char *why, size
 	add_list(&cmd, k->functions, k->n_functions);
 	add_list(&cmd, k->options, k->n_options);
 	strbuf_add(&cmd, "\n", 1);
-	if (send_line(q, cmd.buf, cmd.len) < 0) {
-		snprintf(why, wlen, "cannot write to QEMU: %s", strerror(errno));
-		goto out;
-	}
-	r = read_line(q, "PERTURB-KERNEL ", now_mono() + RESULT_MARGIN_S, &line);
-	if (r == PROC_STOP) {
-		ret = PROC_STOP;
-	} else if (r <= 0) {
-		snprintf(why, wlen, "kernel: the guest %s while applying it", r == 0 ?
-			 "stopped answering (time-out)" : q->panicked ? "died (kernel panic)" :
-			 "died (QEMU exited)");
-	} else if (parse_frame(line, "PERTURB-KERNEL", "kernel", 0, &p, &len, fwhy,
-			       sizeof(fwhy)) < 0) {
-		snprintf(why, wlen, "garbage from the guest: %s", fwhy);
-	} else if (strcmp((char *)p, "ok")) {
+	ret = ask_guest(q, &cmd, "PERTURB-KERNEL", "kernel", &p, &len, why, wlen);
+	if (ret == 1 && strcmp((char *)p, "ok")) {
 		snprintf(why, wlen, "kernel: %s", strncmp((char *)p, "error ", 6) ?
 			 (char *)p : (char *)p + 6);
-	} else {
-		ret = 1;
+		ret = 0;
 	}
-out:
 	free(p);
-	free(line);
 	strbuf_release(&cmd);
 	return ret;
 }
@@ -761,35 +778,18 @@ static int guest_counters(struct qemu *q, struct counter_set *cs, char *why, siz
 {
 	struct strbuf cmd = STRBUF_INIT;
 	unsigned char *p = NULL;
-	char *line = NULL, fwhy[128];
 	size_t n = counters_count(cs), len;
-	int r, ret = 0;
+	int ret;
 
 	forget_counters(q);
 	strbuf_addf(&cmd, "COUNTERS %zu", n);
 	for (size_t i = 0; i < n; i++)
 		add_hex(&cmd, counters_name(cs, i));
 	strbuf_add(&cmd, "\n", 1);
-	if (send_line(q, cmd.buf, cmd.len) < 0) {
-		snprintf(why, wlen, "cannot write to QEMU: %s", strerror(errno));
-		goto out;
-	}
-	r = read_line(q, "PERTURB-COUNTERS ", now_mono() + RESULT_MARGIN_S, &line);
-	if (r == PROC_STOP) {
-		ret = PROC_STOP;
-		goto out;
-	}
-	if (r <= 0) {
-		snprintf(why, wlen, "counters: the guest %s", r == 0 ?
-			 "stopped answering (time-out)" : q->panicked ? "died (kernel panic)" :
-			 "died (QEMU exited)");
-		goto out;
-	}
-	if (parse_frame(line, "PERTURB-COUNTERS", "counters", 0, &p, &len, fwhy,
-			sizeof(fwhy)) < 0) {
-		snprintf(why, wlen, "garbage from the guest: %s", fwhy);
-		goto out;
-	}
+	ret = ask_guest(q, &cmd, "PERTURB-COUNTERS", "counters", &p, &len, why, wlen);
+	if (ret != 1)
+		goto out;	/* 0 or PROC_STOP */
+	ret = 0;
 	/* one line per counter: "ok", or "no " and why not */
 	q->guest_no = xcalloc(n ? n : 1, sizeof(*q->guest_no));
 	q->n_counting = n;
@@ -816,7 +816,6 @@ static int guest_counters(struct qemu *q, struct counter_set *cs, char *why, siz
 	q->counters_sent = 1;
 out:
 	free(p);
-	free(line);
 	strbuf_release(&cmd);
 	return ret;
 }
