@@ -61,13 +61,13 @@ static int is_tarball(const char *path, const struct stat *st)
 	return S_ISREG(st->st_mode) && strstr(path, ".tar");
 }
 
-/* Append a file's bytes (or "-" for a missing one) to sb. */
+/* Append a file's bytes to sb: its content, not its path, is the key. */
 static void add_file(struct strbuf *sb, const char *what, const char *path)
 {
 	size_t len = 0;
 	char *data = read_file(path, &len);
 
-	strbuf_addf(sb, "%s %s %zu\n", what, path, data ? len : 0);
+	strbuf_addf(sb, "%s %zu\n", what, data ? len : 0);
 	if (data)
 		strbuf_add(sb, data, len);
 	free(data);

@@ -27,9 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "initramfs.h"
+#include "packages.h"
 #include "testlib.h"
 #include "util.h"
 
@@ -321,3 +323,132 @@ Test(qemu, garbage_frame_kills_the_boot_and_the_study_goes_on)
 	free(db);
 }
 
+/* config: and source: that cannot be built are refused before anything
+ * runs, each with its position and why (harness/kbuild.c). */
+Test(qemu, kernels_that_cannot_be_built_are_refused_up_front)
+{
+	static const struct { const char *boot, *says; } cases[] = {
+		{ "config: no-such.config", "cannot read the Kconfig fragment" },
+		{ "config: frag.config, source: /nonexistent/linux", "source: '/nonexistent/linux'" },
+		{ "config: frag.config, source: notatree", "is not a kernel source tree" },
+		{ "config: frag.config, source: frag.config", "neither a kernel source tree nor a "
+		  "tarball" },
+	};
+	struct cli_result r;
+	char *db = xasprintf("%s/r.db", dir), *tree = xasprintf("%s/notatree", dir);
+
+	tl_skip_unless_qemu();
+	cr_assert_eq(mkdir(tree, 0755), 0);
+	tl_write(dir, "frag.config", "# CONFIG_FTRACE is not set\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *yaml = xasprintf("name: k\nvariants:\n  - name: v\n"
+				       "    boot: {qemu: {%s}}\n"
+				       "workloads:\n  - {name: w, cmd: [\"true\"]}\n", cases[i].boot);
+		tl_write(dir, "e.yaml", yaml);
+		free(yaml);
+		cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+		cr_assert_eq(r.status, 2, "%s: %s", cases[i].boot, r.err);
+		cr_assert(strstr(r.err, "e.yaml:4:11: ") && strstr(r.err, cases[i].says),
+			  "%s: %s", cases[i].boot, r.err);
+		cr_assert(!tl_exists(db), "nothing is written");
+		cli_result_release(&r);
+	}
+	free(tree);
+	free(db);
+}
+
+/*
+ * Kernels built from kernels/configs/ (harness/kbuild.c, kernels/build.sh)
+ * and booted: vanilla.config has no tracing at all (no tracefs in the
+ * guest), tracing.config records syscall events from boot
+ * (trace_event=raw_syscalls:*), and getppid() is slower there.  The images
+ * are built from Debian's linux-source-6.1 into perturb's cache
+ * (~/.cache/perturb/kernels/KEY/) the first time - about 5 minutes each on
+ * this 2-core machine - and taken from the cache afterwards: the build is
+ * redone whenever build.sh, base.config or a fragment changes.  Skipped
+ * without the build tools, except under CI (CI set), where that is a
+ * failure: `make test` installs them.
+ */
+TestSuite(kernels, .init = setup, .fini = teardown, .timeout = 2400);
+
+static void need(int have, const char *what)
+{
+	if (have)
+		return;
+	if (getenv("CI") && *getenv("CI"))
+		cr_assert_fail("%s (make test installs it)", what);
+	cr_skip_test("%s", what);
+}
+
+Test(kernels, vanilla_has_no_tracefs_and_tracing_records)
+{
+	static const char *const tools[] = {
+		"make", "gcc", "flex", "bison", "bc", "xz", "/usr/include/libelf.h",
+		"/usr/src/linux-source-6.1.tar.xz",
+	};
+	struct cli_result r;
+	char why[256];
+
+	tl_skip_unless_qemu();
+	cr_assert(getenv("PERTURB_SRC"), "PERTURB_SRC is not set (run the tests with make test)");
+	for (size_t i = 0; i < sizeof(tools) / sizeof(*tools); i++)
+		need(requirement_met(tools[i], why, sizeof(why)), why);
+
+	char *yaml = xasprintf(
+		"name: kernels\n"
+		"repetitions: 3\n"
+		"warmup: 0\n"
+		"order: sequential\n"
+		"variants:\n"
+		"  - name: vanilla\n"
+		"    boot: {qemu: {config: %s/kernels/configs/vanilla.config, memory: 256M,\n"
+		"                  cpus: 1, kvm: false}}\n"
+		"  - name: tracing\n"
+		"    boot: {qemu: {config: %s/kernels/configs/tracing.config, memory: 256M,\n"
+		"                  cpus: 1, kvm: false, cmdline: \"trace_event=raw_syscalls:*\"}}\n"
+		"workloads:\n"
+		NULL_SYSCALL
+		/* busybox sh alone: how many event systems, and what the buffer holds */
+		"  - name: tracefs\n"
+		"    shell: |\n"
+		"      t=/sys/kernel/tracing\n"
+		"      if [ -d $t ] && { [ -d $t/events ] || mount -t tracefs nodev $t; }; then\n"
+		"        set -- $t/events/*/; echo systems=$#\n"
+		"        while read k v; do case $k in entries:) echo entries=$v;; esac; done \\\n"
+		"          < $t/per_cpu/cpu0/stats\n"
+		"      else\n"
+		"        echo systems=0; echo entries=0\n"
+		"      fi\n"
+		"    metrics:\n"
+		"      - {name: systems, regex: 'systems=([0-9]+)'}\n"
+		"      - {name: entries, regex: 'entries=([0-9]+)'}\n",
+		getenv("PERTURB_SRC"), getenv("PERTURB_SRC"));
+	tl_write(dir, "e.yaml", yaml);
+	free(yaml);
+	char *db = xasprintf("%s/r.db", dir);
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "perturb run failed:\n%s", r.err);
+	cr_assert(strstr(r.err, "booted 6.1.") && strstr(r.err, "-perturb-vanilla") &&
+		  strstr(r.err, "-perturb-tracing"), "the built kernels did not boot:\n%s", r.err);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 12,
+		     "%s", r.err);
+
+	/* vanilla: no tracefs at all; tracing: event systems, syscalls recorded */
+#define BY(agg, variant, metric) \
+	"SELECT " agg "(m.value) FROM metric_values m JOIN plan p USING (run_id, seq)" \
+	" WHERE p.variant = '" variant "' AND m.metric = '" metric "'"
+	cr_assert_eq(cli_sql_int(db, BY("max", "vanilla", "systems")), 0, "vanilla has tracefs events");
+	cr_assert_gt(cli_sql_int(db, BY("min", "tracing", "systems")), 5,
+		     "tracing has (almost) no event systems");
+	cr_assert_gt(cli_sql_int(db, BY("min", "tracing", "entries")), 0, "tracing recorded nothing");
+	/* every getppid() writes two events: slower than vanilla (x3.5 under TCG
+	 * here with Debian's kernel); ask for a quarter more at least */
+	cr_assert_gt(cli_sql_int(db, "SELECT 1 FROM (SELECT"
+				 " (SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq)"
+				 "  WHERE p.variant = 'tracing' AND m.metric = 'ns_per_op') AS t,"
+				 " (SELECT max(m.value) FROM metric_values m JOIN plan p USING (run_id, seq)"
+				 "  WHERE p.variant = 'vanilla' AND m.metric = 'ns_per_op') AS v)"
+				 " WHERE t > 1.25 * v"), 0, "syscall tracing did not slow getppid down");
+	cli_result_release(&r);
+	free(db);
+}
