@@ -11,6 +11,7 @@
  * {"level", "section", "message", "fix"}.  Exit 0 whatever it finds.
  */
 #include "commands.h"
+#include "kbuild.h"
 #include "util.h"
 
 #include <errno.h>
@@ -224,6 +225,17 @@ static void check_qemu(struct doctor *d)
 	else
 		say(d, "warn", "kvm", "sudo modprobe kvm_intel  # or kvm_amd; enable VT-x/AMD-V",
 		    "no /dev/kvm: qemu would emulate (slow)");
+	char why[300];
+	static const char fix[] = "sudo apt-get install linux-source-6.1 flex bison bc libelf-dev";
+	if (!kbuild_tools(why, sizeof(why)))
+		say(d, "warn", "kernels", fix, "%s: boot: config: variants cannot be built here",
+		    why);
+	else if (access(KBUILD_DEFAULT_SOURCE, R_OK) < 0)
+		say(d, "warn", "kernels", fix, "no %s: boot: config: needs a source: here",
+		    KBUILD_DEFAULT_SOURCE);
+	else
+		say(d, "ok", "kernels", NULL, "boot: config: can build kernels (the tools and %s)",
+		    KBUILD_DEFAULT_SOURCE);
 }
 
 static void check_cpu(struct doctor *d)

@@ -153,13 +153,21 @@ int kbuild_check(const struct boot_cfg *b, char *why, size_t len)
 	free(img);
 	if (have)
 		return 0;
+	if (!kbuild_tools(why, len))
+		return -1;
+	return 0;
+}
+
+int kbuild_tools(char *why, size_t len)
+{
 	for (size_t i = 0; i < sizeof(build_tools) / sizeof(*build_tools); i++) {
 		char need[256];
 		if (requirement_met(build_tools[i], need, sizeof(need)))
 			continue;
-		return why_error(why, len, "config: building the kernel needs %s", need);
+		snprintf(why, len, "config: building the kernel needs %s", need);
+		return 0;
 	}
-	return 0;
+	return 1;
 }
 
 /* The tree to build from: src itself, or the tarball unpacked (once) into

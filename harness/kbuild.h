@@ -23,6 +23,10 @@
 
 #define KBUILD_DEFAULT_SOURCE "/usr/src/linux-source-6.1.tar.xz"
 
+/* Are the tools to build a kernel (and the default source) here?  1, or 0
+ * with why naming what is missing and its Debian package. */
+int kbuild_tools(char *why, size_t len);
+
 /* Can b's kernel be had: already built, or the fragment, the source and
  * the build tools are there?  0, or -1 with why (naming the Debian
  * package of a missing tool). */

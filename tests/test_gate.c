@@ -318,7 +318,7 @@ Test(gate, doctor_prints_every_section_and_valid_json)
 	struct cli_result r;
 	static const char *const sections[] = {
 		" root: ", " tracefs: ", " papi: ", " perf: ", " qemu: ", " kvm: ", " cpu: ",
-		" governor: ", " boost: ", " aslr: ", " load: ", " isolcpus: ",
+		" governor: ", " boost: ", " aslr: ", " load: ", " isolcpus: ", " kernels: ",
 	};
 
 	cli_run(dir, &r, "doctor", NULL);
@@ -339,6 +339,11 @@ Test(gate, doctor_prints_every_section_and_valid_json)
 	cli_result_release(&r);
 	cli_run(dir, &r, "doctor", "--bogus", NULL);
 	cr_assert_eq(r.status, 2);
+	cli_result_release(&r);
+	/* no build tools on PATH: config: kernels cannot be built, and why */
+	cli_run_env(dir, "PATH=/nonexistent", &r, "doctor", NULL);
+	cr_assert(strstr(r.out, "kernels: config: building the kernel needs 'make', not found on "
+			 "PATH (Debian package: make)"), "%s", r.out);
 	cli_result_release(&r);
 }
 
