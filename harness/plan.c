@@ -61,8 +61,10 @@ static int check_filter(char **names, size_t n, const char *what,
 	return 0;
 }
 
-int plan_boots(const struct experiment *exp, const int *vsel, size_t nvs, char *err,
-	       size_t errlen)
+/* The boots: N of the variants in vsel (1 when none says), or -1 with err
+ * set when two variants ask for different counts. */
+static int plan_boots(const struct experiment *exp, const int *vsel, size_t nvs, char *err,
+		      size_t errlen)
 {
 	const struct variant *by = NULL;
 

@@ -82,11 +82,6 @@ void plan_release(struct plan *p);
  */
 size_t plan_add_round(struct plan *p, size_t n_variants, size_t n_workloads, uint64_t seed);
 
-/* The boots: N of the variants in vsel (the largest; 1 when none says),
- * or -1 with err set when two variants ask for different counts. */
-int plan_boots(const struct experiment *exp, const int *vsel, size_t nvs, char *err,
-	       size_t errlen);
-
 /* A seed drawn from getrandom(2) (never 0). */
 uint64_t plan_draw_seed(void);
 
