@@ -151,11 +151,7 @@ int kbuild_check(const struct boot_cfg *b, char *why, size_t len)
 	free(dir);
 	have = file_exists(img);
 	free(img);
-	if (have)
-		return 0;
-	if (!kbuild_tools(why, len))
-		return -1;
-	return 0;
+	return have || kbuild_tools(why, len) ? 0 : -1;
 }
 
 int kbuild_tools(char *why, size_t len)
