@@ -330,6 +330,13 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 		return;
 	}
 	out->ok = 1;
+	/* runs nested in boots are not independent: resample boots, then runs */
+	if ((base->has_blocks || s->has_blocks) &&
+	    nested_dilation_ci(base->values, base->blocks, base->n, s->values, s->blocks, s->n,
+			       kind, p, &bo, &out->d) < 0) {
+		out->d.ci_abs = out->d.ci_pct = (struct interval){
+			.lo = NAN, .hi = NAN, .reason = "two-stage bootstrap failed" };
+	}
 	if (isnan(out->d.pct) && !out->d.ci_pct.has_ci && !out->d.ci_pct.reason)
 		out->d.ci_pct.reason = "baseline statistic is 0: no % dilation";
 }

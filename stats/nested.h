@@ -125,4 +125,24 @@ size_t nested_resample_size(const int *block, size_t n);
 int nested_resample(const double *x, const int *block, size_t n, gsl_rng *rng,
 		    double *out, int *out_block, size_t cap, size_t *out_n);
 
+/*
+ * The CIs of a dilation (stats_dilation()) when runs are nested in blocks
+ * (boots): the two-stage percentile bootstrap, each replicate drawing each
+ * side's blocks with replacement and then runs within each drawn block
+ * (nested_resample(); Davison & Hinkley 1997, sec. 3.8; Kalibera & Jones
+ * 2013 resample at every level), T* = mean or type-7 quantile p of the
+ * resample, abs* = T(var*) - T(base*), pct* = 100 abs* / T(base*); the
+ * interval is the (1 - conf)/2 and (1 + conf)/2 type-7 quantiles of the B
+ * replicates.  A side whose values are all in one block is resampled as
+ * runs only.  The point estimates in *d (from stats_dilation()) are kept;
+ * ci_abs, ci_pct (no interval, reason set, when a resampled baseline
+ * statistic is 0 or d->pct is NaN) and B are replaced.  o: B (0 = 2000),
+ * conf (0 = 0.95) and seed; bca and max_boot_n do not apply.
+ * Errors: -EINVAL, -ENOMEM; *d untouched then.  Values must be finite
+ * (the caller's check).
+ */
+int nested_dilation_ci(const double *bx, const int *bb, size_t nb, const double *vx,
+		       const int *vb, size_t nv, enum stat_kind kind, double p,
+		       const struct boot_opts *o, struct dilation *d);
+
 #endif

@@ -554,3 +554,67 @@ Test(nested, resample_unbalanced_and_errors)
 	cr_expect_eq(nested_resample_size(unb_b, 0), 0);
 	gsl_rng_free(rng);
 }
+
+/*
+ * The two-stage bootstrap of a dilation (nested_dilation_ci).  The looms
+ * have a strong loom (boot) effect (share 334/425): their mean, compared
+ * with itself shifted by +2 %, has a two-stage interval around the +2 %
+ * that is wider than the independent-runs bootstrap's (stats_dilation)
+ * by about the square root of the design effect,
+ * which ignores that the runs of a loom hang together.  With one block a
+ * side, two-stage is the plain bootstrap of runs: the same kind of width.
+ */
+Test(nested, dilation_ci_is_wider_when_boots_differ)
+{
+	double shifted[16];
+	int one[16];
+	struct boot_opts o = { .B = 4000, .seed = 7, .conf = 0.95 };
+	struct dilation flat, two, again;
+
+	for (size_t i = 0; i < 16; i++) {
+		shifted[i] = loom_x[i] * 1.02;
+		one[i] = 0;
+	}
+	cr_assert_eq(stats_dilation(loom_x, 16, shifted, 16, STATK_MEAN, 0, &o, &flat), 0);
+	two = flat;
+	cr_assert_eq(nested_dilation_ci(loom_x, loom_b, 16, shifted, loom_b, 16, STATK_MEAN, 0,
+					&o, &two), 0);
+	cr_assert_float_eq(two.pct, 2.0, 1e-9, "the point estimate is kept");
+	cr_assert(two.ci_pct.has_ci && two.ci_abs.has_ci);
+	cr_assert(two.ci_pct.lo < 2.0 && two.ci_pct.hi > 2.0, "[%g, %g]", two.ci_pct.lo,
+		  two.ci_pct.hi);
+	/* Kish's design effect (Survey Sampling, 1965): the variance of a mean
+	 * of m runs in each of k clusters is 1 + (m - 1) ICC times that of
+	 * independent runs; here sqrt(1 + 3 * 334/425) = 1.83 in width */
+	double ratio = (two.ci_pct.hi - two.ci_pct.lo) / (flat.ci_pct.hi - flat.ci_pct.lo);
+	cr_assert(ratio > 1.5 && ratio < 2.3, "two-stage [%g, %g] vs runs [%g, %g]: %g",
+		  two.ci_pct.lo, two.ci_pct.hi, flat.ci_pct.lo, flat.ci_pct.hi, ratio);
+	cr_assert(strstr(two.ci_pct.method, "two-stage"));
+	cr_assert_eq(two.B, 4000);
+
+	/* seeded: the same interval again */
+	again = flat;
+	cr_assert_eq(nested_dilation_ci(loom_x, loom_b, 16, shifted, loom_b, 16, STATK_MEAN, 0,
+					&o, &again), 0);
+	cr_assert(again.ci_pct.lo == two.ci_pct.lo && again.ci_pct.hi == two.ci_pct.hi);
+
+	/* one block a side: resampling runs only, about as wide as the plain one */
+	again = flat;
+	cr_assert_eq(nested_dilation_ci(loom_x, one, 16, shifted, one, 16, STATK_MEAN, 0, &o,
+					&again), 0);
+	double w1 = again.ci_pct.hi - again.ci_pct.lo, w0 = flat.ci_pct.hi - flat.ci_pct.lo;
+	cr_assert(w1 > 0.8 * w0 && w1 < 1.25 * w0, "one block: %g vs %g", w1, w0);
+
+	/* the median too, and a baseline of zeros has no % interval */
+	again = flat;
+	cr_assert_eq(nested_dilation_ci(loom_x, loom_b, 16, shifted, loom_b, 16, STATK_QUANTILE,
+					0.5, &o, &again), 0);
+	cr_assert(again.ci_abs.has_ci && again.ci_abs.lo <= again.ci_abs.hi);
+	double zeros[4] = { 0, 0, 0, 0 }, ones[4] = { 1, 1, 1, 1 };
+	int b4[4] = { 0, 0, 1, 1 };
+	struct dilation z = { .pct = NAN };
+	cr_assert_eq(nested_dilation_ci(zeros, b4, 4, ones, b4, 4, STATK_MEAN, 0, &o, &z), 0);
+	cr_assert(z.ci_abs.has_ci && z.ci_abs.lo == 1 && z.ci_abs.hi == 1);
+	cr_assert(!z.ci_pct.has_ci && z.ci_pct.reason);
+	cr_assert_eq(nested_dilation_ci(NULL, b4, 4, ones, b4, 4, STATK_MEAN, 0, &o, &z), -EINVAL);
+}

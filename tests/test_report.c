@@ -905,6 +905,8 @@ Test(report, runs_nested_in_blocks_split_the_variance)
 	doc = json_parse(r.out);
 	cr_assert(doc);
 	cr_assert_null(jget(jresult(doc, "loop_ns", "aa"), "blocks"), "rounds of one run");
+	cr_assert_str_eq(jstr(jresult(doc, "loop_ns", "aa"), "dilation.mean.method"),
+			 "percentile bootstrap");
 	json_free(doc);
 	cli_result_release(&r);
 	report(&r, "text", NULL, NULL);
@@ -937,6 +939,10 @@ Test(report, runs_nested_in_blocks_split_the_variance)
 	cr_assert(ci && ci->n == 2, "mean_ci");
 	cr_assert_float_eq(ci->items[0].num, 95.4375 - half, 1e-6);
 	cr_assert_float_eq(ci->items[1].num, 95.4375 + half, 1e-6);
+	/* runs of a boot hang together: the dilation resamples boots, then runs */
+	cr_assert(strstr(jstr(res, "dilation.mean.method"), "two-stage"), "%s",
+		  jstr(res, "dilation.mean.method"));
+	cr_assert(strstr(jstr(res, "dilation.p50.method"), "two-stage"));
 	json_free(doc);
 	cli_result_release(&r);
 
