@@ -161,7 +161,7 @@ $(B)/tests/perturb-tests: $(TEST_OBJ) $(B)/libperturb.a
 # binary and the helper programs through these variables.
 test check: $(if $(NO_DEPS),,deps) $(B)/perturb $(MICRO_BINS) $(B)/tests/perturb-tests $(PROG_BIN)
 	$(TEST_ENV) PERTURB_BIN=$(abspath $(B))/perturb PERTURB_PROGS=$(abspath $(B))/tests/progs \
-	PERTURB_MICRO=$(abspath $(B))/perturb-micro \
+	PERTURB_MICRO=$(abspath $(B))/perturb-micro PERTURB_KERNELS=$(CURDIR)/kernels \
 	PERTURB_SRC=$(CURDIR) $(B)/tests/perturb-tests $(TEST_ARGS)
 
 run: $(if $(NO_DEPS),,deps) $(B)/perturb
