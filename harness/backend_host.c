@@ -248,6 +248,14 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 			goto out;
 		}
 	}
+	for (size_t i = 0; i < k->n_functions; i++) {
+		if (ktrace_function_glob_matches(k->functions[i]) == 0) {
+			snprintf(why, len, "variant '%s': function '%s' matches no function of this "
+				 "kernel (%s/available_filter_functions)", v->name,
+				 k->functions[i], path);
+			goto out;
+		}
+	}
 	if (mounted) {
 		ktrace_umount(path, msg, sizeof(msg));
 		mounted = 0;

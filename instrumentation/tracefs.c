@@ -487,6 +487,28 @@ int ktrace_event_glob_matches(const char *glob)
 	return 0;
 }
 
+int ktrace_function_glob_matches(const char *glob)
+{
+	char *text, *line, *save = NULL;
+	int found = 0;
+
+	if (kread("available_filter_functions", &text) < 0)
+		return -1;
+	if (!*text) {
+		free(text);
+		errno = ENOENT;
+		return -1;
+	}
+	/* "name" or "name [module]" a line */
+	for (line = strtok_r(text, "\n", &save); line && !found;
+	     line = strtok_r(NULL, "\n", &save)) {
+		line[strcspn(line, " \t")] = '\0';
+		found = !fnmatch(glob, line, 0);
+	}
+	free(text);
+	return found;
+}
+
 int ktrace_tracer_available(const char *tracer)
 {
 	char *text, **v = NULL;

@@ -107,6 +107,11 @@ int ktrace_tracer_available(const char *tracer);
 /* Does at least one event of available_events match the "system:event" glob? */
 int ktrace_event_glob_matches(const char *glob);
 
+/* Does at least one function of available_filter_functions match the glob
+ * (set_ftrace_filter's)?  1 or 0; -1 with errno when that list cannot be
+ * read (or is empty: a kernel without dynamic ftrace). */
+int ktrace_function_glob_matches(const char *glob);
+
 /* per_cpu/cpuN/stats, summed over CPUs. */
 struct ktrace_stats {
 	uint64_t entries;	/* events in the buffer now */

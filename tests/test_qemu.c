@@ -14,7 +14,7 @@
  *     the console log is kept, QEMU is gone, the next variant runs;
  *   - counters: are counted inside the guest (the COUNTERS line): software
  *     events stored as the host's, cycles (no PMU under TCG) never as 0.
- * Nine boots of ~7-10 s (TCG) in all, about two minutes here.
+ * Ten boots of ~7-10 s (TCG) in all, about two minutes here.
  *
  * Skipped (cr_skip) when qemu-system-x86_64 or busybox-static is missing,
  * or the guest agent was not built (no static C library).
@@ -144,6 +144,9 @@ Test(qemu, kernel_block_is_applied_inside_the_guest)
 		 "  - name: no-such-event\n"
 		 "    kernel: {events: [\"nosuch:event_xyz\"], tracing_on: true}\n"
 		 "    boot: " BOOT "}}\n"
+		 "  - name: no-such-function\n"
+		 "    kernel: {tracer: function, functions: [no_such_function_xyz]}\n"
+		 "    boot: " BOOT "}}\n"
 		 "workloads:\n"
 		 NULL_SYSCALL);
 	db = xasprintf("%s/r.db", dir);
@@ -177,6 +180,12 @@ Test(qemu, kernel_block_is_applied_inside_the_guest)
 	cr_assert(reason && strstr(reason, "kernel: event 'nosuch:event_xyz' matches no event "
 				   "of the guest kernel") && strstr(reason, "console log: "),
 		  "reason: %s", reason ? reason : "(none)");
+	free(reason);
+	reason = cli_sql_text(db, "SELECT r.reason FROM results r JOIN plan p USING (run_id, seq)"
+			      " WHERE p.variant = 'no-such-function' AND r.status = 'error' LIMIT 1");
+	cr_assert(reason && strstr(reason, "kernel: function 'no_such_function_xyz' matches no "
+				   "function of the guest kernel"), "reason: %s",
+		  reason ? reason : "(none)");
 	free(reason);
 	cli_result_release(&r);
 	free(db);

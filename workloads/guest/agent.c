@@ -31,9 +31,9 @@
  *   guest -> host   PERTURB-RESULT <seq> <len> <crc32> <hex payload>
  *   host -> guest   QUIT            (the agent syncs and reboots: QEMU -no-reboot exits)
  *
- * KERNEL is applied with the host's code (tracefs.c): the tracer and every
- * event glob are checked against available_tracers / available_events
- * first (the host cannot know the guest kernel's), then ktrace_apply() and
+ * KERNEL is applied with the host's code (tracefs.c): the tracer, every
+ * event glob and every function glob are checked against available_tracers
+ * / available_events / available_filter_functions first (the host cannot know the guest kernel's), then ktrace_apply() and
  * ktrace_verify().
  *
  * COUNTERS is checked with the host's code too: counter_parse(), the same
@@ -662,6 +662,13 @@ static int apply_kernel(char *args, char *why, size_t len)
 		if (!ktrace_event_glob_matches(k.events[i])) {
 			snprintf(why, len, "event '%s' matches no event of the guest kernel "
 				 "(%s/available_events)", k.events[i], path);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < k.n_functions; i++) {
+		if (ktrace_function_glob_matches(k.functions[i]) == 0) {
+			snprintf(why, len, "function '%s' matches no function of the guest kernel "
+				 "(%s/available_filter_functions)", k.functions[i], path);
 			goto out;
 		}
 	}
