@@ -330,8 +330,10 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 		return;
 	}
 	out->ok = 1;
-	/* runs nested in boots are not independent: resample boots, then runs */
-	if ((base->has_blocks || s->has_blocks) &&
+	/* runs nested in boots are not independent: resample boots, then runs
+	 * (as the plain bootstrap, up to max_boot_n runs a side) */
+	if ((base->has_blocks || s->has_blocks) && base->n <= m->max_boot_n &&
+	    s->n <= m->max_boot_n &&
 	    nested_dilation_ci(base->values, base->blocks, base->n, s->values, s->blocks, s->n,
 			       kind, p, &bo, &out->d) < 0) {
 		out->d.ci_abs = out->d.ci_pct = (struct interval){

@@ -15,8 +15,9 @@
  *    modified z-score (|z| > 3.5) - labelled, never dropped;
  *  - against the baseline (not for the baseline itself): the dilation of the
  *    mean and of each percentile (stats_dilation: abs, %, CI with its method;
- *    when either side's runs are nested in blocks - has_blocks - the CIs
- *    come from the two-stage bootstrap, nested_dilation_ci),
+ *    when either side's runs are nested in blocks - has_blocks - and both
+ *    sides have at most max_boot_n runs, the CIs come from the two-stage
+ *    bootstrap, nested_dilation_ci),
  *    the Mann-Whitney U test with its p-value Holm-adjusted across every
  *    comparison of the report and its significance at alpha = 1 - confidence,
  *    the Hodges-Lehmann ratio with CI, and the two-sample KS test;
