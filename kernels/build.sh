@@ -21,14 +21,15 @@ if [ $# -ne 3 ]; then
 fi
 src=$(cd "$1" && pwd)
 frag=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-out=$3
 here=$(cd "$(dirname "$0")" && pwd)
 base=$here/configs/base.config
 
 [ -f "$src/Makefile" ] || { echo "$0: '$src' is not a kernel source tree" >&2; exit 2; }
 [ -f "$frag" ] || { echo "$0: no fragment '$2'" >&2; exit 2; }
 
-mkdir -p "$(dirname "$out")"
+# absolute: the kernel's make runs in the source tree (make -C)
+mkdir -p "$(dirname "$3")"
+out=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 obj=$(mktemp -d "${out}.build.XXXXXX")
 trap 'rm -rf "$obj"' EXIT INT TERM
 
