@@ -236,25 +236,9 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 		snprintf(why, len, "variant '%s': %s", v->name, msg);
 		return -1;
 	}
-	if (k->tracer && !ktrace_tracer_available(k->tracer)) {
-		snprintf(why, len, "variant '%s': tracer '%s' is not in %s/available_tracers "
-			 "(a kernel built without it?)", v->name, k->tracer, path);
+	if (ktrace_check_names(k, path, "this kernel", msg, sizeof(msg)) < 0) {
+		snprintf(why, len, "variant '%s': %s", v->name, msg);
 		goto out;
-	}
-	for (size_t i = 0; i < k->n_events; i++) {
-		if (!ktrace_event_glob_matches(k->events[i])) {
-			snprintf(why, len, "variant '%s': event '%s' matches no event of this kernel "
-				 "(%s/available_events)", v->name, k->events[i], path);
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < k->n_functions; i++) {
-		if (ktrace_function_glob_matches(k->functions[i]) == 0) {
-			snprintf(why, len, "variant '%s': function '%s' matches no function of this "
-				 "kernel (%s/available_filter_functions)", v->name,
-				 k->functions[i], path);
-			goto out;
-		}
 	}
 	if (mounted) {
 		ktrace_umount(path, msg, sizeof(msg));

@@ -509,6 +509,24 @@ int ktrace_function_glob_matches(const char *glob)
 	return found;
 }
 
+int ktrace_check_names(const struct kernel_cfg *k, const char *path, const char *kernel,
+		       char *why, size_t len)
+{
+	if (k->tracer && !ktrace_tracer_available(k->tracer))
+		return why_error(why, len, "tracer '%s' is not in %s/available_tracers of %s "
+				 "(a kernel built without it?)", k->tracer, path, kernel);
+	for (size_t i = 0; i < k->n_events; i++)
+		if (!ktrace_event_glob_matches(k->events[i]))
+			return why_error(why, len, "event '%s' matches no event of %s "
+					 "(%s/available_events)", k->events[i], kernel, path);
+	for (size_t i = 0; i < k->n_functions; i++)
+		if (ktrace_function_glob_matches(k->functions[i]) == 0)
+			return why_error(why, len, "function '%s' matches no function of %s "
+					 "(%s/available_filter_functions)", k->functions[i],
+					 kernel, path);
+	return 0;
+}
+
 int ktrace_tracer_available(const char *tracer)
 {
 	char *text, **v = NULL;

@@ -101,6 +101,16 @@ int ktrace_restore(const struct ktrace_state *prior, char *did, size_t didlen,
 int ktrace_state_equal(const struct ktrace_state *a, const struct ktrace_state *b,
 		       char *diff, size_t len);
 
+/*
+ * Does the kernel have what k names: its tracer in available_tracers, each
+ * events glob in available_events, each functions glob in
+ * available_filter_functions (not checked where that list cannot be read)?
+ * 0, or -1 with why naming the first one missing; kernel says whose ("this
+ * kernel", "the guest kernel"), path is tracefs's mount point.
+ */
+int ktrace_check_names(const struct kernel_cfg *k, const char *path, const char *kernel,
+		       char *why, size_t len);
+
 /* Is tracer listed in available_tracers? */
 int ktrace_tracer_available(const char *tracer);
 

@@ -652,26 +652,9 @@ static int apply_kernel(char *args, char *why, size_t len)
 	k.tracer = n_tracer ? tracer[0] : NULL;
 	if (!(path = ktrace_mount(&mounted, why, len)))
 		goto out;
-	/* what the host cannot check: the guest kernel's tracers and events */
-	if (k.tracer && !ktrace_tracer_available(k.tracer)) {
-		snprintf(why, len, "tracer '%s' is not in the guest kernel's %s/available_tracers "
-			 "(a kernel built without it?)", k.tracer, path);
+	/* what the host cannot check: the guest kernel's tracers, events, functions */
+	if (ktrace_check_names(&k, path, "the guest kernel", why, len) < 0)
 		goto out;
-	}
-	for (size_t i = 0; i < k.n_events; i++) {
-		if (!ktrace_event_glob_matches(k.events[i])) {
-			snprintf(why, len, "event '%s' matches no event of the guest kernel "
-				 "(%s/available_events)", k.events[i], path);
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < k.n_functions; i++) {
-		if (ktrace_function_glob_matches(k.functions[i]) == 0) {
-			snprintf(why, len, "function '%s' matches no function of the guest kernel "
-				 "(%s/available_filter_functions)", k.functions[i], path);
-			goto out;
-		}
-	}
 	if (ktrace_apply(&k, why, len) < 0 || ktrace_verify(&k, why, len) < 0)
 		goto out;
 	ret = 0;
