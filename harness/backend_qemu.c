@@ -789,12 +789,12 @@ static int guest_counters(struct qemu *q, struct counter_set *cs, char *why, siz
 	ret = ask_guest(q, &cmd, "PERTURB-COUNTERS", "counters", &p, &len, why, wlen);
 	if (ret != 1)
 		goto out;	/* 0 or PROC_STOP */
-	ret = 0;
-	/* one line per counter: "ok", or "no " and why not */
+	/* one line per counter: "ok", or "no " and why not; nothing more */
 	q->guest_no = xcalloc(n ? n : 1, sizeof(*q->guest_no));
 	q->n_counting = n;
 	char *l = (char *)p;
-	for (size_t i = 0; i < n; i++) {
+	size_t i;
+	for (i = 0; i < n; i++) {
 		char *nl = strchr(l, '\n');
 		if (!nl || (strncmp(l, "ok\n", 3) && strncmp(l, "no ", 3)))
 			break;
@@ -802,12 +802,9 @@ static int guest_counters(struct qemu *q, struct counter_set *cs, char *why, siz
 		if (l[0] == 'n')
 			q->guest_no[i] = xasprintf("in the guest: %s", l + 3);
 		l = nl + 1;
-		if (i + 1 == n && !*l)
-			ret = 1;
 	}
-	if (!n && !*l)
-		ret = 1;
-	if (!ret) {
+	if (i < n || *l) {
+		ret = 0;
 		forget_counters(q);
 		snprintf(why, wlen, "garbage from the guest: counters: %.80s", (char *)p);
 		goto out;
