@@ -6,6 +6,7 @@
 #include "proc.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -217,26 +218,17 @@ static char *source_tree(const char *src)
 	free(tmp);
 find:
 	/* the tarball holds one top folder: linux-source-6.1/ */
-	{
-		char *cmd = xasprintf("for d in '%s'/*/; do [ -f \"$d/Makefile\" ] && "
-				      "{ echo \"$d\"; break; }; done", dir);
-		FILE *p = popen(cmd, "r");
-		char *line = NULL;
-		size_t cap = 0;
-		free(cmd);
-		if (p && getline(&line, &cap, p) > 0) {
-			line[strcspn(line, "\n")] = '\0';
-			size_t l = strlen(line);
-			if (l > 1 && line[l - 1] == '/')
-				line[l - 1] = '\0';
-			found = xstrdup(line);
-		}
-		free(line);
-		if (p)
-			pclose(p);
-		if (!found)
-			error("source: '%s' holds no kernel source tree (no */Makefile)", src);
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && !found && (e = readdir(d));) {
+		char *mk = xasprintf("%s/%s/Makefile", dir, e->d_name);
+		if (e->d_name[0] != '.' && file_exists(mk))
+			found = xasprintf("%s/%s", dir, e->d_name);
+		free(mk);
 	}
+	if (d)
+		closedir(d);
+	if (!found)
+		error("source: '%s' holds no kernel source tree (no */Makefile)", src);
 out:
 	free(stamp);
 	free(dir);
