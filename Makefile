@@ -21,7 +21,9 @@
 #   V=1                   print full commands
 #   DB=results/perturb.db database used by `make run`
 #   EXPERIMENT=experiments.yaml  study run by `make run`
-#   NO_DEPS=1             make run/test skip the package check
+#   RUN_ARGS=             more options for `make run`'s perturb run
+#                         (e.g. RUN_ARGS=--repetitions=1)
+#   NO_DEPS=1             make run/test/bench/kernels skip the package check
 #   MICRO_STATIC=0        do not build build/perturb-micro-static (built when
 #                         a -static probe links; never with SANITIZE=1)
 
@@ -159,17 +161,28 @@ $(B)/tests/perturb-tests: $(TEST_OBJ) $(B)/libperturb.a
 
 # The test suite runs from the source tree; integration tests find the
 # binary and the helper programs through these variables.
-test check: $(if $(NO_DEPS),,deps) $(B)/perturb $(MICRO_BINS) $(B)/tests/perturb-tests $(PROG_BIN)
+# run, test, bench and kernels first install what is missing (make deps),
+# then build in a second make: the probes above (pkg-config, the -static
+# link test) are read when make starts, and on a fresh machine that is
+# before gcc and the -dev packages are there.
+ifeq ($(NO_DEPS),)
+test check run bench kernels:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory NO_DEPS=1 $@
+else
+test check: $(B)/perturb $(MICRO_BINS) $(B)/tests/perturb-tests $(PROG_BIN)
 	$(TEST_ENV) PERTURB_BIN=$(abspath $(B))/perturb PERTURB_PROGS=$(abspath $(B))/tests/progs \
 	PERTURB_MICRO=$(abspath $(B))/perturb-micro PERTURB_KERNELS=$(CURDIR)/kernels \
 	PERTURB_SRC=$(CURDIR) $(B)/tests/perturb-tests $(TEST_ARGS)
 
-run: $(if $(NO_DEPS),,deps) $(B)/perturb
-	$(B)/perturb run $(EXPERIMENT) --db $(DB)
+# all, not only perturb: the shipped workloads run perturb-micro.
+run: all
+	$(B)/perturb run $(EXPERIMENT) --db $(DB) $(RUN_ARGS)
 	$(B)/perturb report --db $(DB)
 
-bench: $(if $(NO_DEPS),,deps) $(B)/perturb
+bench: all
 	bench/run-all.sh $(CURDIR)/$(B)/perturb
+endif
 
 # Install missing Debian packages (root), or say which command would.
 # $(1): the package list.
@@ -214,7 +227,9 @@ KERNEL_TARBALL ?= /usr/src/linux-source-6.1.tar.xz
 KERNEL_SOURCE ?= $(B)/linux-source-6.1
 KERNEL_NAMES := $(filter-out base,$(basename $(notdir $(wildcard kernels/configs/*.config))))
 .PHONY: kernels
-kernels: $(if $(NO_DEPS),,deps) $(KERNEL_NAMES:%=$(B)/kernels/%.bzImage)
+ifneq ($(NO_DEPS),)
+kernels: $(KERNEL_NAMES:%=$(B)/kernels/%.bzImage)
+endif
 $(B)/linux-source-6.1/Makefile:
 	@mkdir -p $(B)
 	tar -xf $(KERNEL_TARBALL) -C $(B)
