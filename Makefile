@@ -54,7 +54,7 @@ CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null)
 
 CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wformat=2 -Wno-unused-parameter \
-	-Iharness -Istats -Ireports -Iinstrumentation -I. \
+	-Iharness -I. \
 	-DPERTURB_SHARE_DIR='"$(PREFIX)/share/perturb"'
 ifeq ($(SANITIZE),1)
 BASE_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
@@ -74,10 +74,10 @@ QUIET_LINK = @echo '   LINK    $@';
 endif
 
 B := build
-LIB_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c)) $(wildcard stats/*.c) $(wildcard reports/*.c) \
+LIB_SRC := $(filter-out harness/cli/main.c,$(wildcard harness/*/*.c)) $(wildcard stats/*.c) $(wildcard reports/*.c) \
 	$(wildcard instrumentation/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
-MAIN_OBJ := $(B)/harness/main.o
+MAIN_OBJ := $(B)/harness/cli/main.o
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
 PROG_SRC := $(wildcard tests/progs/*.c)
@@ -117,10 +117,10 @@ $(B)/perturb-micro-static: $(MICRO_OBJ)
 # guest; no PAPI: there is no static libpfm).
 # libtraceevent's plugin loader is linked in but never called: glibc's
 # warning about dlopen in a static program is dropped, nothing else.
-AGENT_SRC := workloads/guest/agent.c instrumentation/tracefs.c harness/util.c \
-	harness/counters_names.c harness/counters_perf.c
-$(B)/perturb-guest-agent: $(AGENT_SRC) harness/frame.h instrumentation/tracefs.h harness/util.h \
-		harness/counters.h harness/counters_backend.h
+AGENT_SRC := harness/backends/guest/agent.c instrumentation/tracefs.c harness/lib/util.c \
+	harness/counters/counters_names.c harness/counters/counters_perf.c
+$(B)/perturb-guest-agent: $(AGENT_SRC) harness/backends/frame.h instrumentation/tracefs.h harness/lib/util.h \
+		harness/counters/counters.h harness/counters/counters_backend.h
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(BASE_CFLAGS) $(shell $(PKG_CONFIG) --cflags libtracefs 2>/dev/null) \
 		$(CFLAGS) $(LDFLAGS) -static -o $@ $(AGENT_SRC) -ltracefs -ltraceevent -lm \

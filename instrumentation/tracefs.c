@@ -3,7 +3,7 @@
  * tracefs.h.
  */
 #include "tracefs.h"
-#include "util.h"
+#include "lib/util.h"
 
 #include <tracefs/tracefs.h>	/* libtracefs (not this folder's tracefs.h) */
 

@@ -22,7 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "config.h"
+#include "engine/config.h"
 
 /* The state perturb may change, as the kernel reports it. */
 struct ktrace_state {

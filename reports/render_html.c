@@ -10,7 +10,7 @@
 #include "report.h"
 #include "fmt.h"
 #include "table.h"
-#include "util.h"
+#include "lib/util.h"
 
 #include <math.h>
 #include <string.h>

@@ -40,7 +40,7 @@
  * says.
  */
 #include "report.h"
-#include "util.h"
+#include "lib/util.h"
 
 #include <math.h>
 #include <string.h>

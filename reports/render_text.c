@@ -20,7 +20,7 @@
  */
 #include "report.h"
 #include "fmt.h"
-#include "util.h"
+#include "lib/util.h"
 
 #include <math.h>
 #include <stdlib.h>

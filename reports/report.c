@@ -1,8 +1,8 @@
 /* report.c - building the report model from the store; see report.h */
 #include "report.h"
 #include <gsl/gsl_cdf.h>
-#include "stats.h"
-#include "util.h"
+#include "stats/stats.h"
+#include "lib/util.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -24,7 +24,7 @@
  *  - the ECDF, exact when it has at most REPORT_ECDF_MAX steps, else sampled
  *    at REPORT_ECDF_MAX + 1 evenly spaced probabilities (type-7 quantiles).
  * And per workload and variant with trace_events values (kernel variants:
- * harness/backend_host.c records the tracer's own accounting per run), the
+ * harness/backends/host.c records the tracer's own accounting per run), the
  * tracer accounting (struct report_tracer): events, lost events and bytes
  * per run, and the cost per traced event.
  * Bootstrap seeds are derived from the run's stored seed and the names of
@@ -36,9 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "nested.h"
-#include "stats.h"
-#include "store.h"
+#include "stats/nested.h"
+#include "stats/stats.h"
+#include "engine/store.h"
 
 #define REPORT_MAX_PERCENTILES 16
 #define REPORT_ECDF_MAX 1000
@@ -155,7 +155,7 @@ struct report_row {
 	int virtual_time;	/* the variant's times are virtual (QEMU -icount) */
 };
 
-/* The tracer's accounting metrics of a run (harness/backend_host.c). */
+/* The tracer's accounting metrics of a run (harness/backends/host.c). */
 #define REPORT_TRACE_EVENTS "trace_events"
 #define REPORT_TRACE_LOST "trace_lost"
 #define REPORT_TRACE_BYTES "trace_bytes"

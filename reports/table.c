@@ -1,7 +1,7 @@
 /* table.c - the report's tables through a table writer; see table.h */
 #include "table.h"
 #include "fmt.h"
-#include "util.h"
+#include "lib/util.h"
 
 #include <math.h>
 #include <stdarg.h>

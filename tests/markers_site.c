@@ -5,7 +5,7 @@
  * arguments i and 2 i: one function the tests call, from several threads
  * while its code is patched.
  */
-#include "markers.h"
+#include "instrumentation/markers.h"
 
 #undef PERTURB_MARKER_FLAVOUR
 #define PERTURB_MARKER_FLAVOUR NONE

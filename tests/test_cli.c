@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "testlib.h"
-#include "util.h"
+#include "lib/util.h"
 
 static char *dir, *db;
 

@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "util.h"
+#include "engine/config.h"
+#include "lib/util.h"
 
 static const char *src_dir(void)
 {

@@ -15,13 +15,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "counters.h"
-#include "plan.h"
-#include "runner.h"
-#include "store.h"
+#include "engine/config.h"
+#include "counters/counters.h"
+#include "engine/plan.h"
+#include "core/runner.h"
+#include "engine/store.h"
 #include "testlib.h"
-#include "util.h"
+#include "lib/util.h"
 
 /* ---- helpers ---- */
 

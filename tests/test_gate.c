@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "util.h"
+#include "lib/util.h"
 
 static char *dir, *db;
 

@@ -1,4 +1,4 @@
-/* test_gen.c - deterministic input data (harness/gen.c, harness/cmd_gen.c) */
+/* test_gen.c - deterministic input data (harness/lib/gen.c, harness/cli/cmd_gen.c) */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 
@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "gen.h"
-#include "util.h"
+#include "cli/commands.h"
+#include "lib/gen.h"
+#include "lib/util.h"
 
 /*
  * SHA-256 of the first MiB of each kind with seed 1.  These pin the streams

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "markers.h"
+#include "instrumentation/markers.h"
 
 void markers_site_none(long i);
 void markers_site_nop(long i);

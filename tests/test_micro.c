@@ -22,10 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "packages.h"
+#include "engine/config.h"
+#include "core/packages.h"
 #include "testlib.h"
-#include "util.h"
+#include "lib/util.h"
 #include "workloads/micro/micros.h"
 
 /* The set the issue names; the registry must hold at least these. */

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nested.h"
+#include "stats/nested.h"
 
 /* |got - want| <= rel |want| + abs; NaN matches NaN */
 static int near(double got, double want, double rel, double abs)

@@ -2,8 +2,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "config.h"
-#include "plan.h"
+#include "engine/config.h"
+#include "engine/plan.h"
 
 /* Computed once with this implementation (GSL MT19937 + gsl_ran_shuffle). */
 #define GOLDEN_SEED42 "021102012"

@@ -16,10 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proc.h"
-#include "runner.h"
+#include "core/proc.h"
+#include "core/runner.h"
 #include "testlib.h"
-#include "util.h"
+#include "lib/util.h"
 
 static char *tmpdir;
 

@@ -1,7 +1,7 @@
 /*
- * Tests of the qemu backend (harness/backend_qemu.c): Debian's 6.1 kernel
+ * Tests of the qemu backend (harness/backends/qemu.c): Debian's 6.1 kernel
  * (fetched once into perturb's cache) boots under TCG with the guest agent
- * (workloads/guest/agent.c), and:
+ * (harness/backends/guest/agent.c), and:
  *   - once plainly and once with boot-time syscall tracing
  *     (trace_event=raw_syscalls:*): every run of a micro workload comes
  *     back with its metric;
@@ -30,10 +30,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "initramfs.h"
-#include "packages.h"
+#include "backends/initramfs.h"
+#include "core/packages.h"
 #include "testlib.h"
-#include "util.h"
+#include "lib/util.h"
 
 static char *dir;
 
@@ -333,7 +333,7 @@ Test(qemu, garbage_frame_kills_the_boot_and_the_study_goes_on)
 }
 
 /* config: and source: that cannot be built are refused before anything
- * runs, each with its position and why (harness/kbuild.c). */
+ * runs, each with its position and why (harness/backends/kbuild.c). */
 Test(qemu, kernels_that_cannot_be_built_are_refused_up_front)
 {
 	static const struct { const char *boot, *says; } cases[] = {
@@ -367,7 +367,7 @@ Test(qemu, kernels_that_cannot_be_built_are_refused_up_front)
 }
 
 /*
- * Kernels built from kernels/configs/ (harness/kbuild.c, kernels/build.sh)
+ * Kernels built from kernels/configs/ (harness/backends/kbuild.c, kernels/build.sh)
  * and booted: vanilla.config has no tracing at all (no tracefs in the
  * guest), tracing.config records syscall events from boot
  * (trace_event=raw_syscalls:*), and getppid() is slower there.  The images

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "util.h"
+#include "lib/util.h"
 
 /* ---- a small JSON parser (RFC 8259), enough to validate and look up ---- */
 

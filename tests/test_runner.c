@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner.h"
+#include "core/runner.h"
 #include "testlib.h"
-#include "util.h"
+#include "lib/util.h"
 
 static void metric_init(struct metric_def *md, const char *name, const char *re)
 {

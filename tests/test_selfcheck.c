@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "util.h"
+#include "lib/util.h"
 
 static char *dir, *db;
 

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "stats.h"
+#include "stats/stats.h"
 
 /* R: quantile(1:10, c(0, .5, .8, .99, 1)) -> 1, 5.5, 8.2, 9.91, 10 */
 Test(stats, type7_quantiles_match_r)

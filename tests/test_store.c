@@ -1,4 +1,4 @@
-/* test_store.c - the results database (harness/store.c) */
+/* test_store.c - the results database (harness/engine/store.c) */
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "machine.h"
-#include "store.h"
+#include "lib/machine.h"
+#include "engine/store.h"
 #include "testlib.h"
-#include "util.h"
+#include "lib/util.h"
 
 static char *tmpdir;
 static char dbpath[256];

@@ -33,10 +33,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "journal.h"
+#include "backends/journal.h"
 #include "testlib.h"
-#include "tracefs.h"
-#include "util.h"
+#include "instrumentation/tracefs.h"
+#include "lib/util.h"
 
 /* ---- journal and parsers: no privileges needed ---- */
 

@@ -6,7 +6,7 @@
 #include <limits.h>
 #include <math.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 static double dur(const char *s)
 {

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 /* ---- files ---- */
 

@@ -19,7 +19,7 @@
  * is dropped): the result is the cost of recording and consuming an event.
  */
 #include "micro.h"
-#include "markers.h"
+#include "instrumentation/markers.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,446 @@
+/*
+ * backend_host.c - variants of the running system: env, wrap, setup and
+ * teardown commands, a daemon, a background load, and the `kernel:` block
+ * (the running kernel's tracing state, through tracefs).
+ *
+ * Kernel state.  check() finds out before the study starts whether this
+ * machine can put itself in the variant: root, tracefs mountable, the tracer
+ * listed, every event glob matching, and a dry application (journal, apply,
+ * verify, restore) so that refusals such as EPERM for `function` on a
+ * locked-down kernel are reported by variant and never halfway through.
+ * enter() writes the journal (the complete prior state) before the first
+ * change, applies the block and reads it back: a difference is an error
+ * (the study stops, exit 3, after leave()).  leave() stops the processes,
+ * restores the prior state, checks it, unmounts tracefs if perturb mounted
+ * it and removes the journal.  Between variants the machine is exactly as
+ * it was before perturb started; see journal.h for what happens when
+ * perturb dies.
+ *
+ * Processes.  The pids (with start times) of daemons and background-load
+ * supervisors are journaled too, so that `perturb restore` can stop them
+ * after a SIGKILL of perturb.  Variant commands (setup, teardown, daemon,
+ * background) expand {logdir} (the run's log folder, absolute), {variant}
+ * and {perturb}.
+ */
+#include "backend.h"
+#include "journal.h"
+#include "instrumentation/tracefs.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * This process's journal, kept from the first change to the end of the
+ * study (one variant is active at a time).  kernel_dirty: the kernel's
+ * tracing state may differ from journal.prior (a kernel: variant is in
+ * place, or its restore failed).
+ */
+static struct journal journal;
+static int kernel_dirty;
+static int journal_broken;	/* journal of processes could not be written: said once */
+
+struct host_kernel {
+	int active;		/* this variant's kernel state was (partly) applied */
+};
+
+/* The target state of each kernel: block on top of journal.prior, computed
+ * at its first enter (expanding event globs takes milliseconds) and
+ * dropped with the prior state. */
+static struct target_cache {
+	const struct kernel_cfg *k;
+	struct ktrace_state t;
+} *targets;
+static size_t n_targets;
+
+static void drop_targets(void)
+{
+	for (size_t i = 0; i < n_targets; i++)
+		ktrace_state_release(&targets[i].t);
+	free(targets);
+	targets = NULL;
+	n_targets = 0;
+}
+
+static const struct ktrace_state *target_of(const struct kernel_cfg *k, char *why, size_t len)
+{
+	struct ktrace_state t;
+	for (size_t i = 0; i < n_targets; i++)
+		if (targets[i].k == k)
+			return &targets[i].t;
+	if (ktrace_target(&journal.prior, k, &t, why, len) < 0)
+		return NULL;
+	targets = xrealloc(targets, (n_targets + 1) * sizeof(*targets));
+	targets[n_targets].k = k;
+	targets[n_targets].t = t;
+	return &targets[n_targets++].t;
+}
+
+/* ---- {logdir}, {variant}, {perturb} ---- */
+
+static char **expand_argv(struct backend_ctx *ctx, const struct argv_list *a)
+{
+	char abs[PATH_MAX];
+	const char *logdir = ctx->logdir && realpath(ctx->logdir, abs) ? abs :
+			     ctx->logdir ? ctx->logdir : ".";
+	const struct placeholder ph[] = {
+		{ "{logdir}", logdir },
+		{ "{variant}", ctx->variant->name },
+		{ "{perturb}", perturb_self_exe() },
+	};
+	char **v = xcalloc(a->n + 1, sizeof(char *));
+	for (size_t i = 0; i < a->n; i++)
+		v[i] = expand_placeholders(a->v[i], ph, ARRAY_SIZE(ph));
+	return v;
+}
+
+static int run_cmd(struct backend_ctx *ctx, const struct argv_list *a, const char *what)
+{
+	char **argv = expand_argv(ctx, a);
+	char *w = xasprintf("variant '%s' %s", ctx->variant->name, what);
+	int r = proc_run_command(argv, ctx->envp, ctx->cwd, ctx->exp->timeout_s, w);
+	free(w);
+	argv_free(argv);
+	return r;
+}
+
+/* ---- journal of processes ---- */
+
+static void journal_proc(struct backend_ctx *ctx, pid_t pid, const char *what,
+			 const struct argv_list *a)
+{
+	char *cmd, *desc;
+	if (pid <= 0 || journal_broken)
+		return;
+	if (!journal.path)
+		journal_init(&journal);
+	cmd = proc_argv_string(a->v);
+	desc = xasprintf("%s '%s' of variant '%s'", what, cmd, ctx->variant->name);
+	if (journal_add_proc(&journal, pid, desc) < 0) {
+		warning("without a journal, a %s left by a killed perturb is not found by "
+			"'perturb restore'", what);
+		journal_broken = 1;
+	}
+	free(cmd);
+	free(desc);
+}
+
+/* ---- kernel: block ---- */
+
+/* Put the journaled prior state back.  On failure the journal stays (for
+ * `perturb restore`) and kernel_dirty stays set. */
+static int restore_prior(const char *variant)
+{
+	char why[1024];
+
+	if (!kernel_dirty || !journal.has_kernel)
+		return 0;
+	if (ktrace_restore(&journal.prior, NULL, 0, why, sizeof(why)) < 0)
+		return error("variant '%s': cannot restore the kernel tracing state: %s; the "
+			     "journal '%s' keeps it for 'perturb restore'", variant, why,
+			     journal.path);
+	kernel_dirty = 0;
+	return 0;
+}
+
+/* The end: unmount tracefs when perturb mounted it, remove the journal. */
+static int finish_journal(void)
+{
+	char why[512];
+
+	if (!journal.path || kernel_dirty)
+		return 0;
+	drop_targets();
+	if (journal.has_kernel && journal.mounted && journal.tracefs &&
+	    ktrace_umount(journal.tracefs, why, sizeof(why)) < 0)
+		warning("%s", why);
+	return journal_remove(&journal);
+}
+
+/*
+ * Journal the prior state (once: the journal always holds the state before
+ * perturb's first change), then make the kernel be k on top of it, from
+ * whatever state is in place (the prior one, or the previous kernel
+ * variant's, handed over by leave()), and read it back.
+ */
+static int kernel_enter(struct host_kernel *hk, const struct kernel_cfg *k,
+			char *why, size_t len)
+{
+	const struct ktrace_state *target;
+	int mounted = 0;
+	const char *path;
+
+	if (journal_lock_kernel(why, len) < 0)
+		return -1;
+	if (!(path = ktrace_mount(&mounted, why, len)))
+		return -1;
+	if (!journal.path)
+		journal_init(&journal);
+	if (!journal.has_kernel || mounted) {
+		if (!journal.has_kernel) {
+			struct ktrace_state prior;
+			if (ktrace_read_state(&prior, why, len) < 0)
+				goto fail_unmount;
+			journal.prior = prior;
+			free(journal.tracefs);
+			journal.tracefs = xstrdup(path);
+		}
+		journal.mounted |= mounted;
+		journal.has_kernel = 1;
+		if (journal_write(&journal) < 0) {
+			snprintf(why, len, "cannot write the journal '%s'", journal.path);
+			goto fail_unmount;
+		}
+	}
+	if (!(target = target_of(k, why, len)))
+		return -1;
+	hk->active = 1;
+	kernel_dirty = 1;
+	return ktrace_set_state(target, NULL, 0, why, len);
+fail_unmount:
+	if (!kernel_dirty && !journal.n_procs) {
+		ktrace_state_release(&journal.prior);
+		journal.has_kernel = 0;
+		journal.mounted = 0;
+	}
+	if (mounted) {
+		char w2[256];
+		ktrace_umount(path, w2, sizeof(w2));
+	}
+	return -1;
+}
+
+static int kernel_check(const struct variant *v, char *why, size_t len)
+{
+	const struct kernel_cfg *k = &v->kernel;
+	struct host_kernel hk = { 0 };
+	char msg[1024];
+	int ret = -1, mounted = 0;
+	const char *path;
+
+	if (geteuid() != 0) {
+		snprintf(why, len, "variant '%s': kernel: needs root (it changes the kernel's "
+			 "tracing state through tracefs)", v->name);
+		return -1;
+	}
+	if (journal_lock_kernel(msg, sizeof(msg)) < 0) {
+		snprintf(why, len, "variant '%s': %s", v->name, msg);
+		return -1;
+	}
+	/* what can be found without changing anything */
+	if (!(path = ktrace_mount(&mounted, msg, sizeof(msg)))) {
+		snprintf(why, len, "variant '%s': %s", v->name, msg);
+		return -1;
+	}
+	if (ktrace_check_names(k, path, "this kernel", msg, sizeof(msg)) < 0) {
+		snprintf(why, len, "variant '%s': %s", v->name, msg);
+		goto out;
+	}
+	if (mounted) {
+		ktrace_umount(path, msg, sizeof(msg));
+		mounted = 0;
+	}
+	/* a dry application: what the kernel refuses shows now */
+	if (kernel_enter(&hk, k, msg, sizeof(msg)) < 0)
+		snprintf(why, len, "variant '%s': %s", v->name, msg);
+	else
+		ret = 0;
+	if (restore_prior(v->name) < 0) {
+		snprintf(why, len, "variant '%s': the kernel tracing state could not be "
+			 "restored after a trial", v->name);
+		ret = -1;
+	}
+	finish_journal();
+out:
+	if (mounted)
+		ktrace_umount(path, msg, sizeof(msg));
+	return ret;
+}
+
+/* ---- the backend ---- */
+
+static int host_check(const struct variant *v, char *why, size_t len)
+{
+	const char *progs[3] = {
+		v->wrap.n ? v->wrap.v[0] : NULL,
+		v->daemon.n ? v->daemon.v[0] : NULL,
+		v->background.n ? v->background.v[0] : NULL,
+	};
+	const char *what[3] = { "wrap", "daemon", "background" };
+	for (int i = 0; i < 3; i++) {
+		if (progs[i] && !strchr(progs[i], '{') && !program_exists(progs[i])) {
+			snprintf(why, len, "variant '%s': %s program '%s' not found", v->name,
+				 what[i], progs[i]);
+			return -1;
+		}
+	}
+	/* a system-wide perf daemon (the profiling variants) fails at its start
+	 * without the right to watch every CPU: say so before anything runs */
+	if (v->daemon.n && !strcmp(v->daemon.v[0], "perf") && geteuid() != 0) {
+		char *par = read_line_file("/proc/sys/kernel/perf_event_paranoid");
+		int system_wide = 0;
+		for (size_t i = 1; i < v->daemon.n; i++)
+			system_wide |= !strcmp(v->daemon.v[i], "-a") ||
+				       !strcmp(v->daemon.v[i], "--all-cpus");
+		if (system_wide && (!par || atoi(par) > 0)) {
+			snprintf(why, len, "variant '%s': daemon 'perf ... -a' profiles every CPU: "
+				 "it needs root (or kernel.perf_event_paranoid <= 0, it is %s)",
+				 v->name, par ? par : "unknown");
+			free(par);
+			return -1;
+		}
+		free(par);
+	}
+	if (v->kernel.present)
+		return kernel_check(v, why, len);
+	return 0;
+}
+
+static char *log_path(struct backend_ctx *ctx, const char *what)
+{
+	return xasprintf("%s/%s-%s.log", ctx->logdir, ctx->variant->name, what);
+}
+
+static int host_leave(struct backend_ctx *ctx)
+{
+	const struct variant *v = ctx->variant;
+	struct host_kernel *hk = ctx->priv;
+	int ret = 0, final, handover;
+
+	if (ctx->background) {
+		long starts = 0;
+		if (background_stop(ctx->background, &starts) < 0)
+			ret = -1;
+		ctx->background = NULL;
+		note("variant '%s': background load was started %ld time%s", v->name,
+		     starts, starts == 1 ? "" : "s");
+	}
+	if (ctx->daemon) {
+		if (daemon_stop(ctx->daemon) < 0)
+			ret = -1;
+		ctx->daemon = NULL;
+	}
+	journal_clear_procs(&journal);	/* stopped: the file catches up at its next write */
+	/*
+	 * Teardown runs when the variant was entered, or when part of its setup
+	 * ran: it undoes setup, so it runs in full either way.
+	 */
+	if (ctx->entered || ctx->setup_done) {
+		for (size_t i = 0; i < v->n_teardown; i++)
+			if (run_cmd(ctx, &v->teardown[i], "teardown") < 0)
+				ret = -1;
+	}
+	/*
+	 * Kernel state goes back to the prior one, unless the next variant is
+	 * a kernel: one too: its enter() changes only what differs.
+	 */
+	final = !ctx->next || ret < 0;
+	handover = !final && hk && hk->active && ctx->next->kernel.present &&
+		   backend_for(ctx->next) == &backend_host;
+	if (!handover && restore_prior(v->name) < 0)
+		ret = -1;
+	if (final && finish_journal() < 0)
+		ret = -1;
+	free(hk);
+	ctx->priv = NULL;
+	ctx->entered = 0;
+	ctx->setup_done = 0;
+	return ret;
+}
+
+static int host_enter(struct backend_ctx *ctx)
+{
+	const struct variant *v = ctx->variant;
+
+	if (v->kernel.present) {
+		char why[1024];
+		struct host_kernel *hk = xcalloc(1, sizeof(*hk));
+		ctx->priv = hk;
+		if (kernel_enter(hk, &v->kernel, why, sizeof(why)) < 0) {
+			error("variant '%s': %s", v->name, why);
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < v->n_setup; i++) {
+		if (run_cmd(ctx, &v->setup[i], "setup") < 0)
+			goto fail;
+		ctx->setup_done = i + 1;
+	}
+	if (v->daemon.n) {
+		char *path = log_path(ctx, "daemon");
+		char **argv = expand_argv(ctx, &v->daemon);
+		int r = daemon_start(argv, ctx->envp, ctx->cwd, path, v->daemon_ready_s,
+				     v->daemon_ready_regex ? &v->daemon_ready_re : NULL,
+				     ctx->exp->timeout_s, &ctx->daemon);
+		free(path);
+		argv_free(argv);
+		if (r < 0)
+			goto fail;
+		journal_proc(ctx, daemon_pid(ctx->daemon), "daemon", &v->daemon);
+	}
+	if (v->background.n) {
+		char *path = log_path(ctx, "background");
+		char **argv = expand_argv(ctx, &v->background);
+		int r = background_start(argv, ctx->envp, ctx->cwd, path, &ctx->background);
+		free(path);
+		argv_free(argv);
+		if (r < 0)
+			goto fail;
+		journal_proc(ctx, background_pid(ctx->background), "background load", &v->background);
+	}
+	ctx->entered = 1;
+	return 0;
+fail:
+	host_leave(ctx);
+	return -1;
+}
+
+static void add_value(struct run_result *res, const char *name, double value, const char *unit)
+{
+	res->values = xrealloc(res->values, (res->n_values + 1) * sizeof(*res->values));
+	res->values[res->n_values++] = (struct metric_value){
+		.name = xstrdup(name), .value = value, .unit = xstrdup(unit),
+	};
+}
+
+/*
+ * With a kernel: block, the tracer's own accounting (per_cpu/cpuN/stats,
+ * read before and after the run, outside the timed part) becomes three
+ * metrics: trace_events (events written during the run), trace_lost
+ * (overwritten + dropped), trace_bytes (growth of the buffer's contents).
+ */
+static int host_run(struct backend_ctx *ctx, const struct run_request *req,
+		    struct run_result *res)
+{
+	struct ktrace_stats before, after;
+	char why[512];
+	int have = 0, r;
+
+	if (ctx->variant->kernel.present) {
+		if (ktrace_read_stats(&before, why, sizeof(why)) == 0)
+			have = 1;
+		else
+			warning("variant '%s': %s", ctx->variant->name, why);
+	}
+	r = runner_run(req, res);
+	if (r == 0 && have && ktrace_read_stats(&after, why, sizeof(why)) == 0) {
+		double events, lost, bytes;
+		ktrace_stats_delta(&before, &after, &events, &lost, &bytes);
+		add_value(res, "trace_events", events, "events");
+		add_value(res, "trace_lost", lost, "events");
+		add_value(res, "trace_bytes", bytes, "B");
+	}
+	return r;
+}
+
+const struct backend backend_host = {
+	.name = "host",
+	.check = host_check,
+	.enter = host_enter,
+	.leave = host_leave,
+	.run = host_run,
+};

@@ -1,0 +1,595 @@
+/* journal.c - undo records of what perturb changed; see journal.h */
+#include "journal.h"
+#include "lib/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define JOURNAL_MAGIC "perturb-journal 1"
+#define KERNEL_LOCK "/run/perturb-tracefs.lock"
+#define KILL_GRACE_S 2.0
+
+const char *journal_dir(void)
+{
+	static char *dir;
+	const char *e;
+
+	if (dir)
+		return dir;
+	if ((e = getenv("PERTURB_STATE_DIR")) && *e)
+		dir = xstrdup(e);
+	else if (geteuid() == 0)
+		dir = xstrdup("/var/lib/perturb");
+	else if ((e = getenv("XDG_STATE_HOME")) && *e)
+		dir = xasprintf("%s/perturb", e);
+	else
+		dir = xasprintf("%s/.local/state/perturb", getenv("HOME") ? getenv("HOME") : "/tmp");
+	return dir;
+}
+
+static void read_boot_id(char *buf, size_t len)
+{
+	char *s = read_line_file("/proc/sys/kernel/random/boot_id");
+	snprintf(buf, len, "%s", s ? s : "unknown");
+	free(s);
+}
+
+unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64], *text, *p;
+	unsigned long long start = 0;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(text = read_file(path, NULL)))
+		return 0;
+	/* "pid (comm) S ppid ...": comm may hold spaces and ')' */
+	if ((p = strrchr(text, ')')) && p[1] == ' ' && p[2] && p[2] != 'Z' && p[2] != 'X') {
+		p += 2;
+		/* field 3 is the state; starttime is field 22 */
+		for (int f = 3; f < 22 && p; f++) {
+			p = strchr(p, ' ');
+			if (p)
+				p++;
+		}
+		if (p)
+			start = strtoull(p, NULL, 10);
+	}
+	free(text);
+	return start;
+}
+
+void journal_init(struct journal *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->owner = getpid();
+	j->owner_start = proc_start_time(j->owner);
+	read_boot_id(j->boot_id, sizeof(j->boot_id));
+	j->path = xasprintf("%s/journal-%d", journal_dir(), (int)j->owner);
+}
+
+static void release_procs(struct journal *j)
+{
+	for (size_t i = 0; i < j->n_procs; i++)
+		free(j->procs[i].what);
+	free(j->procs);
+	j->procs = NULL;
+	j->n_procs = 0;
+}
+
+void journal_clear_procs(struct journal *j)
+{
+	release_procs(j);
+}
+
+void journal_release(struct journal *j)
+{
+	free(j->path);
+	free(j->tracefs);
+	ktrace_state_release(&j->prior);
+	release_procs(j);
+	memset(j, 0, sizeof(*j));
+}
+
+/* ---- text form ---- */
+
+static void add_list(struct strbuf *sb, const char *key, char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(sb, "%s %s\n", key, v[i]);
+}
+
+void journal_format(const struct journal *j, struct strbuf *sb)
+{
+	char sha[65];
+	size_t start = sb->len;
+
+	strbuf_addstr(sb, JOURNAL_MAGIC "\n");
+	strbuf_addf(sb, "owner %d %llu\n", (int)j->owner, j->owner_start);
+	strbuf_addf(sb, "boot_id %s\n", j->boot_id);
+	if (j->tracefs)
+		strbuf_addf(sb, "tracefs %d %s\n", j->mounted, j->tracefs);
+	if (j->has_kernel) {
+		const struct ktrace_state *s = &j->prior;
+		strbuf_addf(sb, "kernel 1\n");
+		strbuf_addf(sb, "tracer %s\n", s->tracer);
+		strbuf_addf(sb, "tracing_on %d\n", s->tracing_on);
+		strbuf_addf(sb, "buffer_kb %ld %d\n", s->buffer_kb, s->buffer_expanded);
+		for (size_t i = 0; i < s->n_cpu_buffer; i++)
+			strbuf_addf(sb, "cpu_buffer_kb %ld\n", s->cpu_buffer_kb[i]);
+		add_list(sb, "event", s->events, s->n_events);
+		add_list(sb, "option", s->options, s->n_options);
+		strbuf_addf(sb, "functions_readable %d\n", s->functions_readable);
+		add_list(sb, "function", s->functions, s->n_functions);
+	}
+	for (size_t i = 0; i < j->n_procs; i++)
+		strbuf_addf(sb, "proc %d %llu %s\n", (int)j->procs[i].pid, j->procs[i].start,
+			    j->procs[i].what);
+	sha256_hex(sb->buf + start, sb->len - start, sha);
+	strbuf_addf(sb, "end %s\n", sha);
+}
+
+static void push(char ***v, size_t *n, const char *s)
+{
+	*v = xrealloc(*v, (*n + 2) * sizeof(**v));
+	(*v)[(*n)++] = xstrdup(s);
+	(*v)[*n] = NULL;
+}
+
+static int parse_line(struct journal *j, const char *key, const char *val)
+{
+	struct ktrace_state *s = &j->prior;
+	int a;
+	long l;
+	unsigned long long u;
+	char *end;
+
+	if (!strcmp(key, "owner")) {
+		if (sscanf(val, "%d %llu", &a, &u) != 2 || a <= 0)
+			return -1;
+		j->owner = a;
+		j->owner_start = u;
+	} else if (!strcmp(key, "boot_id")) {
+		snprintf(j->boot_id, sizeof(j->boot_id), "%s", val);
+	} else if (!strcmp(key, "tracefs")) {
+		if (sscanf(val, "%d", &a) != 1 || !strchr(val, ' '))
+			return -1;
+		j->mounted = a;
+		free(j->tracefs);
+		j->tracefs = xstrdup(strchr(val, ' ') + 1);
+	} else if (!strcmp(key, "kernel")) {
+		j->has_kernel = 1;
+	} else if (!strcmp(key, "tracer")) {
+		free(s->tracer);
+		s->tracer = xstrdup(val);
+	} else if (!strcmp(key, "tracing_on")) {
+		if (sscanf(val, "%d", &s->tracing_on) != 1)
+			return -1;
+	} else if (!strcmp(key, "buffer_kb")) {
+		if (sscanf(val, "%ld %d", &s->buffer_kb, &s->buffer_expanded) != 2)
+			return -1;
+	} else if (!strcmp(key, "cpu_buffer_kb")) {
+		l = strtol(val, &end, 10);
+		if (end == val || *end)
+			return -1;
+		s->cpu_buffer_kb = xrealloc(s->cpu_buffer_kb, (s->n_cpu_buffer + 1) * sizeof(long));
+		s->cpu_buffer_kb[s->n_cpu_buffer++] = l;
+	} else if (!strcmp(key, "event")) {
+		push(&s->events, &s->n_events, val);
+	} else if (!strcmp(key, "option")) {
+		push(&s->options, &s->n_options, val);
+	} else if (!strcmp(key, "functions_readable")) {
+		if (sscanf(val, "%d", &s->functions_readable) != 1)
+			return -1;
+	} else if (!strcmp(key, "function")) {
+		push(&s->functions, &s->n_functions, val);
+	} else if (!strcmp(key, "proc")) {
+		struct journal_proc p = { 0 };
+		int n = 0;
+		if (sscanf(val, "%d %llu %n", &a, &u, &n) != 2 || a <= 0 || !n)
+			return -1;
+		p.pid = a;
+		p.start = u;
+		p.what = xstrdup(val + n);
+		j->procs = xrealloc(j->procs, (j->n_procs + 1) * sizeof(*j->procs));
+		j->procs[j->n_procs++] = p;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+int journal_parse(const char *text, struct journal *j, char *why, size_t len)
+{
+	const char *endl, *p;
+	char sha[65];
+	int ret = -1, lineno = 1;
+
+	memset(j, 0, sizeof(*j));
+	if (strncmp(text, JOURNAL_MAGIC "\n", sizeof(JOURNAL_MAGIC)))
+		return why_error(why, len, "not a perturb journal (no '%s' first line)", JOURNAL_MAGIC);
+	/* the last line: "end SHA256" */
+	endl = NULL;
+	for (p = text; (p = strstr(p, "\nend ")); p++)
+		endl = p + 1;
+	if (!endl || strlen(endl) != 4 + 64 + 1 || endl[4 + 64] != '\n')
+		return why_error(why, len, "truncated: no 'end' line with a checksum");
+	sha256_hex(text, (size_t)(endl - text), sha);
+	if (strncmp(endl + 4, sha, 64))
+		return why_error(why, len, "checksum mismatch: the file was altered or partly written");
+	p = text + sizeof(JOURNAL_MAGIC);
+	while (p < endl) {
+		const char *e = strchr(p, '\n');
+		char *line = xstrndup(p, (size_t)(e - p));
+		char *sp = strchr(line, ' ');
+		lineno++;
+		if (!sp) {
+			why_error(why, len, "line %d: '%s' has no value", lineno, line);
+			free(line);
+			goto out;
+		}
+		*sp = 0;
+		if (parse_line(j, line, sp + 1) < 0) {
+			why_error(why, len, "line %d: bad '%s' line", lineno, line);
+			free(line);
+			goto out;
+		}
+		free(line);
+		p = e + 1;
+	}
+	if (!j->owner) {
+		why_error(why, len, "no owner line");
+		goto out;
+	}
+	if (j->has_kernel && !j->prior.tracer) {
+		why_error(why, len, "kernel state without a tracer line");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret < 0)
+		journal_release(j);
+	return ret;
+}
+
+int journal_load(const char *path, struct journal *j, char *why, size_t len)
+{
+	size_t n;
+	char *text = read_file(path, &n);
+	int ret;
+
+	memset(j, 0, sizeof(*j));
+	if (!text)
+		return why_error(why, len, "cannot read '%s': %s", path, strerror(errno));
+	if (strlen(text) != n)
+		ret = why_error(why, len, "'%s' holds a NUL byte", path);
+	else
+		ret = journal_parse(text, j, why, len);
+	free(text);
+	if (!ret)
+		j->path = xstrdup(path);
+	return ret;
+}
+
+/* ---- writing ---- */
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+	if (fd < 0)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int journal_write(struct journal *j)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *tmp = NULL;
+	int fd = -1, ret = -1, e;
+
+	if ((e = mkdir_p(journal_dir(), 0700)) < 0) {
+		error("cannot create the journal folder '%s': %s", journal_dir(), strerror(-e));
+		goto out;
+	}
+	journal_format(j, &sb);
+	tmp = xasprintf("%s.tmp", j->path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		error("cannot write the journal '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (write_all(fd, sb.buf, sb.len) < 0 || fsync(fd) < 0) {
+		error("cannot write the journal '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		error("cannot write the journal '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, j->path) < 0) {
+		error("cannot rename '%s' to '%s': %s", tmp, j->path, strerror(errno));
+		goto out;
+	}
+	if (fsync_dir(journal_dir()) < 0) {
+		error("cannot sync the journal folder '%s': %s", journal_dir(), strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0 && tmp)
+		unlink(tmp);
+	free(tmp);
+	strbuf_release(&sb);
+	return ret;
+}
+
+int journal_add_proc(struct journal *j, pid_t pid, const char *what)
+{
+	struct journal_proc p = { .pid = pid, .start = proc_start_time(pid) };
+	/* one line: no newline in a command */
+	p.what = xstrdup(what);
+	for (char *c = p.what; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	j->procs = xrealloc(j->procs, (j->n_procs + 1) * sizeof(*j->procs));
+	j->procs[j->n_procs++] = p;
+	return journal_write(j);
+}
+
+int journal_remove(struct journal *j)
+{
+	int ret = 0;
+	if (j->path && unlink(j->path) < 0 && errno != ENOENT)
+		ret = error("cannot remove the journal '%s': %s", j->path, strerror(errno));
+	else if (j->path)
+		fsync_dir(journal_dir());
+	release_procs(j);
+	ktrace_state_release(&j->prior);
+	j->has_kernel = 0;
+	free(j->tracefs);
+	j->tracefs = NULL;
+	j->mounted = 0;
+	return ret;
+}
+
+/* ---- the kernel lock ---- */
+
+int journal_lock_kernel(char *why, size_t len)
+{
+	static int fd = -1;
+	char buf[32];
+
+	if (fd >= 0)
+		return 0;
+	fd = open(KERNEL_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return why_error(why, len, "cannot open the lock '%s': %s", KERNEL_LOCK, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		close(fd);
+		fd = -1;
+		buf[n > 0 ? n : 0] = 0;
+		if (e == EWOULDBLOCK)
+			return why_error(why, len, "another perturb (pid %s) is changing the kernel tracing "
+					 "state (lock %s); wait for it to end", *buf ? strtok(buf, "\n") : "?",
+					 KERNEL_LOCK);
+		return why_error(why, len, "cannot lock '%s': %s", KERNEL_LOCK, strerror(e));
+	}
+	snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, strlen(buf), 0) < 0) {
+		/* the pid is only for messages */
+	}
+	return 0;
+}
+
+/* ---- recovery ---- */
+
+static int is_journal_name(const char *name)
+{
+	size_t n = strlen(name);
+	return !strncmp(name, "journal-", 8) && n > 8 && strcmp(name + n - 4, ".tmp");
+}
+
+/* Is the journal's owner alive (and so the journal not stale)? */
+static int owner_alive(const struct journal *j, const char *boot_id)
+{
+	if (strcmp(j->boot_id, boot_id))
+		return 0;
+	if (j->owner == getpid())
+		return 1;
+	return proc_start_time(j->owner) == j->owner_start && j->owner_start;
+}
+
+static void nap(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
+	nanosleep(&ts, NULL);
+}
+
+/* SIGTERM to the group, SIGKILL after a grace period; only while pid is
+ * still the process that was recorded. */
+static int stop_proc(const struct journal_proc *p)
+{
+	double deadline = now_mono() + KILL_GRACE_S;
+
+	if (!p->start || proc_start_time(p->pid) != p->start)
+		return 0;
+	kill(-p->pid, SIGTERM);
+	kill(p->pid, SIGTERM);
+	kill(-p->pid, SIGCONT);
+	while (now_mono() < deadline) {
+		if (proc_start_time(p->pid) != p->start)
+			return 1;
+		nap(0.01);
+	}
+	if (proc_start_time(p->pid) == p->start) {
+		kill(-p->pid, SIGKILL);
+		kill(p->pid, SIGKILL);
+	}
+	return 1;
+}
+
+static int restore_kernel(FILE *out, const struct journal *j)
+{
+	char why[1024], did[1024];
+	const char *path;
+	int mounted_now = 0, ret = -1;
+
+	if (journal_lock_kernel(why, sizeof(why)) < 0) {
+		error("cannot restore the kernel tracing state of '%s': %s", j->path, why);
+		return -1;
+	}
+	if (!(path = ktrace_mount(&mounted_now, why, sizeof(why)))) {
+		error("cannot restore the kernel tracing state of '%s': %s", j->path, why);
+		return -1;
+	}
+	if (ktrace_restore(&j->prior, did, sizeof(did), why, sizeof(why)) < 0) {
+		error("cannot restore the kernel tracing state of '%s': %s", j->path, why);
+		goto out;
+	}
+	fprintf(out, "perturb: restored the kernel tracing state: %s\n",
+		*did ? did : "it was already as before");
+	ret = 0;
+out:
+	/* unmount what that perturb (or this call) mounted */
+	if ((mounted_now || (j->mounted && j->tracefs && !strcmp(j->tracefs, path)))) {
+		if (ktrace_umount(path, why, sizeof(why)) < 0)
+			warning("%s", why);
+		else
+			fprintf(out, "perturb: unmounted tracefs from %s\n", path);
+	}
+	return ret;
+}
+
+static int recover_one(FILE *out, const char *path, const char *boot_id, int report_live,
+		       int *found)
+{
+	struct journal j;
+	char why[512];
+	int ret = 0;
+
+	if (journal_load(path, &j, why, sizeof(why)) < 0) {
+		(*found)++;
+		return error("the journal '%s' is corrupt: %s; the state it recorded is unknown: "
+			     "check the tracing state (%s) by hand, then remove the file",
+			     path, why, "/sys/kernel/tracing");
+	}
+	if (owner_alive(&j, boot_id)) {
+		if (report_live && j.owner != getpid())
+			fprintf(out, "perturb: perturb pid %d is running (journal '%s'): it restores "
+				"its own changes when it ends\n", (int)j.owner, path);
+		goto out;
+	}
+	(*found)++;
+	if (strcmp(j.boot_id, boot_id)) {
+		fprintf(out, "perturb: the journal '%s' is from an earlier boot: the kernel state "
+			"it recorded did not survive the reboot; removed it\n", path);
+		goto remove;
+	}
+	fprintf(out, "perturb: found the journal of perturb pid %d, which is gone: %s\n",
+		(int)j.owner, path);
+	for (size_t i = 0; i < j.n_procs; i++) {
+		if (stop_proc(&j.procs[i]))
+			fprintf(out, "perturb: stopped %s (pid %d)\n", j.procs[i].what, (int)j.procs[i].pid);
+		else
+			fprintf(out, "perturb: %s (pid %d) had already ended\n", j.procs[i].what,
+				(int)j.procs[i].pid);
+	}
+	if (j.has_kernel && restore_kernel(out, &j) < 0) {
+		ret = -1;
+		goto out;
+	}
+	if (!j.has_kernel && j.mounted && j.tracefs && ktrace_find_mount() &&
+	    !strcmp(ktrace_find_mount(), j.tracefs)) {
+		if (ktrace_umount(j.tracefs, why, sizeof(why)) < 0)
+			warning("%s", why);
+		else
+			fprintf(out, "perturb: unmounted tracefs from %s\n", j.tracefs);
+	}
+remove:
+	if (unlink(path) < 0 && errno != ENOENT)
+		ret = error("cannot remove the journal '%s': %s", path, strerror(errno));
+out:
+	journal_release(&j);
+	return ret;
+}
+
+static int scan(FILE *out, int *found, int dry, int report_live)
+{
+	const char *dir = journal_dir();
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char boot_id[64];
+	int ret = 0;
+
+	*found = 0;
+	if (!d)
+		return 0;
+	read_boot_id(boot_id, sizeof(boot_id));
+	while ((de = readdir(d))) {
+		if (!is_journal_name(de->d_name))
+			continue;
+		char *path = xasprintf("%s/%s", dir, de->d_name);
+		if (dry) {
+			struct journal j;
+			char why[256];
+			if (journal_load(path, &j, why, sizeof(why)) < 0 || !owner_alive(&j, boot_id))
+				(*found)++;
+			journal_release(&j);
+		} else if (recover_one(out, path, boot_id, report_live, found) < 0) {
+			ret = -1;
+		}
+		free(path);
+	}
+	closedir(d);
+	return ret;
+}
+
+int journal_recover(FILE *out, int report_live, int *found)
+{
+	int n = 0, ret = scan(out, &n, 0, report_live);
+	if (found)
+		*found = n;
+	fflush(out);
+	return ret;
+}
+
+int journal_stale_exists(void)
+{
+	int n = 0;
+	scan(stderr, &n, 1, 0);
+	return n > 0;
+}

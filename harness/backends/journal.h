@@ -1,0 +1,95 @@
+/*
+ * journal.h - what perturb changed, on disk, so that it can be undone after
+ * perturb itself died (SIGKILL, a crash, power loss).
+ *
+ * One journal per perturb process: STATE_DIR/journal-PID, where STATE_DIR
+ * is $PERTURB_STATE_DIR, else /var/lib/perturb for root, else
+ * $XDG_STATE_HOME/perturb (~/.local/state/perturb).  It holds the complete
+ * prior kernel tracing state (when a `kernel:` variant is entered), where
+ * tracefs is mounted and whether perturb mounted it, and the processes
+ * perturb started that outlive it if it dies (daemons, background-load
+ * supervisors), each with its start time so that a recycled pid is never
+ * killed.  It is written atomically (temp file, fsync, rename, fsync of the
+ * folder) before the first change, and removed after a successful restore.
+ *
+ * The format is text, one "key value" a line, "perturb-journal 1" first and
+ * "end SHA256" last (the hash of every line before it): a truncated or
+ * altered journal is refused as corrupt, never half-applied.
+ *
+ * Only one perturb at a time may change the kernel's tracing state: the
+ * kernel lock (journal_lock_kernel) is an flock on /run/perturb-tracefs.lock
+ * held until the process ends; the kernel drops it when the process dies.
+ */
+#ifndef PERTURB_JOURNAL_H
+#define PERTURB_JOURNAL_H
+
+#include <stdio.h>
+#include <sys/types.h>
+#include "instrumentation/tracefs.h"
+#include "lib/util.h"
+
+struct journal_proc {
+	pid_t pid;			/* also its process group */
+	unsigned long long start;	/* /proc/PID/stat starttime (clock ticks after boot) */
+	char *what;			/* "daemon 'cmd' of variant 'v'", one line */
+};
+
+struct journal {
+	char *path;			/* the file (NULL until journal_init) */
+	pid_t owner;			/* the perturb that wrote it */
+	unsigned long long owner_start;
+	char boot_id[64];		/* /proc/sys/kernel/random/boot_id */
+	int has_kernel;			/* prior is valid */
+	struct ktrace_state prior;
+	char *tracefs;			/* where tracefs is mounted (NULL: not used) */
+	int mounted;			/* perturb mounted it there */
+	struct journal_proc *procs;
+	size_t n_procs;
+};
+
+/* The folder of journals (static storage). */
+const char *journal_dir(void);
+
+/* An empty journal of this process (nothing written yet). */
+void journal_init(struct journal *j);
+void journal_release(struct journal *j);
+
+/* Write j atomically to j->path (creating the folder).  -1 printed. */
+int journal_write(struct journal *j);
+/* Record a process and rewrite the journal. */
+int journal_add_proc(struct journal *j, pid_t pid, const char *what);
+/* Forget the processes (in memory; the file changes at the next write). */
+void journal_clear_procs(struct journal *j);
+/* Forget the processes and the kernel state, and remove the file (no error
+ * when it does not exist). */
+int journal_remove(struct journal *j);
+
+/* Text form and its parser (exposed for tests).  journal_parse returns -1
+ * with why filled ("truncated: no end line", "checksum mismatch", ...). */
+void journal_format(const struct journal *j, struct strbuf *sb);
+int journal_parse(const char *text, struct journal *j, char *why, size_t len);
+int journal_load(const char *path, struct journal *j, char *why, size_t len);
+
+/* /proc/PID/stat start time, 0 when there is no such (non-zombie) process. */
+unsigned long long proc_start_time(pid_t pid);
+
+/* Take the machine-wide kernel tracing lock (once; kept until exit).  -1
+ * with why naming the holder when another perturb has it. */
+int journal_lock_kernel(char *why, size_t len);
+
+/*
+ * Find the journals of perturb processes that are gone, and undo what they
+ * recorded: stop their leftover processes (only when the pid's start time
+ * still matches), restore the kernel tracing state (and unmount tracefs if
+ * that perturb had mounted it), remove the journal.  Says what it did on
+ * out, one line per action.  *found (may be NULL) is the number of stale
+ * journals.  Returns 0, or -1 when a journal is corrupt or a restore
+ * failed (printed; that journal is kept).  report_live: also say which
+ * journals belong to a perturb that is still running (and are left alone).
+ */
+int journal_recover(FILE *out, int report_live, int *found);
+
+/* Is there a journal of a process that is gone?  (No side effects.) */
+int journal_stale_exists(void);
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * kbuild.c - guest kernels built from a Kconfig fragment; see kbuild.h.
+ */
+#include "kbuild.h"
+#include "core/packages.h"
+#include "core/proc.h"
+#include "lib/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef PERTURB_SHARE_DIR
+#define PERTURB_SHARE_DIR "/usr/local/share/perturb"
+#endif
+
+#define BUILD_TIMEOUT_S 7200.0
+#define UNPACK_TIMEOUT_S 1800.0
+
+/* What building needs besides the source: programs, and headers (paths). */
+static const char *const build_tools[] = {
+	"make", "gcc", "flex", "bison", "bc", "tar", "xz", "/usr/include/libelf.h",
+};
+
+static int file_exists(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+/* kernels/build.sh: malloc'd path, or NULL. */
+static char *script_path(void)
+{
+	const char *env = getenv("PERTURB_KERNELS");
+	char *bindir = dir_name(perturb_self_exe()), *p;
+
+	p = env && *env ? xasprintf("%s/build.sh", env) : xasprintf("%s/../kernels/build.sh", bindir);
+	free(bindir);
+	if (env && *env)
+		return p;	/* as asked, even when missing: the check says so */
+	if (file_exists(p))
+		return p;
+	free(p);
+	p = xstrdup(PERTURB_SHARE_DIR "/kernels/build.sh");
+	if (file_exists(p))
+		return p;
+	free(p);
+	return NULL;
+}
+
+static const char *source_of(const struct boot_cfg *b)
+{
+	return b->source ? b->source : KBUILD_DEFAULT_SOURCE;
+}
+
+static int is_tarball(const char *path, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && strstr(path, ".tar");
+}
+
+/* Append a file's bytes to sb: its content, not its path, is the key. */
+static void add_file(struct strbuf *sb, const char *what, const char *path)
+{
+	size_t len = 0;
+	char *data = read_file(path, &len);
+
+	strbuf_addf(sb, "%s %zu\n", what, data ? len : 0);
+	if (data)
+		strbuf_add(sb, data, len);
+	free(data);
+}
+
+/*
+ * The cache key of b's image: SHA-256 over build.sh, base.config, the
+ * fragment and the source's identity.  -1 with why when a part is missing.
+ */
+static int image_key(const struct boot_cfg *b, const char *script, char key[65], char *why,
+		     size_t len)
+{
+	const char *src = source_of(b);
+	struct strbuf sb = STRBUF_INIT;
+	struct stat st;
+	char *dir, *base;
+
+	if (!file_exists(b->config))
+		return why_error(why, len, "config: cannot read the Kconfig fragment '%s': %s",
+				 b->config, strerror(errno));
+	if (stat(src, &st) < 0)
+		return why_error(why, len, "source: '%s': %s%s", src, strerror(errno),
+				 b->source ? "" : " (Debian package: linux-source-6.1)");
+	dir = dir_name(script);
+	base = xasprintf("%s/configs/base.config", dir);
+	free(dir);
+	strbuf_addstr(&sb, "perturb kernel image 1\n");
+	add_file(&sb, "script", script);
+	add_file(&sb, "base", base);
+	add_file(&sb, "fragment", b->config);
+	free(base);
+	if (is_tarball(src, &st)) {
+		strbuf_addf(&sb, "tarball %s %lld %lld\n", src, (long long)st.st_size,
+			    (long long)st.st_mtime);
+	} else if (S_ISDIR(st.st_mode)) {
+		char *mk = xasprintf("%s/Makefile", src);
+		if (!file_exists(mk)) {
+			free(mk);
+			strbuf_release(&sb);
+			return why_error(why, len, "source: '%s' is not a kernel source tree "
+					 "(no Makefile)", src);
+		}
+		strbuf_addf(&sb, "tree %s %lld\n", src, (long long)st.st_mtime);
+		add_file(&sb, "makefile", mk);
+		free(mk);
+	} else {
+		strbuf_release(&sb);
+		return why_error(why, len, "source: '%s' is neither a kernel source tree nor a "
+				 "tarball of one", src);
+	}
+	sha256_hex(sb.buf, sb.len, key);
+	strbuf_release(&sb);
+	return 0;
+}
+
+static char *image_dir(const char key[65])
+{
+	return xasprintf("%s/kernels/%.16s", perturb_cache_dir(), key);
+}
+
+int kbuild_check(const struct boot_cfg *b, char *why, size_t len)
+{
+	char key[65], *script = script_path(), *img;
+	int have;
+
+	if (!script)
+		return why_error(why, len, "config: needs kernels/build.sh (next to perturb's "
+				 "folder, in %s/kernels, or in $PERTURB_KERNELS)", PERTURB_SHARE_DIR);
+	if (!file_exists(script)) {
+		why_error(why, len, "config: no '%s' ($PERTURB_KERNELS)", script);
+		free(script);
+		return -1;
+	}
+	if (image_key(b, script, key, why, len) < 0) {
+		free(script);
+		return -1;
+	}
+	free(script);
+	char *dir = image_dir(key);
+	img = xasprintf("%s/bzImage", dir);
+	free(dir);
+	have = file_exists(img);
+	free(img);
+	return have || kbuild_tools(why, len) ? 0 : -1;
+}
+
+int kbuild_tools(char *why, size_t len)
+{
+	for (size_t i = 0; i < sizeof(build_tools) / sizeof(*build_tools); i++) {
+		char need[256];
+		if (requirement_met(build_tools[i], need, sizeof(need)))
+			continue;
+		snprintf(why, len, "config: building the kernel needs %s", need);
+		return 0;
+	}
+	return 1;
+}
+
+/* The tree to build from: src itself, or the tarball unpacked (once) into
+ * the cache.  Malloc'd, or NULL (printed). */
+static char *source_tree(const char *src)
+{
+	struct stat st;
+	char key[65], *id, *dir, *tmp, *found = NULL;
+	int e;
+
+	if (stat(src, &st) < 0) {
+		error("source: '%s': %s", src, strerror(errno));
+		return NULL;
+	}
+	if (!is_tarball(src, &st))
+		return xstrdup(src);
+	id = xasprintf("%s %lld %lld", src, (long long)st.st_size, (long long)st.st_mtime);
+	sha256_hex(id, strlen(id), key);
+	free(id);
+	dir = xasprintf("%s/src/%.16s", perturb_cache_dir(), key);
+	char *stamp = xasprintf("%s/.perturb-unpacked", dir);
+	if (file_exists(stamp))
+		goto find;
+	tmp = xasprintf("%s.%ld", dir, (long)getpid());
+	if ((e = mkdir_p(tmp, 0755)) < 0) {
+		error("cannot create '%s': %s", tmp, strerror(-e));
+		free(tmp);
+		goto out;
+	}
+	note("unpacking %s into %s (once)", src, dir);
+	char *tar[] = { "tar", "-xf", (char *)src, "-C", tmp, NULL };
+	char *rm[] = { "rm", "-rf", tmp, NULL };
+	if (proc_run_command(tar, NULL, NULL, UNPACK_TIMEOUT_S, "tar -xf") < 0) {
+		proc_run_command(rm, NULL, NULL, 600, "rm -rf");
+		free(tmp);
+		goto out;
+	}
+	char *t = xasprintf("%s/.perturb-unpacked", tmp);
+	FILE *f = fopen(t, "w");
+	if (f)
+		fclose(f);
+	free(t);
+	char *old[] = { "rm", "-rf", dir, NULL };
+	proc_run_command(old, NULL, NULL, 600, "rm -rf");
+	if (rename(tmp, dir) < 0) {
+		error("cannot rename '%s' to '%s': %s", tmp, dir, strerror(errno));
+		proc_run_command(rm, NULL, NULL, 600, "rm -rf");
+		free(tmp);
+		goto out;
+	}
+	free(tmp);
+find:
+	/* the tarball holds one top folder: linux-source-6.1/ */
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && !found && (e = readdir(d));) {
+		char *mk = xasprintf("%s/%s/Makefile", dir, e->d_name);
+		if (e->d_name[0] != '.' && file_exists(mk))
+			found = xasprintf("%s/%s", dir, e->d_name);
+		free(mk);
+	}
+	if (d)
+		closedir(d);
+	if (!found)
+		error("source: '%s' holds no kernel source tree (no */Makefile)", src);
+out:
+	free(stamp);
+	free(dir);
+	return found;
+}
+
+/* The last lines of a log, for an error message. */
+static void print_tail(const char *log, int lines)
+{
+	size_t len = 0;
+	char *data = read_file(log, &len);
+	size_t at = len;
+	int n = 0;
+
+	if (!data)
+		return;
+	while (at > 0 && n <= lines)
+		if (data[--at] == '\n')
+			n++;
+	fprintf(stderr, "%s", data + at + (at > 0));
+	free(data);
+}
+
+char *kbuild_image(const struct boot_cfg *b)
+{
+	char key[65], why[512], *script = script_path(), *dir = NULL, *img = NULL;
+	char *tree = NULL, *tmp = NULL, *log = NULL, *ret = NULL;
+	int e;
+
+	if (!script) {
+		error("config: cannot find kernels/build.sh");
+		return NULL;
+	}
+	if (image_key(b, script, key, why, sizeof(why)) < 0) {
+		error("%s", why);
+		goto out;
+	}
+	dir = image_dir(key);
+	img = xasprintf("%s/bzImage", dir);
+	if (file_exists(img)) {
+		ret = img;
+		img = NULL;
+		goto out;
+	}
+	if ((e = mkdir_p(dir, 0755)) < 0) {
+		error("cannot create '%s': %s", dir, strerror(-e));
+		goto out;
+	}
+	if (!(tree = source_tree(source_of(b))))
+		goto out;
+	tmp = xasprintf("%s/bzImage.%ld", dir, (long)getpid());
+	log = xasprintf("%s/build.log", dir);
+	note("building a kernel from %s with %s (minutes; log: %s)", tree, b->config, log);
+	double t0 = now_mono();
+	char *argv[] = { "sh", "-c", "exec sh \"$1\" \"$2\" \"$3\" \"$4\" >\"$5\" 2>&1", "sh",
+			 script, tree, b->config, tmp, log, NULL };
+	if (proc_run_command(argv, NULL, NULL, BUILD_TIMEOUT_S, "kernels/build.sh") < 0) {
+		error("the kernel build failed; the end of %s:", log);
+		print_tail(log, 15);
+		unlink(tmp);
+		goto out;
+	}
+	char *tcfg = xasprintf("%s.config", tmp), *cfg = xasprintf("%s.config", img);
+	int bad = rename(tcfg, cfg) < 0 || rename(tmp, img) < 0;
+	if (bad)
+		error("cannot move the image into '%s': %s", dir, strerror(errno));
+	free(tcfg);
+	free(cfg);
+	if (bad)
+		goto out;
+	note("built %s in %.0f s", img, now_mono() - t0);
+	ret = img;
+	img = NULL;
+out:
+	free(script);
+	free(dir);
+	free(img);
+	free(tree);
+	free(tmp);
+	free(log);
+	return ret;
+}

@@ -1,0 +1,356 @@
+/*
+ * cmd_doctor.c - `perturb doctor`: what this machine can do, and the noise
+ * sources it has, each with the command that removes it.
+ *
+ * Read-only: it reads /proc and /sys, asks PAPI, opens (and closes) one
+ * perf_event counter; it changes nothing.  Every line is
+ *   "ok    SECTION: what"      usable / quiet
+ *   "warn  SECTION: what"      missing or noisy, followed by "      fix: COMMAND"
+ *   "info  SECTION: what"      for the record
+ * or, with --json, one object per line in an array
+ * {"level", "section", "message", "fix"}.  Exit 0 whatever it finds.
+ */
+#include "commands.h"
+#include "backends/kbuild.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <papi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct doctor {
+	int json, n;
+	size_t warnings;
+};
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void say(struct doctor *d, const char *level, const char *section, const char *fix,
+		const char *fmt, ...) PRINTF(5, 6);
+
+static void say(struct doctor *d, const char *level, const char *section, const char *fix,
+		const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	if (!strcmp(level, "warn"))
+		d->warnings++;
+	if (d->json) {
+		printf("%s\n  {\"level\": \"%s\", \"section\": ", d->n++ ? "," : "", level);
+		json_str(section);
+		printf(", \"message\": ");
+		json_str(sb.buf);
+		printf(", \"fix\": ");
+		if (fix)
+			json_str(fix);
+		else
+			printf("null");
+		printf("}");
+	} else {
+		printf("%-5s %s: %s\n", level, section, sb.buf);
+		if (fix)
+			printf("      fix: %s\n", fix);
+	}
+	strbuf_release(&sb);
+}
+
+/* The first line of a file, trailing newline removed; NULL if unreadable. */
+static char *line_of(const char *path)
+{
+	return read_line_file(path);
+}
+
+static size_t count_lines_of(const char *path, int *ok)
+{
+	size_t len, n = 0;
+	char *t = read_file(path, &len);
+
+	*ok = t != NULL;
+	for (size_t i = 0; t && i < len; i++)
+		n += t[i] == '\n';
+	free(t);
+	return n;
+}
+
+static void check_root(struct doctor *d)
+{
+	if (geteuid() == 0)
+		say(d, "ok", "root", NULL, "running as root: kernel variants can change the tracing state");
+	else
+		say(d, "warn", "root", "sudo perturb run ...",
+		    "not root: kernel (tracing) variants and some noise fixes need root");
+}
+
+static void check_tracefs(struct doctor *d)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	const char *dir = NULL;
+	char *path, *tracers;
+	size_t events;
+	int ok;
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs) && !dir; i++) {
+		path = xasprintf("%s/available_tracers", dirs[i]);
+		if (access(path, F_OK) == 0)
+			dir = dirs[i];
+		free(path);
+	}
+	if (!dir) {
+		say(d, "warn", "tracefs", "sudo mount -t tracefs nodev /sys/kernel/tracing",
+		    "not mounted (or not visible): kernel variants cannot run");
+		return;
+	}
+	say(d, "ok", "tracefs", NULL, "mounted at %s", dir);
+	path = xasprintf("%s/available_tracers", dir);
+	tracers = line_of(path);
+	free(path);
+	if (tracers)
+		say(d, "info", "tracefs", NULL, "tracers: %s", tracers);
+	else
+		say(d, "warn", "tracefs", "run perturb doctor as root",
+		    "cannot read the available tracers: %s", strerror(errno));
+	free(tracers);
+	path = xasprintf("%s/available_events", dir);
+	events = count_lines_of(path, &ok);
+	free(path);
+	if (ok)
+		say(d, "info", "tracefs", NULL, "%zu events available", events);
+}
+
+static void check_papi(struct doctor *d)
+{
+	int rc = PAPI_library_init(PAPI_VER_CURRENT), code, presets = 0;
+	struct strbuf comps = STRBUF_INIT;
+
+	if (rc != PAPI_VER_CURRENT) {
+		say(d, "warn", "papi", "sudo apt-get install libpapi-dev (the library perturb was built with)",
+		    "PAPI_library_init failed: %s", rc > 0 ? "version mismatch" : PAPI_strerror(rc));
+		return;
+	}
+	say(d, "ok", "papi", NULL, "PAPI %d.%d.%d", PAPI_VERSION_MAJOR(rc), PAPI_VERSION_MINOR(rc),
+	    PAPI_VERSION_REVISION(rc));
+	for (int i = 0; i < PAPI_num_components(); i++) {
+		const PAPI_component_info_t *ci = PAPI_get_component_info(i);
+		if (!ci)
+			continue;
+		strbuf_addf(&comps, "%s%s%s", comps.len ? ", " : "", ci->name,
+			    ci->disabled ? " (disabled)" : "");
+	}
+	say(d, "info", "papi", NULL, "components: %s", comps.len ? comps.buf : "none");
+	strbuf_release(&comps);
+	code = 0 | PAPI_PRESET_MASK;
+	if (PAPI_enum_event(&code, PAPI_ENUM_FIRST) == PAPI_OK) {
+		do {
+			if (PAPI_query_event(code) == PAPI_OK)
+				presets++;
+		} while (PAPI_enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
+	}
+	if (presets)
+		say(d, "ok", "papi", NULL, "%d preset events available", presets);
+	else
+		say(d, "warn", "papi", "sudo sysctl kernel.perf_event_paranoid=1",
+		    "no preset event available (no hardware counters here, or not allowed)");
+	PAPI_shutdown();
+}
+
+static void check_perf(struct doctor *d)
+{
+	struct perf_event_attr attr;
+	char *paranoid = line_of("/proc/sys/kernel/perf_event_paranoid");
+	long fd;
+
+	if (!paranoid) {
+		say(d, "warn", "perf", NULL, "no /proc/sys/kernel/perf_event_paranoid: no perf events");
+		return;
+	}
+	if (atoi(paranoid) > 1 && geteuid() != 0)
+		say(d, "warn", "perf", "sudo sysctl kernel.perf_event_paranoid=1",
+		    "perf_event_paranoid = %s: user-space counting of this process is restricted",
+		    paranoid);
+	else
+		say(d, "ok", "perf", NULL, "perf_event_paranoid = %s", paranoid);
+	free(paranoid);
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.disabled = 1;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd >= 0) {
+		close((int)fd);
+		say(d, "ok", "perf", NULL, "hardware events: the cycles counter opens");
+	} else {
+		say(d, "warn", "perf", NULL,
+		    "hardware events unavailable (cycles: %s); a VM without a virtual PMU has none",
+		    strerror(errno));
+	}
+}
+
+static void check_qemu(struct doctor *d)
+{
+	if (program_exists("qemu-system-x86_64"))
+		say(d, "ok", "qemu", NULL, "qemu-system-x86_64 found");
+	else
+		say(d, "warn", "qemu", "sudo apt-get install qemu-system-x86",
+		    "qemu-system-x86_64 not on PATH: qemu variants cannot run");
+	if (access("/dev/kvm", R_OK | W_OK) == 0)
+		say(d, "ok", "kvm", NULL, "/dev/kvm usable");
+	else if (access("/dev/kvm", F_OK) == 0)
+		say(d, "warn", "kvm", "sudo usermod -aG kvm $USER", "/dev/kvm exists but is not usable: %s",
+		    strerror(errno));
+	else
+		say(d, "warn", "kvm", "sudo modprobe kvm_intel  # or kvm_amd; enable VT-x/AMD-V",
+		    "no /dev/kvm: qemu would emulate (slow)");
+	char why[300];
+	static const char fix[] = "sudo apt-get install linux-source-6.1 flex bison bc libelf-dev";
+	if (!kbuild_tools(why, sizeof(why)))
+		say(d, "warn", "kernels", fix, "%s: boot: config: variants cannot be built here",
+		    why);
+	else if (access(KBUILD_DEFAULT_SOURCE, R_OK) < 0)
+		say(d, "warn", "kernels", fix, "no %s: boot: config: needs a source: here",
+		    KBUILD_DEFAULT_SOURCE);
+	else
+		say(d, "ok", "kernels", NULL, "boot: config: can build kernels (the tools and %s)",
+		    KBUILD_DEFAULT_SOURCE);
+}
+
+static void check_cpu(struct doctor *d)
+{
+	size_t len;
+	char *cpuinfo = read_file("/proc/cpuinfo", &len), *model = NULL, *s;
+	char *gov, *boost, *noturbo, *smt, *aslr, *load, *iso;
+
+	if (cpuinfo && (s = strstr(cpuinfo, "model name"))) {
+		char *colon = strchr(s, ':'), *nl;
+		if (colon) {
+			colon++;
+			while (*colon == ' ' || *colon == '\t')
+				colon++;
+			nl = strchr(colon, '\n');
+			model = xstrndup(colon, nl ? (size_t)(nl - colon) : strlen(colon));
+		}
+	}
+	free(cpuinfo);
+	say(d, "info", "cpu", NULL, "%s, %ld online CPUs", model ? model : "model unknown",
+	    sysconf(_SC_NPROCESSORS_ONLN));
+	free(model);
+
+	gov = line_of("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+	if (!gov)
+		say(d, "info", "governor", NULL, "no cpufreq (a VM, or no driver): frequency not controlled here");
+	else if (!strcmp(gov, "performance"))
+		say(d, "ok", "governor", NULL, "performance");
+	else
+		say(d, "warn", "governor", "sudo cpupower frequency-set -g performance",
+		    "%s: the frequency follows the load", gov);
+	free(gov);
+
+	boost = line_of("/sys/devices/system/cpu/cpufreq/boost");
+	noturbo = line_of("/sys/devices/system/cpu/intel_pstate/no_turbo");
+	if (noturbo && !strcmp(noturbo, "0"))
+		say(d, "warn", "boost", "echo 1 | sudo tee /sys/devices/system/cpu/intel_pstate/no_turbo",
+		    "turbo on (intel_pstate): the clock depends on temperature and load");
+	else if (boost && !strcmp(boost, "1"))
+		say(d, "warn", "boost", "echo 0 | sudo tee /sys/devices/system/cpu/cpufreq/boost",
+		    "boost on: the clock depends on temperature and load");
+	else if (boost || noturbo)
+		say(d, "ok", "boost", NULL, "off");
+	else
+		say(d, "info", "boost", NULL, "no boost control here");
+	free(boost);
+	free(noturbo);
+
+	smt = line_of("/sys/devices/system/cpu/smt/active");
+	if (smt && !strcmp(smt, "1"))
+		say(d, "warn", "smt", "echo off | sudo tee /sys/devices/system/cpu/smt/control",
+		    "SMT on: a sibling thread shares the core");
+	else if (smt)
+		say(d, "ok", "smt", NULL, "off");
+	else
+		say(d, "info", "smt", NULL, "unknown");
+	free(smt);
+
+	aslr = line_of("/proc/sys/kernel/randomize_va_space");
+	if (aslr && strcmp(aslr, "0"))
+		say(d, "warn", "aslr", "sudo sysctl kernel.randomize_va_space=0",
+		    "on (%s): code and data layout change from run to run", aslr);
+	else if (aslr)
+		say(d, "ok", "aslr", NULL, "off");
+	free(aslr);
+
+	load = line_of("/proc/loadavg");
+	if (load) {
+		double l1 = atof(load);
+		char *sp = strchr(load, ' ');
+		if (sp && (sp = strchr(sp + 1, ' ')) && (sp = strchr(sp + 1, ' ')))
+			*sp = '\0';	/* the three averages only */
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		if (l1 > 0.5 * (double)(cpus > 0 ? cpus : 1))
+			say(d, "warn", "load", "stop other work on this machine (top shows what runs)",
+			    "load average %s on %ld CPUs: runs compete for the CPUs", load, cpus);
+		else
+			say(d, "ok", "load", NULL, "load average %s", load);
+	}
+	free(load);
+
+	iso = line_of("/sys/devices/system/cpu/isolated");
+	if (iso && *iso)
+		say(d, "ok", "isolcpus", NULL, "isolated CPUs %s (use them with cpus: in the experiment)", iso);
+	else
+		say(d, "info", "isolcpus", "add isolcpus=2,3 nohz_full=2,3 to the kernel command line, reboot",
+		    "no isolated CPUs: workloads share CPUs with the system");
+	free(iso);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	struct doctor d = { 0 };
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			d.json = 1;
+		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+			perturb_quiet = 1;
+		} else {
+			error("unknown option '%s' (see 'perturb help doctor')", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (d.json)
+		printf("[");
+	check_root(&d);
+	check_tracefs(&d);
+	check_papi(&d);
+	check_perf(&d);
+	check_qemu(&d);
+	check_cpu(&d);
+	if (d.json)
+		printf("\n]\n");
+	else
+		printf("\n%zu warning%s\n", d.warnings, d.warnings == 1 ? "" : "s");
+	return EXIT_OK;
+}

@@ -1,0 +1,701 @@
+/*
+ * cmd_gate.c - `perturb gate`: judge a stored run against dilation
+ * thresholds, for CI.
+ *
+ * Rules come from the experiment's `gate:` section (the file given, else
+ * the experiment text stored with the run) or, when any rule option is
+ * given, one rule from the options.  Each rule is expanded over the run's
+ * variants (not the baseline) and workloads its names or globs (fnmatch)
+ * match: one judgement per (rule, variant, workload).
+ *
+ * A judgement compares the confidence interval of the dilation in % of the
+ * rule's statistic (report_build: reports/report.h; the intervals are the
+ * report's, nothing is recomputed here) with the threshold t:
+ *   FAIL          lower bound > t
+ *   PASS          upper bound < t
+ *   INCONCLUSIVE  the interval contains t, or there is no interval.
+ *
+ * Multiple judgements: Holm's step-down procedure (Holm, "A simple
+ * sequentially rejective multiple test procedure", Scand. J. Statist. 6,
+ * 1979) applied to the tests obtained by inverting the intervals.  Each
+ * judgement is one hypothesis, "the dilation equals the threshold"; it is
+ * rejected at level a (and the judgement decided: PASS or FAIL) when the
+ * threshold lies outside the 1 - a interval.  With m judgements of which k
+ * are decided so far, every undecided judgement is tested with the
+ * interval at level 1 - alpha / (m - k) (alpha = 1 - the rule's
+ * confidence); the newly decided ones raise k and the step repeats until a
+ * step decides nothing.  Because the intervals of one comparison are
+ * nested in the level (the bootstrap resamples are seeded by the run and
+ * the comparison's names, so every level reads the same replicates), this
+ * is exactly Holm's procedure on the inverted-test p-values, and it keeps
+ * the family-wise error rate at alpha.  The first step is Bonferroni
+ * (1 - alpha / m); with one judgement the interval is the rule's own.
+ * The interval printed is the one of the step that decided the judgement
+ * (or of the last step for undecided ones), with its level.
+ *
+ * More runs for an inconclusive judgement: a CI half-width shrinks like
+ * 1 / sqrt(n), so the interval excludes the threshold once the half-width
+ * h is below the distance d of the estimate to the threshold, at about
+ * n' = n (h / d)^2 runs a side (n the smaller side now).  An estimate: it
+ * assumes the estimate and the spread stay where they are.
+ */
+#include "commands.h"
+#include "engine/config.h"
+#include "reports/fmt.h"
+#include "reports/report.h"
+#include "engine/store.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum verdict { V_PASS, V_FAIL, V_INCONCLUSIVE };
+static const char *const verdict_names[] = { "PASS", "FAIL", "INCONCLUSIVE" };
+
+struct judgement {
+	const struct gate_rule *rule;
+	const char *variant, *workload;	/* the run's names */
+	double thr;			/* threshold in % */
+	double alpha;			/* 1 - rule confidence */
+	/* result */
+	int has_ci, decided;
+	const char *reason;		/* no interval: why */
+	double est, lo, hi, level;
+	size_t n;			/* the smaller side */
+	enum verdict verdict;
+	double more_runs;		/* inconclusive: estimate, NaN when unknown */
+};
+
+struct model_cache {
+	double level;
+	struct report_model m;
+};
+
+struct gate {
+	struct store *st;
+	int64_t run_id;
+	struct report_opts o;
+	struct model_cache *cache;
+	size_t n_cache, alloc_cache;
+	struct judgement *j;
+	size_t n_j, alloc_j;
+};
+
+static void push_unique(char ***list, size_t *n, const char *s)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*list)[i], s))
+			return;
+	*list = xrealloc(*list, (*n + 1) * sizeof(char *));
+	(*list)[(*n)++] = (char *)s;
+}
+
+static int statistic_percentile(enum statistic s, double *p)
+{
+	switch (s) {
+	case STAT_P0: *p = 0; return 1;
+	case STAT_P50: *p = 50; return 1;
+	case STAT_P80: *p = 80; return 1;
+	case STAT_P99: *p = 99; return 1;
+	case STAT_MEAN: break;
+	}
+	return 0;
+}
+
+/* The model at this level, built once; NULL (printed) on error. */
+static const struct report_model *model_at(struct gate *g, double level, int *usage_error)
+{
+	for (size_t i = 0; i < g->n_cache; i++)
+		if (g->cache[i].level == level)
+			return &g->cache[i].m;
+	ALLOC_GROW(g->cache, g->n_cache + 1, g->alloc_cache);
+	struct model_cache *c = &g->cache[g->n_cache];
+	memset(c, 0, sizeof(*c));
+	c->level = level;
+	g->o.confidence = level;
+	if (report_build(g->st, &g->o, &c->m, usage_error) < 0) {
+		report_release(&c->m);
+		return NULL;
+	}
+	g->n_cache++;
+	return &c->m;
+}
+
+/* Fill j's interval from model m. */
+static void judge_with(struct judgement *j, const struct report_model *m)
+{
+	const struct report_series *s = NULL, *b = NULL;
+	const struct report_dilation *d = NULL;
+	double p;
+
+	j->has_ci = 0;
+	j->reason = "the run has no values of this metric";
+	for (size_t gi = 0; gi < m->n_groups && !s; gi++) {
+		const struct report_group *grp = &m->groups[gi];
+		if (strcmp(grp->workload, j->workload) || strcmp(grp->metric, j->rule->metric))
+			continue;
+		b = report_baseline(grp);
+		for (size_t si = 0; si < grp->n_series; si++)
+			if (!strcmp(grp->series[si].variant, j->variant))
+				s = &grp->series[si];
+	}
+	if (!s)
+		return;
+	j->n = s->n;
+	if (b && b->n < j->n)
+		j->n = b->n;
+	if (!s->compared) {
+		j->reason = s->no_compare_reason ? s->no_compare_reason : "not compared";
+		return;
+	}
+	if (statistic_percentile(j->rule->statistic, &p)) {
+		for (size_t k = 0; k < m->n_percentiles; k++)
+			if (m->percentiles[k] == p)
+				d = &s->pct_dil[k];
+	} else {
+		d = &s->mean_dil;
+	}
+	if (!d) {
+		j->reason = "the statistic is not in the report";
+		return;
+	}
+	if (!d->ok) {
+		j->reason = d->reason ? d->reason : "no dilation";
+		return;
+	}
+	j->est = d->d.pct;
+	if (!d->d.ci_pct.has_ci || !isfinite(d->d.ci_pct.lo) || !isfinite(d->d.ci_pct.hi)) {
+		j->reason = d->d.ci_pct.reason ? d->d.ci_pct.reason : "no interval";
+		return;
+	}
+	j->has_ci = 1;
+	j->reason = NULL;
+	j->lo = d->d.ci_pct.lo;
+	j->hi = d->d.ci_pct.hi;
+	j->level = m->confidence;
+}
+
+/* Holm's step-down (see the top of the file).  -1 (printed) on error. */
+static int judge_all(struct gate *g, int *usage_error)
+{
+	size_t m = g->n_j, k = 0;
+
+	for (;;) {
+		size_t newly = 0;
+		for (size_t i = 0; i < m; i++) {
+			struct judgement *j = &g->j[i];
+			const struct report_model *model;
+			if (j->decided)
+				continue;
+			model = model_at(g, 1 - j->alpha / (double)(m - k), usage_error);
+			if (!model)
+				return -1;
+			judge_with(j, model);
+			if (j->has_ci && (j->lo > j->thr || j->hi < j->thr)) {
+				j->decided = 1;
+				j->verdict = j->lo > j->thr ? V_FAIL : V_PASS;
+				newly++;
+			}
+		}
+		k += newly;
+		if (!newly || k == m)
+			break;
+	}
+	for (size_t i = 0; i < m; i++) {
+		struct judgement *j = &g->j[i];
+		double h, d;
+		if (j->decided)
+			continue;
+		j->verdict = V_INCONCLUSIVE;
+		j->more_runs = NAN;
+		if (!j->has_ci || !j->n)
+			continue;
+		h = (j->hi - j->lo) / 2;
+		d = fabs(j->est - j->thr);
+		if (d > 0 && isfinite(h))
+			j->more_runs = ceil((double)j->n * (h / d) * (h / d)) - (double)j->n;
+		if (j->more_runs < 1)
+			j->more_runs = 1;
+	}
+	return 0;
+}
+
+/* Expand the rules over the run's names. */
+static void expand(struct gate *g, const struct gate_rule *rules, size_t n_rules,
+		   char **variants, size_t nv, char **workloads, size_t nw,
+		   const char *baseline)
+{
+	for (size_t r = 0; r < n_rules; r++) {
+		const struct gate_rule *rule = &rules[r];
+		size_t before = g->n_j;
+		for (size_t v = 0; v < nv; v++) {
+			if (baseline && !strcmp(variants[v], baseline))
+				continue;
+			if (fnmatch(rule->variant, variants[v], 0))
+				continue;
+			for (size_t w = 0; w < nw; w++) {
+				struct judgement *j;
+				if (fnmatch(rule->workload, workloads[w], 0))
+					continue;
+				ALLOC_GROW(g->j, g->n_j + 1, g->alloc_j);
+				j = &g->j[g->n_j++];
+				memset(j, 0, sizeof(*j));
+				j->rule = rule;
+				j->variant = variants[v];
+				j->workload = workloads[w];
+				j->thr = 100 * rule->max_dilation;
+				j->alpha = 1 - rule->confidence;
+				push_unique(&g->o.metrics, &g->o.n_metrics, rule->metric);
+				push_unique(&g->o.workloads, &g->o.n_workloads, workloads[w]);
+			}
+		}
+		if (g->n_j == before)
+			warning("gate rule %zu (variant '%s', workload '%s') matches nothing in run %lld",
+				r + 1, rule->variant, rule->workload, (long long)g->run_id);
+	}
+}
+
+static void gate_pct(char *buf, size_t len, double x)
+{
+	if (isfinite(x))
+		snprintf(buf, len, "%+.2f%%", x);
+	else
+		snprintf(buf, len, "n/a");
+}
+
+static void gate_interval(char *buf, size_t len, const struct judgement *j)
+{
+	if (j->has_ci)
+		snprintf(buf, len, "[%+.2f%%, %+.2f%%] @%.4g%%", j->lo, j->hi, 100 * j->level);
+	else
+		snprintf(buf, len, "no interval");
+}
+
+static void print_lines(const struct gate *g, FILE *f)
+{
+	char est[32], iv[80], thr[32];
+
+	fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", "VARIANT", "WORKLOAD",
+		"METRIC", "STAT", "DILATION", "INTERVAL", "MAX", "VERDICT");
+	for (size_t i = 0; i < g->n_j; i++) {
+		const struct judgement *j = &g->j[i];
+		gate_pct(est, sizeof(est), j->has_ci || j->reason == NULL ? j->est : NAN);
+		gate_interval(iv, sizeof(iv), j);
+		gate_pct(thr, sizeof(thr), j->thr);
+		fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", j->variant, j->workload,
+			j->rule->metric, statistic_name(j->rule->statistic), est, iv, thr,
+			verdict_names[j->verdict]);
+	}
+}
+
+static void xml_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
+				fputc('?', f);
+			else
+				fputc(*s, f);
+		}
+	}
+}
+
+/* One sentence describing a judgement, for messages. */
+static char *describe(const struct judgement *j)
+{
+	char est[32], iv[80], thr[32];
+
+	gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
+	gate_interval(iv, sizeof(iv), j);
+	gate_pct(thr, sizeof(thr), j->thr);
+	if (!j->has_ci)
+		return xasprintf("%s on %s, %s %s: no interval (%s); threshold %s",
+				 j->variant, j->workload, j->rule->metric,
+				 statistic_name(j->rule->statistic), j->reason, thr);
+	return xasprintf("%s on %s, %s %s: dilation %s, interval %s, threshold %s",
+			 j->variant, j->workload, j->rule->metric,
+			 statistic_name(j->rule->statistic), est, iv, thr);
+}
+
+struct gate_out {
+	const struct gate *g;
+	int strict;
+};
+
+static int write_junit(FILE *f, const void *ctx)
+{
+	const struct gate_out *go = ctx;
+	const struct gate *g = go->g;
+	size_t failures = 0;
+
+	for (size_t i = 0; i < g->n_j; i++)
+		if (g->j[i].verdict == V_FAIL ||
+		    (go->strict && g->j[i].verdict == V_INCONCLUSIVE))
+			failures++;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	fprintf(f, "<testsuites name=\"perturb gate\" tests=\"%zu\" failures=\"%zu\">\n",
+		g->n_j, failures);
+	fprintf(f, "  <testsuite name=\"perturb gate run %lld\" tests=\"%zu\" failures=\"%zu\" "
+		"errors=\"0\" skipped=\"0\">\n", (long long)g->run_id, g->n_j, failures);
+	for (size_t i = 0; i < g->n_j; i++) {
+		const struct judgement *j = &g->j[i];
+		char *what = describe(j);
+		fputs("    <testcase classname=\"perturb.gate.", f);
+		xml_escape(f, j->workload);
+		fputs("\" name=\"", f);
+		xml_escape(f, j->variant);
+		fputc(' ', f);
+		xml_escape(f, j->rule->metric);
+		fprintf(f, " %s\">\n", statistic_name(j->rule->statistic));
+		if (j->verdict == V_FAIL || (go->strict && j->verdict == V_INCONCLUSIVE)) {
+			fprintf(f, "      <failure type=\"%s\" message=\"", verdict_names[j->verdict]);
+			xml_escape(f, what);
+			fputs("\"/>\n", f);
+		}
+		fprintf(f, "      <system-out>%s: ", verdict_names[j->verdict]);
+		xml_escape(f, what);
+		fputs("</system-out>\n    </testcase>\n", f);
+		free(what);
+	}
+	fputs("  </testsuite>\n</testsuites>\n", f);
+	return 0;
+}
+
+static int write_markdown(FILE *f, const void *ctx)
+{
+	const struct gate_out *go = ctx;
+	const struct gate *g = go->g;
+	size_t count[3] = { 0 };
+	char est[32], iv[80], thr[32];
+
+	for (size_t i = 0; i < g->n_j; i++)
+		count[g->j[i].verdict]++;
+	fprintf(f, "## perturb gate: %s\n\n",
+		count[V_FAIL] || (go->strict && count[V_INCONCLUSIVE]) ? "failed" : "passed");
+	fprintf(f, "Run %lld: %zu passed, %zu failed, %zu inconclusive.\n\n",
+		(long long)g->run_id, count[V_PASS], count[V_FAIL], count[V_INCONCLUSIVE]);
+	fprintf(f, "| Variant | Workload | Metric | Statistic | Dilation | Interval | Max | Verdict |\n");
+	fprintf(f, "|---|---|---|---|--:|---|--:|---|\n");
+	for (size_t i = 0; i < g->n_j; i++) {
+		const struct judgement *j = &g->j[i];
+		gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
+		gate_interval(iv, sizeof(iv), j);
+		gate_pct(thr, sizeof(thr), j->thr);
+		fputs("| ", f);
+		fmt_markdown(f, j->variant);
+		fputs(" | ", f);
+		fmt_markdown(f, j->workload);
+		fputs(" | ", f);
+		fmt_markdown(f, j->rule->metric);
+		fprintf(f, " | %s | %s | %s | %s | **%s** |\n", statistic_name(j->rule->statistic),
+			est, iv, thr, verdict_names[j->verdict]);
+	}
+	fprintf(f, "\nIntervals are confidence intervals of the dilation in %%, at the level "
+		"shown (Holm-corrected across the %zu judgements).\n", g->n_j);
+	return 0;
+}
+
+/* Write FILE through a temporary file beside it and rename: never a
+ * half-written file.  -1 (printed) on error. */
+static int write_atomic(const char *path, int (*fn)(FILE *, const void *), const void *ctx)
+{
+	char *tmp = xasprintf("%s.tmp%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "w");
+	int ret = -1, bad;
+
+	if (!f) {
+		error("cannot write '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	fn(f, ctx);
+	bad = ferror(f);
+	if (fclose(f) || bad) {
+		error("cannot write '%s': %s", tmp, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) < 0) {
+		error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(tmp);
+	return ret;
+}
+
+/*
+ * The run's experiment: the file given, else the stored path when its
+ * bytes are still the stored ones (so that messages name the real file and
+ * includes resolve), else the stored text written to a temporary file
+ * beside the stored path (or in $TMPDIR when that folder is gone).
+ * Returns 0, or an exit status (printed).
+ */
+static int load_experiment(struct store *st, const struct run_header *h, const char *path,
+			   struct experiment *exp)
+{
+	char err[1024], sha[65], *text = NULL, *tmp = NULL, *dir = NULL, *cur;
+	size_t len, cur_len;
+	int ret = EXIT_USAGE, fd = -1;
+
+	if (path) {
+		if (config_load(path, exp, err, sizeof(err)) < 0) {
+			error("%s", err);
+			goto out;
+		}
+		return 0;
+	}
+	if (h->path && (cur = read_file(h->path, &cur_len))) {
+		sha256_hex(cur, cur_len, sha);
+		free(cur);
+		if (h->sha256 && !strcmp(sha, h->sha256)) {
+			if (config_load(h->path, exp, err, sizeof(err)) < 0) {
+				error("%s", err);
+				goto out;
+			}
+			return 0;
+		}
+	}
+	if (store_experiment_text(st, h->id, &text, &len) < 0) {
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	dir = h->path ? dir_name(h->path) : NULL;
+	tmp = xasprintf("%s/.perturb-gate-XXXXXX", dir && access(dir, W_OK) == 0 ? dir :
+			getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if ((fd = mkstemp(tmp)) < 0 ||
+	    write(fd, text, len) != (ssize_t)len || close(fd) < 0) {
+		error("cannot write a temporary copy of the stored experiment '%s': %s", tmp,
+		      strerror(errno));
+		if (fd >= 0)
+			unlink(tmp);
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	if (config_load(tmp, exp, err, sizeof(err)) < 0) {
+		error("the experiment stored with run %lld: %s", (long long)h->id, err);
+		unlink(tmp);
+		goto out;
+	}
+	unlink(tmp);
+	ret = 0;
+out:
+	free(text);
+	free(tmp);
+	free(dir);
+	return ret;
+}
+
+int cmd_gate(int argc, char **argv)
+{
+	struct gate g = { 0 };
+	struct experiment exp = { 0 };
+	struct run_header h = { 0 };
+	struct gate_rule opt_rule = { 0 };
+	const struct gate_rule *rules;
+	size_t n_rules;
+	const char *db = "results/perturb.db", *junit = NULL, *markdown = NULL, *file = NULL, *val;
+	char **variants = NULL, **workloads = NULL;
+	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0;
+	int ret = EXIT_USAGE, rc, strict = 0, have_rule = 0, have_max = 0, usage_error = 0;
+	long run = 0;
+
+	opt_rule.variant = "*";
+	opt_rule.workload = "*";
+	opt_rule.metric = "wall";
+	opt_rule.statistic = STAT_P50;
+	opt_rule.confidence = 0.95;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if ((rc = opt_value(argc, argv, &i, "--db", &val))) {
+			if (rc < 0)
+				goto out;
+			db = val;
+		} else if ((rc = opt_value(argc, argv, &i, "--run", &val))) {
+			if (rc < 0 || opt_run_id(val, &run) < 0)
+				goto out;
+		} else if ((rc = opt_value(argc, argv, &i, "--variant", &val))) {
+			if (rc < 0)
+				goto out;
+			opt_rule.variant = (char *)val;
+			have_rule = 1;
+		} else if ((rc = opt_value(argc, argv, &i, "--workload", &val))) {
+			if (rc < 0)
+				goto out;
+			opt_rule.workload = (char *)val;
+			have_rule = 1;
+		} else if ((rc = opt_value(argc, argv, &i, "--metric", &val))) {
+			if (rc < 0)
+				goto out;
+			opt_rule.metric = (char *)val;
+			have_rule = 1;
+		} else if ((rc = opt_value(argc, argv, &i, "--statistic", &val))) {
+			static const char *const names[] = { "p0", "p50", "p80", "p99", "mean" };
+			size_t k;
+			if (rc < 0)
+				goto out;
+			if (!strcmp(val, "median"))
+				val = "p50";
+			for (k = 0; k < ARRAY_SIZE(names) && strcmp(names[k], val); k++)
+				;
+			if (k == ARRAY_SIZE(names)) {
+				error("--statistic takes p0, p50 (median), p80, p99 or mean, got '%s'", val);
+				goto out;
+			}
+			opt_rule.statistic = (enum statistic)k;
+			have_rule = 1;
+		} else if ((rc = opt_value(argc, argv, &i, "--max-dilation", &val))) {
+			if (rc < 0)
+				goto out;
+			if (parse_percent(val, &opt_rule.max_dilation) || opt_rule.max_dilation < 0) {
+				error("--max-dilation takes a percentage like 2%% or 0.02, got '%s'", val);
+				goto out;
+			}
+			have_rule = have_max = 1;
+		} else if ((rc = opt_value(argc, argv, &i, "--confidence", &val))) {
+			if (rc < 0 || opt_confidence(val, &opt_rule.confidence) < 0)
+				goto out;
+			have_rule = 1;
+		} else if ((rc = opt_value(argc, argv, &i, "--junit", &val))) {
+			if (rc < 0)
+				goto out;
+			junit = val;
+		} else if ((rc = opt_value(argc, argv, &i, "--markdown", &val))) {
+			if (rc < 0)
+				goto out;
+			markdown = val;
+		} else if (!strcmp(a, "--strict")) {
+			strict = 1;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			perturb_quiet = 1;
+		} else if (a[0] != '-' && !file) {
+			file = a;
+		} else {
+			error("unknown option '%s' (see 'perturb help gate')", a);
+			goto out;
+		}
+	}
+	if (have_rule && !have_max) {
+		error("a gate rule from options needs --max-dilation (e.g. --max-dilation 2%%)");
+		goto out;
+	}
+	if (have_rule && file) {
+		error("give either rule options or an experiment file, not both");
+		goto out;
+	}
+	if (access(db, F_OK) < 0) {
+		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
+		goto out;
+	}
+	ret = EXIT_RUNTIME;
+	if (store_open(db, 0, &g.st) < 0)
+		goto out;
+	g.run_id = run;
+	if (!g.run_id) {
+		if (store_latest_run(g.st, &g.run_id) < 0)
+			goto out;
+		if (!g.run_id) {
+			error("results database '%s' holds no run (run 'perturb run' first)", db);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (store_run_header(g.st, g.run_id, &h) < 0) {
+		ret = run ? EXIT_USAGE : EXIT_RUNTIME;
+		goto out;
+	}
+	if (have_rule) {
+		rules = &opt_rule;
+		n_rules = 1;
+	} else {
+		if ((rc = load_experiment(g.st, &h, file, &exp))) {
+			ret = rc;
+			goto out;
+		}
+		if (!exp.n_gate) {
+			error("experiment '%s' has no gate: rules (add a gate: section, or give one "
+			      "rule with --max-dilation)", exp.name);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		rules = exp.gate;
+		n_rules = exp.n_gate;
+	}
+	if (store_variant_names(g.st, g.run_id, &variants, &nv) < 0 ||
+	    store_workload_names(g.st, g.run_id, &workloads, &nw) < 0)
+		goto out;
+	g.o.run_id = g.run_id;
+	expand(&g, rules, n_rules, variants, nv, workloads, nw, h.baseline);
+	if (!g.n_j) {
+		error("no gate rule matches a variant and workload of run %lld", (long long)g.run_id);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (judge_all(&g, &usage_error) < 0) {
+		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
+		goto out;
+	}
+
+	print_lines(&g, stdout);
+	for (size_t i = 0; i < g.n_j; i++) {
+		const struct judgement *j = &g.j[i];
+		char *what;
+		if (j->verdict == V_FAIL)
+			n_fail++;
+		if (j->verdict != V_INCONCLUSIVE)
+			continue;
+		n_inc++;
+		what = describe(j);
+		if (isfinite(j->more_runs))
+			warning("inconclusive: %s; about %.0f more runs a side (now %zu) would likely "
+				"decide it (an estimate: n (half-width / distance to threshold)^2)",
+				what, j->more_runs, j->n);
+		else
+			warning("inconclusive: %s; more runs are needed", what);
+		free(what);
+	}
+	{
+		struct gate_out go = { &g, strict };
+		if (junit && write_atomic(junit, write_junit, &go) < 0)
+			goto out;
+		if (markdown && write_atomic(markdown, write_markdown, &go) < 0)
+			goto out;
+	}
+	if (n_fail || (strict && n_inc)) {
+		note("gate failed: %zu of %zu judgements over the threshold%s", n_fail, g.n_j,
+		     strict && n_inc ? ", inconclusive ones count as failed (--strict)" : "");
+		ret = EXIT_OVERHEAD;
+	} else {
+		ret = EXIT_OK;
+	}
+out:
+	for (size_t i = 0; i < g.n_cache; i++)
+		report_release(&g.cache[i].m);
+	free(g.cache);
+	free(g.j);
+	free(g.o.metrics);
+	free(g.o.workloads);
+	for (size_t i = 0; i < nv; i++)
+		free(variants[i]);
+	free(variants);
+	for (size_t i = 0; i < nw; i++)
+		free(workloads[i]);
+	free(workloads);
+	run_header_release(&h);
+	experiment_release(&exp);
+	if (g.st)
+		store_close(g.st);
+	return ret;
+}

@@ -1,0 +1,184 @@
+/*
+ * cmd_gen.c - `perturb gen KIND SIZE FILE [--seed N]`: write SIZE bytes of
+ * deterministic input data of KIND (see gen.h) to FILE, or to standard
+ * output when FILE is "-".  A file is written as FILE.tmp and renamed, so
+ * that FILE is either absent, its old self, or complete; an existing FILE
+ * that is not a regular file (/dev/null, a FIFO) is written in place.
+ */
+#include "commands.h"
+#include "lib/gen.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char gen_usage[] =
+	"usage: perturb gen KIND SIZE FILE [--seed N]\n"
+	"\n"
+	"  KIND        text (English-like prose) or binary (mixed binary segments)\n"
+	"  SIZE        bytes, or with a suffix K, M, G (powers of 1024): 64M\n"
+	"  FILE        output file, written atomically; - for standard output\n"
+	"  --seed N    the same seed gives the same bytes on every machine (default 1)\n";
+
+static int usage_error(void)
+{
+	fputs(gen_usage, stderr);
+	return EXIT_USAGE;
+}
+
+/* Strict unsigned 64-bit decimal; -1 on anything else. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Write to fd, named name in messages; EXIT_OK or EXIT_RUNTIME. */
+static int write_fd(const char *kind, uint64_t size, uint64_t seed, int fd, const char *name)
+{
+	int err = gen_write(kind, size, seed, fd);
+	if (err) {
+		error("cannot write '%s': %s", name, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+static int write_in_place(const char *kind, uint64_t size, uint64_t seed, const char *path)
+{
+	int ret, fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		error("cannot open '%s': %s", path, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	ret = write_fd(kind, size, seed, fd, path);
+	if (close(fd) && ret == EXIT_OK) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		ret = EXIT_RUNTIME;
+	}
+	return ret;
+}
+
+static int write_file(const char *kind, uint64_t size, uint64_t seed, const char *path)
+{
+	char *tmp = xasprintf("%s.tmp", path);
+	int ret = EXIT_RUNTIME;
+	int fd;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		error("cannot create '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (write_fd(kind, size, seed, fd, tmp)) {
+		close(fd);
+		goto unlink;
+	}
+	if (close(fd)) {
+		error("cannot write '%s': %s", tmp, strerror(errno));
+		goto unlink;
+	}
+	if (rename(tmp, path)) {
+		error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+		goto unlink;
+	}
+	ret = EXIT_OK;
+	goto out;
+unlink:
+	unlink(tmp);
+out:
+	free(tmp);
+	return ret;
+}
+
+int cmd_gen(int argc, char **argv)
+{
+	const char *pos[3];
+	int npos = 0, no_more_opts = 0;
+	uint64_t seed = 1, size;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!no_more_opts && !strcmp(a, "--")) {
+			no_more_opts = 1;
+		} else if (!no_more_opts && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+			fputs(gen_usage, stdout);
+			return EXIT_OK;
+		} else if (!no_more_opts && (!strcmp(a, "--seed") || !strncmp(a, "--seed=", 7))) {
+			const char *v = a[6] == '=' ? a + 7 : NULL;
+			if (!v) {
+				if (i + 1 >= argc) {
+					error("option '--seed' needs a value");
+					return usage_error();
+				}
+				v = argv[++i];
+			}
+			if (parse_u64(v, &seed)) {
+				error("invalid seed '%s' (an integer from 0 to %llu)", v,
+				      (unsigned long long)UINT64_MAX);
+				return EXIT_USAGE;
+			}
+		} else if (!no_more_opts && a[0] == '-' && a[1]) {
+			error("unknown option '%s'", a);
+			return usage_error();
+		} else if (npos < 3) {
+			pos[npos++] = a;
+		} else {
+			error("too many arguments ('%s')", a);
+			return usage_error();
+		}
+	}
+	if (npos < 3) {
+		error("gen needs KIND, SIZE and FILE");
+		return usage_error();
+	}
+	if (!gen_kind_valid(pos[0])) {
+		error("unknown kind '%s' (valid kinds: %s)", pos[0], gen_kinds());
+		return EXIT_USAGE;
+	}
+	if (parse_size(pos[1], &size)) {
+		error("invalid size '%s' (bytes, or with a suffix K, M, G: 64M)", pos[1]);
+		return EXIT_USAGE;
+	}
+	if (!*pos[2]) {
+		error("empty file name");
+		return EXIT_USAGE;
+	}
+
+	if (!strcmp(pos[2], "-")) {
+		int err = gen_write(pos[0], size, seed, STDOUT_FILENO);
+		if (err) {
+			error("write failure on standard output: %s", strerror(-err));
+			return EXIT_RUNTIME;
+		}
+		return EXIT_OK;
+	}
+	struct stat st;
+	if (!stat(pos[2], &st) && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			error("'%s' is a directory", pos[2]);
+			return EXIT_USAGE;
+		}
+		return write_in_place(pos[0], size, seed, pos[2]);
+	}
+	return write_file(pos[0], size, seed, pos[2]);
+}

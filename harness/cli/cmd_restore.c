@@ -1,0 +1,39 @@
+/*
+ * cmd_restore.c - `perturb restore`: undo what an interrupted perturb left.
+ *
+ * A perturb killed by SIGKILL (or a crash, or a power loss) cannot restore
+ * the kernel tracing state it changed nor stop the daemons and loads it
+ * started; its journal (journal.h) says what they were.  This finds the
+ * journals of perturb processes that are gone, stops their leftover
+ * processes (checking by start time that each pid is still the process that
+ * was started), puts the tracing state back, unmounts tracefs if that
+ * perturb had mounted it, removes the journal, and says what it did.
+ * Exit status 0 also when there is nothing to do; 3 when a journal is
+ * corrupt or a restore failed.
+ */
+#include "commands.h"
+#include "backends/journal.h"
+#include "lib/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int cmd_restore(int argc, char **argv)
+{
+	int found = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+			perturb_quiet = 1;
+		} else {
+			error("unknown argument '%s' (see 'perturb help restore')", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (journal_recover(stdout, 1, &found) < 0)
+		return EXIT_RUNTIME;
+	if (!found && !perturb_quiet)
+		printf("perturb: nothing to restore (no journal of an interrupted perturb in %s)\n",
+		       journal_dir());
+	return EXIT_OK;
+}

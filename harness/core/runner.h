@@ -1,0 +1,121 @@
+/*
+ * runner.h - one measured run of a workload.
+ *
+ * runner_run() starts argv without a shell, in its own process group, with
+ * the given environment, pinned to cpus when given, stdin from /dev/null and
+ * stdout/stderr going to anonymous memory files (memfd) so that the workload
+ * never blocks on output.  While the workload runs the harness sleeps in
+ * ppoll() on a pidfd: it costs the workload nothing measurable.
+ *
+ * Wall time is CLOCK_MONOTONIC to the moment the workload's exit is seen,
+ * from:
+ *   - without counters: just before the child is created, so it includes
+ *     the vfork, the child's set-up (fds, affinity, folder, signals) and
+ *     the execve (tens of microseconds; see proc.c);
+ *   - with counters (req->counters has an available one): just before the
+ *     child, already created (clone sharing perturb's memory, like vfork)
+ *     and set up, is released to reset its signals and exec; its creation,
+ *     set-up and the opening of the counters on it are outside the window.
+ *     (A fork would not do: its exec tears down a copy of perturb's
+ *     address space inside the window, 2-5 ms here.)
+ * So the two paths' wall times of the same workload differ by a few tens
+ * of microseconds (the vfork path is the longer); every run of a study
+ * takes the same path, so dilations are unaffected.  user/sys time and max
+ * RSS come from wait4()'s rusage (the child and nothing else: descendants
+ * that outlive it are not reaped through it).  When the workload's main
+ * process ends, what is left of its process group is killed (SIGKILL).
+ *
+ * Counters (counters.h): attached to the waiting child, read once after it
+ * has been reaped, whatever the run's status; they come after the regex
+ * metrics in result->values, named as written in the experiment, with
+ * their times and scaled flag.  A counter that did not count in this run
+ * has no value (never 0).
+ *
+ * Time-out: the group gets SIGTERM, then SIGKILL after a grace period of
+ * RUNNER_KILL_GRACE_S; the run is RUN_TIMEOUT.  A stop signal received by
+ * perturb (see runner_stop_requested) ends the run the same way with
+ * RUN_INTERRUPTED; such a run is never stored.
+ *
+ * Metrics: for each metric_def, the first match of its regex in stdout, then
+ * in stderr; the value is group 1 (or the whole match) parsed as a double.
+ * A metric that does not match makes an otherwise successful run RUN_FAILED
+ * with reason "metric 'NAME' not found in output".
+ */
+#ifndef PERTURB_RUNNER_H
+#define PERTURB_RUNNER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "engine/config.h"
+
+#define RUNNER_KILL_GRACE_S 2.0
+#define RUNNER_TAIL_BYTES 2048
+
+enum run_status {
+	RUN_OK,			/* exit status 0, all metrics found */
+	RUN_FAILED,		/* non-zero exit, or a metric missing */
+	RUN_CRASHED,		/* killed by a signal */
+	RUN_TIMEOUT,		/* killed by perturb after the time-out */
+	RUN_ERROR,		/* could not be started (exec failed, ...) */
+	RUN_INTERRUPTED,	/* perturb was asked to stop; never stored */
+};
+const char *run_status_name(enum run_status s);
+
+struct metric_value {
+	char *name;
+	double value;
+	char *unit;		/* "" when none */
+	/* Counters only (0 for regex metrics): */
+	int scaled;		/* multiplexed: value = raw * enabled / running */
+	uint64_t time_enabled_ns, time_running_ns;	/* 0 = not known */
+};
+
+struct counter_set;
+
+struct run_request {
+	char *const *argv;	/* complete: wrap prefix + command, expanded */
+	char *const *envp;	/* complete environment */
+	const int *cpus;	/* pin to these CPUs; NULL/0 = no pinning */
+	size_t n_cpus;
+	double timeout_s;	/* > 0 */
+	const struct metric_def *metrics;
+	size_t n_metrics;
+	const char *cwd;	/* NULL = inherit */
+	struct counter_set *counters;	/* NULL = none; see counters.h */
+};
+
+struct run_result {
+	enum run_status status;
+	int exit_code;		/* valid when the child exited */
+	int signal;		/* valid for RUN_CRASHED */
+	char reason[256];	/* human-readable; "" for RUN_OK */
+	char started[32];	/* ISO 8601 UTC wall-clock start */
+	double wall_s, user_s, sys_s;
+	long maxrss_kb;
+	struct metric_value *values;
+	size_t n_values;
+	char *out_tail;		/* last RUNNER_TAIL_BYTES of stdout+stderr (malloc'd, may be "") */
+};
+
+/* Returns 0 when the run was carried out (whatever its status), -1 on an
+ * internal error of perturb itself (printed).  result is always initialised
+ * and must be released. */
+int runner_run(const struct run_request *req, struct run_result *result);
+void run_result_release(struct run_result *r);
+
+/*
+ * Stop requests.  runner_install_signals() installs handlers for SIGINT,
+ * SIGTERM and SIGHUP that record the signal; runner_stop_requested() returns
+ * it (0 when none).  Signals are blocked outside the runner's waits so that a
+ * request is never lost between a check and a wait.
+ */
+void runner_install_signals(void);
+int runner_stop_requested(void);
+/* Clear the request (tests). */
+void runner_clear_stop(void);
+/* The signal mask to sleep with in ppoll(): the current mask, with the stop
+ * signals unblocked when honour_stop and the handlers are installed. */
+void runner_sleep_sigmask(sigset_t *mask, int honour_stop);
+
+#endif

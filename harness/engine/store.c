@@ -1,0 +1,1342 @@
+/*
+ * store.c - the results database (SQLite); see store.h.
+ *
+ * Durability: journal_mode=WAL with synchronous=NORMAL.  A commit is in
+ * the WAL (in the page cache) when it returns, so every stored result
+ * survives a SIGKILL or crash of perturb, and the database is never left
+ * half-written; a power loss or kernel crash can lose the last results
+ * (not corrupt the file).  synchronous=FULL would fsync the WAL at every
+ * commit: measured with bench/harness-overhead.sh (/bin/true x 500, quiet
+ * machine) that cost 0.4 ms per run (perturb's total 0.61-0.65 s against
+ * 0.41 s with NORMAL; hyperfine 0.37-0.47 s), more when other I/O is going
+ * on, without lowering the runs' own times (median 0.67-0.79 ms with FULL,
+ * 0.64 ms with NORMAL).
+ *
+ * Every statement is prepared from constant SQL; values are always bound.
+ * The one exception is "PRAGMA user_version = N", which cannot take a
+ * parameter: N is an int from this file, never outside input.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "lib/machine.h"
+#include "lib/util.h"
+
+/* Statements run once per stored run: prepared once, kept until close, so
+ * that storing a result parses no SQL (bench/harness-overhead.sh). */
+enum cached_stmt { ST_BEGIN, ST_COMMIT, ST_RESULT, ST_VALUE, ST_COUNT };
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *cache[ST_COUNT];
+};
+
+/*
+ * Schema migrations: migrations[N] takes a database from user_version N to
+ * N + 1.  store_open() runs each one in its own transaction together with
+ * the user_version update.  To change the schema: add a function, append it
+ * here, bump STORE_SCHEMA_VERSION in store.h.  Never edit a released one.
+ */
+static const char schema_v1[] =
+	"CREATE TABLE experiments ("
+	" id INTEGER PRIMARY KEY,"
+	" name TEXT,"
+	" path TEXT,"			/* as first given */
+	" text TEXT NOT NULL,"
+	" sha256 TEXT NOT NULL UNIQUE);"
+
+	"CREATE TABLE runs ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT,"	/* ids never reused */
+	" experiment_id INTEGER NOT NULL REFERENCES experiments(id),"
+	" name TEXT,"
+	" baseline TEXT,"
+	" seed TEXT NOT NULL,"		/* decimal uint64: may exceed int64 */
+	" \"order\" TEXT NOT NULL,"
+	" argv TEXT,"
+	" started TEXT NOT NULL,"
+	" ended TEXT,"
+	" status TEXT NOT NULL CHECK (status IN"
+	"  ('running', 'completed', 'interrupted', 'failed')),"
+	" perturb_version TEXT,"
+	" machine_json TEXT,"
+	" kernel_release TEXT,"
+	" kernel_cmdline TEXT,"
+	" cpu_model TEXT,"
+	" cores INTEGER,"
+	" governor TEXT,"
+	" smt TEXT,"
+	" aslr TEXT,"
+	" loadavg TEXT);"
+	"CREATE INDEX runs_by_experiment ON runs(experiment_id);"
+
+	/*
+	 * The per-run tables are WITHOUT ROWID with (run_id, ...) primary
+	 * keys: the table itself is the index "by run_id" that the report
+	 * queries walk, in order.
+	 */
+	"CREATE TABLE variants ("
+	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	" idx INTEGER NOT NULL,"
+	" name TEXT NOT NULL,"
+	" description TEXT,"
+	" PRIMARY KEY (run_id, idx),"
+	" UNIQUE (run_id, name)) WITHOUT ROWID;"
+
+	"CREATE TABLE workloads ("
+	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	" idx INTEGER NOT NULL,"
+	" name TEXT NOT NULL,"
+	" kind TEXT NOT NULL CHECK (kind IN ('real', 'micro')),"
+	" description TEXT,"
+	" PRIMARY KEY (run_id, idx),"
+	" UNIQUE (run_id, name)) WITHOUT ROWID;"
+
+	"CREATE TABLE plan ("
+	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	" seq INTEGER NOT NULL,"
+	" variant TEXT NOT NULL,"
+	" workload TEXT NOT NULL,"
+	" variant_idx INTEGER NOT NULL,"
+	" workload_idx INTEGER NOT NULL,"
+	" repetition INTEGER NOT NULL,"
+	" warmup INTEGER NOT NULL,"
+	" round INTEGER NOT NULL,"
+	" PRIMARY KEY (run_id, seq),"
+	" FOREIGN KEY (run_id, variant_idx) REFERENCES variants(run_id, idx),"
+	" FOREIGN KEY (run_id, workload_idx) REFERENCES workloads(run_id, idx)"
+	") WITHOUT ROWID;"
+
+	"CREATE TABLE results ("
+	" run_id INTEGER NOT NULL,"
+	" seq INTEGER NOT NULL,"
+	" status TEXT NOT NULL CHECK (status IN"
+	"  ('ok', 'failed', 'crashed', 'timeout', 'error')),"
+	" exit_code INTEGER,"		/* NULL unless the child exited */
+	" signal INTEGER,"		/* NULL unless crashed */
+	" reason TEXT,"
+	" started TEXT,"
+	" wall_s REAL,"
+	" user_s REAL,"
+	" sys_s REAL,"
+	" maxrss_kb INTEGER,"
+	" output_tail TEXT,"		/* failed runs only */
+	" PRIMARY KEY (run_id, seq),"
+	" FOREIGN KEY (run_id, seq) REFERENCES plan(run_id, seq) ON DELETE CASCADE"
+	") WITHOUT ROWID;"
+
+	"CREATE TABLE metric_values ("
+	" run_id INTEGER NOT NULL,"
+	" seq INTEGER NOT NULL,"
+	" metric TEXT NOT NULL,"
+	" value REAL NOT NULL,"
+	" unit TEXT NOT NULL DEFAULT '',"
+	" scaled INTEGER NOT NULL DEFAULT 0,"	/* counters: multiplexed, value scaled */
+	" time_enabled_ns INTEGER,"	/* counters (perf_event): NULL otherwise */
+	" time_running_ns INTEGER,"
+	" PRIMARY KEY (run_id, seq, metric),"
+	" FOREIGN KEY (run_id, seq) REFERENCES results(run_id, seq) ON DELETE CASCADE"
+	") WITHOUT ROWID;"
+
+	"CREATE TABLE unavailable ("
+	" run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	" metric TEXT NOT NULL,"
+	" reason TEXT,"
+	" PRIMARY KEY (run_id, metric)) WITHOUT ROWID;";
+
+static int migrate_0_to_1(sqlite3 *db)
+{
+	return sqlite3_exec(db, schema_v1, NULL, NULL, NULL);
+}
+
+/* v2: plan.block, the unit the executor enters at once (a boot of a
+ * boot: variant); plans stored by v1 get 0 (one block per variant).
+ * variants.timebase: "virtual" for a deterministic (QEMU -icount) variant,
+ * whose times follow executed instructions, else "real". */
+static int migrate_1_to_2(sqlite3 *db)
+{
+	return sqlite3_exec(db, "ALTER TABLE plan ADD COLUMN block INTEGER NOT NULL DEFAULT 0;"
+			    "ALTER TABLE variants ADD COLUMN timebase TEXT NOT NULL DEFAULT 'real';",
+			    NULL, NULL, NULL);
+}
+
+/* Each returns an SQLite result code. */
+static int (*const migrations[])(sqlite3 *db) = {
+	migrate_0_to_1,
+	migrate_1_to_2,
+};
+
+_Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
+	       "one migration per schema version");
+
+static const char *const run_statuses[] = {
+	"running", "completed", "interrupted", "failed",
+};
+
+static int db_error(struct store *s, const char *what)
+{
+	return error("cannot %s results database '%s': %s", what, s->path,
+		     sqlite3_errmsg(s->db));
+}
+
+static int write_error(struct store *s)
+{
+	return db_error(s, "write");
+}
+
+static int read_error(struct store *s)
+{
+	return db_error(s, "read");
+}
+
+static int prepare(struct store *s, const char *sql, sqlite3_stmt **st,
+		   int (*fail)(struct store *))
+{
+	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(*st);
+		*st = NULL;
+		return fail(s);
+	}
+	return 0;
+}
+
+/* prepare() a query of one run's rows, run_id bound to ?1. */
+static int prepare_run(struct store *s, const char *sql, int64_t run_id,
+		       sqlite3_stmt **st)
+{
+	if (prepare(s, sql, st, read_error) < 0)
+		return -1;
+	if (sqlite3_bind_int64(*st, 1, run_id)) {
+		sqlite3_finalize(*st);
+		*st = NULL;
+		return read_error(s);
+	}
+	return 0;
+}
+
+/* Step a statement that returns no rows, then make it reusable. */
+static int step_done(struct store *s, sqlite3_stmt *st)
+{
+	int ret = 0;
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ret = write_error(s);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+/* Step st, whose values were bound with their result codes or'ed into
+ * bind_rc (0: all bound), as step_done(). */
+static int step_bound(struct store *s, sqlite3_stmt *st, int bind_rc)
+{
+	if (bind_rc)
+		return write_error(s);
+	return step_done(s, st);
+}
+
+/* The cached statement for slot (prepared on first use), reset and with no
+ * bindings.  Never finalized by the caller. */
+static int cached(struct store *s, enum cached_stmt slot, const char *sql,
+		  sqlite3_stmt **st)
+{
+	if (!s->cache[slot] && prepare(s, sql, &s->cache[slot], write_error) < 0)
+		return -1;
+	sqlite3_reset(s->cache[slot]);
+	sqlite3_clear_bindings(s->cache[slot]);
+	*st = s->cache[slot];
+	return 0;
+}
+
+static int exec_cached(struct store *s, enum cached_stmt slot, const char *sql)
+{
+	sqlite3_stmt *st;
+	if (cached(s, slot, sql, &st) < 0)
+		return -1;
+	return step_done(s, st);
+}
+
+static int exec(struct store *s, const char *sql, int (*fail)(struct store *))
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return fail(s);
+	return 0;
+}
+
+static int begin(struct store *s)
+{
+	/* IMMEDIATE: take the write lock now (waiting up to busy_timeout)
+	 * rather than fail half-way on a read-to-write upgrade. */
+	return exec_cached(s, ST_BEGIN, "BEGIN IMMEDIATE");
+}
+
+static int commit(struct store *s)
+{
+	return exec_cached(s, ST_COMMIT, "COMMIT");
+}
+
+static void rollback(struct store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static char *column_dup(sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static int bind_opt_text(sqlite3_stmt *st, int i, const char *t)
+{
+	if (!t || !*t)
+		return sqlite3_bind_null(st, i);
+	return sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
+}
+
+static int user_version(struct store *s, int *version)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = 0;
+
+	if (prepare(s, "PRAGMA user_version", &st, read_error) < 0)
+		return -1;
+	if (sqlite3_step(st) != SQLITE_ROW)
+		ret = read_error(s);
+	else
+		*version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* A database with user_version 0 is ours only while it is empty. */
+static int check_empty(struct store *s)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = 0;
+
+	if (prepare(s, "SELECT count(*) FROM sqlite_master", &st, read_error) < 0)
+		return -1;
+	if (sqlite3_step(st) != SQLITE_ROW)
+		ret = read_error(s);
+	else if (sqlite3_column_int(st, 0) > 0)
+		ret = error("'%s' is an SQLite database but not a perturb results database",
+			    s->path);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int migrate(struct store *s)
+{
+	int version, ret = 0;
+	char *sql = NULL;
+
+	if (begin(s) < 0)
+		return -1;
+	/* Read again under the write lock: another perturb may have
+	 * migrated the file since we looked. */
+	if (user_version(s, &version) < 0)
+		goto fail;
+	if (version == 0 && check_empty(s) < 0)
+		goto fail;
+	for (; version < STORE_SCHEMA_VERSION; version++) {
+		if (migrations[version](s->db) != SQLITE_OK) {
+			error("cannot upgrade results database '%s' from schema version %d to %d: %s",
+			      s->path, version, version + 1, sqlite3_errmsg(s->db));
+			goto fail;
+		}
+	}
+	sql = sqlite3_mprintf("PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
+	if (!sql) {
+		error("cannot write results database '%s': out of memory", s->path);
+		goto fail;
+	}
+	if (exec(s, sql, write_error) < 0 || commit(s) < 0)
+		goto fail;
+	goto out;
+fail:
+	rollback(s);
+	ret = -1;
+out:
+	sqlite3_free(sql);
+	return ret;
+}
+
+static int configure(struct store *s)
+{
+	sqlite3_stmt *st = NULL;
+	const char *mode;
+	int ret = 0;
+
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, 5000);
+	/* Set outside any transaction (foreign_keys is a no-op inside one). */
+	if (exec(s, "PRAGMA foreign_keys = ON", read_error) < 0 ||
+	    exec(s, "PRAGMA synchronous = NORMAL", read_error) < 0)
+		return -1;
+	if (prepare(s, "PRAGMA journal_mode = WAL", &st, write_error) < 0)
+		return -1;
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		ret = write_error(s);
+		goto out;
+	}
+	mode = (const char *)sqlite3_column_text(st, 0);
+	if (!mode || strcmp(mode, "wal"))
+		warning("results database '%s' is not in WAL mode (journal_mode=%s)",
+			s->path, mode ? mode : "?");
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int store_open(const char *path, int create, struct store **out)
+{
+	struct store *s = xcalloc(1, sizeof(*s));
+	struct stat sb;
+	/* NOMUTEX: a connection is only ever used by one thread (perturb has
+	 * no threads), so SQLite need not lock a mutex around every call; at
+	 * 10^6 runs that locking was 7 % of `perturb report`. */
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	int version;
+
+	*out = NULL;
+	s->path = xstrdup(path);
+	if (stat(path, &sb) < 0) {
+		if (errno != ENOENT) {
+			error("cannot open results database '%s': %s", path,
+			      strerror(errno));
+			goto fail;
+		}
+		if (!create) {
+			error("no results database at '%s'", path);
+			goto fail;
+		}
+		char *dir = dir_name(path);
+		int err = mkdir_p(dir, 0777);
+		if (err < 0)
+			error("cannot create folder '%s': %s", dir, strerror(-err));
+		free(dir);
+		if (err < 0)
+			goto fail;
+		flags |= SQLITE_OPEN_CREATE;
+	} else if (S_ISDIR(sb.st_mode)) {
+		error("cannot open results database '%s': Is a directory", path);
+		goto fail;
+	}
+
+	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+		error("cannot open results database '%s': %s", path,
+		      s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto fail;
+	}
+	/* The first read: a file that is not SQLite fails here. */
+	if (user_version(s, &version) < 0)
+		goto fail;
+	if (version > STORE_SCHEMA_VERSION) {
+		error("results database '%s' has schema version %d; this perturb knows version %d at most (upgrade perturb)",
+		      path, version, STORE_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (configure(s) < 0)
+		goto fail;
+	if (version < STORE_SCHEMA_VERSION && migrate(s) < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	store_close(s);
+	return -1;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(s->cache[i]);
+	sqlite3_close(s->db);
+	free(s->path);
+	free(s);
+}
+
+void run_header_release(struct run_header *h)
+{
+	free(h->experiment);
+	free(h->path);
+	free(h->baseline);
+	free(h->order);
+	free(h->started);
+	free(h->ended);
+	free(h->status);
+	free(h->machine_json);
+	free(h->sha256);
+	memset(h, 0, sizeof(*h));
+}
+
+static int valid_run_status(const char *status)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(run_statuses); i++)
+		if (!strcmp(status, run_statuses[i]))
+			return 1;
+	return 0;
+}
+
+/* Experiment row for exp (inserted unless its sha256 is known): its id. */
+static int put_experiment(struct store *s, const struct experiment *exp,
+			  int64_t *id)
+{
+	sqlite3_stmt *st = NULL;
+	const char *text = exp->text ? exp->text : "";
+	size_t len = exp->text ? exp->text_len : 0;
+	char sha[65];
+	int ret = -1;
+
+	sha256_hex(text, len, sha);
+	if (prepare(s, "INSERT OR IGNORE INTO experiments (name, path, text, sha256)"
+		    " VALUES (?1, ?2, ?3, ?4)", &st, write_error) < 0)
+		goto out;
+	if (step_bound(s, st, sqlite3_bind_text(st, 1, exp->name, -1, SQLITE_STATIC) |
+			   sqlite3_bind_text(st, 2, exp->path, -1, SQLITE_STATIC) |
+			   sqlite3_bind_text64(st, 3, text, len, SQLITE_STATIC, SQLITE_UTF8) |
+			   sqlite3_bind_text(st, 4, sha, -1, SQLITE_STATIC)) < 0)
+		goto out;
+	sqlite3_finalize(st);
+	if (prepare(s, "SELECT id FROM experiments WHERE sha256 = ?1", &st,
+		    write_error) < 0)
+		goto out;
+	if (sqlite3_bind_text(st, 1, sha, -1, SQLITE_STATIC) ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		write_error(s);
+		goto out;
+	}
+	*id = sqlite3_column_int64(st, 0);
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int put_run(struct store *s, const struct experiment *exp,
+		   int64_t experiment_id, uint64_t seed, const char *argv,
+		   const struct machine_info *m, int64_t *run_id)
+{
+	static const char sql[] =
+		"INSERT INTO runs (experiment_id, name, baseline, seed, \"order\","
+		" argv, started, status, perturb_version, machine_json,"
+		" kernel_release, kernel_cmdline, cpu_model, cores, governor, smt,"
+		" aslr, loadavg)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running', ?8, ?9, ?10, ?11,"
+		" ?12, ?13, ?14, ?15, ?16, ?17)";
+	sqlite3_stmt *st = NULL;
+	char seedbuf[24], started[32];
+	char *json = m ? machine_json(m) : NULL;
+	int rc, ret = -1;
+
+	snprintf(seedbuf, sizeof(seedbuf), "%" PRIu64, seed);
+	now_iso8601(started, sizeof(started));
+	if (prepare(s, sql, &st, write_error) < 0)
+		goto out;
+	rc = sqlite3_bind_int64(st, 1, experiment_id) |
+	     sqlite3_bind_text(st, 2, exp->name, -1, SQLITE_STATIC) |
+	     sqlite3_bind_text(st, 3, exp->baseline, -1, SQLITE_STATIC) |
+	     sqlite3_bind_text(st, 4, seedbuf, -1, SQLITE_STATIC) |
+	     sqlite3_bind_text(st, 5, order_name(exp->order), -1, SQLITE_STATIC) |
+	     sqlite3_bind_text(st, 6, argv, -1, SQLITE_STATIC) |
+	     sqlite3_bind_text(st, 7, started, -1, SQLITE_STATIC) |
+	     sqlite3_bind_text(st, 9, json, -1, SQLITE_STATIC);
+	if (m)
+		rc |= sqlite3_bind_text(st, 8, m->perturb_version, -1, SQLITE_STATIC) |
+		      sqlite3_bind_text(st, 10, m->kernel_release, -1, SQLITE_STATIC) |
+		      sqlite3_bind_text(st, 11, m->kernel_cmdline, -1, SQLITE_STATIC) |
+		      sqlite3_bind_text(st, 12, m->cpu_model, -1, SQLITE_STATIC) |
+		      sqlite3_bind_int(st, 13, m->cores) |
+		      sqlite3_bind_text(st, 14, m->governor, -1, SQLITE_STATIC) |
+		      sqlite3_bind_text(st, 15, m->smt, -1, SQLITE_STATIC) |
+		      sqlite3_bind_text(st, 16, m->aslr, -1, SQLITE_STATIC) |
+		      sqlite3_bind_text(st, 17, m->loadavg, -1, SQLITE_STATIC);
+	else
+		rc |= sqlite3_bind_text(st, 8, PERTURB_VERSION, -1, SQLITE_STATIC);
+	if (step_bound(s, st, rc) < 0)
+		goto out;
+	*run_id = sqlite3_last_insert_rowid(s->db);
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	free(json);
+	return ret;
+}
+
+static int put_names(struct store *s, const struct experiment *exp, int64_t run_id)
+{
+	sqlite3_stmt *v = NULL, *w = NULL;
+	int ret = -1;
+
+	if (prepare(s, "INSERT INTO variants (run_id, idx, name, description, timebase)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5)", &v, write_error) < 0 ||
+	    prepare(s, "INSERT INTO workloads (run_id, idx, name, kind, description)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5)", &w, write_error) < 0)
+		goto out;
+	for (size_t i = 0; i < exp->n_variants; i++) {
+		const struct variant *x = &exp->variants[i];
+		if (step_bound(s, v, sqlite3_bind_int64(v, 1, run_id) |
+				   sqlite3_bind_int64(v, 2, (int64_t)i) |
+				   sqlite3_bind_text(v, 3, x->name, -1, SQLITE_STATIC) |
+				   sqlite3_bind_text(v, 4, x->description, -1, SQLITE_STATIC) |
+				   sqlite3_bind_text(v, 5, variant_timebase(x), -1,
+						     SQLITE_STATIC)) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < exp->n_workloads; i++) {
+		const struct workload *x = &exp->workloads[i];
+		const char *kind = x->kind == WORKLOAD_MICRO ? "micro" : "real";
+		if (step_bound(s, w, sqlite3_bind_int64(w, 1, run_id) |
+				   sqlite3_bind_int64(w, 2, (int64_t)i) |
+				   sqlite3_bind_text(w, 3, x->name, -1, SQLITE_STATIC) |
+				   sqlite3_bind_text(w, 4, kind, -1, SQLITE_STATIC) |
+				   sqlite3_bind_text(w, 5, x->description, -1, SQLITE_STATIC)) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(v);
+	sqlite3_finalize(w);
+	return ret;
+}
+
+static int put_plan(struct store *s, const struct experiment *exp,
+		    const struct plan *plan, size_t from, int64_t run_id)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	if (prepare(s, "INSERT INTO plan (run_id, seq, variant, workload,"
+		    " variant_idx, workload_idx, repetition, warmup, round, block)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", &st,
+		    write_error) < 0)
+		goto out;
+	for (size_t i = from; i < plan->n; i++) {
+		const struct plan_entry *e = &plan->e[i];
+		if (e->seq != (int)i || e->variant < 0 ||
+		    (size_t)e->variant >= exp->n_variants || e->workload < 0 ||
+		    (size_t)e->workload >= exp->n_workloads) {
+			error("cannot write results database '%s': plan entry %zu is inconsistent (seq %d, variant %d, workload %d)",
+			      s->path, i, e->seq, e->variant, e->workload);
+			goto out;
+		}
+		if (step_bound(s, st, sqlite3_bind_int64(st, 1, run_id) |
+				   sqlite3_bind_int(st, 2, e->seq) |
+				   sqlite3_bind_text(st, 3, exp->variants[e->variant].name, -1, SQLITE_STATIC) |
+				   sqlite3_bind_text(st, 4, exp->workloads[e->workload].name, -1, SQLITE_STATIC) |
+				   sqlite3_bind_int(st, 5, e->variant) |
+				   sqlite3_bind_int(st, 6, e->workload) |
+				   sqlite3_bind_int(st, 7, e->repetition) |
+				   sqlite3_bind_int(st, 8, !!e->warmup) |
+				   sqlite3_bind_int(st, 9, e->round) |
+				   sqlite3_bind_int(st, 10, e->block)) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int store_begin_run(struct store *s, const struct experiment *exp,
+		    const struct plan *plan, uint64_t seed, const char *argv,
+		    const struct machine_info *m, int64_t *run_id)
+{
+	int64_t experiment_id, id;
+
+	if (begin(s) < 0)
+		return -1;
+	if (put_experiment(s, exp, &experiment_id) < 0 ||
+	    put_run(s, exp, experiment_id, seed, argv, m, &id) < 0 ||
+	    put_names(s, exp, id) < 0 ||
+	    put_plan(s, exp, plan, 0, id) < 0 ||
+	    commit(s) < 0) {
+		rollback(s);
+		return -1;
+	}
+	*run_id = id;
+	return 0;
+}
+
+int store_append_plan(struct store *s, const struct experiment *exp,
+		      const struct plan *plan, size_t from, int64_t run_id)
+{
+	if (begin(s) < 0)
+		return -1;
+	if (put_plan(s, exp, plan, from, run_id) < 0 || commit(s) < 0) {
+		rollback(s);
+		return -1;
+	}
+	return 0;
+}
+
+static int reserved_metric(const char *name)
+{
+	return !strcmp(name, "wall") || !strcmp(name, "user") ||
+	       !strcmp(name, "sys") || !strcmp(name, "maxrss");
+}
+
+int store_put_result(struct store *s, int64_t run_id, int seq,
+		     const struct run_result *r)
+{
+	static const char result_sql[] =
+		"INSERT INTO results (run_id, seq, status, exit_code, signal,"
+		" reason, started, wall_s, user_s, sys_s, maxrss_kb, output_tail)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+	sqlite3_stmt *res = NULL, *val = NULL;
+	int rc, ret = -1;
+
+	if (r->status == RUN_INTERRUPTED)
+		return error("cannot write results database '%s': an interrupted run is never stored",
+			     s->path);
+	for (size_t i = 0; i < r->n_values; i++)
+		if (reserved_metric(r->values[i].name))
+			return error("cannot write results database '%s': metric name '%s' is reserved",
+				     s->path, r->values[i].name);
+	if (begin(s) < 0)
+		return -1;
+	if (cached(s, ST_RESULT, result_sql, &res) < 0 ||
+	    cached(s, ST_VALUE, "INSERT INTO metric_values (run_id, seq, metric, value, unit,"
+		   " scaled, time_enabled_ns, time_running_ns)"
+		   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &val) < 0)
+		goto out;
+	rc = sqlite3_bind_int64(res, 1, run_id) |
+	     sqlite3_bind_int(res, 2, seq) |
+	     sqlite3_bind_text(res, 3, run_status_name(r->status), -1, SQLITE_STATIC) |
+	     bind_opt_text(res, 6, r->reason) |
+	     bind_opt_text(res, 7, r->started) |
+	     sqlite3_bind_double(res, 8, r->wall_s) |
+	     sqlite3_bind_double(res, 9, r->user_s) |
+	     sqlite3_bind_double(res, 10, r->sys_s) |
+	     sqlite3_bind_int64(res, 11, r->maxrss_kb);
+	if (r->status == RUN_OK || r->status == RUN_FAILED)
+		rc |= sqlite3_bind_int(res, 4, r->exit_code);
+	if (r->status == RUN_CRASHED)
+		rc |= sqlite3_bind_int(res, 5, r->signal);
+	if (r->status != RUN_OK)
+		rc |= sqlite3_bind_text(res, 12, r->out_tail ? r->out_tail : "",
+					-1, SQLITE_STATIC);
+	if (step_bound(s, res, rc) < 0)
+		goto out;
+	for (size_t i = 0; i < r->n_values; i++) {
+		const struct metric_value *v = &r->values[i];
+		if (step_bound(s, val, sqlite3_bind_int64(val, 1, run_id) |
+				   sqlite3_bind_int(val, 2, seq) |
+				   sqlite3_bind_text(val, 3, v->name, -1, SQLITE_STATIC) |
+				   sqlite3_bind_double(val, 4, v->value) |
+				   sqlite3_bind_text(val, 5, v->unit ? v->unit : "", -1, SQLITE_STATIC) |
+				   sqlite3_bind_int(val, 6, !!v->scaled) |
+				   (v->time_enabled_ns ?
+				    sqlite3_bind_int64(val, 7, (sqlite3_int64)v->time_enabled_ns) |
+				    sqlite3_bind_int64(val, 8, (sqlite3_int64)v->time_running_ns) : 0)) < 0)
+			goto out;
+	}
+	if (commit(s) < 0)
+		goto out;
+	ret = 0;
+out:
+	if (res)
+		sqlite3_reset(res);
+	if (val)
+		sqlite3_reset(val);
+	if (ret < 0)
+		rollback(s);
+	return ret;
+}
+
+int store_put_unavailable(struct store *s, int64_t run_id, const char *metric,
+			  const char *reason)
+{
+	sqlite3_stmt *st = NULL;
+	int ret;
+
+	if (prepare(s, "INSERT OR IGNORE INTO unavailable (run_id, metric, reason)"
+		    " VALUES (?1, ?2, ?3)", &st, write_error) < 0)
+		return -1;
+	ret = step_bound(s, st, sqlite3_bind_int64(st, 1, run_id) |
+			 sqlite3_bind_text(st, 2, metric, -1, SQLITE_STATIC) |
+			 sqlite3_bind_text(st, 3, reason, -1, SQLITE_STATIC));
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int store_each_unavailable(struct store *s, int64_t run_id,
+			   store_unavailable_fn fn, void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret = 0;
+
+	if (prepare_run(s, "SELECT metric, reason FROM unavailable WHERE run_id = ?1"
+			" ORDER BY metric", run_id, &st) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ret = fn((const char *)sqlite3_column_text(st, 0),
+			 (const char *)sqlite3_column_text(st, 1), ctx);
+		if (ret)
+			goto out;
+	}
+	if (rc != SQLITE_DONE)
+		ret = read_error(s);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int update_run(struct store *s, int64_t run_id, const char *status,
+		      const char *ended)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	if (!valid_run_status(status))
+		return error("cannot write results database '%s': invalid run status '%s'",
+			     s->path, status);
+	if (prepare(s, "UPDATE runs SET status = ?2, ended = coalesce(?3, ended)"
+		    " WHERE id = ?1", &st, write_error) < 0)
+		return -1;
+	if (step_bound(s, st, sqlite3_bind_int64(st, 1, run_id) |
+			   sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC) |
+			   sqlite3_bind_text(st, 3, ended, -1, SQLITE_STATIC)) < 0)
+		goto out;
+	if (sqlite3_changes(s->db) != 1) {
+		error("cannot write results database '%s': no run %" PRId64,
+		      s->path, run_id);
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int store_end_run(struct store *s, int64_t run_id, const char *status)
+{
+	char ended[32];
+
+	now_iso8601(ended, sizeof(ended));
+	return update_run(s, run_id, status, ended);
+}
+
+int store_set_status(struct store *s, int64_t run_id, const char *status)
+{
+	return update_run(s, run_id, status, NULL);
+}
+
+/* Run a query that yields at most one integer; *out = 0 when no row/NULL. */
+static int query_id(struct store *s, const char *sql, const char *arg,
+		    int64_t *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret = 0;
+
+	*out = 0;
+	if (prepare(s, sql, &st, read_error) < 0)
+		return -1;
+	if (arg && sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC)) {
+		ret = read_error(s);
+		goto out;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	else if (rc != SQLITE_DONE)
+		ret = read_error(s);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int store_find_resumable(struct store *s, const char *sha256, int64_t *run_id)
+{
+	return query_id(s, "SELECT r.id FROM runs r"
+			" JOIN experiments e ON e.id = r.experiment_id"
+			" WHERE e.sha256 = ?1 AND r.status <> 'completed'"
+			" ORDER BY r.id DESC LIMIT 1", sha256, run_id);
+}
+
+int store_latest_run(struct store *s, int64_t *run_id)
+{
+	return query_id(s, "SELECT max(id) FROM runs", NULL, run_id);
+}
+
+static int no_run(struct store *s, int64_t run_id)
+{
+	return error("no run %" PRId64 " in results database '%s'", run_id, s->path);
+}
+
+/* Step st (from prepare_run()) to the run's row: 0, or -1 (printed) when
+ * there is no such run or the query fails. */
+static int step_run_row(struct store *s, sqlite3_stmt *st, int64_t run_id)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW)
+		return 0;
+	return rc == SQLITE_DONE ? no_run(s, run_id) : read_error(s);
+}
+
+int store_load_plan(struct store *s, int64_t run_id, struct plan *plan,
+		    unsigned char **done)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret = -1;
+
+	memset(plan, 0, sizeof(*plan));
+	*done = NULL;
+	if (prepare_run(s, "SELECT id FROM runs WHERE id = ?1", run_id, &st) < 0)
+		return -1;
+	if (step_run_row(s, st, run_id) < 0)
+		goto out;
+	sqlite3_finalize(st);
+
+	if (prepare_run(s, "SELECT seq, variant_idx, workload_idx, repetition, warmup,"
+			" round, block FROM plan WHERE run_id = ?1 ORDER BY seq", run_id, &st) < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct plan_entry *e;
+		ALLOC_GROW(plan->e, plan->n + 1, plan->alloc);
+		e = &plan->e[plan->n];
+		e->seq = sqlite3_column_int(st, 0);
+		e->variant = sqlite3_column_int(st, 1);
+		e->workload = sqlite3_column_int(st, 2);
+		e->repetition = sqlite3_column_int(st, 3);
+		e->warmup = sqlite3_column_int(st, 4);
+		e->round = sqlite3_column_int(st, 5);
+		e->block = sqlite3_column_int(st, 6);
+		if (e->seq != (int)plan->n) {
+			error("results database '%s' is damaged: run %" PRId64 " has no plan entry %zu",
+			      s->path, run_id, plan->n);
+			goto out;
+		}
+		plan->n++;
+	}
+	if (rc != SQLITE_DONE) {
+		read_error(s);
+		goto out;
+	}
+	sqlite3_finalize(st);
+
+	*done = xcalloc(plan->n ? plan->n : 1, 1);
+	if (prepare_run(s, "SELECT seq FROM results WHERE run_id = ?1", run_id, &st) < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int seq = sqlite3_column_int(st, 0);
+		if (seq >= 0 && (size_t)seq < plan->n)
+			(*done)[seq] = 1;
+	}
+	if (rc != SQLITE_DONE) {
+		read_error(s);
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	if (ret < 0) {
+		free(plan->e);
+		memset(plan, 0, sizeof(*plan));
+		free(*done);
+		*done = NULL;
+	}
+	return ret;
+}
+
+int store_run_header(struct store *s, int64_t run_id, struct run_header *h)
+{
+	sqlite3_stmt *st = NULL;
+	const char *seed;
+	char *end;
+	int ret = -1;
+
+	memset(h, 0, sizeof(*h));
+	if (prepare_run(s, "SELECT r.id, r.name, e.path, r.baseline, r.seed,"
+			" r.\"order\", r.started, r.ended, r.status, r.machine_json,"
+			" e.sha256 FROM runs r JOIN experiments e ON e.id = r.experiment_id"
+			" WHERE r.id = ?1", run_id, &st) < 0)
+		return -1;
+	if (step_run_row(s, st, run_id) < 0)
+		goto out;
+	seed = (const char *)sqlite3_column_text(st, 4);
+	errno = 0;
+	h->seed = seed ? strtoull(seed, &end, 10) : 0;
+	if (!seed || !*seed || *end || errno || *seed == '-') {
+		error("results database '%s' is damaged: run %" PRId64 " has seed '%s'",
+		      s->path, run_id, seed ? seed : "");
+		goto out;
+	}
+	h->id = sqlite3_column_int64(st, 0);
+	h->experiment = column_dup(st, 1);
+	h->path = column_dup(st, 2);
+	h->baseline = column_dup(st, 3);
+	h->order = column_dup(st, 5);
+	h->started = column_dup(st, 6);
+	h->ended = column_dup(st, 7);
+	h->status = column_dup(st, 8);
+	h->machine_json = column_dup(st, 9);
+	h->sha256 = column_dup(st, 10);
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	if (ret < 0)
+		run_header_release(h);
+	return ret;
+}
+
+static void free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int names(struct store *s, const char *sql, int64_t run_id,
+		 char ***out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	char **v = NULL;
+	size_t nr = 0, alloc = 0;
+	int rc, ret = -1;
+
+	*out = NULL;
+	*n = 0;
+	if (prepare_run(s, sql, run_id, &st) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ALLOC_GROW(v, nr + 1, alloc);
+		v[nr++] = column_dup(st, 0);
+	}
+	if (rc != SQLITE_DONE) {
+		read_error(s);
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	if (ret < 0) {
+		free_names(v, nr);
+		return ret;
+	}
+	*out = v;
+	*n = nr;
+	return 0;
+}
+
+int store_variant_names(struct store *s, int64_t run_id, char ***names_out, size_t *n)
+{
+	return names(s, "SELECT name FROM variants WHERE run_id = ?1 ORDER BY idx",
+		     run_id, names_out, n);
+}
+
+const char *variant_timebase(const struct variant *v)
+{
+	return v->boot.present && v->boot.deterministic == 1 ? "virtual" : "real";
+}
+
+int store_variant_timebases(struct store *s, int64_t run_id, char ***names_out, size_t *n)
+{
+	return names(s, "SELECT timebase FROM variants WHERE run_id = ?1 ORDER BY idx",
+		     run_id, names_out, n);
+}
+
+int store_workload_names(struct store *s, int64_t run_id, char ***names_out, size_t *n)
+{
+	return names(s, "SELECT name FROM workloads WHERE run_id = ?1 ORDER BY idx",
+		     run_id, names_out, n);
+}
+
+int store_count_failed(struct store *s, int64_t run_id, const char *variant,
+		       const char *workload, int *failed, int *total)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	*failed = *total = 0;
+	if (prepare(s, "SELECT count(*), coalesce(sum(r.status <> 'ok'), 0)"
+		    " FROM plan p JOIN results r ON r.run_id = p.run_id AND r.seq = p.seq"
+		    " WHERE p.run_id = ?1 AND p.variant = ?2 AND p.workload = ?3"
+		    " AND p.warmup = 0", &st, read_error) < 0)
+		return -1;
+	if (sqlite3_bind_int64(st, 1, run_id) |
+	    sqlite3_bind_text(st, 2, variant, -1, SQLITE_STATIC) |
+	    sqlite3_bind_text(st, 3, workload, -1, SQLITE_STATIC) ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		read_error(s);
+		goto out;
+	}
+	*total = sqlite3_column_int(st, 0);
+	*failed = sqlite3_column_int(st, 1);
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/*
+ * store_each_value(): three scans of the run's rows in primary-key order,
+ * merged by seq here (SQLite joins by a b-tree search per row and orders by
+ * sorting; this does neither): plan (variant, workload, repetition and
+ * warm-up of every seq), results (status and the four built-in metrics),
+ * metric_values (by seq, then metric).  Names by index from two small
+ * queries.  One snapshot: each statement takes its first step while the
+ * others are pending, and SQLite keeps a connection's read transaction
+ * while any statement is.  At 10^6 runs this reads in 0.5 s what one
+ * ORDER BY over every value took 15 s for (bench/report-1e6.sh).
+ */
+static const char walk_plan_sql[] =
+	"SELECT seq, variant_idx, workload_idx, repetition, warmup, block"
+	" FROM plan WHERE run_id = ?1 ORDER BY seq";
+static const char walk_results_sql[] =
+	"SELECT seq, status, wall_s, user_s, sys_s, maxrss_kb"
+	" FROM results WHERE run_id = ?1 ORDER BY seq";
+static const char walk_values_sql[] =
+	"SELECT seq, metric, unit, value, scaled"
+	" FROM metric_values WHERE run_id = ?1 ORDER BY seq, metric";
+
+static const struct { const char *name, *unit; } builtin_metrics[] = {
+	{ "wall", "s" }, { "user", "s" }, { "sys", "s" }, { "maxrss", "KiB" },
+};
+
+/* One cursor of the walk: a statement and whether it is on a row. */
+struct cursor {
+	sqlite3_stmt *st;
+	int row;		/* 1: on a row, 0: done */
+	int seq;		/* column 0 of the row */
+};
+
+static int cursor_open(struct store *s, struct cursor *c, const char *sql, int64_t run_id)
+{
+	c->row = 0;
+	return prepare_run(s, sql, run_id, &c->st);
+}
+
+static int cursor_step(struct store *s, struct cursor *c)
+{
+	int rc = sqlite3_step(c->st);
+
+	c->row = rc == SQLITE_ROW;
+	if (c->row)
+		c->seq = sqlite3_column_int(c->st, 0);
+	else if (rc != SQLITE_DONE)
+		return read_error(s);
+	return 0;
+}
+
+/* Step c until it is on seq or past it (or done). */
+static int cursor_seek(struct store *s, struct cursor *c, int seq)
+{
+	while (c->row && c->seq < seq)
+		if (cursor_step(s, c) < 0)
+			return -1;
+	return 0;
+}
+
+/* The metric names met in one walk, the built-ins first: their index is a
+ * stored_value's metric_idx. */
+struct metric_names {
+	char **v;
+	size_t n, alloc;
+	size_t last;		/* index of the previous lookup */
+};
+
+/*
+ * The index of name, added when new.  A seq's metrics come by name and
+ * most seqs have the same set, so the one after the previous lookup is
+ * tried first: one strcmp a row in the common case.
+ */
+static int metric_index(struct metric_names *mn, const char *name)
+{
+	size_t guess = mn->last + 1 < mn->n ? mn->last + 1 : 0;
+
+	if (mn->n && !strcmp(mn->v[guess], name))
+		return (int)(mn->last = guess);
+	for (size_t i = 0; i < mn->n; i++)
+		if (!strcmp(mn->v[i], name))
+			return (int)(mn->last = i);
+	ALLOC_GROW(mn->v, mn->n + 1, mn->alloc);
+	mn->v[mn->n] = xstrdup(name);
+	return (int)(mn->last = mn->n++);
+}
+
+/* Names by stored index (variant_idx / workload_idx of the plan). */
+static const char *name_at(char **names, size_t n, int idx)
+{
+	return idx >= 0 && (size_t)idx < n ? names[idx] : "?";
+}
+
+/* The state of one walk. */
+struct walk {
+	struct store *s;
+	const struct store_walk *w;
+	struct cursor plan, res, val;
+	struct metric_names mn;
+	char **vn, **wn;	/* variant and workload names by idx */
+	size_t nv, nw;
+};
+
+/*
+ * The values of the result row res is on (its plan row is plan's): the
+ * built-in metrics from the row, then its metric_values rows.  Returns 0,
+ * -1 after an error, or what fn returned when that was non-zero.
+ */
+static int walk_result(struct walk *k)
+{
+	const struct store_walk *w = k->w;
+	sqlite3_stmt *r = k->res.st, *p = k->plan.st;
+	struct stored_value v = { .seq = k->res.seq };
+	int ok, ret;
+
+	v.variant_idx = sqlite3_column_int(p, 1);
+	v.workload_idx = sqlite3_column_int(p, 2);
+	v.variant = name_at(k->vn, k->nv, v.variant_idx);
+	v.workload = name_at(k->wn, k->nw, v.workload_idx);
+	v.repetition = sqlite3_column_int(p, 3);
+	v.warmup = sqlite3_column_int(p, 4);
+	v.block = sqlite3_column_int(p, 5);
+	v.status = (const char *)sqlite3_column_text(r, 1);
+	ok = v.status && !strcmp(v.status, "ok");
+	if (w->total && !v.warmup && v.variant_idx >= 0 &&
+	    (size_t)v.variant_idx < w->n_variants && v.workload_idx >= 0 &&
+	    (size_t)v.workload_idx < w->n_workloads) {
+		size_t i = (size_t)v.workload_idx * w->n_variants + (size_t)v.variant_idx;
+		w->total[i]++;
+		w->failed[i] += !ok;
+	}
+	if (!w->fn || (v.warmup && !w->include_warmup) || (!ok && !w->include_failed))
+		return 0;
+	for (int m = 0; m < (int)ARRAY_SIZE(builtin_metrics); m++) {
+		if (sqlite3_column_type(r, 2 + m) == SQLITE_NULL)
+			continue;
+		v.metric = builtin_metrics[m].name;
+		v.unit = builtin_metrics[m].unit;
+		v.metric_idx = m;
+		v.value = sqlite3_column_double(r, 2 + m);
+		if ((ret = w->fn(&v, w->ctx)))
+			return ret;
+	}
+	if (cursor_seek(k->s, &k->val, v.seq) < 0)
+		return -1;
+	while (k->val.row && k->val.seq == v.seq) {
+		sqlite3_stmt *m = k->val.st;
+		const char *name = (const char *)sqlite3_column_text(m, 1);
+
+		v.metric = name ? name : "";
+		v.unit = (const char *)sqlite3_column_text(m, 2);
+		v.value = sqlite3_column_double(m, 3);
+		v.scaled = sqlite3_column_int(m, 4);
+		v.metric_idx = metric_index(&k->mn, v.metric);
+		if ((ret = w->fn(&v, w->ctx)))
+			return ret;
+		if (cursor_step(k->s, &k->val) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int store_walk_values(struct store *s, int64_t run_id, const struct store_walk *w)
+{
+	struct walk k = { .s = s, .w = w };
+	int ret = -1;
+
+	for (size_t i = 0; i < ARRAY_SIZE(builtin_metrics); i++)
+		metric_index(&k.mn, builtin_metrics[i].name);
+	if (store_variant_names(s, run_id, &k.vn, &k.nv) < 0 ||
+	    store_workload_names(s, run_id, &k.wn, &k.nw) < 0 ||
+	    cursor_open(s, &k.plan, walk_plan_sql, run_id) < 0 ||
+	    cursor_open(s, &k.res, walk_results_sql, run_id) < 0 ||
+	    cursor_open(s, &k.val, walk_values_sql, run_id) < 0 ||
+	    cursor_step(s, &k.plan) < 0 || cursor_step(s, &k.res) < 0 ||
+	    cursor_step(s, &k.val) < 0)
+		goto out;
+	while (k.res.row) {
+		if (cursor_seek(s, &k.plan, k.res.seq) < 0)
+			goto out;
+		/* a result without a plan entry (the schema forbids it) is skipped */
+		if (k.plan.row && k.plan.seq == k.res.seq && (ret = walk_result(&k)))
+			goto out;
+		ret = -1;
+		if (cursor_step(s, &k.res) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(k.plan.st);
+	sqlite3_finalize(k.res.st);
+	sqlite3_finalize(k.val.st);
+	free_names(k.mn.v, k.mn.n);
+	free_names(k.vn, k.nv);
+	free_names(k.wn, k.nw);
+	return ret;
+}
+
+int store_each_value(struct store *s, int64_t run_id, int include_warmup,
+		     int include_failed, store_value_fn fn, void *ctx)
+{
+	struct store_walk w = {
+		.include_warmup = include_warmup,
+		.include_failed = include_failed,
+		.fn = fn,
+		.ctx = ctx,
+	};
+	return store_walk_values(s, run_id, &w);
+}
+
+int store_experiment_text(struct store *s, int64_t run_id, char **text, size_t *len)
+{
+	sqlite3_stmt *st = NULL;
+	const void *p;
+	int ret = -1, n;
+
+	*text = NULL;
+	*len = 0;
+	if (prepare_run(s, "SELECT e.text FROM runs r JOIN experiments e"
+			" ON e.id = r.experiment_id WHERE r.id = ?1", run_id, &st) < 0)
+		return -1;
+	if (step_run_row(s, st, run_id) < 0)
+		goto out;
+	p = sqlite3_column_blob(st, 0);
+	n = sqlite3_column_bytes(st, 0);
+	*text = xmalloc((size_t)n + 1);
+	if (n)
+		memcpy(*text, p, (size_t)n);
+	(*text)[n] = '\0';
+	*len = (size_t)n;
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+const char *const store_provenance_keys[STORE_N_PROVENANCE] = {
+	"perturb_version", "kernel_release", "kernel_cmdline", "cpu_model",
+	"cores", "governor", "smt", "aslr",
+};
+
+int store_run_provenance(struct store *s, int64_t run_id, char *out[STORE_N_PROVENANCE])
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	for (size_t i = 0; i < STORE_N_PROVENANCE; i++)
+		out[i] = NULL;
+	if (prepare_run(s, "SELECT perturb_version, kernel_release, kernel_cmdline,"
+			" cpu_model, cores, governor, smt, aslr FROM runs WHERE id = ?1",
+			run_id, &st) < 0)
+		return -1;
+	if (step_run_row(s, st, run_id) < 0)
+		goto out;
+	for (int i = 0; i < STORE_N_PROVENANCE; i++)
+		out[i] = column_dup(st, i);
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}

@@ -1,0 +1,219 @@
+/*
+ * store.h - the results database (SQLite).
+ *
+ * Schema (versioned with PRAGMA user_version; store_open migrates older
+ * databases forward, refuses newer ones):
+ *   experiments(id, name, path, text, sha256)
+ *   runs(id, experiment_id, name, baseline, seed, "order", argv, started,
+ *        ended, status, perturb_version, machine_json,
+ *        kernel_release, kernel_cmdline, cpu_model, cores, governor, smt,
+ *        aslr, loadavg)                    one row per `perturb run`
+ *   variants(run_id, idx, name, description)   workloads(run_id, idx, name, kind, description)
+ *   plan(run_id, seq, variant, workload, variant_idx, workload_idx,
+ *        repetition, warmup, round)        variant/workload by name and idx
+ *   results(run_id, seq, status, exit_code, signal, reason, started,
+ *           wall_s, user_s, sys_s, maxrss_kb, output_tail)
+ *                                          one row per finished run
+ *   metric_values(run_id, seq, metric, value, unit, scaled,
+ *                 time_enabled_ns, time_running_ns)
+ *                                          regex metrics and counters (counters.h:
+ *                                          metric = the counter name as written,
+ *                                          unit "count" or "ns"); scaled = 1 when a
+ *                                          multiplexed counter's value was scaled
+ *                                          (raw * enabled / running); the times are
+ *                                          NULL but for perf_event counters
+ *   unavailable(run_id, metric, reason)     counters/metrics that could not be measured
+ *                                          (a counter this machine cannot count has a
+ *                                          row here and no metric_values rows)
+ * "status" of a run row: running | completed | interrupted | failed.
+ * "status" of a result: ok | failed | crashed | timeout | error.
+ *
+ * Every store_* function returns 0 on success or -1 after printing an
+ * error() naming the database.  Writes of one result are one transaction.
+ * The database uses WAL and prepared statements only; a commit is fsync'd
+ * (synchronous=FULL), so a stored result survives a SIGKILL of perturb and
+ * a crash of the machine.  A failed write is rolled back whole.
+ *
+ * Reserved metric names: "wall", "user", "sys" and "maxrss" are columns of
+ * results; store_put_result() refuses a run_result value with one of those
+ * names, or with a name twice.
+ */
+#ifndef PERTURB_STORE_H
+#define PERTURB_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "plan.h"
+#include "core/runner.h"
+
+struct store;
+
+#define STORE_SCHEMA_VERSION 2
+
+/*
+ * Open (create = make the file and its folder if missing).  Without create a
+ * missing file is the error "no results database at 'PATH'" and nothing is
+ * created.  A file that is not SQLite, an SQLite file of some other program,
+ * or a database of a newer schema version than STORE_SCHEMA_VERSION is
+ * refused; an older one is migrated forward.  Close with store_close()
+ * (NULL is fine).
+ */
+int store_open(const char *path, int create, struct store **out);
+void store_close(struct store *s);
+
+/* Machine provenance, gathered by machine_probe() (machine.h). */
+struct machine_info;
+
+struct run_header {
+	int64_t id;
+	char *experiment;	/* name */
+	char *path;
+	char *baseline;
+	uint64_t seed;
+	char *order;
+	char *started, *ended;	/* ISO 8601 UTC; ended NULL while running */
+	char *status;
+	char *machine_json;
+	char *sha256;
+};
+void run_header_release(struct run_header *h);
+
+/* Start a run: stores the experiment (deduplicated by hash), the run row with
+ * status "running", its variants, workloads and the whole plan, in one
+ * transaction.  argv is the command line, joined.  The experiment's sha256 is
+ * sha256_hex() of exp->text (text_len bytes); the first path a text was seen
+ * under is kept.  m may be NULL (machine columns left NULL).  plan entries
+ * must have seq == their index and valid variant/workload indices. */
+int store_begin_run(struct store *s, const struct experiment *exp,
+		    const struct plan *plan, uint64_t seed, const char *argv,
+		    const struct machine_info *m, int64_t *run_id);
+/* Entries plan->e[from..n) of a started run's plan, added afterwards (perturb
+ * run --target-ci): one transaction; their seqs must be from, from + 1, ...
+ * (as plan_add_round() numbers them).  store_load_plan() returns them with
+ * the others, so --resume runs the missing ones too. */
+int store_append_plan(struct store *s, const struct experiment *exp,
+		      const struct plan *plan, size_t from, int64_t run_id);
+/* One finished run (plan entry seq) and its metric values: one transaction.
+ * exit_code is stored for ok/failed, signal for crashed (else NULL),
+ * out_tail (as results.output_tail) for every status but ok.  RUN_INTERRUPTED
+ * is refused, and so is a second result for the same seq. */
+int store_put_result(struct store *s, int64_t run_id, int seq,
+		     const struct run_result *r);
+/* A metric or counter this run could not measure (stored once per name:
+ * the first reason given is kept). */
+int store_put_unavailable(struct store *s, int64_t run_id, const char *metric,
+			  const char *reason);
+/* Calls fn for every unavailable metric of a run, by name; strings are valid
+ * during the call only.  fn returning non-zero stops the walk and is
+ * returned. */
+typedef int (*store_unavailable_fn)(const char *metric, const char *reason,
+				    void *ctx);
+int store_each_unavailable(struct store *s, int64_t run_id,
+			   store_unavailable_fn fn, void *ctx);
+/* Set the run's status (running | completed | interrupted | failed; anything
+ * else is refused) and its end time (now).  Error when there is no such run. */
+int store_end_run(struct store *s, int64_t run_id, const char *status);
+
+/* The newest run not "completed" whose experiment has this sha256; 0 and
+ * *run_id = 0 when there is none. */
+int store_find_resumable(struct store *s, const char *sha256, int64_t *run_id);
+/* Plan of a stored run, and which seqs already have a result (done[seq]=1,
+ * *done malloc'd, n = plan size).  Variant/workload indices refer to the
+ * stored variant/workload order (= the experiment's order).  *plan is
+ * overwritten (release it with plan_release()); on error *plan is empty and
+ * *done NULL.  Error when there is no such run. */
+int store_load_plan(struct store *s, int64_t run_id, struct plan *plan,
+		    unsigned char **done);
+/* Like store_end_run() without touching the end time. */
+int store_set_status(struct store *s, int64_t run_id, const char *status);
+
+/* Latest run id (0 if the database holds none). */
+int store_latest_run(struct store *s, int64_t *run_id);
+/* Fills *h (release with run_header_release()); error when there is no such
+ * run.  experiment is the experiment's name, path the path it was first
+ * stored from. */
+int store_run_header(struct store *s, int64_t run_id, struct run_header *h);
+
+/* One stored measurement value, for reports. */
+struct stored_value {
+	int seq;
+	const char *variant, *workload, *metric, *unit, *status;
+	int repetition, warmup;
+	double value;
+	/* Added for counters (keep new fields at the end): 1 when the value
+	 * is a multiplexed counter's scaled estimate, which a report should
+	 * flag; 0 for every other value. */
+	int scaled;
+	/* The names as numbers, for callers that group without comparing
+	 * strings: variant and workload by stored index (store_variant_names()
+	 * and store_workload_names() order); metric_idx 0-3 for wall, user,
+	 * sys, maxrss, then 4, 5, ... for the other names in the order this
+	 * walk first met them (the same name, the same number, within one
+	 * walk only). */
+	int variant_idx, workload_idx, metric_idx;
+	/* The plan's block (plan.h): a boot of a boot: variant. */
+	int block;
+};
+/* Calls fn for every metric value of a run.  Wall/user/sys time and max RSS
+ * come as metrics "wall", "user", "sys" (s) and "maxrss" (KiB).  Warm-ups
+ * are passed when include_warmup, failed runs when include_failed.  fn
+ * returning non-zero stops the walk and is returned.
+ * Order: by seq (the plan's order); within a seq wall, user, sys, maxrss,
+ * then the others by name (byte order).  Callers that want values by
+ * workload, metric or variant group them (the *_idx fields make that
+ * cheap).  A result that is not ok may lack some metric_values rows: only
+ * its built-in metrics are then passed; a NULL built-in is not passed.
+ * Strings in *v are valid during the call only.  Cost: one scan in primary
+ * key order of the run's plan, results and metric_values rows each, merged
+ * by seq; no sort, no per-row queries (bench/report-1e6.sh). */
+typedef int (*store_value_fn)(const struct stored_value *v, void *ctx);
+int store_each_value(struct store *s, int64_t run_id, int include_warmup,
+		     int include_failed, store_value_fn fn, void *ctx);
+
+/* store_each_value() with more to ask for. */
+struct store_walk {
+	int include_warmup, include_failed;
+	store_value_fn fn;	/* NULL: only count (total/failed below) */
+	void *ctx;
+	/* Optional (NULL: not wanted), counted on the same scan: for every
+	 * measured (non-warm-up) result, whatever include_* say,
+	 * total[wi * n_variants + vi] += 1 and failed[...] += 1 when its status
+	 * is not ok (wi, vi: workload and variant idx; outside n_workloads x
+	 * n_variants: not counted).  Added to, so zero them first.  As
+	 * store_count_failed() for every pair at once. */
+	int *total, *failed;
+	size_t n_workloads, n_variants;
+};
+int store_walk_values(struct store *s, int64_t run_id, const struct store_walk *w);
+
+/* Names in stored order: *names is a malloc'd array of n malloc'd strings
+ * (NULL and 0 for an unknown run). */
+int store_variant_names(struct store *s, int64_t run_id, char ***names, size_t *n);
+int store_workload_names(struct store *s, int64_t run_id, char ***names, size_t *n);
+/* Each variant's time base, by idx: "virtual" for a deterministic boot:
+ * variant (QEMU -icount shift=0: its clock advances 1 ns per executed
+ * instruction, so its times are instruction counts, not wall time), else
+ * "real".  Free as store_variant_names(). */
+int store_variant_timebases(struct store *s, int64_t run_id, char ***names, size_t *n);
+/* What store_variant_timebases() reports for v. */
+const char *variant_timebase(const struct variant *v);
+/* For (run, variant name, workload name): *total measured (non-warm-up)
+ * results stored, *failed of those whose status is not ok.  A scan of the
+ * run's plan each call: for every pair at once, store_walk_values(). */
+int store_count_failed(struct store *s, int64_t run_id, const char *variant,
+		       const char *workload, int *failed, int *total);
+
+/* The experiment text stored for a run (the main file's bytes as they were
+ * when the run started): *text malloc'd and NUL-terminated, *len bytes.
+ * Error when there is no such run. */
+int store_experiment_text(struct store *s, int64_t run_id, char **text, size_t *len);
+
+/* A run's provenance columns, in store_provenance_keys order
+ * (perturb_version, kernel_release, kernel_cmdline, cpu_model, cores,
+ * governor, smt, aslr): out[i] malloc'd, NULL when not recorded.  Error
+ * when there is no such run. */
+#define STORE_N_PROVENANCE 8
+extern const char *const store_provenance_keys[STORE_N_PROVENANCE];
+int store_run_provenance(struct store *s, int64_t run_id, char *out[STORE_N_PROVENANCE]);
+
+#endif
