@@ -8,6 +8,8 @@
 #   make deps            install the Debian packages perturb needs (as root),
 #                        or print the apt-get line that would
 #   make kernels         build every kernels/configs/ fragment into build/kernels/
+#   make fuzz            build the libFuzzer targets (tests/fuzz/) with clang,
+#                        ASan and UBSan, and run each for FUZZ_SECONDS
 #   make test-browser    render an HTML report in headless Chromium and check
 #                        the CDF plot (installs chromium and python3 as root)
 #   make install         install into $(DESTDIR)$(PREFIX)
@@ -24,6 +26,7 @@
 #   RUN_ARGS=             more options for `make run`'s perturb run
 #                         (e.g. RUN_ARGS=--repetitions=1)
 #   NO_DEPS=1             make run/test/bench/kernels skip the package check
+#   FUZZ_SECONDS=60       how long make fuzz runs each target
 #   MICRO_STATIC=0        do not build build/perturb-micro-static (built when
 #                         a -static probe links; never with SANITIZE=1)
 
@@ -43,6 +46,8 @@ DEB_BENCH := hyperfine
 # the kernels tests): Debian's kernel source and the tools to build it.
 DEB_KERNELS := linux-source-6.1 flex bison bc libelf-dev xz-utils
 DEB_PACKAGES := $(DEB_BUILD) $(DEB_RUN) $(DEB_BENCH) $(DEB_KERNELS)
+# Only for `make fuzz` (clang's libFuzzer).
+DEB_FUZZ := clang libclang-rt-14-dev
 # Only for `make test-browser` (headless Chromium renders the HTML report).
 DEB_BROWSER := chromium python3
 
@@ -56,6 +61,10 @@ CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wformat=2 -Wno-unused-parameter \
 	-Iharness -I. \
 	-DPERTURB_SHARE_DIR='"$(PREFIX)/share/perturb"'
+ifeq ($(FUZZ),1)
+BASE_CFLAGS += -fsanitize=fuzzer-no-link
+SANITIZE := 1
+endif
 ifeq ($(SANITIZE),1)
 BASE_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
@@ -247,6 +256,33 @@ test-browser: $(if $(NO_DEPS),,deps-browser) $(B)/perturb $(B)/tests/progs/spin
 	tests/browser/check.sh $(abspath $(B))/perturb $(abspath $(B))/tests/progs \
 		$(abspath $(B))/test-browser
 # ---- reporter: make test-browser (end) ----
+
+# ---- fuzz: make fuzz ----
+# tests/fuzz/NAME.c defines LLVMFuzzerTestOneInput; it is linked with the
+# whole library built by clang with ASan, UBSan and the fuzzer's coverage
+# (FUZZ=1, in build/fuzz/), and run for FUZZ_SECONDS from its seed corpus
+# (tests/fuzz/NAME.seeds names the files), copied into build/fuzz/corpus-NAME
+# so that what the fuzzer adds stays out of the tree.  A crash, a leak or a
+# time-out stops make with the input that caused it (build/fuzz/crash-*).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(basename $(notdir $(wildcard tests/fuzz/*.c)))
+.PHONY: fuzz fuzz-run
+fuzz:
+	$(if $(NO_DEPS),,$(call install_debs,$(DEB_PACKAGES) $(DEB_FUZZ)))
+	@$(MAKE) --no-print-directory NO_DEPS=1 FUZZ=1 CC=clang B=$(B)/fuzz fuzz-run
+fuzz-run: $(FUZZ_TARGETS:%=$(B)/fuzz-%)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		c=$(B)/corpus-$$t; mkdir -p $$c; \
+		for f in $$(cat tests/fuzz/$$t.seeds); do cp $$f $$c/; done; \
+		echo "   FUZZ    $$t ($(FUZZ_SECONDS) s)"; \
+		$(B)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix=$(B)/ -print_final_stats=1 $$c 2>$(B)/fuzz-$$t.log || \
+			{ tail -40 $(B)/fuzz-$$t.log; exit 1; }; \
+		grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' $(B)/fuzz-$$t.log; \
+	done
+$(B)/fuzz-%: tests/fuzz/%.c $(B)/libperturb.a
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(B)/libperturb.a $(LIBS)
+# ---- end of fuzz ----
 
 clean:
 	rm -rf $(B)

@@ -173,6 +173,7 @@ static char *source_tree(const char *src)
 {
 	struct stat st;
 	char key[65], *id, *dir, *tmp, *found = NULL;
+	DIR *d;
 	int e;
 
 	if (stat(src, &st) < 0) {
@@ -218,7 +219,7 @@ static char *source_tree(const char *src)
 	free(tmp);
 find:
 	/* the tarball holds one top folder: linux-source-6.1/ */
-	DIR *d = opendir(dir);
+	d = opendir(dir);
 	for (struct dirent *e; d && !found && (e = readdir(d));) {
 		char *mk = xasprintf("%s/%s/Makefile", dir, e->d_name);
 		if (e->d_name[0] != '.' && file_exists(mk))
