@@ -8,10 +8,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -169,12 +171,41 @@ int kbuild_tools(char *why, size_t len)
 
 /* The tree to build from: src itself, or the tarball unpacked (once) into
  * the cache.  Malloc'd, or NULL (printed). */
+/*
+ * Hold an exclusive lock on PATH (created when missing) until the returned
+ * descriptor is closed: one perturb builds a kernel or unpacks a source
+ * while the others, on this machine, wait for it and then take the result
+ * from the cache.  -1 (printed) when the lock cannot be had.
+ */
+static int cache_lock(const char *path, const char *what)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		error("cannot open the lock '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (errno == EWOULDBLOCK) {
+		note("another perturb is %s; waiting for it (%s)", what, path);
+		while (flock(fd, LOCK_EX) < 0)
+			if (errno != EINTR)
+				break;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+	}
+	error("cannot lock '%s': %s", path, strerror(errno));
+	close(fd);
+	return -1;
+}
+
 static char *source_tree(const char *src)
 {
 	struct stat st;
-	char key[65], *id, *dir, *tmp, *found = NULL;
+	char key[65], *id, *dir, *tmp, *found = NULL, *lock;
 	DIR *d;
-	int e;
+	int e, lk;
 
 	if (stat(src, &st) < 0) {
 		error("source: '%s': %s", src, strerror(errno));
@@ -186,6 +217,21 @@ static char *source_tree(const char *src)
 	sha256_hex(id, strlen(id), key);
 	free(id);
 	dir = xasprintf("%s/src/%.16s", perturb_cache_dir(), key);
+	lock = xasprintf("%s/src", perturb_cache_dir());
+	if ((e = mkdir_p(lock, 0755)) < 0) {
+		error("cannot create '%s': %s", lock, strerror(-e));
+		free(lock);
+		free(dir);
+		return NULL;
+	}
+	free(lock);
+	lock = xasprintf("%s.lock", dir);
+	lk = cache_lock(lock, "unpacking this kernel source");
+	free(lock);
+	if (lk < 0) {
+		free(dir);
+		return NULL;
+	}
 	char *stamp = xasprintf("%s/.perturb-unpacked", dir);
 	if (file_exists(stamp))
 		goto find;
@@ -231,6 +277,7 @@ find:
 	if (!found)
 		error("source: '%s' holds no kernel source tree (no */Makefile)", src);
 out:
+	close(lk);
 	free(stamp);
 	free(dir);
 	return found;
@@ -256,8 +303,8 @@ static void print_tail(const char *log, int lines)
 char *kbuild_image(const struct boot_cfg *b)
 {
 	char key[65], why[512], *script = script_path(), *dir = NULL, *img = NULL;
-	char *tree = NULL, *tmp = NULL, *log = NULL, *ret = NULL;
-	int e;
+	char *tree = NULL, *tmp = NULL, *log = NULL, *ret = NULL, *lock;
+	int e, lk = -1;
 
 	if (!script) {
 		error("config: cannot find kernels/build.sh");
@@ -276,6 +323,16 @@ char *kbuild_image(const struct boot_cfg *b)
 	}
 	if ((e = mkdir_p(dir, 0755)) < 0) {
 		error("cannot create '%s': %s", dir, strerror(-e));
+		goto out;
+	}
+	lock = xasprintf("%s/.lock", dir);
+	lk = cache_lock(lock, "building this kernel");
+	free(lock);
+	if (lk < 0)
+		goto out;
+	if (file_exists(img)) {		/* built while we waited */
+		ret = img;
+		img = NULL;
 		goto out;
 	}
 	if (!(tree = source_tree(source_of(b))))
@@ -304,6 +361,8 @@ char *kbuild_image(const struct boot_cfg *b)
 	ret = img;
 	img = NULL;
 out:
+	if (lk >= 0)
+		close(lk);
 	free(script);
 	free(dir);
 	free(img);
