@@ -174,11 +174,11 @@ Test(config, full_experiment)
 	cr_expect_eq(experiment_find_variant(&exp, "nope"), -1);
 
 	const struct variant *v = &exp.variants[0];
-	cr_expect(v->kernel.present);
-	cr_expect_str_eq(v->kernel.tracer, "nop");
-	cr_expect_eq(v->kernel.n_events, 0);
-	cr_expect_eq(v->kernel.tracing_on, 0);
-	cr_expect_eq(v->kernel.buffer_size_kb, -1);
+	cr_assert_not_null(v->kernel);
+	cr_expect_str_eq(v->kernel->tracer, "nop");
+	cr_expect_eq(v->kernel->n_events, 0);
+	cr_expect_eq(v->kernel->tracing_on, 0);
+	cr_expect_eq(v->kernel->buffer_size_kb, -1);
 	cr_expect_eq(v->wrap.n, 0);
 	cr_expect_eq(v->pos.line, 15);
 	cr_expect_eq(v->pos.col, 5);
@@ -201,12 +201,13 @@ Test(config, full_experiment)
 	cr_expect_float_eq(v->daemon_ready_s, 0.25, 1e-12);
 	cr_expect_null(v->daemon_ready_regex);
 	cr_expect_str_eq(v->background.v[2], "sleep 1");
-	cr_expect_eq(v->kernel.tracing_on, 1);
-	cr_expect_eq(v->kernel.buffer_size_kb, 4096);
-	cr_expect_eq(v->kernel.n_events, 2);
-	cr_expect_str_eq(v->kernel.events[1], "syscalls:sys_enter_*");
-	cr_expect_str_eq(v->kernel.functions[1], "do_sys_*");
-	cr_expect_str_eq(v->kernel.options[0], "nooverwrite");
+	cr_assert_not_null(v->kernel);
+	cr_expect_eq(v->kernel->tracing_on, 1);
+	cr_expect_eq(v->kernel->buffer_size_kb, 4096);
+	cr_expect_eq(v->kernel->n_events, 2);
+	cr_expect_str_eq(v->kernel->events[1], "syscalls:sys_enter_*");
+	cr_expect_str_eq(v->kernel->functions[1], "do_sys_*");
+	cr_expect_str_eq(v->kernel->options[0], "nooverwrite");
 	cr_expect(!v->boot.present);
 
 	v = &exp.variants[2];
@@ -214,7 +215,7 @@ Test(config, full_experiment)
 	cr_expect_eq(regexec(&v->daemon_ready_re, "kernel ready: 42", 0, NULL, 0), 0);
 	cr_expect_neq(regexec(&v->daemon_ready_re, "ready: soon", 0, NULL, 0), 0);
 	cr_expect(v->boot.present);
-	cr_expect(!v->kernel.present);
+	cr_expect_null(v->kernel);
 	cr_expect_null(v->boot.kernel);	/* config: builds it */
 	cr_expect_str_eq(v->boot.initrd, "auto");
 	cr_expect_str_eq(v->boot.cmdline, "console=ttyS0 quiet");
@@ -331,8 +332,7 @@ Test(config, defaults)
 	cr_expect_float_eq(exp.timeout_s, 300.0, 1e-9);
 	cr_expect_eq(exp.n_cpus, 0);
 	cr_expect_eq(exp.n_gate, 0);
-	cr_expect_eq(exp.variants[0].kernel.present, 0);
-	cr_expect_eq(exp.variants[0].kernel.tracing_on, -1);
+	cr_expect_null(exp.variants[0].kernel);
 	cr_expect_eq(exp.workloads[0].kind, WORKLOAD_REAL);
 	cr_expect_null(exp.workloads[0].description);
 	experiment_release(&exp);

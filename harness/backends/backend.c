@@ -19,8 +19,8 @@ const struct pos *backend_pos(const struct variant *v)
 {
 	if (v->boot.present)
 		return &v->boot.pos;
-	if (v->kernel.present)
-		return &v->kernel.pos;
+	if (v->kernel)
+		return &v->kernel_pos;
 	return &v->pos;
 }
 

@@ -52,7 +52,7 @@ struct host_kernel {
  * at its first enter (expanding event globs takes milliseconds) and
  * dropped with the prior state. */
 static struct target_cache {
-	const struct kernel_cfg *k;
+	const struct ktrace_spec *k;
 	struct ktrace_state t;
 } *targets;
 static size_t n_targets;
@@ -66,7 +66,7 @@ static void drop_targets(void)
 	n_targets = 0;
 }
 
-static const struct ktrace_state *target_of(const struct kernel_cfg *k, char *why, size_t len)
+static const struct ktrace_state *target_of(const struct ktrace_spec *k, char *why, size_t len)
 {
 	struct ktrace_state t;
 	for (size_t i = 0; i < n_targets; i++)
@@ -167,7 +167,7 @@ static int finish_journal(void)
  * whatever state is in place (the prior one, or the previous kernel
  * variant's, handed over by leave()), and read it back.
  */
-static int kernel_enter(struct host_kernel *hk, const struct kernel_cfg *k,
+static int kernel_enter(struct host_kernel *hk, const struct ktrace_spec *k,
 			char *why, size_t len)
 {
 	const struct ktrace_state *target;
@@ -216,7 +216,7 @@ fail_unmount:
 
 static int kernel_check(const struct variant *v, char *why, size_t len)
 {
-	const struct kernel_cfg *k = &v->kernel;
+	const struct ktrace_spec *k = v->kernel;
 	struct host_kernel hk = { 0 };
 	char msg[1024];
 	int ret = -1, mounted = 0;
@@ -295,7 +295,7 @@ static int host_check(const struct variant *v, char *why, size_t len)
 		}
 		free(par);
 	}
-	if (v->kernel.present)
+	if (v->kernel)
 		return kernel_check(v, why, len);
 	return 0;
 }
@@ -339,7 +339,7 @@ static int host_leave(struct backend_ctx *ctx)
 	 * a kernel: one too: its enter() changes only what differs.
 	 */
 	final = !ctx->next || ret < 0;
-	handover = !final && hk && hk->active && ctx->next->kernel.present &&
+	handover = !final && hk && hk->active && ctx->next->kernel &&
 		   backend_for(ctx->next) == &backend_host;
 	if (!handover && restore_prior(v->name) < 0)
 		ret = -1;
@@ -356,11 +356,11 @@ static int host_enter(struct backend_ctx *ctx)
 {
 	const struct variant *v = ctx->variant;
 
-	if (v->kernel.present) {
+	if (v->kernel) {
 		char why[1024];
 		struct host_kernel *hk = xcalloc(1, sizeof(*hk));
 		ctx->priv = hk;
-		if (kernel_enter(hk, &v->kernel, why, sizeof(why)) < 0) {
+		if (kernel_enter(hk, v->kernel, why, sizeof(why)) < 0) {
 			error("variant '%s': %s", v->name, why);
 			goto fail;
 		}
@@ -420,7 +420,7 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	char why[512];
 	int have = 0, r;
 
-	if (ctx->variant->kernel.present) {
+	if (ctx->variant->kernel) {
 		if (ktrace_read_stats(&before, why, sizeof(why)) == 0)
 			have = 1;
 		else

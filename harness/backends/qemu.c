@@ -733,7 +733,7 @@ out:
  */
 static int guest_kernel(struct backend_ctx *ctx, struct qemu *q, char *why, size_t wlen)
 {
-	const struct kernel_cfg *k = &ctx->variant->kernel;
+	const struct ktrace_spec *k = ctx->variant->kernel;
 	struct strbuf cmd = STRBUF_INIT;
 	unsigned char *p = NULL;
 	size_t len;
@@ -854,7 +854,7 @@ static int qemu_enter(struct backend_ctx *ctx)
 		close_pipes(q);
 		r = boot(ctx, q, kernel, initrd, why, sizeof(why));
 	}
-	if (r == 1 && ctx->variant->kernel.present)
+	if (r == 1 && ctx->variant->kernel)
 		r = guest_kernel(ctx, q, why, sizeof(why));
 	if (r == PROC_STOP)
 		qemu_kill(q);

@@ -741,13 +741,16 @@ static int parse_env(struct ctx *c, const struct ynode *n, struct variant *v)
 	return 0;
 }
 
-static int parse_kernel(struct ctx *c, const struct ynode *n, struct kernel_cfg *k)
+static int parse_kernel(struct ctx *c, const struct ynode *n, struct variant *var)
 {
 	const struct ynode *v;
+	struct ktrace_spec *k;
+
 	if (want_map(c, n, "kernel") || check_keys(c, n, "kernel", kernel_keys))
 		return -1;
-	k->present = 1;
-	k->pos = pos_of(c, n);
+	k = var->kernel = xmalloc(sizeof(*k));
+	*k = (struct ktrace_spec)KTRACE_SPEC_INIT;
+	var->kernel_pos = pos_of(c, n);
 	if (get_str(c, n, "tracer", &k->tracer) || get_bool(c, n, "tracing_on", &k->tracing_on))
 		return -1;
 	if ((v = get(n, "buffer_size_kb"))) {
@@ -889,8 +892,6 @@ static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v
 	if (check_keys(c, n, "variant", variant_keys))
 		return -1;
 	v->pos = pos_of(c, n);
-	v->kernel.tracing_on = -1;
-	v->kernel.buffer_size_kb = -1;
 	v->boot.kvm = -1;
 	v->boot.deterministic = -1;
 	if (get_name(c, n, "variant", &v->name) || get_str(c, n, "description", &v->description))
@@ -904,7 +905,7 @@ static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v
 		return -1;
 	if ((x = get(n, "daemon_ready")) && parse_daemon_ready(c, x, v))
 		return -1;
-	if ((x = get(n, "kernel")) && parse_kernel(c, x, &v->kernel))
+	if ((x = get(n, "kernel")) && parse_kernel(c, x, v))
 		return -1;
 	/* kernel: with boot: is the tracing state set inside the guest */
 	if ((x = get(n, "boot")) && parse_boot(c, x, &v->boot))
@@ -929,10 +930,9 @@ static void variant_release(struct variant *v)
 		regfree(&v->daemon_ready_re);
 	free(v->daemon_ready_regex);
 	free_argv(&v->background);
-	free(v->kernel.tracer);
-	free_strv(v->kernel.events, v->kernel.n_events);
-	free_strv(v->kernel.functions, v->kernel.n_functions);
-	free_strv(v->kernel.options, v->kernel.n_options);
+	if (v->kernel)
+		ktrace_spec_release(v->kernel);
+	free(v->kernel);
 	free(v->boot.kernel);
 	free(v->boot.initrd);
 	free(v->boot.cmdline);

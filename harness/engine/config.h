@@ -24,6 +24,7 @@
 #include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "instrumentation/tracefs.h"
 
 struct pos {
 	const char *file;	/* owned by experiment->files[] */
@@ -46,21 +47,6 @@ struct metric_def {
 	regex_t re;
 	int has_group;		/* re has >= 1 capture group */
 	char *unit;		/* "" when not given */
-	struct pos pos;
-};
-
-/* kernel: block - the running kernel's tracing state (host backend). */
-struct kernel_cfg {
-	int present;
-	char *tracer;		/* NULL = leave as is */
-	char **events;		/* "system:event" globs */
-	size_t n_events;
-	int tracing_on;		/* -1 unset, 0, 1 */
-	long buffer_size_kb;	/* -1 unset */
-	char **functions;	/* set_ftrace_filter */
-	size_t n_functions;
-	char **options;		/* trace_options, e.g. "nooverwrite" */
-	size_t n_options;
 	struct pos pos;
 };
 
@@ -96,7 +82,10 @@ struct variant {
 	char *daemon_ready_regex;	/* NULL when a delay or unset */
 	regex_t daemon_ready_re;
 	struct argv_list background;	/* n == 0: none */
-	struct kernel_cfg kernel;
+	/* kernel: block, the tracing state of the kernel the runs see (set by
+	 * the host backend here, inside the guest with boot:); NULL when absent */
+	struct ktrace_spec *kernel;
+	struct pos kernel_pos;
 	struct boot_cfg boot;
 };
 
