@@ -1189,7 +1189,7 @@ static int qemu_run(struct backend_ctx *ctx, const struct run_request *req,
 		mark_dead(q, "variant '%s': cannot write to QEMU: %s", v->name, strerror(errno));
 		goto dead;
 	}
-	double deadline = now_mono() + req->timeout_s + RUNNER_KILL_GRACE_S + RESULT_MARGIN_S;
+	double deadline = now_mono() + req->timeout_s + STOP_KILL_GRACE_S + RESULT_MARGIN_S;
 	int r = read_line(q, "PERTURB-RESULT ", deadline, &line);
 	if (r == PROC_STOP) {
 		res->status = RUN_INTERRUPTED;

@@ -663,7 +663,7 @@ int cmd_run(int argc, char **argv)
 
 	/* From here on, failures are runtime failures. */
 	ret = EXIT_RUNTIME;
-	runner_install_signals();
+	stop_install_signals();
 	/* kernels to build (config:) are built before the study, not in it */
 	for (size_t v = 0; v < exp.n_variants; v++) {
 		const struct variant *var = &exp.variants[v];
@@ -746,7 +746,7 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0;; i++) {
 		if (i == plan.n) {
 			size_t from = plan.n;
-			if (!o.target_ci || (stopped = runner_stop_requested()))
+			if (!o.target_ci || (stopped = stop_requested()))
 				break;
 			int r = target_done(st, run_id, &exp, &plan, seed, &o, t0, rounds);
 			if (r < 0)
@@ -768,7 +768,7 @@ int cmd_run(int argc, char **argv)
 		const struct plan_entry *pe = &plan.e[i];
 		if (done && done[i])
 			continue;
-		if ((stopped = runner_stop_requested()))
+		if ((stopped = stop_requested()))
 			break;
 		const struct variant *var = &exp.variants[pe->variant];
 		const struct workload *wl = &exp.workloads[pe->workload];
@@ -822,7 +822,7 @@ int cmd_run(int argc, char **argv)
 		}
 		if (res.status == RUN_INTERRUPTED) {
 			run_result_release(&res);
-			stopped = runner_stop_requested();
+			stopped = stop_requested();
 			break;
 		}
 		if (res.status != RUN_OK) {
@@ -882,7 +882,7 @@ int cmd_run(int argc, char **argv)
 
 fail_run:
 	if (!stopped)
-		stopped = runner_stop_requested();
+		stopped = stop_requested();
 	if (active >= 0)
 		backend_for(&exp.variants[active])->leave(&ctx[active]);
 	active = -1;
