@@ -47,7 +47,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "engine/config.h"
+#include "experiment.h"
 #include "stop.h"
 
 #define RUNNER_TAIL_BYTES 2048
