@@ -247,9 +247,13 @@ static int parse_backend(struct ctx *c, const struct ynode *n, struct variant *v
 	for (size_t i = 0; (be = backend_at(i)); i++) {
 		if (!be->key || !(x = yn_get_key(n, be->key)))
 			continue;
-		if (key)
-			return yn_fail(&c->y, x, "variant '%s' has both '%s' and '%s'; one "
-				       "backend serves a variant", v->name, key->str, x->str);
+		if (key) {
+			/* said at the second of the two in the file */
+			int x_first = x->line < key->line || (x->line == key->line && x->col < key->col);
+			const struct ynode *first = x_first ? x : key, *second = x_first ? key : x;
+			return yn_fail(&c->y, second, "variant '%s' has both '%s' and '%s'; one "
+				       "backend serves a variant", v->name, first->str, second->str);
+		}
 		key = x;
 		v->be = be;
 	}
