@@ -869,6 +869,20 @@ out:
 	return ret;
 }
 
+/* A config: kernel is built (or found in the cache) before the study. */
+static int qemu_build(const struct variant *v)
+{
+	const struct boot_cfg *b = v->cfg;
+	char *img;
+
+	if (!b->config)
+		return 0;
+	if (!(img = kbuild_image(b)))
+		return -1;
+	free(img);
+	return 0;
+}
+
 static int qemu_leave(struct backend_ctx *ctx)
 {
 	struct qemu *q = ctx->priv;
@@ -1230,7 +1244,7 @@ const struct backend backend_qemu = {
 	.parse = qemu_config_parse,
 	.release = qemu_config_release,
 	.finish = qemu_config_finish,
-	.build = qemu_config_build,
+	.build = qemu_build,
 	.boots = qemu_config_boots,
 	.virtual_time = qemu_config_virtual_time,
 	.check = qemu_check,

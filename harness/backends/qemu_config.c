@@ -5,7 +5,6 @@
  * its position before anything runs.
  */
 #include "qemu_config.h"
-#include "kbuild.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -121,20 +120,6 @@ void qemu_config_finish(struct variant *v, const struct experiment *exp)
 
 	if (b->deterministic < 0)
 		b->deterministic = exp->deterministic;
-}
-
-/* A config: kernel is built (or found in the cache) before the study. */
-int qemu_config_build(const struct variant *v)
-{
-	const struct boot_cfg *b = v->cfg;
-	char *img;
-
-	if (!b->config)
-		return 0;
-	if (!(img = kbuild_image(b)))
-		return -1;
-	free(img);
-	return 0;
 }
 
 int qemu_config_boots(const struct variant *v)

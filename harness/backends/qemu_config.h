@@ -22,12 +22,11 @@ struct boot_cfg {
 	int deterministic;	/* -1 unset, 0, 1: QEMU -icount, virtual time */
 };
 
-/* backend.h's parse, release, finish, build, boots and virtual_time of
- * the qemu row. */
+/* backend.h's parse, release, finish, boots and virtual_time of the
+ * qemu row. */
 int qemu_config_parse(struct yn_ctx *y, const struct ynode *block, void *cfg);
 void qemu_config_release(void *cfg);
 void qemu_config_finish(struct variant *v, const struct experiment *exp);
-int qemu_config_build(const struct variant *v);
 int qemu_config_boots(const struct variant *v);
 int qemu_config_virtual_time(const struct variant *v);
 
