@@ -193,6 +193,15 @@ void ktrace_state_release(struct ktrace_state *st)
 	memset(st, 0, sizeof(*st));
 }
 
+void ktrace_spec_release(struct ktrace_spec *k)
+{
+	free(k->tracer);
+	strv_free(k->events, k->n_events);
+	strv_free(k->functions, k->n_functions);
+	strv_free(k->options, k->n_options);
+	*k = (struct ktrace_spec)KTRACE_SPEC_INIT;
+}
+
 int ktrace_parse_buffer_size(const char *text, long *kb, int *expanded, int *differs)
 {
 	char *end;
@@ -509,7 +518,7 @@ int ktrace_function_glob_matches(const char *glob)
 	return found;
 }
 
-int ktrace_check_names(const struct kernel_cfg *k, const char *path, const char *kernel,
+int ktrace_check_names(const struct ktrace_spec *k, const char *path, const char *kernel,
 		       char *why, size_t len)
 {
 	if (k->tracer && !ktrace_tracer_available(k->tracer))
@@ -573,7 +582,7 @@ static void strv_remove(char **v, size_t *n, const char *s)
 	}
 }
 
-int ktrace_target(const struct ktrace_state *base, const struct kernel_cfg *k,
+int ktrace_target(const struct ktrace_state *base, const struct ktrace_spec *k,
 		  struct ktrace_state *t, char *why, size_t len)
 {
 	memset(t, 0, sizeof(*t));
@@ -832,7 +841,7 @@ int ktrace_restore(const struct ktrace_state *prior, char *did, size_t didlen,
 	return ktrace_set_state(prior, did, didlen, why, len);
 }
 
-int ktrace_apply(const struct kernel_cfg *k, char *why, size_t len)
+int ktrace_apply(const struct ktrace_spec *k, char *why, size_t len)
 {
 	struct ktrace_state cur, t;
 	int ret;
@@ -848,7 +857,7 @@ int ktrace_apply(const struct kernel_cfg *k, char *why, size_t len)
 	return ret;
 }
 
-int ktrace_verify(const struct kernel_cfg *k, char *why, size_t len)
+int ktrace_verify(const struct ktrace_spec *k, char *why, size_t len)
 {
 	struct ktrace_state st;
 	struct strbuf sb = STRBUF_INIT;

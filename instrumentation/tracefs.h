@@ -2,8 +2,9 @@
  * tracefs.h - the running kernel's tracing state, through libtracefs.
  *
  * perturb changes only the top-level tracing instance, and only what a
- * `kernel:` block names: current_tracer, the enabled events (set_event),
- * tracing_on, buffer_size_kb, set_ftrace_filter and trace_options.
+ * request (struct ktrace_spec, a `kernel:` block) names: current_tracer,
+ * the enabled events (set_event), tracing_on, buffer_size_kb,
+ * set_ftrace_filter and trace_options.
  * ktrace_read_state() reads all of these; ktrace_restore() puts a state read
  * earlier back, writing only what differs, and checks the result by reading
  * it again.  The `trace` file is never read (with a full buffer, reading it
@@ -22,7 +23,30 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "engine/config.h"
+
+/*
+ * A request: what a `kernel:` block asks for.  Each part may be left out,
+ * and then keeps the kernel's current value: tracer NULL, tracing_on -1,
+ * buffer_size_kb -1, events / functions NULL (given, even empty, they are
+ * exactly what is enabled / filtered), options none.  Events are
+ * "system:event" globs, functions set_ftrace_filter globs, options
+ * trace_options words ("nooverwrite").  Every array is NULL-terminated
+ * (n excludes the terminator); ktrace_spec_release() frees what it holds.
+ */
+struct ktrace_spec {
+	char *tracer;
+	char **events;
+	size_t n_events;
+	int tracing_on;		/* -1 unset, 0, 1 */
+	long buffer_size_kb;	/* -1 unset */
+	char **functions;
+	size_t n_functions;
+	char **options;
+	size_t n_options;
+};
+#define KTRACE_SPEC_INIT { .tracing_on = -1, .buffer_size_kb = -1 }
+
+void ktrace_spec_release(struct ktrace_spec *k);
 
 /* The state perturb may change, as the kernel reports it. */
 struct ktrace_state {
@@ -65,7 +89,7 @@ int ktrace_read_state(struct ktrace_state *st, char *why, size_t len);
  * what k leaves out keeps base's value; events globs are expanded over
  * available_events.  -1 with why for an option trace_options does not know.
  */
-int ktrace_target(const struct ktrace_state *base, const struct kernel_cfg *k,
+int ktrace_target(const struct ktrace_state *base, const struct ktrace_spec *k,
 		  struct ktrace_state *target, char *why, size_t len);
 
 /*
@@ -86,11 +110,11 @@ int ktrace_set_state(const struct ktrace_state *target, char *did, size_t didlen
  * A refusal by the kernel names the file, the value and errno.  Partial
  * application is possible on error: restore the prior state.
  */
-int ktrace_apply(const struct kernel_cfg *k, char *why, size_t len);
+int ktrace_apply(const struct ktrace_spec *k, char *why, size_t len);
 
 /* Read the state back and check it is what k asks for; why names every
  * difference. */
-int ktrace_verify(const struct kernel_cfg *k, char *why, size_t len);
+int ktrace_verify(const struct ktrace_spec *k, char *why, size_t len);
 
 /* ktrace_set_state(prior): put a state read earlier back. */
 int ktrace_restore(const struct ktrace_state *prior, char *did, size_t didlen,
@@ -108,7 +132,7 @@ int ktrace_state_equal(const struct ktrace_state *a, const struct ktrace_state *
  * 0, or -1 with why naming the first one missing; kernel says whose ("this
  * kernel", "the guest kernel"), path is tracefs's mount point.
  */
-int ktrace_check_names(const struct kernel_cfg *k, const char *path, const char *kernel,
+int ktrace_check_names(const struct ktrace_spec *k, const char *path, const char *kernel,
 		       char *why, size_t len);
 
 /* Is tracer listed in available_tracers? */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "engine/config.h"
+#include "backends/qemu_config.h"
 #include "lib/util.h"
 
 static const char *src_dir(void)
@@ -174,11 +175,11 @@ Test(config, full_experiment)
 	cr_expect_eq(experiment_find_variant(&exp, "nope"), -1);
 
 	const struct variant *v = &exp.variants[0];
-	cr_expect(v->kernel.present);
-	cr_expect_str_eq(v->kernel.tracer, "nop");
-	cr_expect_eq(v->kernel.n_events, 0);
-	cr_expect_eq(v->kernel.tracing_on, 0);
-	cr_expect_eq(v->kernel.buffer_size_kb, -1);
+	cr_assert_not_null(v->kernel);
+	cr_expect_str_eq(v->kernel->tracer, "nop");
+	cr_expect_eq(v->kernel->n_events, 0);
+	cr_expect_eq(v->kernel->tracing_on, 0);
+	cr_expect_eq(v->kernel->buffer_size_kb, -1);
 	cr_expect_eq(v->wrap.n, 0);
 	cr_expect_eq(v->pos.line, 15);
 	cr_expect_eq(v->pos.col, 5);
@@ -201,33 +202,36 @@ Test(config, full_experiment)
 	cr_expect_float_eq(v->daemon_ready_s, 0.25, 1e-12);
 	cr_expect_null(v->daemon_ready_regex);
 	cr_expect_str_eq(v->background.v[2], "sleep 1");
-	cr_expect_eq(v->kernel.tracing_on, 1);
-	cr_expect_eq(v->kernel.buffer_size_kb, 4096);
-	cr_expect_eq(v->kernel.n_events, 2);
-	cr_expect_str_eq(v->kernel.events[1], "syscalls:sys_enter_*");
-	cr_expect_str_eq(v->kernel.functions[1], "do_sys_*");
-	cr_expect_str_eq(v->kernel.options[0], "nooverwrite");
-	cr_expect(!v->boot.present);
+	cr_assert_not_null(v->kernel);
+	cr_expect_eq(v->kernel->tracing_on, 1);
+	cr_expect_eq(v->kernel->buffer_size_kb, 4096);
+	cr_expect_eq(v->kernel->n_events, 2);
+	cr_expect_str_eq(v->kernel->events[1], "syscalls:sys_enter_*");
+	cr_expect_str_eq(v->kernel->functions[1], "do_sys_*");
+	cr_expect_str_eq(v->kernel->options[0], "nooverwrite");
+	cr_expect_eq(v->be, &backend_host);
+	cr_expect_null(v->cfg);
 
 	v = &exp.variants[2];
 	cr_expect_str_eq(v->daemon_ready_regex, "ready: [0-9]+");
 	cr_expect_eq(regexec(&v->daemon_ready_re, "kernel ready: 42", 0, NULL, 0), 0);
 	cr_expect_neq(regexec(&v->daemon_ready_re, "ready: soon", 0, NULL, 0), 0);
-	cr_expect(v->boot.present);
-	cr_expect(!v->kernel.present);
-	cr_expect_null(v->boot.kernel);	/* config: builds it */
-	cr_expect_str_eq(v->boot.initrd, "auto");
-	cr_expect_str_eq(v->boot.cmdline, "console=ttyS0 quiet");
-	cr_expect_eq(v->boot.memory_bytes, 1ull << 30);
-	cr_expect_eq(v->boot.cpus, 2);
-	cr_expect_eq(v->boot.kvm, -1);
+	cr_assert_eq(v->be, &backend_qemu);
+	cr_expect_null(v->kernel);
+	const struct boot_cfg *b = v->cfg;
+	cr_expect_null(b->kernel);	/* config: builds it */
+	cr_expect_str_eq(b->initrd, "auto");
+	cr_expect_str_eq(b->cmdline, "console=ttyS0 quiet");
+	cr_expect_eq(b->memory_bytes, 1ull << 30);
+	cr_expect_eq(b->cpus, 2);
+	cr_expect_eq(b->kvm, -1);
 	/* relative to the file's folder */
-	cr_expect(strstr(v->boot.config, "config/kernels/configs/tracing.config") &&
-		  !strcmp(strstr(v->boot.config, "config/kernels/configs/tracing.config"),
-			  "config/kernels/configs/tracing.config"), "%s", v->boot.config);
-	cr_expect_str_eq(v->boot.source, "/usr/src/linux-source-6.1");
-	cr_expect_eq(v->boot.boots, 3);
-	cr_expect_eq(v->boot.deterministic, 1);
+	cr_expect(strstr(b->config, "config/kernels/configs/tracing.config") &&
+		  !strcmp(strstr(b->config, "config/kernels/configs/tracing.config"),
+			  "config/kernels/configs/tracing.config"), "%s", b->config);
+	cr_expect_str_eq(b->source, "/usr/src/linux-source-6.1");
+	cr_expect_eq(b->boots, 3);
+	cr_expect_eq(b->deterministic, 1);
 
 	/* workloads: inline, by name, then the include's */
 	cr_assert_eq(exp.n_workloads, 4);
@@ -308,8 +312,9 @@ Test(config, deterministic_on_the_experiment_is_each_boot_variants_default)
 	char err[1024];
 
 	cr_assert_eq(config_load(path, &exp, err, sizeof(err)), 0, "%s", err);
-	cr_expect_eq(exp.variants[0].boot.deterministic, 1);
-	cr_expect_eq(exp.variants[1].boot.deterministic, 0, "the variant's own value wins");
+	cr_expect_eq(((struct boot_cfg *)exp.variants[0].cfg)->deterministic, 1);
+	cr_expect_eq(((struct boot_cfg *)exp.variants[1].cfg)->deterministic, 0,
+		     "the variant's own value wins");
 	experiment_release(&exp);
 	free(path);
 	free(dir);
@@ -331,8 +336,7 @@ Test(config, defaults)
 	cr_expect_float_eq(exp.timeout_s, 300.0, 1e-9);
 	cr_expect_eq(exp.n_cpus, 0);
 	cr_expect_eq(exp.n_gate, 0);
-	cr_expect_eq(exp.variants[0].kernel.present, 0);
-	cr_expect_eq(exp.variants[0].kernel.tracing_on, -1);
+	cr_expect_null(exp.variants[0].kernel);
 	cr_expect_eq(exp.workloads[0].kind, WORKLOAD_REAL);
 	cr_expect_null(exp.workloads[0].description);
 	experiment_release(&exp);

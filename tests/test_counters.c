@@ -98,7 +98,7 @@ static const struct metric_value *mv(const struct run_result *res, const char *n
 	return NULL;
 }
 
-TestSuite(counters, .timeout = 60, .fini = (void (*)(void))runner_clear_stop);
+TestSuite(counters, .timeout = 60, .fini = (void (*)(void))stop_clear);
 
 /* ---- names ---- */
 

@@ -4,6 +4,7 @@
 
 #include "engine/config.h"
 #include "engine/plan.h"
+#include "backends/qemu_config.h"
 
 /* Computed once with this implementation (GSL MT19937 + gsl_ran_shuffle). */
 #define GOLDEN_SEED42 "021102012"
@@ -11,6 +12,16 @@
 /* An experiment with nv variants and nw workloads, built by hand. */
 static struct experiment exp;
 static struct variant vars[4];
+static struct boot_cfg boots[4];
+
+/* Variant i asks for n boots (a boot: variant's qemu block, boots: n). */
+static void set_boots(int i, int n)
+{
+	boots[i].boots = n;
+	vars[i].be = &backend_qemu;
+	vars[i].cfg = &boots[i];
+}
+
 static struct workload wls[3];
 static char *vnames[] = { "base", "v1", "v2", "v3" };
 static char *wnames[] = { "w0", "w1", "w2" };
@@ -19,6 +30,7 @@ static void mk(size_t nv, size_t nw, enum run_order order, int reps, int warm)
 {
 	memset(&exp, 0, sizeof(exp));
 	memset(vars, 0, sizeof(vars));
+	memset(boots, 0, sizeof(boots));
 	memset(wls, 0, sizeof(wls));
 	for (size_t i = 0; i < nv; i++)
 		vars[i].name = vnames[i];
@@ -256,7 +268,7 @@ Test(plan, boots_sequential_is_abba)
 	struct plan p;
 	char err[256];
 	mk(2, 2, ORDER_SEQUENTIAL, 10, 1);
-	vars[1].boot.boots = 3;
+	set_boots(1, 3);
 	cr_assert_eq(plan_build(&exp, NULL, 1, &p, err, sizeof(err)), 0, "%s", err);
 	check_blocks(&p, 2, 2, 10, 1, 3);
 	/* file order first: base v1 | v1 base | base v1 */
@@ -278,8 +290,8 @@ Test(plan, boots_interleaved_is_abba_and_seeded)
 	struct plan p, q;
 	char err[256];
 	mk(3, 3, ORDER_INTERLEAVED, 4, 1);
-	vars[0].boot.boots = 4;
-	vars[2].boot.boots = 4;
+	set_boots(0, 4);
+	set_boots(2, 4);
 	cr_assert_eq(plan_build(&exp, NULL, 9, &p, err, sizeof(err)), 0, "%s", err);
 	check_blocks(&p, 3, 3, 4, 1, 4);
 	cr_assert_eq(plan_build(&exp, NULL, 9, &q, err, sizeof(err)), 0);
@@ -293,14 +305,14 @@ Test(plan, boots_must_agree_and_not_be_random)
 	struct plan p;
 	char err[256];
 	mk(2, 1, ORDER_SEQUENTIAL, 4, 0);
-	vars[0].boot.boots = 2;
-	vars[0].boot.pos = (struct pos){ "t.yaml", 4, 11 };
-	vars[1].boot.boots = 3;
-	vars[1].boot.pos = (struct pos){ "t.yaml", 7, 11 };
+	set_boots(0, 2);
+	vars[0].cfg_pos = (struct pos){ "t.yaml", 4, 11 };
+	set_boots(1, 3);
+	vars[1].cfg_pos = (struct pos){ "t.yaml", 7, 11 };
 	cr_assert_eq(plan_build(&exp, NULL, 1, &p, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "t.yaml:7:11: variant 'v1' asks for boots: 3 and variant 'base' "
 			 "for boots: 2"), "%s", err);
-	vars[1].boot.boots = 2;
+	set_boots(1, 2);
 	exp.order = ORDER_RANDOM;
 	cr_assert_eq(plan_build(&exp, NULL, 1, &p, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "boots: 2 needs order: interleaved or sequential"), "%s", err);

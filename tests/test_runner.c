@@ -297,7 +297,7 @@ Test(runner, timeout_quick_group_kill)
 	cr_assert_eq(res.status, RUN_TIMEOUT);
 	cr_assert_str_eq(res.reason, "timed out after 0.2 s");
 	cr_assert(res.wall_s >= 0.2);
-	cr_assert(res.wall_s < 0.2 + RUNNER_KILL_GRACE_S, "%g", res.wall_s);
+	cr_assert(res.wall_s < 0.2 + STOP_KILL_GRACE_S, "%g", res.wall_s);
 	assert_children_gone(&res, 2);
 	run_result_release(&res);
 }
@@ -311,8 +311,8 @@ Test(runner, timeout_ignoring_sigterm, .timeout = 30)
 	run(&res, 0.2, NULL, 0, argv);
 	took = now_mono() - t0;
 	cr_assert_eq(res.status, RUN_TIMEOUT);
-	cr_assert(res.wall_s >= 0.2 + RUNNER_KILL_GRACE_S - 0.01, "%g", res.wall_s);
-	cr_assert(took < 0.2 + RUNNER_KILL_GRACE_S + 5, "%g", took);
+	cr_assert(res.wall_s >= 0.2 + STOP_KILL_GRACE_S - 0.01, "%g", res.wall_s);
+	cr_assert(took < 0.2 + STOP_KILL_GRACE_S + 5, "%g", took);
 	assert_children_gone(&res, 2);
 	run_result_release(&res);
 }
@@ -327,7 +327,7 @@ static void restore_signals(void)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
-	runner_clear_stop();
+	stop_clear();
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
@@ -337,10 +337,10 @@ Test(runner, stop_request, .fini = restore_signals)
 	/* the workload asks perturb (its parent) to stop, then waits */
 	char *argv[] = { "sleeper", "-c", "1", "-k", NULL };
 
-	runner_install_signals();
+	stop_install_signals();
 	run(&res, 20, NULL, 0, argv);
 	cr_assert_eq(res.status, RUN_INTERRUPTED);
-	cr_assert_eq(runner_stop_requested(), SIGTERM);
+	cr_assert_eq(stop_requested(), SIGTERM);
 	cr_assert(res.wall_s < 10);
 	assert_children_gone(&res, 1);
 	run_result_release(&res);
@@ -358,12 +358,12 @@ Test(runner, workload_gets_default_signals, .fini = restore_signals)
 	char *argv[] = { "crasher", "term", NULL };
 
 	/* blocked and ignored in perturb, default in the workload */
-	runner_install_signals();
+	stop_install_signals();
 	signal(SIGPIPE, SIG_IGN);
 	run(&res, 10, NULL, 0, argv);
 	cr_assert_eq(res.status, RUN_CRASHED, "%s", res.reason);
 	cr_assert_eq(res.signal, SIGTERM);
-	cr_assert_eq(runner_stop_requested(), 0);
+	cr_assert_eq(stop_requested(), 0);
 	run_result_release(&res);
 	signal(SIGPIPE, SIG_DFL);
 }

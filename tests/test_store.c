@@ -11,6 +11,7 @@
 
 #include "lib/machine.h"
 #include "engine/store.h"
+#include "backends/qemu_config.h"
 #include "testlib.h"
 #include "lib/util.h"
 
@@ -67,7 +68,7 @@ static char *capture_end(void)
  */
 static struct variant variants[] = {
 	{ .name = "zeta", .description = "the baseline" },
-	{ .name = "alpha", .boot = { .present = 1, .deterministic = 1 } },
+	{ .name = "alpha", .be = &backend_qemu, .cfg = &(struct boot_cfg){ .deterministic = 1 } },
 };
 static struct workload workloads[] = {
 	{ .name = "w2", .kind = WORKLOAD_REAL, .description = "a real one" },

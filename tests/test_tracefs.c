@@ -427,9 +427,9 @@ static void kteardown(void)
 
 TestSuite(kernel, .init = ksetup, .fini = kteardown, .timeout = 90);
 
-static struct kernel_cfg cfg_tracing(char **ev, size_t n)
+static struct ktrace_spec cfg_tracing(char **ev, size_t n)
 {
-	return (struct kernel_cfg){ .present = 1, .events = ev, .n_events = n, .tracing_on = 1,
+	return (struct ktrace_spec){ .events = ev, .n_events = n, .tracing_on = 1,
 				    .buffer_size_kb = 2048 };
 }
 
@@ -438,7 +438,7 @@ Test(kernel, apply_verify_stats_restore_in_process)
 	char why[1024];
 	int m;
 	char *ev[] = { "sched:*", "raw_syscalls:sys_*" };
-	struct kernel_cfg k = cfg_tracing(ev, 2);
+	struct ktrace_spec k = cfg_tracing(ev, 2);
 	struct ktrace_state prior;
 	struct ktrace_stats s0, s1;
 
@@ -450,7 +450,7 @@ Test(kernel, apply_verify_stats_restore_in_process)
 	cr_assert_eq(ktrace_verify(&k, why, sizeof(why)), 0, "%s", why);
 
 	/* a different block does not verify: the difference is named */
-	struct kernel_cfg other = cfg_tracing(ev, 1);
+	struct ktrace_spec other = cfg_tracing(ev, 1);
 	other.tracing_on = 0;
 	other.buffer_size_kb = 1024;
 	cr_assert_eq(ktrace_verify(&other, why, sizeof(why)), -1);

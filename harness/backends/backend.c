@@ -8,20 +8,71 @@
 
 extern char **environ;
 
-const struct backend *backend_for(const struct variant *v)
+/*
+ * The table: the default backend (no key) first.  Adding a backend: its
+ * file, and one row here.
+ */
+static const struct backend *const backends[] = {
+	&backend_host,
+	&backend_qemu,
+};
+
+/* Backends added at run time by backend_register(). */
+#define MAX_REGISTERED 8
+static const struct backend *registered[MAX_REGISTERED];
+static size_t n_registered;
+
+const struct backend *backend_at(size_t i)
 {
-	if (v->boot.present)
-		return &backend_qemu;
-	return &backend_host;
+	if (i < ARRAY_SIZE(backends))
+		return backends[i];
+	i -= ARRAY_SIZE(backends);
+	return i < n_registered ? registered[i] : NULL;
 }
 
-const struct pos *backend_pos(const struct variant *v)
+int backend_register(const struct backend *be)
 {
-	if (v->boot.present)
-		return &v->boot.pos;
-	if (v->kernel.present)
-		return &v->kernel.pos;
-	return &v->pos;
+	const struct backend *b;
+
+	if (!be->name || !be->run)
+		return error("backend '%s': a backend needs a name and a run function",
+			     be->name ? be->name : "?");
+	for (size_t i = 0; (b = backend_at(i)); i++) {
+		if (b == be)
+			return 0;
+		if (!strcmp(b->name, be->name) || (be->key && b->key && !strcmp(b->key, be->key)))
+			return error("backend '%s': name or key '%s' is taken by backend '%s'",
+				     be->name, be->key ? be->key : be->name, b->name);
+	}
+	if (n_registered == MAX_REGISTERED)
+		return error("backend '%s': more than %d registered backends", be->name,
+			     MAX_REGISTERED);
+	registered[n_registered++] = be;
+	return 0;
+}
+
+const struct backend *backend_for_key(const char *key)
+{
+	const struct backend *b;
+	for (size_t i = 0; (b = backend_at(i)); i++)
+		if (b->key && !strcmp(b->key, key))
+			return b;
+	return NULL;
+}
+
+const struct backend *backend_default(void)
+{
+	return backends[0];
+}
+
+int backend_boots(const struct variant *v)
+{
+	return v->be && v->be->boots ? v->be->boots(v) : 1;
+}
+
+int backend_virtual_time(const struct variant *v)
+{
+	return v->be && v->be->virtual_time ? v->be->virtual_time(v) : 0;
 }
 
 char **env_build(const struct variant *v)

@@ -1,15 +1,36 @@
 /*
  * backend.h - variant backends: the ways of putting the system into a
- * variant.
+ * variant.  Each is one row of the table in backend.c (or registered with
+ * backend_register()); docs/architecture.md walks through adding one.
  *
- * Every variant is served by exactly one backend, chosen by backend_for():
- * `boot:` variants by "qemu", all others by "host".  The executor calls, in
- * this order:
+ * Choosing.  A backend may claim a variant key (key: qemu claims `boot:`);
+ * a variant holding that key is served by it, a variant holding no
+ * backend's key by the default backend, the table's first row (host, which
+ * claims none).  Two backends' keys in one variant is an error.  The common
+ * keys (name, description, env, wrap, setup, teardown, daemon,
+ * daemon_ready, background, kernel:) are read by the loader for every
+ * variant; a backend refuses in check() those it cannot honour.
+ *
+ * The block.  The loader (engine/config.c) allocates cfg_size zeroed bytes
+ * as v->cfg and calls parse() on the key's value: it validates the block
+ * with the yamlnode.h functions (their messages carry its positions) and
+ * fills cfg; release() frees what parse() put in cfg (also after a failed
+ * parse), never cfg itself.  finish() (optional) runs once the whole file
+ * is read, for experiment-wide defaults (qemu: the top-level
+ * deterministic:).  A backend without a key has no block: cfg is NULL.
+ *
+ * A study calls, in this order:
  *   check()  for every selected variant before anything runs or is written:
  *            0 = this machine can set it up, -1 with `why` filled otherwise
- *            (the study stops with exit 2, or skips it with --skip-unavailable);
+ *            (the study stops with exit 2, or skips it with
+ *            --skip-unavailable); *at is the part of v refused, for the
+ *            message: the engine presets v->cfg_pos;
+ *   build()  (optional) for every variant that will run, before the study's
+ *            first run: long preparation outside the measured time (qemu
+ *            builds config: kernels); -1 (printed) stops the study;
  *   enter()  when the plan switches to the variant: make the system be it;
- *   run()    for each of its runs;
+ *   run()    for each of its runs (runner.h's contract: 0 with the result,
+ *            whatever its status, or -1 on an internal error, printed);
  *   leave()  when the plan switches away, at the end, and on every error or
  *            stop path; it must undo a partial enter() and be idempotent.
  *            ctx->next is the variant entered right after (set only when
@@ -18,49 +39,81 @@
  *            instead of undoing it (the host backend does so for kernel
  *            tracing state shared by two kernel: variants); when next is
  *            NULL, or leave() fails, everything must be undone.
+ * Only run is required; a NULL check, enter or leave does nothing.
  *
- * Adding a backend: one file backend_NAME.c defining `const struct backend
- * backend_NAME`, one row in backends[] (backend.c), and a case in
- * backend_for().
+ * State.  ctx->priv is the backend's state for one variant: when priv_size
+ * > 0 the engine allocates it zeroed before the study's first enter() and
+ * frees it after the last leave(); with priv_size 0 ctx->priv starts NULL
+ * and the backend sets and frees it itself (qemu keeps its guest there).
+ *
+ * Plan and store.  boots() (optional, default 1) is how many blocks the
+ * plan splits the variant's runs into (plan.h: qemu's boots:, one boot
+ * each); virtual_time() (optional, default 0) is 1 when the variant's
+ * times count executed instructions (qemu's deterministic:), stored as the
+ * variant's timebase.
+ *
+ * Adding a backend: one file backends/NAME.c ending in `const struct
+ * backend backend_NAME = { ... }`, and one row in backends[] (backend.c);
+ * or, outside the tree (tests/backend_nice.c), backend_register().
  */
 #ifndef PERTURB_BACKEND_H
 #define PERTURB_BACKEND_H
 
 #include <stddef.h>
-#include "engine/config.h"
+#include "core/experiment.h"
 #include "core/proc.h"
 #include "core/runner.h"
+#include "core/yamlnode.h"
 
+/* What every backend gets, one per variant for a whole study. */
 struct backend_ctx {
 	const struct experiment *exp;
 	const struct variant *variant;
 	char **envp;		/* environment of this variant's processes */
-	const char *logdir;	/* where daemon/background logs go */
+	const char *logdir;	/* where daemon/background/console logs go */
 	const char *cwd;	/* working directory for setup/teardown */
 	const struct variant *next;	/* see leave() above */
-	/* host backend state */
-	int entered;
-	size_t setup_done;	/* setup commands that succeeded */
-	struct daemon *daemon;
-	struct background *background;
-	void *priv;		/* backend state (host: the kernel: block's) */
+	void *priv;		/* see State above */
 };
 
 struct backend {
 	const char *name;
-	int (*check)(const struct variant *v, char *why, size_t len);
+	const char *key;	/* the variant key it claims; NULL: none */
+	size_t cfg_size;	/* bytes of v->cfg */
+	size_t priv_size;	/* bytes of ctx->priv; 0: the backend's own */
+	int (*parse)(struct yn_ctx *y, const struct ynode *block, void *cfg);
+	void (*release)(void *cfg);
+	void (*finish)(struct variant *v, const struct experiment *exp);
+	int (*check)(const struct variant *v, struct pos *at, char *why, size_t len);
+	int (*build)(const struct variant *v);
 	int (*enter)(struct backend_ctx *ctx);
-	int (*leave)(struct backend_ctx *ctx);
 	int (*run)(struct backend_ctx *ctx, const struct run_request *req,
 		   struct run_result *res);
+	int (*leave)(struct backend_ctx *ctx);
+	int (*boots)(const struct variant *v);
+	int (*virtual_time)(const struct variant *v);
 };
 
 extern const struct backend backend_host;
 extern const struct backend backend_qemu;
 
-const struct backend *backend_for(const struct variant *v);
-/* Position of the part of v that its backend refuses (for messages). */
-const struct pos *backend_pos(const struct variant *v);
+/*
+ * Add a backend to the table (for backends outside it: a test's).  Call it
+ * before loading an experiment.  Returns 0, or -1 (printed) when its name
+ * or key is taken, it has no run, or the table is full.
+ */
+int backend_register(const struct backend *be);
+/* The backends, in table order (the default one first), then registered
+ * ones; NULL after the last.  i from 0. */
+const struct backend *backend_at(size_t i);
+/* The backend that claims key, or NULL. */
+const struct backend *backend_for_key(const char *key);
+/* The backend of variants without a backend key: host. */
+const struct backend *backend_default(void);
+
+/* v's boots() (1 when it has none) and virtual_time() (0). */
+int backend_boots(const struct variant *v);
+int backend_virtual_time(const struct variant *v);
 
 /*
  * The environment of a variant: perturb's own environment with the variant's

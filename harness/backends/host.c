@@ -1,5 +1,5 @@
 /*
- * backend_host.c - variants of the running system: env, wrap, setup and
+ * host.c - the default backend: variants of the running system: env, wrap, setup and
  * teardown commands, a daemon, a background load, and the `kernel:` block
  * (the running kernel's tracing state, through tracefs).
  *
@@ -48,11 +48,20 @@ struct host_kernel {
 	int active;		/* this variant's kernel state was (partly) applied */
 };
 
+/* A variant's state (ctx->priv), from enter() to leave(). */
+struct host_state {
+	int entered;
+	size_t setup_done;	/* setup commands that succeeded */
+	struct daemon *daemon;
+	struct background *background;
+	struct host_kernel kernel;
+};
+
 /* The target state of each kernel: block on top of journal.prior, computed
  * at its first enter (expanding event globs takes milliseconds) and
  * dropped with the prior state. */
 static struct target_cache {
-	const struct kernel_cfg *k;
+	const struct ktrace_spec *k;
 	struct ktrace_state t;
 } *targets;
 static size_t n_targets;
@@ -66,7 +75,7 @@ static void drop_targets(void)
 	n_targets = 0;
 }
 
-static const struct ktrace_state *target_of(const struct kernel_cfg *k, char *why, size_t len)
+static const struct ktrace_state *target_of(const struct ktrace_spec *k, char *why, size_t len)
 {
 	struct ktrace_state t;
 	for (size_t i = 0; i < n_targets; i++)
@@ -167,7 +176,7 @@ static int finish_journal(void)
  * whatever state is in place (the prior one, or the previous kernel
  * variant's, handed over by leave()), and read it back.
  */
-static int kernel_enter(struct host_kernel *hk, const struct kernel_cfg *k,
+static int kernel_enter(struct host_kernel *hk, const struct ktrace_spec *k,
 			char *why, size_t len)
 {
 	const struct ktrace_state *target;
@@ -216,7 +225,7 @@ fail_unmount:
 
 static int kernel_check(const struct variant *v, char *why, size_t len)
 {
-	const struct kernel_cfg *k = &v->kernel;
+	const struct ktrace_spec *k = v->kernel;
 	struct host_kernel hk = { 0 };
 	char msg[1024];
 	int ret = -1, mounted = 0;
@@ -263,7 +272,7 @@ out:
 
 /* ---- the backend ---- */
 
-static int host_check(const struct variant *v, char *why, size_t len)
+static int host_check(const struct variant *v, struct pos *at, char *why, size_t len)
 {
 	const char *progs[3] = {
 		v->wrap.n ? v->wrap.v[0] : NULL,
@@ -271,6 +280,10 @@ static int host_check(const struct variant *v, char *why, size_t len)
 		v->background.n ? v->background.v[0] : NULL,
 	};
 	const char *what[3] = { "wrap", "daemon", "background" };
+
+	/* a kernel: variant's refusals are shown at its kernel: block */
+	if (v->kernel)
+		*at = v->kernel_pos;
 	for (int i = 0; i < 3; i++) {
 		if (progs[i] && !strchr(progs[i], '{') && !program_exists(progs[i])) {
 			snprintf(why, len, "variant '%s': %s program '%s' not found", v->name,
@@ -295,7 +308,7 @@ static int host_check(const struct variant *v, char *why, size_t len)
 		}
 		free(par);
 	}
-	if (v->kernel.present)
+	if (v->kernel)
 		return kernel_check(v, why, len);
 	return 0;
 }
@@ -308,28 +321,28 @@ static char *log_path(struct backend_ctx *ctx, const char *what)
 static int host_leave(struct backend_ctx *ctx)
 {
 	const struct variant *v = ctx->variant;
-	struct host_kernel *hk = ctx->priv;
+	struct host_state *st = ctx->priv;
 	int ret = 0, final, handover;
 
-	if (ctx->background) {
+	if (st->background) {
 		long starts = 0;
-		if (background_stop(ctx->background, &starts) < 0)
+		if (background_stop(st->background, &starts) < 0)
 			ret = -1;
-		ctx->background = NULL;
+		st->background = NULL;
 		note("variant '%s': background load was started %ld time%s", v->name,
 		     starts, starts == 1 ? "" : "s");
 	}
-	if (ctx->daemon) {
-		if (daemon_stop(ctx->daemon) < 0)
+	if (st->daemon) {
+		if (daemon_stop(st->daemon) < 0)
 			ret = -1;
-		ctx->daemon = NULL;
+		st->daemon = NULL;
 	}
 	journal_clear_procs(&journal);	/* stopped: the file catches up at its next write */
 	/*
 	 * Teardown runs when the variant was entered, or when part of its setup
 	 * ran: it undoes setup, so it runs in full either way.
 	 */
-	if (ctx->entered || ctx->setup_done) {
+	if (st->entered || st->setup_done) {
 		for (size_t i = 0; i < v->n_teardown; i++)
 			if (run_cmd(ctx, &v->teardown[i], "teardown") < 0)
 				ret = -1;
@@ -339,28 +352,24 @@ static int host_leave(struct backend_ctx *ctx)
 	 * a kernel: one too: its enter() changes only what differs.
 	 */
 	final = !ctx->next || ret < 0;
-	handover = !final && hk && hk->active && ctx->next->kernel.present &&
-		   backend_for(ctx->next) == &backend_host;
+	handover = !final && st->kernel.active && ctx->next->kernel &&
+		   ctx->next->be == &backend_host;
 	if (!handover && restore_prior(v->name) < 0)
 		ret = -1;
 	if (final && finish_journal() < 0)
 		ret = -1;
-	free(hk);
-	ctx->priv = NULL;
-	ctx->entered = 0;
-	ctx->setup_done = 0;
+	memset(st, 0, sizeof(*st));
 	return ret;
 }
 
 static int host_enter(struct backend_ctx *ctx)
 {
 	const struct variant *v = ctx->variant;
+	struct host_state *st = ctx->priv;
 
-	if (v->kernel.present) {
+	if (v->kernel) {
 		char why[1024];
-		struct host_kernel *hk = xcalloc(1, sizeof(*hk));
-		ctx->priv = hk;
-		if (kernel_enter(hk, &v->kernel, why, sizeof(why)) < 0) {
+		if (kernel_enter(&st->kernel, v->kernel, why, sizeof(why)) < 0) {
 			error("variant '%s': %s", v->name, why);
 			goto fail;
 		}
@@ -368,31 +377,31 @@ static int host_enter(struct backend_ctx *ctx)
 	for (size_t i = 0; i < v->n_setup; i++) {
 		if (run_cmd(ctx, &v->setup[i], "setup") < 0)
 			goto fail;
-		ctx->setup_done = i + 1;
+		st->setup_done = i + 1;
 	}
 	if (v->daemon.n) {
 		char *path = log_path(ctx, "daemon");
 		char **argv = expand_argv(ctx, &v->daemon);
 		int r = daemon_start(argv, ctx->envp, ctx->cwd, path, v->daemon_ready_s,
 				     v->daemon_ready_regex ? &v->daemon_ready_re : NULL,
-				     ctx->exp->timeout_s, &ctx->daemon);
+				     ctx->exp->timeout_s, &st->daemon);
 		free(path);
 		argv_free(argv);
 		if (r < 0)
 			goto fail;
-		journal_proc(ctx, daemon_pid(ctx->daemon), "daemon", &v->daemon);
+		journal_proc(ctx, daemon_pid(st->daemon), "daemon", &v->daemon);
 	}
 	if (v->background.n) {
 		char *path = log_path(ctx, "background");
 		char **argv = expand_argv(ctx, &v->background);
-		int r = background_start(argv, ctx->envp, ctx->cwd, path, &ctx->background);
+		int r = background_start(argv, ctx->envp, ctx->cwd, path, &st->background);
 		free(path);
 		argv_free(argv);
 		if (r < 0)
 			goto fail;
-		journal_proc(ctx, background_pid(ctx->background), "background load", &v->background);
+		journal_proc(ctx, background_pid(st->background), "background load", &v->background);
 	}
-	ctx->entered = 1;
+	st->entered = 1;
 	return 0;
 fail:
 	host_leave(ctx);
@@ -420,7 +429,7 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	char why[512];
 	int have = 0, r;
 
-	if (ctx->variant->kernel.present) {
+	if (ctx->variant->kernel) {
 		if (ktrace_read_stats(&before, why, sizeof(why)) == 0)
 			have = 1;
 		else
@@ -439,6 +448,7 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 
 const struct backend backend_host = {
 	.name = "host",
+	.priv_size = sizeof(struct host_state),
 	.check = host_check,
 	.enter = host_enter,
 	.leave = host_leave,

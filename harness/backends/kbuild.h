@@ -19,7 +19,7 @@
 #define PERTURB_KBUILD_H
 
 #include <stddef.h>
-#include "engine/config.h"
+#include "qemu_config.h"
 
 #define KBUILD_DEFAULT_SOURCE "/usr/src/linux-source-6.1.tar.xz"
 

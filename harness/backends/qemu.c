@@ -53,6 +53,7 @@
  * naming the reason and the log; the study goes on with the next variant.
  */
 #include "backend.h"
+#include "qemu_config.h"
 #include "counters/counters.h"
 #include "frame.h"
 #include "initramfs.h"
@@ -123,9 +124,9 @@ static int kvm_usable(const struct boot_cfg *b)
 	return access("/dev/kvm", R_OK | W_OK) == 0;
 }
 
-static int qemu_check(const struct variant *v, char *why, size_t len)
+static int qemu_check(const struct variant *v, struct pos *at, char *why, size_t len)
 {
-	const struct boot_cfg *b = &v->boot;
+	const struct boot_cfg *b = v->cfg;
 
 	/* what this backend cannot do yet, then what this machine lacks */
 	if (v->daemon.n || v->background.n || v->n_setup || v->n_teardown)
@@ -606,7 +607,7 @@ static char **qemu_argv(const struct boot_cfg *b, const char *kernel, const char
 static int boot(struct backend_ctx *ctx, struct qemu *q, const char *kernel,
 		const char *initrd, char *why, size_t wlen)
 {
-	const struct boot_cfg *b = &ctx->variant->boot;
+	const struct boot_cfg *b = ctx->variant->cfg;
 	char **argv = qemu_argv(b, kernel, initrd), *line = NULL;
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ret = -1;
 	int kvm = kvm_usable(b);
@@ -733,7 +734,7 @@ out:
  */
 static int guest_kernel(struct backend_ctx *ctx, struct qemu *q, char *why, size_t wlen)
 {
-	const struct kernel_cfg *k = &ctx->variant->kernel;
+	const struct ktrace_spec *k = ctx->variant->kernel;
 	struct strbuf cmd = STRBUF_INIT;
 	unsigned char *p = NULL;
 	size_t len;
@@ -819,7 +820,7 @@ out:
 
 static int qemu_enter(struct backend_ctx *ctx)
 {
-	const struct boot_cfg *b = &ctx->variant->boot;
+	const struct boot_cfg *b = ctx->variant->cfg;
 	struct qemu *q;
 	char *kernel = NULL, *initrd = NULL, why[400];
 	int ret = -1, r;
@@ -841,7 +842,6 @@ static int qemu_enter(struct backend_ctx *ctx)
 	q->log = -1;
 	q->to_guest = q->from_guest = -1;
 	ctx->priv = q;
-	ctx->entered = 1;
 	q->log_path = xasprintf("%s/qemu-%s-%u.log", ctx->logdir ? ctx->logdir : ".",
 				ctx->variant->name, ++boot_count);
 	q->log = open(q->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -854,7 +854,7 @@ static int qemu_enter(struct backend_ctx *ctx)
 		close_pipes(q);
 		r = boot(ctx, q, kernel, initrd, why, sizeof(why));
 	}
-	if (r == 1 && ctx->variant->kernel.present)
+	if (r == 1 && ctx->variant->kernel)
 		r = guest_kernel(ctx, q, why, sizeof(why));
 	if (r == PROC_STOP)
 		qemu_kill(q);
@@ -867,6 +867,20 @@ out:
 	free(kernel);
 	free(initrd);
 	return ret;
+}
+
+/* A config: kernel is built (or found in the cache) before the study. */
+static int qemu_build(const struct variant *v)
+{
+	const struct boot_cfg *b = v->cfg;
+	char *img;
+
+	if (!b->config)
+		return 0;
+	if (!(img = kbuild_image(b)))
+		return -1;
+	free(img);
+	return 0;
 }
 
 static int qemu_leave(struct backend_ctx *ctx)
@@ -894,7 +908,6 @@ static int qemu_leave(struct backend_ctx *ctx)
 	free(q->log_path);
 	free(q);
 	ctx->priv = NULL;
-	ctx->entered = 0;
 	return 0;
 }
 
@@ -1189,7 +1202,7 @@ static int qemu_run(struct backend_ctx *ctx, const struct run_request *req,
 		mark_dead(q, "variant '%s': cannot write to QEMU: %s", v->name, strerror(errno));
 		goto dead;
 	}
-	double deadline = now_mono() + req->timeout_s + RUNNER_KILL_GRACE_S + RESULT_MARGIN_S;
+	double deadline = now_mono() + req->timeout_s + STOP_KILL_GRACE_S + RESULT_MARGIN_S;
 	int r = read_line(q, "PERTURB-RESULT ", deadline, &line);
 	if (r == PROC_STOP) {
 		res->status = RUN_INTERRUPTED;
@@ -1226,6 +1239,14 @@ out:
 
 const struct backend backend_qemu = {
 	.name = "qemu",
+	.key = "boot",
+	.cfg_size = sizeof(struct boot_cfg),
+	.parse = qemu_config_parse,
+	.release = qemu_config_release,
+	.finish = qemu_config_finish,
+	.build = qemu_build,
+	.boots = qemu_config_boots,
+	.virtual_time = qemu_config_virtual_time,
 	.check = qemu_check,
 	.enter = qemu_enter,
 	.leave = qemu_leave,

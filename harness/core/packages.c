@@ -3,7 +3,7 @@
  * provide them (see packages.h).
  */
 #include "packages.h"
-#include "engine/config.h"
+#include "experiment.h"
 #include "lib/util.h"
 
 #include <glob.h>

@@ -15,7 +15,7 @@
  *  - the background supervisor restarts the load each time it ends.
  */
 #include "proc.h"
-#include "runner.h"
+#include "stop.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -592,12 +592,12 @@ int proc_poll(struct pollfd *fds, nfds_t n, double deadline, int honour_stop)
 {
 	sigset_t mask;
 
-	runner_sleep_sigmask(&mask, honour_stop);
+	stop_sleep_sigmask(&mask, honour_stop);
 	for (;;) {
 		struct timespec ts, *tsp = NULL;
 		int r;
 
-		if (honour_stop && runner_stop_requested())
+		if (honour_stop && stop_requested())
 			return PROC_STOP;
 		if (deadline > 0) {
 			ts = to_timespec(deadline - now_mono());
@@ -650,7 +650,7 @@ int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
 
 	if (!what)
 		what = "command";
-	if (runner_stop_requested())
+	if (stop_requested())
 		goto out;
 	out = memfd_create("perturb-command", MFD_CLOEXEC);
 	if (out < 0) {
@@ -672,7 +672,7 @@ int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
 	}
 	r = wait_child(pidfd, timeout_s > 0 ? now_mono() + timeout_s : 0);
 	if (r != 1)
-		proc_kill_group(pid, pidfd, RUNNER_KILL_GRACE_S);
+		proc_kill_group(pid, pidfd, STOP_KILL_GRACE_S);
 	kill(-pid, SIGKILL);	/* what it left behind */
 	reap(pid, &status);
 
@@ -807,7 +807,7 @@ static void reap_logger(struct daemon *d)
 	fd = pidfd_open(d->logger, 0);
 	if (fd >= 0) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		if (proc_poll(&p, 1, now_mono() + RUNNER_KILL_GRACE_S, 0) <= 0)
+		if (proc_poll(&p, 1, now_mono() + STOP_KILL_GRACE_S, 0) <= 0)
 			kill(d->logger, SIGKILL);
 		close(fd);
 	} else {
@@ -823,7 +823,7 @@ static void daemon_free(struct daemon *d, int *status)
 	int st = 0;
 
 	if (d->pid > 0) {
-		proc_kill_group(d->pid, d->pidfd, RUNNER_KILL_GRACE_S);
+		proc_kill_group(d->pid, d->pidfd, STOP_KILL_GRACE_S);
 		reap(d->pid, &st);
 	}
 	reap_logger(d);
@@ -886,7 +886,7 @@ static int daemon_wait_ready(struct daemon *d, int ready_fd, double ready_delay_
 		if (r == 0) {
 			error("daemon '%s' not ready after %g s: its output did not match the readiness pattern",
 			      d->cmd, timeout_s);
-			proc_kill_group(d->pid, d->pidfd, RUNNER_KILL_GRACE_S);
+			proc_kill_group(d->pid, d->pidfd, STOP_KILL_GRACE_S);
 			reap(d->pid, NULL);
 			d->pid = -1;
 			reap_logger(d);
@@ -920,7 +920,7 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 	d->pid = d->logger = -1;
 	d->pidfd = d->log_fd = -1;
 	d->cmd = proc_argv_string(argv);
-	if (runner_stop_requested())
+	if (stop_requested())
 		goto out;
 	log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (log < 0) {
@@ -1081,7 +1081,7 @@ static _Noreturn void supervisor_main(char *const *argv, char *const *envp,
 			if (pidfd >= 0)
 				proc_poll(p, 2, 0, 0);
 			if (pidfd < 0 || p[0].revents) {
-				proc_kill_group(pid, pidfd, RUNNER_KILL_GRACE_S);
+				proc_kill_group(pid, pidfd, STOP_KILL_GRACE_S);
 				reap(pid, NULL);
 				break;
 			}
@@ -1118,7 +1118,7 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
 	*out = NULL;
 	if (!argv || !argv[0])
 		return error("empty background command");
-	if (runner_stop_requested())
+	if (stop_requested())
 		return -1;
 	log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (log < 0)

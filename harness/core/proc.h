@@ -49,7 +49,7 @@ pid_t proc_spawn(const struct spawn_opts *o);
  * Run a command to completion (setup, teardown, prepare).  Returns 0 when it
  * exits with status 0 within timeout_s; otherwise -1 after printing an
  * error() that names the command, the exit status / signal / time-out, and
- * the last lines of its output.  A stop request (runner_stop_requested) kills
+ * the last lines of its output.  A stop request (stop_requested) kills
  * it and returns -1.
  */
 int proc_run_command(char *const *argv, char *const *envp, const char *cwd,

@@ -28,11 +28,6 @@
  * lines; a longer line is cut): bounds what regexec() allocates. */
 #define SCAN_CHUNK (256 * 1024)
 
-static volatile sig_atomic_t stop_signal;
-static int signals_installed;
-
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
-
 const char *run_status_name(enum run_status s)
 {
 	switch (s) {
@@ -44,51 +39,6 @@ const char *run_status_name(enum run_status s)
 	case RUN_INTERRUPTED: return "interrupted";
 	}
 	return "unknown";
-}
-
-/* ---- stop requests ---- */
-
-static void on_stop_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-void runner_install_signals(void)
-{
-	struct sigaction sa;
-	sigset_t set;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sigemptyset(&set);
-	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++) {
-		sigaddset(&sa.sa_mask, stop_signals[i]);
-		sigaddset(&set, stop_signals[i]);
-	}
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
-		sigaction(stop_signals[i], &sa, NULL);
-	signals_installed = 1;
-}
-
-int runner_stop_requested(void)
-{
-	return stop_signal;
-}
-
-void runner_clear_stop(void)
-{
-	stop_signal = 0;
-}
-
-void runner_sleep_sigmask(sigset_t *mask, int honour_stop)
-{
-	sigprocmask(SIG_BLOCK, NULL, mask);
-	if (!honour_stop || !signals_installed)
-		return;
-	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
-		sigdelset(mask, stop_signals[i]);
 }
 
 /* ---- output ---- */
@@ -302,8 +252,8 @@ static void classify(const struct run_request *req, int status, int how,
 		set_reason(res, "timed out after %g s", req->timeout_s);
 	} else if (how == PROC_STOP) {
 		res->status = RUN_INTERRUPTED;
-		set_reason(res, "interrupted by signal %d (%s)", stop_signal,
-			   strsignal(stop_signal));
+		set_reason(res, "interrupted by signal %d (%s)", stop_requested(),
+			   strsignal(stop_requested()));
 	} else if (WIFEXITED(status)) {
 		res->exit_code = WEXITSTATUS(status);
 		if (res->exit_code) {
@@ -340,7 +290,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	memset(res, 0, sizeof(*res));
 	now_iso8601(res->started, sizeof(res->started));
 
-	if (runner_stop_requested()) {
+	if (stop_requested()) {
 		res->status = RUN_INTERRUPTED;
 		set_reason(res, "not started: perturb is stopping");
 		ret = 0;
@@ -385,7 +335,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		how = PROC_STOP;
 	}
 	if (how != 1)
-		proc_kill_group(pid, pidfd, RUNNER_KILL_GRACE_S);
+		proc_kill_group(pid, pidfd, STOP_KILL_GRACE_S);
 	t1 = now_mono();
 	kill(-pid, SIGKILL);	/* what the workload left behind */
 	do

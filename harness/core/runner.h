@@ -32,8 +32,8 @@
  * has no value (never 0).
  *
  * Time-out: the group gets SIGTERM, then SIGKILL after a grace period of
- * RUNNER_KILL_GRACE_S; the run is RUN_TIMEOUT.  A stop signal received by
- * perturb (see runner_stop_requested) ends the run the same way with
+ * STOP_KILL_GRACE_S; the run is RUN_TIMEOUT.  A stop signal received by
+ * perturb (stop.h) ends the run the same way with
  * RUN_INTERRUPTED; such a run is never stored.
  *
  * Metrics: for each metric_def, the first match of its regex in stdout, then
@@ -47,9 +47,9 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "engine/config.h"
+#include "experiment.h"
+#include "stop.h"
 
-#define RUNNER_KILL_GRACE_S 2.0
 #define RUNNER_TAIL_BYTES 2048
 
 enum run_status {
@@ -103,19 +103,5 @@ struct run_result {
  * and must be released. */
 int runner_run(const struct run_request *req, struct run_result *result);
 void run_result_release(struct run_result *r);
-
-/*
- * Stop requests.  runner_install_signals() installs handlers for SIGINT,
- * SIGTERM and SIGHUP that record the signal; runner_stop_requested() returns
- * it (0 when none).  Signals are blocked outside the runner's waits so that a
- * request is never lost between a check and a wait.
- */
-void runner_install_signals(void);
-int runner_stop_requested(void);
-/* Clear the request (tests). */
-void runner_clear_stop(void);
-/* The signal mask to sleep with in ppoll(): the current mask, with the stop
- * signals unblocked when honour_stop and the handlers are installed. */
-void runner_sleep_sigmask(sigset_t *mask, int honour_stop);
 
 #endif

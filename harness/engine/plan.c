@@ -1,5 +1,6 @@
 /* plan.c - see plan.h */
 #include "plan.h"
+#include "backends/backend.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -61,7 +62,7 @@ static int check_filter(char **names, size_t n, const char *what,
 	return 0;
 }
 
-/* The boots: N of the variants in vsel (1 when none says), or -1 with err
+/* The boots: N of the variants in vsel (their backend's, backend.h; 1 when none says), or -1 with err
  * set when two variants ask for different counts. */
 static int plan_boots(const struct experiment *exp, const int *vsel, size_t nvs, char *err,
 		      size_t errlen)
@@ -70,18 +71,19 @@ static int plan_boots(const struct experiment *exp, const int *vsel, size_t nvs,
 
 	for (size_t i = 0; i < nvs; i++) {
 		const struct variant *v = &exp->variants[vsel[i]];
-		if (v->boot.boots <= 1)
+		int nb = backend_boots(v);
+		if (nb <= 1)
 			continue;
-		if (by && v->boot.boots != by->boot.boots) {
+		if (by && nb != backend_boots(by)) {
 			snprintf(err, errlen, "%s:%d:%d: variant '%s' asks for boots: %d and "
 				 "variant '%s' for boots: %d; ABBA ordering boots every variant "
-				 "as often", v->boot.pos.file, v->boot.pos.line, v->boot.pos.col,
-				 v->name, v->boot.boots, by->name, by->boot.boots);
+				 "as often", v->cfg_pos.file, v->cfg_pos.line, v->cfg_pos.col,
+				 v->name, nb, by->name, backend_boots(by));
 			return -1;
 		}
 		by = v;
 	}
-	return by ? by->boot.boots : 1;
+	return by ? backend_boots(by) : 1;
 }
 
 /*

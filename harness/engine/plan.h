@@ -36,7 +36,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "config.h"
+#include "core/experiment.h"
 
 struct plan_entry {
 	int seq;		/* 0-based position in the plan */

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "config.h"
+#include "backends/backend.h"
 #include "lib/machine.h"
 #include "lib/util.h"
 
@@ -1038,7 +1038,7 @@ int store_variant_names(struct store *s, int64_t run_id, char ***names_out, size
 
 const char *variant_timebase(const struct variant *v)
 {
-	return v->boot.present && v->boot.deterministic == 1 ? "virtual" : "real";
+	return backend_virtual_time(v) ? "virtual" : "real";
 }
 
 int store_variant_timebases(struct store *s, int64_t run_id, char ***names_out, size_t *n)

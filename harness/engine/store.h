@@ -1,16 +1,23 @@
 /*
  * store.h - the results database (SQLite).
  *
- * Schema (versioned with PRAGMA user_version; store_open migrates older
- * databases forward, refuses newer ones):
+ * Schema version 2 (PRAGMA user_version; store_open migrates older
+ * databases forward, refuses newer ones; v2 added plan.block and
+ * variants.timebase):
  *   experiments(id, name, path, text, sha256)
  *   runs(id, experiment_id, name, baseline, seed, "order", argv, started,
  *        ended, status, perturb_version, machine_json,
  *        kernel_release, kernel_cmdline, cpu_model, cores, governor, smt,
  *        aslr, loadavg)                    one row per `perturb run`
- *   variants(run_id, idx, name, description)   workloads(run_id, idx, name, kind, description)
+ *   variants(run_id, idx, name, description, timebase)
+ *                                          timebase: "virtual" when the variant's
+ *                                          times count executed instructions
+ *                                          (its backend's, backend.h), else "real"
+ *   workloads(run_id, idx, name, kind, description)
  *   plan(run_id, seq, variant, workload, variant_idx, workload_idx,
- *        repetition, warmup, round)        variant/workload by name and idx
+ *        repetition, warmup, round, block) variant/workload by name and idx;
+ *                                          block: the unit entered at once
+ *                                          (plan.h; 0 in plans stored by v1)
  *   results(run_id, seq, status, exit_code, signal, reason, started,
  *           wall_s, user_s, sys_s, maxrss_kb, output_tail)
  *                                          one row per finished run
@@ -30,9 +37,11 @@
  *
  * Every store_* function returns 0 on success or -1 after printing an
  * error() naming the database.  Writes of one result are one transaction.
- * The database uses WAL and prepared statements only; a commit is fsync'd
- * (synchronous=FULL), so a stored result survives a SIGKILL of perturb and
- * a crash of the machine.  A failed write is rolled back whole.
+ * The database uses WAL (synchronous=NORMAL) and prepared statements only:
+ * a committed result survives a SIGKILL or crash of perturb, and the file
+ * is never left half-written; a power loss or kernel crash can lose the
+ * last commits, not corrupt the file (commits are not fsync'd one by one:
+ * store.c says what that would cost).  A failed write is rolled back whole.
  *
  * Reserved metric names: "wall", "user", "sys" and "maxrss" are columns of
  * results; store_put_result() refuses a run_result value with one of those

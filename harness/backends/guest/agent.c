@@ -632,7 +632,7 @@ static int parse_list(char **save, char ***v, size_t *n)
 /* Apply a kernel: block (see the top); why filled on error. */
 static int apply_kernel(char *args, char *why, size_t len)
 {
-	struct kernel_cfg k = { .present = 1 };
+	struct ktrace_spec k = KTRACE_SPEC_INIT;
 	char *save = NULL, *tok, **tracer = NULL;
 	size_t n_tracer = 0;
 	const char *path;

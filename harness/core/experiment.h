@@ -1,0 +1,152 @@
+/*
+ * experiment.h - the experiment, as the loader (engine/config.h) makes it
+ * from an experiment file and everything else reads it: variants,
+ * workloads, metrics, gate rules.  See docs/architecture.md for who owns
+ * what: a variant's backend block (v->cfg) is the backend's, everything
+ * else is filled by the loader and freed by experiment_release().
+ *
+ * Positions (struct pos) are 1-based; they name the node a message is
+ * about, in the file it was read from.
+ */
+#ifndef PERTURB_EXPERIMENT_H
+#define PERTURB_EXPERIMENT_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "instrumentation/tracefs.h"
+
+struct backend;
+
+struct pos {
+	const char *file;	/* owned by experiment->files[] */
+	int line, col;		/* 1-based; 0 when unknown */
+};
+
+/* A NULL-terminated argv; n excludes the terminator. */
+struct argv_list {
+	char **v;
+	size_t n;
+};
+
+struct env_var {
+	char *key, *value;
+};
+
+struct metric_def {
+	char *name;
+	char *regex_src;
+	regex_t re;
+	int has_group;		/* re has >= 1 capture group */
+	char *unit;		/* "" when not given */
+	struct pos pos;
+};
+
+struct variant {
+	char *name;
+	char *description;
+	struct pos pos;
+	struct env_var *env;
+	size_t n_env;
+	struct argv_list wrap;		/* n == 0: none */
+	struct argv_list *setup;	/* commands, each an argv */
+	size_t n_setup;
+	struct argv_list *teardown;
+	size_t n_teardown;
+	struct argv_list daemon;	/* n == 0: none */
+	double daemon_ready_s;		/* delay; 0 when a regex or unset */
+	char *daemon_ready_regex;	/* NULL when a delay or unset */
+	regex_t daemon_ready_re;
+	struct argv_list background;	/* n == 0: none */
+	/* kernel: block, the tracing state of the kernel the runs see (set by
+	 * the host backend here, inside the guest with boot:); NULL when absent */
+	struct ktrace_spec *kernel;
+	struct pos kernel_pos;
+	/*
+	 * The backend that puts the system into this variant (backends/backend.h),
+	 * chosen by its key (boot: -> qemu; none -> host), and its block
+	 * as its parse() read it (NULL for a backend without a block).  cfg_pos
+	 * is the block's position, the variant's when there is none.
+	 */
+	const struct backend *be;
+	void *cfg;
+	struct pos cfg_pos;
+};
+
+enum workload_kind { WORKLOAD_REAL, WORKLOAD_MICRO };
+
+struct workload {
+	char *name;
+	char *description;
+	enum workload_kind kind;
+	struct pos pos;
+	char **requires;
+	size_t n_requires;
+	struct argv_list *setup;	/* once, not timed */
+	size_t n_setup;
+	struct argv_list *prepare;	/* before each run, not timed */
+	size_t n_prepare;
+	struct argv_list cmd;		/* n == 0 when shell is used */
+	char *shell;			/* NULL when cmd is used */
+	struct metric_def *metrics;
+	size_t n_metrics;
+	double timeout_s;		/* 0 = the experiment's */
+	int repetitions;		/* 0 = the experiment's */
+};
+
+enum statistic { STAT_P0, STAT_P50, STAT_P80, STAT_P99, STAT_MEAN };
+
+struct gate_rule {
+	char *variant;		/* name or glob */
+	char *workload;		/* name or glob */
+	char *metric;		/* default "wall" */
+	enum statistic statistic;	/* default p50 */
+	double max_dilation;	/* fraction: 2% -> 0.02 */
+	double confidence;	/* default 0.95 */
+	struct pos pos;
+};
+
+enum run_order { ORDER_INTERLEAVED, ORDER_SEQUENTIAL, ORDER_RANDOM };
+
+struct experiment {
+	char *path;		/* as given */
+	char *text;		/* the main file's bytes, as stored in results */
+	size_t text_len;
+	char *name;
+	char *description;
+	char *baseline;		/* always set after load */
+	int repetitions;	/* default 10 */
+	int warmup;		/* default 1 */
+	enum run_order order;	/* default interleaved */
+	int has_seed;
+	uint64_t seed;
+	double timeout_s;	/* default 300 */
+	int *cpus;
+	size_t n_cpus;
+	char **counters;	/* as written; each passes counter_parse() (counters.h),
+				 * no two alike, none the name of a workload metric */
+	size_t n_counters;
+	struct variant *variants;
+	size_t n_variants;
+	struct workload *workloads;
+	size_t n_workloads;
+	struct gate_rule *gate;
+	size_t n_gate;
+	int deterministic;	/* -1 unset; the default of every variant whose
+				 * backend keeps virtual time (qemu's boot:) */
+	char **files;		/* every file read (main first), owns pos.file */
+	size_t n_files;
+};
+
+extern const char *const statistic_names[];	/* by enum statistic, NULL-terminated */
+extern const char *const order_names[];		/* by enum run_order, NULL-terminated */
+const char *statistic_name(enum statistic s);	/* "p50", "mean", ... */
+const char *order_name(enum run_order o);
+int experiment_find_variant(const struct experiment *exp, const char *name);	/* index or -1 */
+int experiment_find_workload(const struct experiment *exp, const char *name);
+
+/* Effective per-workload values. */
+int workload_repetitions(const struct experiment *exp, const struct workload *w);
+double workload_timeout(const struct experiment *exp, const struct workload *w);
+
+#endif

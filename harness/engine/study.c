@@ -1,0 +1,814 @@
+/*
+ * study.c - the executor (see study.h).
+ *
+ * experiment -> checks (variants, requires) -> plan -> database -> workload
+ * setup -> walk the plan: switch variants through their backend, prepare,
+ * run, store each result in its own transaction as soon as it exists.
+ * struct study holds what the phases share; each phase returns 0 or -1.
+ */
+#include "study.h"
+#include "config.h"
+#include "backends/backend.h"
+#include "core/packages.h"
+#include "core/runner.h"
+#include "counters/counters.h"
+#include "lib/machine.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * Progress on a terminal: one line on stderr, "[done/total] variant /
+ * workload  elapsed  ETA", drawn before a run starts and erased as soon as
+ * it ends, so that nothing is written while a workload runs and warnings
+ * land on clean lines.  Off when stderr is not a terminal or with -q; bold
+ * counts only when colour is allowed (NO_COLOR unset, TERM not dumb).  The
+ * ETA is the mean time per finished run times the runs left.
+ */
+struct progress {
+	int on, color;
+	size_t done, total;
+	double t0;
+};
+
+static void progress_init(struct progress *pg, const struct plan *p, const unsigned char *done)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	memset(pg, 0, sizeof(*pg));
+	pg->on = !perturb_quiet && isatty(STDERR_FILENO) && !(term && !strcmp(term, "dumb"));
+	pg->color = !(nc && *nc);
+	for (size_t i = 0; i < p->n; i++)
+		pg->total += !(done && done[i]);
+	pg->t0 = now_mono();
+}
+
+static void progress_show(const struct progress *pg, const char *variant, const char *workload)
+{
+	double el = now_mono() - pg->t0;
+	char eta[32] = "?";
+
+	if (!pg->on)
+		return;
+	if (pg->done)
+		snprintf(eta, sizeof(eta), "%.0fs", el / (double)pg->done * (double)(pg->total - pg->done));
+	fprintf(stderr, "\r%s[%zu/%zu]%s %s / %s  elapsed %.0fs  ETA %s\033[K",
+		pg->color ? "\033[1m" : "", pg->done, pg->total, pg->color ? "\033[0m" : "",
+		variant, workload, el, eta);
+	fflush(stderr);
+}
+
+static void progress_end_run(struct progress *pg)
+{
+	pg->done++;
+	if (!pg->on)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+}
+
+/* argv = prefix (may be NULL) + cmd, every word with {workdir}, {perturb}
+ * and {micro} (perturb-micro next to perturb) expanded; NULL-terminated. */
+static char **build_argv(const struct argv_list *prefix, char **cmd, size_t ncmd,
+			 const char *workdir)
+{
+	const struct placeholder ph[] = {
+		{ "{workdir}", workdir },
+		{ "{perturb}", perturb_self_exe() },
+		{ "{micro}", perturb_micro_exe() },
+	};
+	size_t np = prefix ? prefix->n : 0;
+	char **v = xcalloc(np + ncmd + 1, sizeof(char *));
+	for (size_t i = 0; i < np; i++)
+		v[i] = expand_placeholders(prefix->v[i], ph, ARRAY_SIZE(ph));
+	for (size_t i = 0; i < ncmd; i++)
+		v[np + i] = expand_placeholders(cmd[i], ph, ARRAY_SIZE(ph));
+	return v;
+}
+
+static char **workload_argv(const struct workload *w, const struct variant *v,
+			    const char *workdir)
+{
+	if (w->shell) {
+		char *sh[] = { "/bin/sh", "-c", w->shell };
+		return build_argv(&v->wrap, sh, 3, workdir);
+	}
+	return build_argv(&v->wrap, w->cmd.v, w->cmd.n, workdir);
+}
+
+static int run_commands(const struct argv_list *cmds, size_t n, char **envp,
+			const char *workdir, double timeout, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		char **argv = build_argv(NULL, cmds[i].v, cmds[i].n, workdir);
+		int r = proc_run_command(argv, envp, workdir, timeout, what);
+		argv_free(argv);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Decide once which counters this machine can count: one warning line
+ * naming those it cannot (short reasons), and one "unavailable" row each,
+ * with the whole reason, for the report.  The study runs either way.
+ */
+static int report_unavailable(struct store *st, int64_t run_id,
+			      const struct counter_set *cs)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = counters_count(cs);
+	int ret = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (counters_available(cs, i))
+			continue;
+		strbuf_addf(&sb, "%s%s (%s)", sb.len ? ", " : "", counters_name(cs, i),
+			    counters_short_reason(cs, i));
+		if (store_put_unavailable(st, run_id, counters_name(cs, i),
+					  counters_reason(cs, i)) < 0)
+			ret = -1;
+	}
+	if (sb.len)
+		warning("counters unavailable here: %s", sb.buf);
+	if (n && !counters_n_available(cs))
+		warning("none of the counters asked for can be counted here; "
+			"the runs record times and metrics only");
+	strbuf_release(&sb);
+	return ret;
+}
+
+struct failure_ctx {
+	const char *variant, *workload;
+	int repetition, warmup;
+};
+
+/* A counter that could be counted here failed in a run (said once). */
+static void counter_failed(const char *name, const char *reason, void *ctx)
+{
+	const struct failure_ctx *f = ctx;
+	warning("counter '%s' has no value for %s/%s %s%d: %s; later failures "
+		"of it are not reported", name, f->variant, f->workload,
+		f->warmup ? "warm-up " : "run ", f->repetition + 1, reason);
+}
+
+static void print_plan(const struct experiment *exp, const struct plan *p,
+		       uint64_t seed, const unsigned char *done)
+{
+	size_t left = 0;
+	for (size_t i = 0; i < p->n; i++)
+		left += !(done && done[i]);
+	printf("# plan of '%s': %zu runs (%zu to do), order %s, seed %llu\n",
+	       exp->name, p->n, left, order_name(exp->order), (unsigned long long)seed);
+	printf("%5s  %-6s  %-6s  %-20s  %-20s  %s\n", "seq", "round", "block", "variant",
+	       "workload", "run");
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_entry *e = &p->e[i];
+		char round[16] = "-";
+		if (e->round >= 0)
+			snprintf(round, sizeof(round), "%d", e->round);
+		printf("%5d  %-6s  %-6d  %-20s  %-20s  %s%d%s\n", e->seq, round, e->block,
+		       exp->variants[e->variant].name, exp->workloads[e->workload].name,
+		       e->warmup ? "warmup " : "", e->repetition + 1,
+		       done && done[i] ? "  (done)" : "");
+	}
+}
+
+/* Is w needed by the (filtered) plan? */
+static int plan_uses_workload(const struct plan *p, const unsigned char *done, int w)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->e[i].workload == w && !(done && done[i]))
+			return 1;
+	return 0;
+}
+
+static int plan_uses_variant(const struct plan *p, int v)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->e[i].variant == v)
+			return 1;
+	return 0;
+}
+
+/* Remove the entries of skipped variants/workloads, renumbering seq. */
+static void plan_drop(struct plan *p, const unsigned char *skip_v, const unsigned char *skip_w)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (skip_v[p->e[i].variant] || skip_w[p->e[i].workload])
+			continue;
+		p->e[k] = p->e[i];
+		p->e[k].seq = (int)k;
+		k++;
+	}
+	p->n = k;
+}
+
+/*
+ * After the plan's last run, with --target-ci: 1 when a goal ends the run
+ * (said: "target reached" or "time spent"), 0 when another round is due,
+ * -1 on an error (printed).
+ */
+static int target_done(const struct study_opts *o, struct store *st, int64_t run_id,
+		       double t0, int rounds)
+{
+	double widest, max_time = o->max_time > 0 ? o->max_time : STUDY_DEFAULT_MAX_TIME;
+	double el = now_mono() - t0;
+	char what[256];
+
+	if (o->widest(st, run_id, &widest, what, sizeof(what), o->widest_arg) < 0)
+		return -1;
+	if (widest <= o->target_ci) {
+		note("target reached: widest half-width %.2f %% <= %g %% (%s) after %d added "
+		     "round%s", widest, o->target_ci, what, rounds, rounds == 1 ? "" : "s");
+		return 1;
+	}
+	if (el >= max_time) {
+		char hw[32] = "inf";
+		if (isfinite(widest))
+			snprintf(hw, sizeof(hw), "%.2f", widest);
+		warning("time spent: widest half-width %s %% > %g %% (%s) after %.1f s and %d "
+			"added round%s", hw, o->target_ci, what, el, rounds, rounds == 1 ? "" : "s");
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * --self-check: the baseline twice more, BASELINE~aa as it is (an A/A pair:
+ * the noise and bookkeeping floor) and BASELINE~nocounters without the
+ * experiment's counters (its dilation is minus the cost of counting).  The
+ * two are shallow copies of the baseline appended to exp->variants (their
+ * names their own): drop them with self_check_release() before
+ * experiment_release().  With --only-variant they are added to the filter.
+ * Returns the index of the no-counters variant, or -1 (printed) when a
+ * variant of the experiment has one of the names.
+ */
+static int self_check_add(struct experiment *exp, struct plan_filter *f)
+{
+	int b = experiment_find_variant(exp, exp->baseline);
+	const char *suffix[] = { STUDY_SELF_CHECK_AA, STUDY_SELF_CHECK_NOCOUNTERS };
+
+	if (b < 0)
+		return error("%s: no baseline variant '%s'", exp->path, exp->baseline);
+	for (size_t i = 0; i < ARRAY_SIZE(suffix); i++) {
+		char *name = xasprintf("%s%s", exp->baseline, suffix[i]);
+		if (experiment_find_variant(exp, name) >= 0) {
+			error("%s: --self-check adds a variant '%s', and the experiment "
+			      "has one of that name already", exp->path, name);
+			free(name);
+			return -1;
+		}
+		exp->variants = xrealloc(exp->variants, (exp->n_variants + 1) * sizeof(*exp->variants));
+		exp->variants[exp->n_variants] = exp->variants[b];
+		exp->variants[exp->n_variants].name = name;
+		exp->n_variants++;
+		if (f->n_variants) {
+			f->variants = xrealloc(f->variants, (f->n_variants + 1) * sizeof(char *));
+			f->variants[f->n_variants++] = name;
+		}
+	}
+	return (int)exp->n_variants - 1;
+}
+
+static void self_check_release(struct experiment *exp, size_t n_real)
+{
+	while (exp->n_variants > n_real)
+		free(exp->variants[--exp->n_variants].name);
+}
+
+/* Does the stored run have --self-check's variants? */
+static int stored_self_check(struct store *st, int64_t run_id, const char *baseline)
+{
+	char **names = NULL, *aa = xasprintf("%s%s", baseline, STUDY_SELF_CHECK_AA);
+	size_t n = 0;
+	int found = 0;
+
+	if (store_variant_names(st, run_id, &names, &n) < 0)
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		found |= !strcmp(names[i], aa);
+		free(names[i]);
+	}
+	free(names);
+	free(aa);
+	return found;
+}
+
+
+struct study {
+	const struct study_opts *o;
+	struct experiment exp;
+	struct plan_filter filter;	/* o's, and --self-check's variants */
+	struct plan plan;
+	uint64_t seed;
+	struct store *st;
+	int64_t run_id;
+	struct machine_info mi;
+	unsigned char *done;	/* resume: entries stored already */
+	unsigned char *skip_v, *skip_w;	/* skipped as unavailable */
+	char *dbdir, *workroot, *logdir;
+	char **workdirs;	/* per workload, absolute; NULL when not used */
+	char **base_env;
+	struct backend_ctx *ctx;	/* per variant */
+	struct counter_set *counters;
+	int nocounters;		/* --self-check's variant without counters, or -1 */
+	size_t n_real_variants;	/* before --self-check's */
+	int active, active_block;	/* the variant entered and its block (plan.h) */
+	int stopped;		/* the stop signal, 0 when none */
+	int rounds;		/* added by target_ci */
+	size_t n_ok, n_bad;
+	double t0;
+};
+
+#define ERRLEN 1024
+
+/* The experiment and its plan: built, or loaded to be resumed.  -1 with
+ * *res set: STUDY_REFUSED, or STUDY_FAILED for a database error. */
+static int load(struct study *s, enum study_result *res)
+{
+	const struct study_opts *o = s->o;
+	struct experiment *exp = &s->exp;
+	char err[ERRLEN];
+
+	*res = STUDY_REFUSED;
+	if (config_load(o->file, exp, err, sizeof(err)) < 0)
+		return error("%s", err);
+	s->n_real_variants = exp->n_variants;
+	s->skip_v = xcalloc(exp->n_variants + 2, 1);	/* + --self-check's */
+	s->skip_w = xcalloc(exp->n_workloads, 1);
+	if (o->resume) {
+		struct run_header h = { 0 };
+		char sha[65];
+
+		sha256_hex(exp->text, exp->text_len, sha);
+		if (access(o->db, F_OK) < 0)
+			return error("--resume: no results database at '%s'", o->db);
+		if (store_open(o->db, 0, &s->st) < 0)
+			return -1;
+		*res = STUDY_FAILED;
+		if (store_find_resumable(s->st, sha, &s->run_id) < 0)
+			return -1;
+		*res = STUDY_REFUSED;
+		if (!s->run_id)
+			return error("--resume: '%s' holds no unfinished run of this version of '%s'",
+				     o->db, exp->path);
+		if (stored_self_check(s->st, s->run_id, exp->baseline) &&
+		    (s->nocounters = self_check_add(exp, &s->filter)) < 0)
+			return -1;
+		*res = STUDY_FAILED;
+		if (store_load_plan(s->st, s->run_id, &s->plan, &s->done) < 0 ||
+		    store_run_header(s->st, s->run_id, &h) < 0)
+			return -1;
+		s->seed = h.seed;
+		run_header_release(&h);
+		return 0;
+	}
+	s->seed = o->has_seed ? o->seed : exp->has_seed ? exp->seed : plan_draw_seed();
+	if (o->self_check && (s->nocounters = self_check_add(exp, &s->filter)) < 0)
+		return -1;
+	if (plan_build(exp, &s->filter, s->seed, &s->plan, err, sizeof(err)) < 0)
+		return error("%s", err);
+	return 0;
+}
+
+/*
+ * Every selected variant through its backend's check(), every used
+ * workload's requires: (and perturb-micro for {micro}): what this machine
+ * cannot run is an error, or skipped with skip_unavailable (never the
+ * baseline).  -1 when something is missing (said).
+ */
+static int check_available(struct study *s)
+{
+	const struct experiment *exp = &s->exp;
+	const struct study_opts *o = s->o;
+	int unavailable = 0;
+
+	for (size_t v = 0; v < exp->n_variants; v++) {
+		const struct variant *var = &exp->variants[v];
+		struct pos at = var->cfg_pos;
+		char why[512];
+
+		if (!plan_uses_variant(&s->plan, (int)v) || !var->be->check ||
+		    var->be->check(var, &at, why, sizeof(why)) == 0)
+			continue;
+		if (!strcmp(var->name, exp->baseline) || !o->skip_unavailable) {
+			error("%s:%d:%d: %s", at.file, at.line, at.col, why);
+			unavailable = 1;
+		} else {
+			warning("%s:%d:%d: %s; skipped", at.file, at.line, at.col, why);
+			s->skip_v[v] = 1;
+		}
+	}
+	for (size_t w = 0; w < exp->n_workloads; w++) {
+		const struct workload *wl = &exp->workloads[w];
+		if (!plan_uses_workload(&s->plan, o->target_ci ? NULL : s->done, (int)w))
+			continue;
+		for (size_t r = 0; r <= wl->n_requires; r++) {
+			char why[512];
+			/* every requires: entry, then perturb-micro for {micro} */
+			if (r < wl->n_requires ? requirement_met(wl->requires[r], why, sizeof(why))
+					       : micro_available(wl, why, sizeof(why)))
+				continue;
+			if (o->skip_unavailable) {
+				warning("%s:%d:%d: workload '%s' requires %s; skipped",
+					wl->pos.file, wl->pos.line, wl->pos.col, wl->name, why);
+				s->skip_w[w] = 1;
+			} else {
+				error("%s:%d:%d: workload '%s' requires %s",
+				      wl->pos.file, wl->pos.line, wl->pos.col, wl->name, why);
+				unavailable = 1;
+			}
+		}
+	}
+	if (unavailable) {
+		if (!o->skip_unavailable)
+			note("nothing was run; --skip-unavailable runs what this machine can");
+		return -1;
+	}
+	return 0;
+}
+
+/* The run in the database, its folders, the workloads' setup, the
+ * variants' contexts: everything before the first run.  -1 (printed);
+ * s->run_id is set once the run is stored. */
+static int begin(struct study *s)
+{
+	const struct study_opts *o = s->o;
+	const struct experiment *exp = &s->exp;
+	size_t todo = 0;
+	int e;
+
+	stop_install_signals();
+	/* long preparations (kernels to build) happen before the study */
+	for (size_t v = 0; v < exp->n_variants; v++) {
+		const struct variant *var = &exp->variants[v];
+		if (!s->skip_v[v] && var->be->build && plan_uses_variant(&s->plan, (int)v) &&
+		    var->be->build(var) < 0)
+			return -1;
+	}
+	machine_probe(&s->mi);
+	if (exp->n_counters && counters_open(exp->counters, exp->n_counters, &s->counters) < 0)
+		return -1;
+	if (!s->st && store_open(o->db, 1, &s->st) < 0)
+		return -1;
+	if (o->resume) {
+		if (store_set_status(s->st, s->run_id, "running") < 0)
+			return -1;
+		note("resuming run %lld of '%s'", (long long)s->run_id, exp->name);
+	} else if (store_begin_run(s->st, exp, &s->plan, s->seed, o->cmdline, &s->mi,
+				   &s->run_id) < 0) {
+		return -1;
+	}
+	for (size_t i = 0; i < s->plan.n; i++)
+		todo += !(s->done && s->done[i]);
+	note("run %lld of '%s': %zu runs to do (order %s, seed %llu), results in %s",
+	     (long long)s->run_id, exp->name, todo, order_name(exp->order),
+	     (unsigned long long)s->seed, o->db);
+	if (s->counters && report_unavailable(s->st, s->run_id, s->counters) < 0)
+		return -1;
+	s->dbdir = dir_name(o->db);
+	s->workroot = xasprintf("%s/work", s->dbdir);
+	s->logdir = xasprintf("%s/logs/run-%lld", s->dbdir, (long long)s->run_id);
+	if ((e = mkdir_p(s->logdir, 0755)) < 0)
+		return error("cannot create '%s': %s", s->logdir, strerror(-e));
+	s->base_env = env_build(&(struct variant){ 0 });
+	s->workdirs = xcalloc(exp->n_workloads, sizeof(char *));
+	for (size_t w = 0; w < exp->n_workloads; w++) {
+		const struct workload *wl = &exp->workloads[w];
+		char *rel, *what;
+		int r;
+
+		if (s->skip_w[w] ||
+		    !plan_uses_workload(&s->plan, o->target_ci ? NULL : s->done, (int)w))
+			continue;
+		rel = xasprintf("%s/%s", s->workroot, wl->name);
+		if ((e = mkdir_p(rel, 0755)) < 0) {
+			error("cannot create '%s': %s", rel, strerror(-e));
+			free(rel);
+			return -1;
+		}
+		s->workdirs[w] = realpath(rel, NULL);
+		free(rel);
+		if (!s->workdirs[w])
+			return error("cannot resolve work folder of '%s': %s", wl->name,
+				     strerror(errno));
+		what = xasprintf("workload '%s' setup", wl->name);
+		r = run_commands(wl->setup, wl->n_setup, s->base_env, s->workdirs[w],
+				 workload_timeout(exp, wl), what);
+		free(what);
+		if (r < 0)
+			return -1;
+	}
+	s->ctx = xcalloc(exp->n_variants, sizeof(*s->ctx));
+	for (size_t v = 0; v < exp->n_variants; v++) {
+		const struct backend *be = exp->variants[v].be;
+		s->ctx[v].exp = exp;
+		s->ctx[v].variant = &exp->variants[v];
+		s->ctx[v].envp = env_build(&exp->variants[v]);
+		s->ctx[v].logdir = s->logdir;
+		s->ctx[v].cwd = s->workroot;
+		if (be->priv_size)
+			s->ctx[v].priv = xcalloc(1, be->priv_size);
+	}
+	return 0;
+}
+
+/* Leave the active variant (next: the variant entered right after, or
+ * NULL); -1 when its backend failed to. */
+static int leave_active(struct study *s, const struct variant *next)
+{
+	struct backend_ctx *ctx;
+	int r = 0;
+
+	if (s->active < 0)
+		return 0;
+	ctx = &s->ctx[s->active];
+	ctx->next = next;
+	if (ctx->variant->be->leave)
+		r = ctx->variant->be->leave(ctx);
+	ctx->next = NULL;
+	s->active = -1;
+	return r;
+}
+
+/* Make the system be entry pe's variant, unless it is already, in the
+ * same block. */
+static int switch_to(struct study *s, const struct plan_entry *pe)
+{
+	const struct variant *var = &s->exp.variants[pe->variant];
+
+	if (s->active == pe->variant && s->active_block == pe->block)
+		return 0;
+	/* the next variant: a backend may hand state over to it */
+	if (leave_active(s, var) < 0)
+		return -1;
+	if (var->be->enter && var->be->enter(&s->ctx[pe->variant]) < 0)
+		return -1;
+	s->active = pe->variant;
+	s->active_block = pe->block;
+	return 0;
+}
+
+/* Plan entry i: prepare, run, store.  1 when a stop ended it (nothing
+ * stored), 0, or -1 (printed). */
+static int run_entry(struct study *s, size_t i, struct progress *prog)
+{
+	const struct experiment *exp = &s->exp;
+	const struct plan_entry *pe = &s->plan.e[i];
+	const struct variant *var = &exp->variants[pe->variant];
+	const struct workload *wl = &exp->workloads[pe->workload];
+	struct backend_ctx *ctx = &s->ctx[pe->variant];
+	struct run_result res;
+	char *what, **wargv;
+	int r;
+
+	if (switch_to(s, pe) < 0)
+		return -1;
+	what = xasprintf("workload '%s' prepare", wl->name);
+	r = run_commands(wl->prepare, wl->n_prepare, ctx->envp, s->workdirs[pe->workload],
+			 workload_timeout(exp, wl), what);
+	free(what);
+	if (r < 0)
+		return -1;
+
+	wargv = workload_argv(wl, var, s->workdirs[pe->workload]);
+	struct run_request req = {
+		.argv = wargv,
+		.envp = ctx->envp,
+		.cpus = exp->cpus,
+		.n_cpus = exp->n_cpus,
+		.timeout_s = workload_timeout(exp, wl),
+		.metrics = wl->metrics,
+		.n_metrics = wl->n_metrics,
+		.cwd = s->workdirs[pe->workload],
+		.counters = pe->variant == s->nocounters ? NULL : s->counters,
+	};
+	progress_show(prog, var->name, wl->name);
+	r = var->be->run(ctx, &req, &res);
+	argv_free(wargv);
+	progress_end_run(prog);
+	if (req.counters) {
+		struct failure_ctx f = { var->name, wl->name, pe->repetition, pe->warmup };
+		counters_run_failures(s->counters, counter_failed, &f);
+	}
+	if (r < 0) {
+		run_result_release(&res);
+		return -1;
+	}
+	if (res.status == RUN_INTERRUPTED) {
+		run_result_release(&res);
+		s->stopped = stop_requested();
+		return 1;
+	}
+	if (res.status != RUN_OK) {
+		s->n_bad++;
+		warning("%s/%s %s%d: %s: %s", var->name, wl->name,
+			pe->warmup ? "warm-up " : "run ", pe->repetition + 1,
+			run_status_name(res.status), res.reason);
+	} else {
+		s->n_ok++;
+	}
+	r = store_put_result(s->st, s->run_id, pe->seq, &res);
+	run_result_release(&res);
+	return r < 0 ? -1 : 0;
+}
+
+/* After the plan's last entry with target_ci: 1 when a round was added,
+ * 0 when the study ends, -1 (printed). */
+static int add_round(struct study *s, struct progress *prog)
+{
+	size_t from = s->plan.n;
+	int r;
+
+	if ((s->stopped = stop_requested()))
+		return 0;
+	if ((r = target_done(s->o, s->st, s->run_id, s->t0, s->rounds)) != 0)
+		return r < 0 ? -1 : 0;
+	if (!plan_add_round(&s->plan, s->exp.n_variants, s->exp.n_workloads, s->seed))
+		return 0;
+	if (store_append_plan(s->st, &s->exp, &s->plan, from, s->run_id) < 0)
+		return -1;
+	if (s->done) {
+		s->done = xrealloc(s->done, s->plan.n);
+		for (size_t k = from; k < s->plan.n; k++)
+			s->done[k] = s->skip_v[s->plan.e[k].variant] ||
+				     s->skip_w[s->plan.e[k].workload];
+	}
+	prog->total += s->plan.n - from;
+	s->rounds++;
+	return 1;
+}
+
+/* Walk the plan (and target_ci's rounds); then leave the active variant.
+ * 0 when done or stopped (s->stopped), -1 (printed). */
+static int walk(struct study *s)
+{
+	struct progress prog;
+	int r;
+
+	progress_init(&prog, &s->plan, s->done);
+	for (size_t i = 0;; i++) {
+		if (i == s->plan.n) {
+			if (!s->o->target_ci)
+				break;
+			if ((r = add_round(s, &prog)) < 0)
+				return -1;
+			if (!r)
+				break;
+		}
+		if (s->done && s->done[i])
+			continue;
+		if ((s->stopped = stop_requested()))
+			break;
+		if ((r = run_entry(s, i, &prog)) < 0)
+			return -1;
+		if (r)
+			break;
+	}
+	return leave_active(s, NULL);
+}
+
+/* A (variant, workload) pair without a single good measured run cannot be
+ * reported: said; -1 when there is one. */
+static int check_failed_pairs(struct study *s)
+{
+	const struct experiment *exp = &s->exp;
+	size_t nv = exp->n_variants, nw = exp->n_workloads;
+	int *total = xcalloc(nv * nw, sizeof(int)), *failed = xcalloc(nv * nw, sizeof(int));
+	struct store_walk walk = { .total = total, .failed = failed,
+				   .n_workloads = nw, .n_variants = nv };
+	int failed_pairs = 0;
+
+	if (store_walk_values(s->st, s->run_id, &walk) == 0)
+		for (size_t v = 0; v < nv; v++)
+			for (size_t w = 0; w < nw; w++) {
+				size_t k = w * nv + v;
+				if (!total[k] || failed[k] != total[k])
+					continue;
+				error("every run of workload '%s' under variant '%s' failed",
+				      exp->workloads[w].name, exp->variants[v].name);
+				failed_pairs++;
+			}
+	free(total);
+	free(failed);
+	return failed_pairs ? -1 : 0;
+}
+
+static void study_release(struct study *s)
+{
+	if (s->ctx) {
+		for (size_t v = 0; v < s->exp.n_variants; v++) {
+			argv_free(s->ctx[v].envp);
+			if (s->exp.variants[v].be->priv_size)
+				free(s->ctx[v].priv);
+		}
+		free(s->ctx);
+	}
+	if (s->workdirs) {
+		for (size_t w = 0; w < s->exp.n_workloads; w++)
+			free(s->workdirs[w]);
+		free(s->workdirs);
+	}
+	argv_free(s->base_env);
+	counters_close(s->counters);
+	if (s->st)
+		store_close(s->st);
+	machine_release(&s->mi);
+	plan_release(&s->plan);
+	self_check_release(&s->exp, s->n_real_variants);
+	experiment_release(&s->exp);
+	free(s->filter.variants);
+	free(s->filter.workloads);
+	free(s->done);
+	free(s->skip_v);
+	free(s->skip_w);
+	free(s->dbdir);
+	free(s->workroot);
+	free(s->logdir);
+}
+
+enum study_result study_run(const struct study_opts *o)
+{
+	struct study s = {
+		.o = o, .nocounters = -1, .n_real_variants = SIZE_MAX,
+		.active = -1, .active_block = -1, .t0 = now_mono(),
+	};
+	enum study_result ret = STUDY_REFUSED;
+
+	if (o->filter) {
+		s.filter = *o->filter;
+		s.filter.variants = xcalloc(o->filter->n_variants + 1, sizeof(char *));
+		memcpy(s.filter.variants, o->filter->variants, o->filter->n_variants * sizeof(char *));
+		s.filter.workloads = xcalloc(o->filter->n_workloads + 1, sizeof(char *));
+		memcpy(s.filter.workloads, o->filter->workloads,
+		       o->filter->n_workloads * sizeof(char *));
+	}
+	if (o->target_ci && !o->widest) {
+		error("target_ci needs a way to compute intervals (no widest())");
+		goto out;
+	}
+	/* Every check that can fail happens before anything is written. */
+	if (load(&s, &ret) < 0 || check_available(&s) < 0)
+		goto out;
+	if (o->resume) {
+		/* Skipped parts of a resumed plan stay missing in the database. */
+		for (size_t i = 0; i < s.plan.n; i++)
+			if (s.skip_v[s.plan.e[i].variant] || s.skip_w[s.plan.e[i].workload])
+				s.done[i] = 1;
+	} else {
+		plan_drop(&s.plan, s.skip_v, s.skip_w);
+	}
+	if (!s.plan.n) {
+		error("%s: the plan is empty: nothing to run", s.exp.path);
+		goto out;
+	}
+	if (o->dry_run) {
+		print_plan(&s.exp, &s.plan, s.seed, s.done);
+		ret = STUDY_DONE;
+		goto out;
+	}
+
+	/* From here on, failures are runtime failures. */
+	ret = STUDY_FAILED;
+	if (begin(&s) < 0 || walk(&s) < 0)
+		goto fail_run;
+	if (s.stopped) {
+		error("stopped by signal %d (%s); run %lld keeps every finished run; "
+		      "'perturb run %s --resume' completes it", s.stopped, strsignal(s.stopped),
+		      (long long)s.run_id, o->file);
+		store_end_run(s.st, s.run_id, "interrupted");
+		goto out;
+	}
+	if (store_end_run(s.st, s.run_id, "completed") < 0)
+		goto out;
+	note("run %lld of '%s' done: %zu runs, %zu failed, %.1f s; 'perturb report --db %s' shows it",
+	     (long long)s.run_id, s.exp.name, s.n_ok + s.n_bad, s.n_bad, now_mono() - s.t0, o->db);
+	ret = check_failed_pairs(&s) < 0 ? STUDY_FAILED : STUDY_DONE;
+	goto out;
+
+fail_run:
+	if (!s.stopped)
+		s.stopped = stop_requested();
+	leave_active(&s, NULL);
+	if (s.st && s.run_id) {
+		if (s.stopped) {
+			error("stopped by signal %d (%s); 'perturb run %s --resume' completes run %lld",
+			      s.stopped, strsignal(s.stopped), o->file, (long long)s.run_id);
+			store_end_run(s.st, s.run_id, "interrupted");
+		} else {
+			store_end_run(s.st, s.run_id, "failed");
+		}
+	}
+	ret = STUDY_FAILED;
+out:
+	study_release(&s);
+	return ret;
+}

@@ -1,0 +1,72 @@
+/*
+ * study.h - running a study: the executor behind `perturb run`.
+ *
+ * study_run() loads the experiment file, checks everything that can be
+ * checked (every selected variant through its backend's check(), every
+ * workload's requires:), builds the plan (or, with resume, loads the
+ * stored one), and only then writes: the run, the workloads' setup, and
+ * the walk of the plan: switch variants through their backends
+ * (backend.h), prepare, run, store each result in its own transaction as
+ * soon as it exists.  Progress goes to stderr (note(), warning(), the
+ * progress line on a terminal); dry_run prints the plan on stdout.
+ *
+ * Stop paths: SIGINT/SIGTERM/SIGHUP (core/stop.h) end the current run (it
+ * is not stored), leave the active variant, mark the run "interrupted";
+ * the stored plan lets resume finish exactly the runs still missing.
+ *
+ * target_ci: after the plan's last run, the study asks widest() for the
+ * widest interval so far (the caller decides how intervals are computed:
+ * perturb run asks the report model) and adds interleaved rounds
+ * (plan_add_round) until it is at most target_ci or max_time is spent.
+ */
+#ifndef PERTURB_STUDY_H
+#define PERTURB_STUDY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "plan.h"
+#include "store.h"
+
+/* --self-check's variants: the baseline's name and these suffixes. */
+#define STUDY_SELF_CHECK_AA "~aa"
+#define STUDY_SELF_CHECK_NOCOUNTERS "~nocounters"
+/* target_ci without max_time: ten minutes in all. */
+#define STUDY_DEFAULT_MAX_TIME 600.0
+
+enum study_result {
+	STUDY_DONE,	/* every run stored (some may have failed: said) */
+	STUDY_REFUSED,	/* a usage or configuration error: nothing run, nothing written */
+	STUDY_FAILED,	/* a failure while running, a stop, or a (variant, workload)
+			 * whose every run failed; what is stored stays */
+};
+
+/*
+ * The widest half-width, in % of the baseline, of the intervals of the
+ * wall-time dilation of every compared (variant, workload) of run_id, on
+ * the runs stored so far: *widest, and in what names it (or the comparison
+ * that has no interval yet: then *widest is INFINITY).  0, or -1 (printed).
+ */
+typedef int study_widest_fn(struct store *st, int64_t run_id, double *widest,
+			    char *what, size_t len, void *arg);
+
+struct study_opts {
+	const char *file;	/* the experiment file */
+	const char *db;		/* the results database */
+	const struct plan_filter *filter;	/* NULL: everything; not changed */
+	int has_seed;
+	uint64_t seed;
+	int dry_run;		/* print the plan; run and write nothing */
+	int resume;		/* finish the stored plan of this file's latest
+				 * unfinished run (no filter, no seed) */
+	int skip_unavailable;	/* skip what this machine cannot run */
+	int self_check;		/* add BASELINE~aa and BASELINE~nocounters */
+	double target_ci;	/* in %; 0 = no rounds added */
+	double max_time;	/* bound of target_ci in s; 0 = STUDY_DEFAULT_MAX_TIME */
+	study_widest_fn *widest;	/* required with target_ci */
+	void *widest_arg;
+	const char *cmdline;	/* stored with the run, e.g. "perturb run e.yaml" */
+};
+
+enum study_result study_run(const struct study_opts *o);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * test_backends.c - the backend table: a backend outside the tree (the toy
+ * of backend_nice.c) takes one file and one row, registered here; the
+ * loader hands it its block, with positioned messages, and a study run
+ * through the library runs its workloads through it: they really run at
+ * niceness 19.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "testlib.h"
+#include "backends/backend.h"
+#include "cli/commands.h"
+#include "engine/config.h"
+#include "lib/util.h"
+
+/* The row (backend_nice.c). */
+extern const struct backend backend_nice;
+
+static char *dir, *db;
+
+static void setup(void)
+{
+	dir = tl_tmpdir();
+	db = xasprintf("%s/r.db", dir);
+	cr_assert_eq(backend_register(&backend_nice), 0);
+}
+
+static void teardown(void)
+{
+	tl_rmtree(dir);
+	free(dir);
+	free(db);
+}
+
+TestSuite(backends, .init = setup, .fini = teardown, .timeout = 60);
+
+/* Load dir/e.yaml holding text: 0 or -1 with err. */
+static int load(const char *text, struct experiment *exp, char *err, size_t len)
+{
+	char *path = xasprintf("%s/e.yaml", dir);
+	int r;
+
+	tl_write(dir, "e.yaml", text);
+	r = config_load(path, exp, err, len);
+	free(path);
+	return r;
+}
+
+Test(backends, the_table_has_host_first_then_qemu_then_registered_rows)
+{
+	cr_assert_eq(backend_at(0), &backend_host);
+	cr_assert_eq(backend_default(), &backend_host);
+	cr_assert_eq(backend_for_key("boot"), &backend_qemu);
+	cr_assert_eq(backend_for_key("nice"), &backend_nice);
+	cr_assert_null(backend_for_key("kernel"), "kernel: is every variant's, no backend's");
+	/* registering again is harmless; another row with its key is refused */
+	cr_assert_eq(backend_register(&backend_nice), 0);
+	struct backend other = { .name = "other", .key = "nice", .run = backend_nice.run };
+	cr_assert_eq(backend_register(&other), -1);
+	struct backend norun = { .name = "norun" };
+	cr_assert_eq(backend_register(&norun), -1);
+}
+
+Test(backends, the_loader_hands_the_block_to_its_backend)
+{
+	struct experiment exp;
+	char err[1024];
+
+	cr_assert_eq(load("name: n\nvariants:\n  - {name: base}\n  - name: low\n"
+			  "    nice: {level: 7}\nworkloads:\n  - {name: w, cmd: [\"true\"]}\n",
+			  &exp, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(exp.variants[0].be, &backend_host);
+	cr_assert_null(exp.variants[0].cfg);
+	cr_assert_eq(exp.variants[1].be, &backend_nice);
+	cr_assert_eq(*(int *)exp.variants[1].cfg, 7);
+	cr_assert_eq(exp.variants[1].cfg_pos.line, 5);
+	cr_assert_eq(exp.variants[1].cfg_pos.col, 11);
+	experiment_release(&exp);
+}
+
+Test(backends, a_bad_block_is_reported_where_it_is)
+{
+	struct experiment exp;
+	char err[1024];
+
+	cr_assert_eq(load("name: n\nvariants:\n  - name: low\n    nice: {levle: 3}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "e.yaml:4:12: unknown key 'levle' in nice; did you mean 'level'?"),
+		  "%s", err);
+	cr_assert_eq(load("name: n\nvariants:\n  - name: low\n    nice: {level: 20}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "e.yaml:4:19: 'level' must be an integer between 1 and 19, got '20'"),
+		  "%s", err);
+	/* a typo of the backend's key is a typo of a variant key */
+	cr_assert_eq(load("name: n\nvariants:\n  - name: low\n    nise: {}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "e.yaml:4:5: unknown key 'nise' in variant; did you mean 'nice'?"),
+		  "%s", err);
+	/* one backend a variant */
+	cr_assert_eq(load("name: n\nvariants:\n  - name: low\n    nice: {}\n"
+			  "    boot: {qemu: {kernel: debian}}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "e.yaml:5:5: variant 'low' has both 'nice' and 'boot'; one backend "
+			  "serves a variant"), "%s", err);
+}
+
+Test(backends, a_study_runs_its_workloads_through_it)
+{
+	char *path = xasprintf("%s/e.yaml", dir);
+	char *argv[] = { "run", path, "--db", db, "-q", NULL };
+	int base = getpriority(PRIO_PROCESS, 0);
+
+	cr_assert_lt(base, 19, "the tests run at niceness 19 already: nothing to see");
+	tl_write(dir, "e.yaml",
+		 "name: nice\n"
+		 "repetitions: 2\n"
+		 "warmup: 0\n"
+		 "variants:\n"
+		 "  - {name: base}\n"
+		 "  - {name: low, nice: {}}\n"
+		 "workloads:\n"
+		 "  - name: w\n"
+		 "    shell: 'echo niceness=$(nice)'\n"
+		 "    metrics:\n"
+		 "      - {name: niceness, regex: 'niceness=(-?[0-9]+)'}\n");
+	cr_assert_eq(cmd_run(5, argv), EXIT_OK);
+	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM results WHERE status = 'ok'"), 4);
+	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM metric_values m JOIN plan p"
+				 " USING (run_id, seq) WHERE m.metric = 'niceness' AND"
+				 " p.variant = 'low' AND m.value = 19"), 2);
+	char *sql = xasprintf("SELECT COUNT(*) FROM metric_values m JOIN plan p USING (run_id, seq)"
+			      " WHERE m.metric = 'niceness' AND p.variant = 'base' AND m.value = %d",
+			      base);
+	cr_assert_eq(cli_sql_int(db, sql), 2, "the baseline runs at the tests' niceness, %d", base);
+	free(sql);
+	free(path);
+}
