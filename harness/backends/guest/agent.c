@@ -1,8 +1,9 @@
 /*
  * agent.c - perturb's guest agent: /init of the initramfs the qemu backend
- * boots (harness/backends/qemu.c).  Built static, with instrumentation/
- * tracefs.c (libtracefs, libtraceevent), harness/lib/util.c and the counters'
- * names and perf_event code (harness/counters/counters_names.c, counters_perf.c; no
+ * boots (harness/backends/qemu.c).  Built static, with the wire protocol
+ * (harness/backends/proto.c, zlib), instrumentation/tracefs.c (libtracefs,
+ * libtraceevent), harness/lib/util.c and the counters' names and
+ * perf_event code (harness/counters/counters_names.c, counters_perf.c; no
  * PAPI) linked in; needs nothing from the image but itself (busybox is for
  * shell: workloads).
  *
