@@ -39,7 +39,7 @@ EXPERIMENT ?= experiments.yaml
 
 # Debian packages: to build and test, and what the default study runs.
 DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
-	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev
+	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev zlib1g-dev
 DEB_RUN := bzip2 strace xz-utils gzip rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,
@@ -51,7 +51,7 @@ DEB_FUZZ := clang libclang-rt-14-dev
 # Only for `make test-browser` (headless Chromium renders the HTML report).
 DEB_BROWSER := chromium python3
 
-PKGS := gsl yaml-0.1 sqlite3 papi libtracefs libtraceevent
+PKGS := gsl yaml-0.1 sqlite3 papi libtracefs libtraceevent zlib
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)
@@ -123,16 +123,17 @@ $(B)/perturb-micro-static: $(MICRO_OBJ)
 # The qemu backend's guest agent: /init of the guests' initramfs (static),
 # with the host's tracefs code (a kernel: block is applied in the guest)
 # and its counter names and perf_event code (counters: are counted in the
-# guest; no PAPI: there is no static libpfm).
+# guest; no PAPI: there is no static libpfm), and the wire protocol it
+# shares with perturb (harness/backends/proto.c; zlib's crc32(), libz.a).
 # libtraceevent's plugin loader is linked in but never called: glibc's
 # warning about dlopen in a static program is dropped, nothing else.
-AGENT_SRC := harness/backends/guest/agent.c instrumentation/tracefs.c harness/lib/util.c \
-	harness/counters/counters_names.c harness/counters/counters_perf.c
-$(B)/perturb-guest-agent: $(AGENT_SRC) harness/backends/frame.h instrumentation/tracefs.h harness/lib/util.h \
-		harness/counters/counters.h harness/counters/counters_backend.h
+AGENT_SRC := harness/backends/guest/agent.c harness/backends/proto.c instrumentation/tracefs.c \
+	harness/lib/util.c harness/counters/counters_names.c harness/counters/counters_perf.c
+$(B)/perturb-guest-agent: $(AGENT_SRC) harness/backends/proto.h instrumentation/tracefs.h \
+		harness/lib/util.h harness/counters/counters.h harness/counters/counters_backend.h
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(BASE_CFLAGS) $(shell $(PKG_CONFIG) --cflags libtracefs 2>/dev/null) \
-		$(CFLAGS) $(LDFLAGS) -static -o $@ $(AGENT_SRC) -ltracefs -ltraceevent -lm \
+		$(CFLAGS) $(LDFLAGS) -static -o $@ $(AGENT_SRC) -ltracefs -ltraceevent -lz -lm \
 		2>$@.err; r=$$?; grep -v "in function .load_plugin.:$$\|Using 'dlopen' in statically" \
 		$@.err >&2; rm -f $@.err; exit $$r
 # ---- end of perturb-micro ----

@@ -15,16 +15,6 @@
 #include "testlib.h"
 #include "lib/util.h"
 
-static void metric_init(struct metric_def *md, const char *name, const char *re)
-{
-	memset(md, 0, sizeof(*md));
-	md->name = (char *)name;
-	md->regex_src = (char *)re;
-	md->unit = "s";
-	cr_assert_eq(regcomp(&md->re, re, REG_EXTENDED), 0);
-	md->has_group = md->re.re_nsub >= 1;
-}
-
 static void run(struct run_result *res, double timeout, const struct metric_def *m,
 		size_t n_metrics, char **argv)
 {
@@ -44,7 +34,7 @@ static void run_metric(struct run_result *res, double timeout, const char *name,
 {
 	struct metric_def m;
 
-	metric_init(&m, name, re);
+	tl_metric_init(&m, name, re);
 	run(res, timeout, &m, 1, argv);
 	regfree(&m.re);
 }
@@ -67,8 +57,8 @@ Test(runner, ok_with_metrics)
 	char *argv[] = { "printer", "hello", "Time in seconds =   1.25",
 			 "-E", "42", NULL };
 
-	metric_init(&m[0], "exec_time", "Time in seconds = +([0-9.]+)");
-	metric_init(&m[1], "ops", "^[0-9]+$");
+	tl_metric_init(&m[0], "exec_time", "Time in seconds = +([0-9.]+)");
+	tl_metric_init(&m[1], "ops", "^[0-9]+$");
 	run(&res, 10, m, 2, argv);
 	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
 	cr_assert_str_eq(res.reason, "");

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/config.h"
 #include "lib/util.h"
 
 /* ---- files ---- */
@@ -298,4 +299,14 @@ char *cli_sql_text(const char *db, const char *sql)
 	sqlite3_finalize(st);
 	sqlite3_close(h);
 	return v;
+}
+
+void tl_metric_init(struct metric_def *md, const char *name, const char *re)
+{
+	memset(md, 0, sizeof(*md));
+	md->name = (char *)name;
+	md->regex_src = (char *)re;
+	md->unit = "s";
+	cr_assert_eq(regcomp(&md->re, re, REG_EXTENDED), 0);
+	md->has_group = md->re.re_nsub >= 1;
 }

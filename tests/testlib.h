@@ -38,6 +38,10 @@ char **tl_test_env(void);
 int tl_count_fds(void);
 /* Assert that no child process is left, not even a zombie. */
 void tl_assert_no_children(void);
+/* A metric named name (unit "s") matched by the POSIX extended regex re,
+ * compiled (regfree(&md->re) after). */
+struct metric_def;
+void tl_metric_init(struct metric_def *md, const char *name, const char *re);
 /* Sleep 10 ms: the step of the bounded waits. */
 void tl_nap(void);
 /* Is the process gone: no such process, or a zombie (of ours, or of

@@ -36,10 +36,10 @@
  * perturb (stop.h) ends the run the same way with
  * RUN_INTERRUPTED; such a run is never stored.
  *
- * Metrics: for each metric_def, the first match of its regex in stdout, then
- * in stderr; the value is group 1 (or the whole match) parsed as a double.
- * A metric that does not match makes an otherwise successful run RUN_FAILED
- * with reason "metric 'NAME' not found in output".
+ * Status, reason, metrics and output tail: result.h, the rules every
+ * backend shares (the first match of each metric's regex in stdout, then
+ * stderr; a metric that does not match or is not a finite number makes
+ * an otherwise successful run RUN_FAILED).
  */
 #ifndef PERTURB_RUNNER_H
 #define PERTURB_RUNNER_H

@@ -1,35 +1,20 @@
 /*
  * agent.c - perturb's guest agent: /init of the initramfs the qemu backend
- * boots (harness/backends/qemu.c).  Built static, with instrumentation/
- * tracefs.c (libtracefs, libtraceevent), harness/lib/util.c and the counters'
- * names and perf_event code (harness/counters/counters_names.c, counters_perf.c; no
+ * boots (harness/backends/qemu.c).  Built static, with the wire protocol
+ * (harness/backends/proto.c, zlib), instrumentation/tracefs.c (libtracefs,
+ * libtraceevent), harness/lib/util.c and the counters' names and
+ * perf_event code (harness/counters/counters_names.c, counters_perf.c; no
  * PAPI) linked in; needs nothing from the image but itself (busybox is for
  * shell: workloads).
  *
  * It mounts proc, sysfs, devtmpfs and tracefs (the initramfs itself is the
  * writable root, with the workloads' inputs at their host paths), puts the
- * serial console (/dev/ttyS0) in raw mode and speaks a line protocol on it:
- *
- *   guest -> host   PERTURB-READY <kernel release>
- *   host -> guest   KERNEL <tracing_on> <buffer_kb> <tracer> <events> <functions> <options>
- *                   (only for a variant with a kernel: block, right after
- *                   PERTURB-READY; each of the last four is a list: <n>
- *                   then n hex tokens, n = -1 when the block leaves it out;
- *                   tracing_on and buffer_kb -1 likewise)
- *   guest -> host   PERTURB-KERNEL 0 <len> <crc32> <hex payload>
- *                   (payload "ok", or "error " and the reason)
- *   host -> guest   COUNTERS <n> <hex name>...
- *                   (before the first RUN of a request with counters, after
- *                   KERNEL; again whenever the set changes, COUNTERS 0
- *                   for none: every later RUN counts them)
- *   guest -> host   PERTURB-COUNTERS 0 <len> <crc32> <hex payload>
- *                   (payload: one line per counter, in order, "ok" or
- *                   "no " and why the guest cannot count it; or "error "
- *                   and the reason for a malformed line)
- *   host -> guest   RUN <seq> <timeout_ms> <hex cwd> <n_env> <hex env>... <n_arg> <hex arg>...
- *                   (hex: the bytes in lower-case hex; "-" for an empty string)
- *   guest -> host   PERTURB-RESULT <seq> <len> <crc32> <hex payload>
- *   host -> guest   QUIT            (the agent syncs and reboots: QEMU -no-reboot exits)
+ * serial console (/dev/ttyS0) in raw mode, says PERTURB-READY and answers
+ * the host's requests, one frame a line, as harness/backends/proto.h
+ * defines them (proto.c encodes and decodes every message on both ends):
+ * KERNEL with PERTURB-KERNEL, COUNTERS with PERTURB-COUNTERS, RUN with
+ * PERTURB-RESULT, a request it cannot decode with PERTURB-ERROR; QUIT
+ * syncs and reboots (QEMU runs with -no-reboot: it exits).
  *
  * KERNEL is applied with the host's code (tracefs.c): the tracer, every
  * event glob and every function glob are checked against available_tracers
@@ -42,23 +27,19 @@
  * hardware events are "no hardware PMU (perf_event_open: ENOENT)" whatever
  * the host has; raw PAPI names are never counted here (no PAPI).
  *
- * A RESULT payload is one header line
- *   how=exit|signal|timeout|error code=N wall_ns=N user_us=N sys_us=N maxrss_kb=N out=N err=N
- *   [trace_events=N trace_lost=N trace_bytes=N | trace_error=HEX] [cI=...]...
- * followed by the captured stdout (out bytes) and stderr (err bytes), each
- * cut to its last AGENT_OUT_MAX bytes; for how=error, stderr holds the reason.
- * The trace_ fields come after a KERNEL that succeeded: the tracer's own
- * accounting (per_cpu/cpuN/stats, ktrace_stats_delta()), read before the
- * fork and after the reap, outside the timed part, as the host backend does.
- * A cI field is counter I of the COUNTERS list (those the guest can
- * count; the others have none): "cI=RAW,ENABLED,RUNNING", the count and
- * its time_enabled / time_running in ns as read, unscaled (the host scales
- * it with counter_scale(), as its own), or "cI=!HEX", the reason, hex-
- * encoded, why it has no value in this run (perf_event_open on the child
- * or the read failed).  Counters are opened (perf_counter_open(): disabled,
- * inherit, enable_on_exec, the host's attributes) on the forked child,
- * which waits on a pipe before its execve() until they are, and read once
- * after the reap and the group kill, whatever the run's status.
+ * A RESULT carries how the run ended, its times and rusage, the last
+ * AGENT_OUT_MAX bytes of its stdout and stderr (for an agent error,
+ * stderr holds the reason), and after a KERNEL that succeeded the
+ * tracer's own accounting (per_cpu/cpuN/stats, ktrace_stats_delta()), read
+ * before the fork and after the reap, outside the timed part, as the host
+ * backend does (or why it could not be read).  Each counter of the
+ * COUNTERS list the guest can count comes back as read, unscaled (the
+ * host scales it with counter_scale(), as its own), or with the reason it
+ * has no value in this run (perf_event_open on the child or the read
+ * failed).  Counters are opened (perf_counter_open(): disabled, inherit,
+ * enable_on_exec, the host's attributes) on the forked child, which waits
+ * on a pipe before its execve() until they are, and read once after the
+ * reap and the group kill, whatever the run's status.
  *
  * A run is measured as perturb's host runner does: CLOCK_MONOTONIC from just
  * before the fork to the exit seen, rusage of the child from wait4(), its
@@ -89,12 +70,12 @@
 
 #include "counters/counters.h"
 #include "counters/counters_backend.h"
-#include "backends/frame.h"
+#include "backends/proto.h"
 #include "instrumentation/tracefs.h"
 #include "lib/util.h"
 
-#define AGENT_OUT_MAX (64 * 1024)
-#define AGENT_LINE_MAX (1024 * 1024)
+#define AGENT_OUT_MAX PROTO_OUTPUT_MAX
+#define AGENT_LINE_MAX PROTO_LINE_MAX
 #define KILL_GRACE_S 2
 
 static int tty = -1;
@@ -123,21 +104,6 @@ static void write_all(int fd, const char *p, size_t n)
 		p += w;
 		n -= (size_t)w;
 	}
-}
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 1)
-		n = sizeof(buf) - 1;
-	write_all(tty >= 0 ? tty : 1, buf, (size_t)n);
 }
 
 static void setup_system(void)
@@ -185,47 +151,14 @@ static int open_tty(void)
 	return fd;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Decode a hex token in place ("-" is the empty string); NULL when malformed. */
-static char *unhex(char *s)
-{
-	size_t n = strlen(s);
-	if (!strcmp(s, "-")) {
-		*s = '\0';
-		return s;
-	}
-	if (n % 2)
-		return NULL;
-	for (size_t i = 0; i < n / 2; i++) {
-		int a = hexval(s[2 * i]), b = hexval(s[2 * i + 1]);
-		if (a < 0 || b < 0)
-			return NULL;
-		s[i] = (char)(a * 16 + b);
-	}
-	s[n / 2] = '\0';
-	return s;
-}
-
 /* The last max bytes of a file; *len set.  malloc'd (never NULL). */
 static char *read_tail(const char *path, size_t max, size_t *len)
 {
-	char *buf = malloc(max + 1);
+	char *buf = xmalloc(max + 1);
 	int fd = open(path, O_RDONLY);
 	off_t size;
 
 	*len = 0;
-	if (!buf)
-		return NULL;
 	if (fd < 0)
 		return buf;
 	size = lseek(fd, 0, SEEK_END);
@@ -243,47 +176,26 @@ static char *read_tail(const char *path, size_t max, size_t *len)
 	return buf;
 }
 
-/* One framed line: TAG SEQ LEN CRC32 HEX, the payload being head, out, err. */
-static void send_frame(const char *tag, const char *seq, const char *head, const char *out,
-		       size_t out_len, const char *err, size_t err_len)
-{
-	size_t hlen = strlen(head), len = hlen + out_len + err_len;
-	unsigned char *payload = malloc(len ? len : 1);
-	char *line;
-	size_t pos;
-	static const char digits[] = "0123456789abcdef";
 
-	if (!payload)
-		return;
-	memcpy(payload, head, hlen);
-	if (out_len)
-		memcpy(payload + hlen, out, out_len);
-	if (err_len)
-		memcpy(payload + hlen + out_len, err, err_len);
-	line = malloc(2 * len + 128);
-	if (!line) {
-		free(payload);
-		return;
+/* Send one message to the host; a message that cannot be encoded (it
+ * breaks a limit of proto.h) goes as PERTURB-ERROR with the reason. */
+static void send_msg(const struct proto_msg *m)
+{
+	struct strbuf line = STRBUF_INIT;
+	char why[256];
+
+	if (proto_encode(m, &line, why, sizeof(why)) < 0) {
+		struct proto_msg e = { .type = PROTO_ERROR, .seq = m->seq, .error = why };
+		strbuf_reset(&line);
+		if (proto_encode(&e, &line, why, sizeof(why)) < 0)
+			goto out;
 	}
-	pos = (size_t)sprintf(line, "%s %s %zu %08x ", tag, seq, len,
-			      frame_crc32(payload, len));
-	for (size_t i = 0; i < len; i++) {
-		line[pos++] = digits[payload[i] >> 4];
-		line[pos++] = digits[payload[i] & 15];
-	}
-	line[pos++] = '\n';
-	write_all(tty, line, pos);
-	free(line);
-	free(payload);
+	write_all(tty, line.buf, line.len);
+out:
+	strbuf_release(&line);
 }
 
 /* ---- counters ---- */
-
-static void hex_append(struct strbuf *sb, const char *s)
-{
-	for (; *s; s++)
-		strbuf_addf(sb, "%02x", (unsigned char)*s);
-}
 
 static void forget_counters(void)
 {
@@ -299,51 +211,41 @@ static void forget_counters(void)
 }
 
 /*
- * COUNTERS <n> <hex name>...: parse and probe each as the host does
- * (counter_parse(), counter_perf_spec(), perf_counter_probe(): the same
- * files); answer with one line per counter, "ok" or "no " and the reason.
+ * COUNTERS: parse and probe each name as the host does (counter_parse(),
+ * counter_perf_spec(), perf_counter_probe(): the same files); answer with
+ * one reason per counter, "" when it can be counted.
  */
-static void do_counters(char *args)
+static void do_counters(const struct proto_list *names)
 {
-	struct strbuf reply = STRBUF_INIT;
-	char *save = NULL, *tok = strtok_r(args, " ", &save);
-	long n = tok ? strtol(tok, NULL, 10) : -1;
+	struct proto_msg reply = { .type = PROTO_COUNTERS_DONE };
 
 	forget_counters();
-	if (n < 0 || n > 1000)
-		goto bad;
-	gc = xcalloc((size_t)n + 1, sizeof(*gc));
-	for (long i = 0; i < n; i++) {
-		if (!(tok = strtok_r(NULL, " ", &save)) || !unhex(tok))
-			goto bad;
+	gc = xcalloc(names->n + 1, sizeof(*gc));
+	reply.counters.v = xcalloc(names->n + 1, sizeof(char *));
+	reply.counters.n = names->n;
+	for (size_t i = 0; i < names->n; i++) {
 		struct guest_counter *c = &gc[n_gc++];
 		struct counter_spec spec;
 		char shortr[128], detail[512];
+		char **no = &reply.counters.v[i];
 
-		c->name = xstrdup(tok);
+		c->name = xstrdup(names->v[i]);
 		c->fd = -1;
 		if (counter_parse(c->name, &spec, detail, sizeof(detail)) < 0) {
-			strbuf_addf(&reply, "no %s\n", detail);
+			*no = xstrdup(detail);
 		} else if (counter_perf_spec(&spec, &c->ps) < 0) {
-			strbuf_addf(&reply, "no PAPI cannot count it (the guest agent "
-				    "has no PAPI)\n");
+			*no = xstrdup("PAPI cannot count it (the guest agent has no PAPI)");
 		} else if (perf_counter_probe(&c->ps, shortr, sizeof(shortr), detail,
 					      sizeof(detail)) < 0) {
-			strbuf_addf(&reply, "no %s (%s)\n", shortr, detail);
+			*no = xasprintf("%s (%s)", shortr, detail);
 		} else {
 			c->ok = 1;
 			n_gc_ok++;
-			strbuf_addstr(&reply, "ok\n");
+			*no = xstrdup("");
 		}
 	}
-	send_frame("PERTURB-COUNTERS", "0", reply.len ? reply.buf : "", "", 0, "", 0);
-	strbuf_release(&reply);
-	return;
-bad:
-	forget_counters();
-	strbuf_release(&reply);
-	send_frame("PERTURB-COUNTERS", "0", "error agent: malformed COUNTERS command", "", 0,
-		   "", 0);
+	send_msg(&reply);
+	proto_msg_release(&reply);
 }
 
 /* Open every counter that can be counted on pid, waiting before its exec. */
@@ -364,77 +266,51 @@ static void attach_counters(pid_t pid)
 }
 
 /*
- * After the reap: read and close every counter; the result header's
- * counter fields (malloc'd, "" when none), " cI=RAW,ENABLED,RUNNING" or
- * " cI=!HEX" (a failure of this run, its reason hex-encoded).
+ * After the reap: read and close every counter into r->counts (malloc'd:
+ * the count as read, or the reason this run has none; the reasons are
+ * given to r).
  */
-static char *collect_counters(void)
+static void collect_counters(struct proto_result *r)
 {
-	struct strbuf sb = STRBUF_INIT;
-
+	r->counts = xcalloc(n_gc + 1, sizeof(*r->counts));
 	for (size_t i = 0; i < n_gc; i++) {
 		struct guest_counter *c = &gc[i];
-		uint64_t v, en, run;
+		struct proto_count *pc = &r->counts[r->n_counts];
 		int e;
 
 		if (!c->ok)
 			continue;
+		pc->index = i;
 		if (c->fd >= 0) {
-			e = perf_counter_read(c->fd, &v, &en, &run);
+			e = perf_counter_read(c->fd, &pc->raw, &pc->enabled_ns, &pc->running_ns);
 			close(c->fd);
 			c->fd = -1;
 			if (e == 0) {
-				strbuf_addf(&sb, " c%zu=%llu,%llu,%llu", i, (unsigned long long)v,
-					    (unsigned long long)en, (unsigned long long)run);
+				r->n_counts++;
 				continue;
 			}
 			c->why = xasprintf("cannot read: %s", strerror(-e));
 		}
 		if (c->why) {
-			strbuf_addf(&sb, " c%zu=!", i);
-			hex_append(&sb, c->why);
-			free(c->why);
+			pc->raw = pc->enabled_ns = pc->running_ns = 0;
+			pc->why = c->why;
 			c->why = NULL;
+			r->n_counts++;
 		}
 	}
-	return strbuf_detach(&sb);
 }
 
-static void do_run(char *args)
+/* ---- runs ---- */
+
+static void do_run(unsigned long seq, const struct proto_run *run)
 {
-	char *save = NULL, *tok;
-	char *seq, *cwd;
-	long timeout_ms;
-	char **env = NULL, **argv = NULL;
-	long n_env, n_arg;
-	char head[512], why[512] = "";
+	struct proto_msg reply = { .type = PROTO_RESULT, .seq = seq };
+	struct proto_result *res = &reply.result;
+	const char *cwd = run->cwd;
+	long long timeout_ms = run->timeout_ms;
+	char why[512] = "";
 	int pfd[2] = { -1, -1 }, go[2] = { -1, -1 };
 	int out = -1, err = -1, null = -1;
-
-	seq = strtok_r(args, " ", &save);
-	tok = strtok_r(NULL, " ", &save);
-	if (!seq || !tok)
-		return;
-	timeout_ms = strtol(tok, NULL, 10);
-	cwd = strtok_r(NULL, " ", &save);
-	if (!cwd || !unhex(cwd))
-		goto bad;
-	tok = strtok_r(NULL, " ", &save);
-	n_env = tok ? strtol(tok, NULL, 10) : -1;
-	if (n_env < 0 || n_env > 100000)
-		goto bad;
-	env = calloc((size_t)n_env + 1, sizeof(*env));
-	for (long i = 0; i < n_env; i++)
-		if (!(tok = strtok_r(NULL, " ", &save)) || !(env[i] = unhex(tok)))
-			goto bad;
-	tok = strtok_r(NULL, " ", &save);
-	n_arg = tok ? strtol(tok, NULL, 10) : -1;
-	if (n_arg < 1 || n_arg > 100000)
-		goto bad;
-	argv = calloc((size_t)n_arg + 1, sizeof(*argv));
-	for (long i = 0; i < n_arg; i++)
-		if (!(tok = strtok_r(NULL, " ", &save)) || !(argv[i] = unhex(tok)))
-			goto bad;
 
 	if (*cwd)
 		mkdir_p(cwd, 0755);
@@ -449,7 +325,7 @@ static void do_run(char *args)
 
 	/* the tracer's accounting, outside the timed part */
 	struct ktrace_stats before, after;
-	char trace[256] = "", kwhy[256] = "";
+	char kwhy[256] = "";
 	int have_stats = kernel_applied && ktrace_read_stats(&before, kwhy, sizeof(kwhy)) == 0;
 
 	sigset_t chld, old;
@@ -479,8 +355,8 @@ static void do_run(char *args)
 			while (read(go[0], &b, 1) < 0 && errno == EINTR)
 				;
 		}
-		execvpe(argv[0], argv, env);
-		snprintf(why, sizeof(why), "cannot run '%s': %s", argv[0], strerror(errno));
+		execvpe(run->argv.v[0], run->argv.v, run->env.v ? run->env.v : (char *[]){ NULL });
+		snprintf(why, sizeof(why), "cannot run '%s': %s", run->argv.v[0], strerror(errno));
 		write_all(pfd[1], why, strlen(why));
 		_exit(127);
 	}
@@ -548,48 +424,42 @@ static void do_run(char *args)
 	if (have_stats && ktrace_read_stats(&after, kwhy, sizeof(kwhy)) == 0) {
 		double events, lost, bytes;
 		ktrace_stats_delta(&before, &after, &events, &lost, &bytes);
-		snprintf(trace, sizeof(trace), " trace_events=%.0f trace_lost=%.0f trace_bytes=%.0f",
-			 events, lost, bytes);
+		res->trace = PROTO_TRACE_STATS;
+		res->trace_events = (uint64_t)events;
+		res->trace_lost = (uint64_t)lost;
+		res->trace_bytes = (uint64_t)bytes;
 	} else if (kernel_applied) {
-		/* the reason, hex-encoded (a header field has no blanks) */
-		size_t n = snprintf(trace, sizeof(trace), " trace_error=");
-		for (const char *k = kwhy; *k && n + 3 < sizeof(trace); k++)
-			n += snprintf(trace + n, sizeof(trace) - n, "%02x", (unsigned char)*k);
+		res->trace = PROTO_TRACE_ERROR;
+		res->trace_error = xstrdup(kwhy);
 	}
 
-	char *counted = collect_counters();
+	collect_counters(res);
 
 	ssize_t r = read(pfd[0], why, sizeof(why) - 1);
 	why[r > 0 ? r : 0] = '\0';
-	long long wall = (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
-	const char *how = *why ? "error" : timed_out ? "timeout" :
-		WIFSIGNALED(status) ? "signal" : "exit";
-	int code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
-	size_t out_len, err_len;
-	char *ob = read_tail("/tmp/.perturb-out", AGENT_OUT_MAX, &out_len);
-	char *eb = *why ? strdup(why) : read_tail("/tmp/.perturb-err", AGENT_OUT_MAX, &err_len);
-	if (*why)
-		err_len = strlen(why);
-	char *rh = xasprintf("how=%s code=%d wall_ns=%lld user_us=%lld sys_us=%lld maxrss_kb=%ld "
-			     "out=%zu err=%zu%s%s\n", how, code, wall,
-			     (long long)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec,
-			     (long long)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec,
-			     ru.ru_maxrss, out_len, err_len, trace, counted);
-	send_frame("PERTURB-RESULT", seq, rh, ob, out_len, eb, err_len);
-	free(rh);
-	free(counted);
-	free(ob);
-	free(eb);
-	goto out;
+	res->end = *why ? PROTO_END_ERROR : timed_out ? PROTO_END_TIMEOUT :
+		WIFSIGNALED(status) ? PROTO_END_SIGNAL : PROTO_END_EXIT;
+	res->code = WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+	res->wall_ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
+	res->user_us = (int64_t)ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec;
+	res->sys_us = (int64_t)ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec;
+	res->maxrss_kb = ru.ru_maxrss;
+	res->out = read_tail("/tmp/.perturb-out", AGENT_OUT_MAX, &res->out_len);
+	if (*why) {
+		res->err = xstrdup(why);
+		res->err_len = strlen(why);
+	} else {
+		res->err = read_tail("/tmp/.perturb-err", AGENT_OUT_MAX, &res->err_len);
+	}
+	goto send;
 
-bad:
-	snprintf(why, sizeof(why), "agent: malformed RUN command");
 fail:
-	snprintf(head, sizeof(head),
-		 "how=error code=0 wall_ns=0 user_us=0 sys_us=0 maxrss_kb=0 out=0 err=%zu\n",
-		 strlen(why));
-	send_frame("PERTURB-RESULT", seq, head, "", 0, why, strlen(why));
-out:
+	res->end = PROTO_END_ERROR;
+	res->err = xstrdup(why);
+	res->err_len = strlen(why);
+send:
+	send_msg(&reply);
+	proto_msg_release(&reply);
 	if (out >= 0)
 		close(out);
 	if (err >= 0)
@@ -604,85 +474,44 @@ out:
 		close(go[0]);
 	if (go[1] >= 0)
 		close(go[1]);
-	free(env);
-	free(argv);
 }
 
-/* A KERNEL list: <n> then n hex tokens; n = -1: left out (*v NULL). */
-static int parse_list(char **save, char ***v, size_t *n)
-{
-	char *tok = strtok_r(NULL, " ", save);
-	long cnt = tok ? strtol(tok, NULL, 10) : -2;
+/* ---- kernel: blocks ---- */
 
-	*v = NULL;
-	*n = 0;
-	if (cnt == -1)
-		return 0;
-	if (cnt < 0 || cnt > 100000)
+/* Apply a kernel: block (see the top); why filled on error. */
+static int apply_kernel(const struct proto_kernel *pk, char *why, size_t len)
+{
+	struct ktrace_spec k = {
+		.tracing_on = pk->tracing_on,
+		.buffer_size_kb = pk->buffer_size_kb,
+		.tracer = pk->tracer,
+		.events = pk->events.v, .n_events = pk->events.n,
+		.functions = pk->functions.v, .n_functions = pk->functions.n,
+		.options = pk->options.v, .n_options = pk->options.n,
+	};
+	const char *path;
+	int mounted;
+
+	if (!(path = ktrace_mount(&mounted, why, len)))
 		return -1;
-	*v = xcalloc((size_t)cnt + 1, sizeof(**v));
-	for (long i = 0; i < cnt; i++) {
-		if (!(tok = strtok_r(NULL, " ", save)) || !((*v)[i] = unhex(tok)))
-			return -1;
-		*n = (size_t)i + 1;
-	}
+	/* what the host cannot check: the guest kernel's tracers, events, functions */
+	if (ktrace_check_names(&k, path, "the guest kernel", why, len) < 0)
+		return -1;
+	if (ktrace_apply(&k, why, len) < 0 || ktrace_verify(&k, why, len) < 0)
+		return -1;
 	return 0;
 }
 
-/* Apply a kernel: block (see the top); why filled on error. */
-static int apply_kernel(char *args, char *why, size_t len)
+static void do_kernel(const struct proto_kernel *k)
 {
-	struct ktrace_spec k = KTRACE_SPEC_INIT;
-	char *save = NULL, *tok, **tracer = NULL;
-	size_t n_tracer = 0;
-	const char *path;
-	int mounted, ret = -1;
+	char why[1024] = "";
+	struct proto_msg reply = { .type = PROTO_KERNEL_DONE, .done.reason = why };
 
-	if (!(tok = strtok_r(args, " ", &save)))
-		goto bad;
-	k.tracing_on = (int)strtol(tok, NULL, 10);
-	if (!(tok = strtok_r(NULL, " ", &save)))
-		goto bad;
-	k.buffer_size_kb = strtol(tok, NULL, 10);
-	if (parse_list(&save, &tracer, &n_tracer) < 0 || n_tracer > 1 ||
-	    parse_list(&save, &k.events, &k.n_events) < 0 ||
-	    parse_list(&save, &k.functions, &k.n_functions) < 0 ||
-	    parse_list(&save, &k.options, &k.n_options) < 0)
-		goto bad;
-	k.tracer = n_tracer ? tracer[0] : NULL;
-	if (!(path = ktrace_mount(&mounted, why, len)))
-		goto out;
-	/* what the host cannot check: the guest kernel's tracers, events, functions */
-	if (ktrace_check_names(&k, path, "the guest kernel", why, len) < 0)
-		goto out;
-	if (ktrace_apply(&k, why, len) < 0 || ktrace_verify(&k, why, len) < 0)
-		goto out;
-	ret = 0;
-	goto out;
-bad:
-	snprintf(why, len, "agent: malformed KERNEL command");
-out:
-	free(tracer);
-	free(k.events);
-	free(k.functions);
-	free(k.options);
-	return ret;
-}
-
-#define KERNEL_REFUSED "error "
-
-static void do_kernel(char *args)
-{
-	char why[1024] = KERNEL_REFUSED;
-	size_t pre = strlen(KERNEL_REFUSED);
-
-	if (apply_kernel(args, why + pre, sizeof(why) - pre) < 0) {
-		kernel_applied = 0;
-		send_frame("PERTURB-KERNEL", "0", why, "", 0, "", 0);
-		return;
-	}
-	kernel_applied = 1;
-	send_frame("PERTURB-KERNEL", "0", "ok", "", 0, "", 0);
+	kernel_applied = apply_kernel(k, why, sizeof(why)) == 0;
+	reply.done.ok = kernel_applied;
+	if (kernel_applied)
+		*why = '\0';
+	send_msg(&reply);
 }
 
 static void power_off(void)
@@ -693,17 +522,54 @@ static void power_off(void)
 		pause();
 }
 
+/* One request line from the host (without its '\n'). */
+static void serve(const char *line, size_t len)
+{
+	struct proto_msg m;
+	char why[256];
+
+	if (proto_decode(line, len, &m, why, sizeof(why)) < 0) {
+		struct proto_msg e = { .type = PROTO_ERROR, .error = why };
+		send_msg(&e);
+		return;
+	}
+	switch (m.type) {
+	case PROTO_RUN:
+		do_run(m.seq, &m.run);
+		break;
+	case PROTO_KERNEL:
+		do_kernel(&m.kernel);
+		break;
+	case PROTO_COUNTERS:
+		do_counters(&m.counters);
+		break;
+	case PROTO_QUIT:
+		power_off();
+		break;
+	default: {
+		char *msg = xasprintf("agent: %s is not a request", proto_tag(m.type));
+		struct proto_msg e = { .type = PROTO_ERROR, .seq = m.seq, .error = msg };
+		send_msg(&e);
+		free(msg);
+	}
+	}
+	proto_msg_release(&m);
+}
+
 int main(void)
 {
 	static char line[AGENT_LINE_MAX];
 	size_t len = 0;
+	int overflow = 0;
 	struct utsname u;
 
 	setup_system();
 	if ((tty = open_tty()) < 0)
 		power_off();
 	uname(&u);
-	say("\nPERTURB-READY %s\n", u.release);
+	/* after a line break: the frame starts a line of the console */
+	write_all(tty, "\n", 1);
+	send_msg(&(struct proto_msg){ .type = PROTO_READY, .release = u.release });
 	for (;;) {
 		char c;
 		ssize_t r = read(tty, &c, 1);
@@ -714,21 +580,19 @@ int main(void)
 		if (c == '\r')
 			continue;
 		if (c != '\n') {
-			if (len < sizeof(line) - 1)
+			if (len < sizeof(line))
 				line[len++] = c;
+			else
+				overflow = 1;
 			continue;
 		}
-		line[len] = '\0';
+		if (overflow) {
+			send_msg(&(struct proto_msg){ .type = PROTO_ERROR,
+				 .error = "agent: request longer than a frame can be" });
+		} else {
+			serve(line, len);
+		}
 		len = 0;
-		if (!strncmp(line, "RUN ", 4))
-			do_run(line + 4);
-		else if (!strncmp(line, "KERNEL ", 7))
-			do_kernel(line + 7);
-		else if (!strncmp(line, "COUNTERS ", 9))
-			do_counters(line + 9);
-		else if (!strcmp(line, "QUIT"))
-			power_off();
-		else if (!strcmp(line, "PING"))
-			say("PERTURB-PONG\n");
+		overflow = 0;
 	}
 }

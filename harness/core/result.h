@@ -1,0 +1,74 @@
+/*
+ * result.h - one builder of a run's result (struct run_result, runner.h)
+ * from how the run ended and what it printed, for every place a run is
+ * measured: the host runner (runner.c) and the qemu backend, whose guest
+ * agent sends the same facts back (harness/backends/proto.h).  The same
+ * output gives the same status, reason, metrics and tail wherever the
+ * workload ran.
+ *
+ * Status and reason:
+ *   exit 0              RUN_OK (then the metrics may still fail it)
+ *   exit N              RUN_FAILED, "exited with status N"
+ *   signal S            RUN_CRASHED, "killed by signal S (NAME)"
+ *   time-out            RUN_TIMEOUT, "timed out after T s"
+ *   stop signal S       RUN_INTERRUPTED, "interrupted by signal S (NAME)"
+ *   not started         RUN_ERROR, the reason given
+ *
+ * Metrics (only of a run that is RUN_OK so far; a run that failed has
+ * none): for each metric_def, the first line-wise match of its regex in
+ * stdout, then in stderr (the regex recompiled with REG_NEWLINE: '^' and
+ * '$' at line boundaries); the value is group 1 (or the whole match).  It
+ * must be a finite decimal or hexadecimal floating-point number
+ * (strtod()), with blanks after it at most: "12abc", "inf" and "nan" are
+ * not numbers.  The first metric that is not found or not a number makes
+ * the run RUN_FAILED with "metric 'NAME' not found in output" or "metric
+ * 'NAME': cannot parse 'TEXT' as a number"; the others still get their
+ * values.
+ *
+ * Output tail: the last RUNNER_TAIL_BYTES of stdout followed by stderr
+ * (stderr first gets its share), starting on a UTF-8 character boundary
+ * when cut, NUL bytes shown as spaces.
+ */
+#ifndef PERTURB_RESULT_H
+#define PERTURB_RESULT_H
+
+#include <stddef.h>
+#include "core/runner.h"
+
+struct counter_reading;
+
+enum run_end {
+	RUN_END_EXIT,		/* code: the exit status */
+	RUN_END_SIGNAL,		/* code: the signal that killed it */
+	RUN_END_TIMEOUT,	/* killed after req->timeout_s */
+	RUN_END_STOP,		/* code: perturb's stop signal */
+	RUN_END_ERROR,		/* not started: why */
+};
+
+struct run_outcome {
+	enum run_end end;
+	int code;
+	const char *why;	/* RUN_END_ERROR */
+	double wall_s, user_s, sys_s;
+	long maxrss_kb;
+	/* what the workload printed (NULL when nothing) */
+	const char *out, *err;
+	size_t out_len, err_len;
+};
+
+/*
+ * Fill res (res->started is left as it is) from o and the request's
+ * metrics: status, reason, exit_code / signal, times, the metrics' values
+ * and out_tail (malloc'd).  res->values holds at most req->n_metrics
+ * values; release with run_result_release().
+ */
+void result_build(const struct run_request *req, const struct run_outcome *o,
+		  struct run_result *res);
+
+/* Append one value (name and unit copied) to res->values. */
+void result_add_value(struct run_result *res, const char *name, double value,
+		      const char *unit);
+/* Append a counter's reading (counters.h) with its times and scaled flag. */
+void result_add_reading(struct run_result *res, const struct counter_reading *rd);
+
+#endif
