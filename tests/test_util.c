@@ -98,3 +98,51 @@ Test(util, edit_distance)
 	cr_expect_eq(edit_distance("abc", "abc"), 0);
 	cr_expect_eq(edit_distance("kitten", "sitting"), 3);
 }
+
+Test(util, parse_size)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} ok[] = {
+		{ "0", 0 },
+		{ "1", 1 },
+		{ "4095", 4095 },
+		{ "1K", 1024 },
+		{ "1k", 1024 },
+		{ "64M", UINT64_C(64) << 20 },
+		{ "64MiB", UINT64_C(64) << 20 },
+		{ "64mb", UINT64_C(64) << 20 },
+		{ "512m", UINT64_C(512) << 20 },
+		{ "512MB", UINT64_C(512) << 20 },
+		{ "1g", UINT64_C(1) << 30 },
+		{ "2kib", 2048 },
+		{ "2G", UINT64_C(2) << 30 },
+		{ "3GiB", UINT64_C(3) << 30 },
+		{ "1T", UINT64_C(1) << 40 },
+		{ "18446744073709551615", UINT64_MAX },
+		{ "16777215T", UINT64_C(16777215) << 40 },
+		{ "007", 7 },
+	};
+	static const char *const bad[] = {
+		"", "12Q", "-1", "+1", " 1", "1 ", "1.5M", "M", "K1", "1KK",
+		"1Mi", "1MiBs", "0x10",
+		"18446744073709551616",		/* 2^64 */
+		"99999999999999999999999",
+		"16777216T",			/* 2^64 */
+		"17179869184G",			/* 2^64 */
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		v = 12345;
+		cr_expect_eq(parse_size(ok[i].s, &v), 0, "'%s' rejected", ok[i].s);
+		cr_expect_eq(v, ok[i].v, "'%s' gave %llu", ok[i].s, (unsigned long long)v);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		v = 12345;
+		cr_expect_eq(parse_size(bad[i], &v), -1, "'%s' accepted", bad[i]);
+		cr_expect_eq(v, 12345, "'%s' touched the output", bad[i]);
+	}
+	cr_expect_eq(parse_size(NULL, &v), -1);
+}

@@ -81,6 +81,15 @@ void now_iso8601(char *buf, size_t len);
 int parse_duration(const char *s, double *seconds);
 /* Percentages: "2%" (→ 0.02) or a bare fraction "0.02".  -1 on bad input. */
 int parse_percent(const char *s, double *fraction);
+/*
+ * Sizes (experiment files' memory:, perturb gen's SIZE; docs/experiment.md):
+ * a decimal number of bytes with an optional suffix K, M, G or T
+ * (powers of 1024, the letter in either case, optionally followed by "iB",
+ * "ib", "B" or "b": 64M = 64m = 64MiB = 64mb = 67108864).  No sign, no spaces, no fractions.
+ * Returns 0 and stores the size, or -1 on malformed input or a value that
+ * does not fit in 64 bits (nothing printed).
+ */
+int parse_size(const char *s, uint64_t *out);
 /* Strict decimal integer in [min, max]; -1 on anything else. */
 int parse_long(const char *s, long min, long max, long *out);
 /* Strict finite double; -1 otherwise. */
