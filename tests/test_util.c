@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <math.h>
+#include <string.h>
 
 #include "lib/util.h"
 
@@ -145,4 +146,30 @@ Test(util, parse_size)
 		cr_expect_eq(v, 12345, "'%s' touched the output", bad[i]);
 	}
 	cr_expect_eq(parse_size(NULL, &v), -1);
+}
+
+/* FIPS 180-4 / NIST example vectors: "", "abc", a million 'a', and a
+ * 56-byte message whose padding takes a second block. */
+Test(util, sha256_vectors)
+{
+	static const struct {
+		const char *in;
+		const char *hex;
+	} v[] = {
+		{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+	};
+	char hex[65];
+
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		sha256_hex(v[i].in, strlen(v[i].in), hex);
+		cr_expect_str_eq(hex, v[i].hex, "sha256(\"%s\")", v[i].in);
+	}
+	char *million = xmalloc(1000000);
+	memset(million, 'a', 1000000);
+	sha256_hex(million, 1000000, hex);
+	cr_expect_str_eq(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	free(million);
 }

@@ -109,7 +109,11 @@ int program_exists(const char *prog);
 /* Levenshtein distance, for "did you mean" suggestions. */
 size_t edit_distance(const char *a, const char *b);
 
-/* Hex SHA-256 of data into out[65]. */
+/*
+ * Hex SHA-256 (FIPS 180-4) of data into out[65], lower case, NUL-terminated.
+ * Recognises an experiment text, a kernel build, a journal line; not for
+ * security.  Defined in hash.c (Nettle), which the guest agent does not link.
+ */
 void sha256_hex(const void *data, size_t len, char out[65]);
 
 /* Absolute path of the running perturb executable (/proc/self/exe). */
