@@ -1,6 +1,6 @@
 /*
  * test_util.c - helpers of util.c that the experiment file relies on:
- * durations and percentages.
+ * durations, percentages, sizes and SHA-256.
  */
 #include <criterion/criterion.h>
 #include <limits.h>
