@@ -21,6 +21,7 @@
 #include "config.h"
 #include "counters/counters.h"
 #include "lib/util.h"
+#include "stats/stats.h"
 
 #ifndef PERTURB_SHARE_DIR
 #define PERTURB_SHARE_DIR "/usr/local/share/perturb"
@@ -1329,7 +1330,6 @@ static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 {
 	const struct ynode *v;
 	char gotbuf[64];
-	int st;
 
 	if (n->type != YN_MAP)
 		return fail(c, n, "each gate rule must be a mapping, got %s", GOT(n));
@@ -1348,11 +1348,9 @@ static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 		return fail(c, get(n, "metric"),
 			    "gate rule names metric '%s', which is not recorded (not wall, user, sys, maxrss, a counter or a workload metric)",
 			    r->metric);
-	if ((v = get(n, "statistic"))) {
-		if (want_enum(c, v, "statistic", statistic_names, &st))
-			return -1;
-		r->statistic = (enum statistic)st;
-	}
+	if ((v = get(n, "statistic")) &&
+	    (v->type != YN_SCALAR || statistic_parse(v->str, &r->statistic)))
+		return fail(c, v, "'statistic' must be one of " STATISTIC_NAMES ", got %s", GOT(v));
 	if (!(v = get(n, "max_dilation")))
 		return fail(c, n, "gate rule has no 'max_dilation'");
 	if (v->type != YN_SCALAR || parse_percent(v->str, &r->max_dilation))
@@ -1580,6 +1578,27 @@ void experiment_release(struct experiment *exp)
 const char *statistic_name(enum statistic s)
 {
 	return (unsigned)s < ARRAY_SIZE(statistic_names) - 1 ? statistic_names[s] : "?";
+}
+
+int statistic_parse(const char *name, enum statistic *out)
+{
+	static const double pct[] = { [STAT_P0] = 0, [STAT_P50] = 50, [STAT_P80] = 80,
+				      [STAT_P99] = 99 };
+	struct stats_statistic st;
+
+	if (stats_statistic_parse(name, &st))
+		return -1;
+	if (st.is_mean) {
+		*out = STAT_MEAN;
+		return 0;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(pct); k++) {
+		if (pct[k] == st.p) {
+			*out = (enum statistic)k;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 const char *order_name(enum run_order o)
