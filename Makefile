@@ -39,7 +39,8 @@ EXPERIMENT ?= experiments.yaml
 
 # Debian packages: to build and test, and what the default study runs.
 DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
-	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev zlib1g-dev
+	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev zlib1g-dev \
+	nettle-dev libjansson-dev
 DEB_RUN := bzip2 strace xz-utils gzip rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,
@@ -51,7 +52,9 @@ DEB_FUZZ := clang libclang-rt-14-dev
 # Only for `make test-browser` (headless Chromium renders the HTML report).
 DEB_BROWSER := chromium python3
 
-PKGS := gsl yaml-0.1 sqlite3 papi libtracefs libtraceevent zlib
+# zlib: CRC-32 (backends/proto.c); nettle: SHA-256 (lib/hash.c); jansson: JSON
+# with UTF-8 checks (lib/json.c).
+PKGS := gsl yaml-0.1 sqlite3 papi libtracefs libtraceevent zlib nettle jansson
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)

@@ -286,6 +286,22 @@ size_t stats_outliers_tukey_summary(const double *x, size_t n, const struct summ
 size_t stats_outliers_mad_summary(const double *x, size_t n, const struct summary *sum,
 				  double threshold, unsigned char *flag);
 
+/* ---- statistic names (names.c) ---- */
+
+/*
+ * A statistic of a sample by name, one grammar for the experiment file
+ * (gate: statistic:, docs/experiment.md) and the command line (--statistic):
+ * "mean", "median" (the same as "p50"), or "pN", the N-th percentile, N a
+ * plain decimal in [0, 100] ("p0", "p99", "p99.9"; no sign, no exponent, no
+ * spaces).  Case matters.
+ */
+struct stats_statistic {
+	int is_mean;		/* 1: the mean; 0: the percentile p */
+	double p;		/* in [0, 100]; 0 for the mean */
+};
+/* Returns 0 and fills *out, or -1 (nothing printed, *out untouched). */
+int stats_statistic_parse(const char *name, struct stats_statistic *out);
+
 /* ---- shared by the two-sample tests (rank.c, tests.c) ---- */
 
 /* out as "not computed": all zero, statistic, p and df NaN. */

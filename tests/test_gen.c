@@ -205,50 +205,6 @@ Test(gen, unknown_kind, .init = cr_redirect_stderr)
 		"perturb: error: unknown kind 'bin' (valid kinds: text, binary)\n");
 }
 
-Test(gen, parse_size)
-{
-	static const struct {
-		const char *s;
-		uint64_t v;
-	} ok[] = {
-		{ "0", 0 },
-		{ "1", 1 },
-		{ "4095", 4095 },
-		{ "1K", 1024 },
-		{ "1k", 1024 },
-		{ "64M", UINT64_C(64) << 20 },
-		{ "64MiB", UINT64_C(64) << 20 },
-		{ "64mb", UINT64_C(64) << 20 },
-		{ "2G", UINT64_C(2) << 30 },
-		{ "3GiB", UINT64_C(3) << 30 },
-		{ "1T", UINT64_C(1) << 40 },
-		{ "18446744073709551615", UINT64_MAX },
-		{ "16777215T", UINT64_C(16777215) << 40 },
-		{ "007", 7 },
-	};
-	static const char *const bad[] = {
-		"", "12Q", "-1", "+1", " 1", "1 ", "1.5M", "M", "K1", "1KK",
-		"1Mi", "1MiBs", "0x10",
-		"18446744073709551616",		/* 2^64 */
-		"99999999999999999999999",
-		"16777216T",			/* 2^64 */
-		"17179869184G",			/* 2^64 */
-	};
-	uint64_t v;
-
-	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
-		v = 12345;
-		cr_expect_eq(parse_size(ok[i].s, &v), 0, "'%s' rejected", ok[i].s);
-		cr_expect_eq(v, ok[i].v, "'%s' gave %llu", ok[i].s, (unsigned long long)v);
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		v = 12345;
-		cr_expect_eq(parse_size(bad[i], &v), -1, "'%s' accepted", bad[i]);
-		cr_expect_eq(v, 12345, "'%s' touched the output", bad[i]);
-	}
-	cr_expect_eq(parse_size(NULL, &v), -1);
-}
-
 /* The subcommand: arguments, exit statuses, the file it leaves. */
 static int run_gen(int argc, const char **argv)
 {

@@ -1,10 +1,11 @@
 /*
  * test_util.c - helpers of util.c that the experiment file relies on:
- * durations and percentages.
+ * durations, percentages, sizes and SHA-256.
  */
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <math.h>
+#include <string.h>
 
 #include "lib/util.h"
 
@@ -97,4 +98,78 @@ Test(util, edit_distance)
 	cr_expect_eq(edit_distance("", "abc"), 3);
 	cr_expect_eq(edit_distance("abc", "abc"), 0);
 	cr_expect_eq(edit_distance("kitten", "sitting"), 3);
+}
+
+Test(util, parse_size)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} ok[] = {
+		{ "0", 0 },
+		{ "1", 1 },
+		{ "4095", 4095 },
+		{ "1K", 1024 },
+		{ "1k", 1024 },
+		{ "64M", UINT64_C(64) << 20 },
+		{ "64MiB", UINT64_C(64) << 20 },
+		{ "64mb", UINT64_C(64) << 20 },
+		{ "512m", UINT64_C(512) << 20 },
+		{ "512MB", UINT64_C(512) << 20 },
+		{ "1g", UINT64_C(1) << 30 },
+		{ "2kib", 2048 },
+		{ "2G", UINT64_C(2) << 30 },
+		{ "3GiB", UINT64_C(3) << 30 },
+		{ "1T", UINT64_C(1) << 40 },
+		{ "18446744073709551615", UINT64_MAX },
+		{ "16777215T", UINT64_C(16777215) << 40 },
+		{ "007", 7 },
+	};
+	static const char *const bad[] = {
+		"", "12Q", "-1", "+1", " 1", "1 ", "1.5M", "M", "K1", "1KK",
+		"1Mi", "1MiBs", "0x10",
+		"18446744073709551616",		/* 2^64 */
+		"99999999999999999999999",
+		"16777216T",			/* 2^64 */
+		"17179869184G",			/* 2^64 */
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		v = 12345;
+		cr_expect_eq(parse_size(ok[i].s, &v), 0, "'%s' rejected", ok[i].s);
+		cr_expect_eq(v, ok[i].v, "'%s' gave %llu", ok[i].s, (unsigned long long)v);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		v = 12345;
+		cr_expect_eq(parse_size(bad[i], &v), -1, "'%s' accepted", bad[i]);
+		cr_expect_eq(v, 12345, "'%s' touched the output", bad[i]);
+	}
+	cr_expect_eq(parse_size(NULL, &v), -1);
+}
+
+/* FIPS 180-4 / NIST example vectors: "", "abc", a million 'a', and a
+ * 56-byte message whose padding takes a second block. */
+Test(util, sha256_vectors)
+{
+	static const struct {
+		const char *in;
+		const char *hex;
+	} v[] = {
+		{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+	};
+	char hex[65];
+
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		sha256_hex(v[i].in, strlen(v[i].in), hex);
+		cr_expect_str_eq(hex, v[i].hex, "sha256(\"%s\")", v[i].in);
+	}
+	char *million = xmalloc(1000000);
+	memset(million, 'a', 1000000);
+	sha256_hex(million, 1000000, hex);
+	cr_expect_str_eq(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	free(million);
 }

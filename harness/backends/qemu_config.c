@@ -17,31 +17,6 @@ static const char *const qemu_keys[] = {
 	"boots", "deterministic", NULL
 };
 
-/* A size: bytes, or a number with K, M, G or T (powers of 1024; KiB etc. too). */
-static int parse_size(const char *s, uint64_t *out)
-{
-	static const struct { const char *suffix; int shift; } units[] = {
-		{ "", 0 }, { "K", 10 }, { "M", 20 }, { "G", 30 }, { "T", 40 },
-		{ "k", 10 }, { "KiB", 10 }, { "MiB", 20 }, { "GiB", 30 }, { "TiB", 40 },
-	};
-	char *end;
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
-		if (strcmp(end, units[i].suffix))
-			continue;
-		if (v > (UINT64_MAX >> units[i].shift))
-			return -1;
-		*out = (uint64_t)v << units[i].shift;
-		return 0;
-	}
-	return -1;
-}
-
 int qemu_config_parse(struct yn_ctx *y, const struct ynode *n, void *cfg)
 {
 	struct boot_cfg *b = cfg;

@@ -9,9 +9,13 @@
  *   "info  SECTION: what"      for the record
  * or, with --json, one object per line in an array
  * {"level", "section", "message", "fix"}.  Exit 0 whatever it finds.
+ * The CPU and noise facts come from machine_probe() (lib/machine.h), the
+ * probe whose findings `perturb run` stores: doctor judges them.
  */
 #include "commands.h"
 #include "backends/kbuild.h"
+#include "lib/json.h"
+#include "lib/machine.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -29,20 +33,6 @@ struct doctor {
 	size_t warnings;
 };
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void say(struct doctor *d, const char *level, const char *section, const char *fix,
 		const char *fmt, ...) PRINTF(5, 6);
 
@@ -58,28 +48,20 @@ static void say(struct doctor *d, const char *level, const char *section, const 
 	if (!strcmp(level, "warn"))
 		d->warnings++;
 	if (d->json) {
-		printf("%s\n  {\"level\": \"%s\", \"section\": ", d->n++ ? "," : "", level);
-		json_str(section);
-		printf(", \"message\": ");
-		json_str(sb.buf);
-		printf(", \"fix\": ");
-		if (fix)
-			json_str(fix);
-		else
-			printf("null");
-		printf("}");
+		json_t *o = json_object();
+		json_object_set_new(o, "level", json_text(level));
+		json_object_set_new(o, "section", json_text(section));
+		json_object_set_new(o, "message", json_text(sb.buf));
+		json_object_set_new(o, "fix", json_text(fix));
+		char *line = json_line(o);
+		printf("%s\n  %s", d->n++ ? "," : "", line);
+		free(line);
 	} else {
 		printf("%-5s %s: %s\n", level, section, sb.buf);
 		if (fix)
 			printf("      fix: %s\n", fix);
 	}
 	strbuf_release(&sb);
-}
-
-/* The first line of a file, trailing newline removed; NULL if unreadable. */
-static char *line_of(const char *path)
-{
-	return read_line_file(path);
 }
 
 static size_t count_lines_of(const char *path, int *ok)
@@ -124,7 +106,7 @@ static void check_tracefs(struct doctor *d)
 	}
 	say(d, "ok", "tracefs", NULL, "mounted at %s", dir);
 	path = xasprintf("%s/available_tracers", dir);
-	tracers = line_of(path);
+	tracers = read_line_file(path);
 	free(path);
 	if (tracers)
 		say(d, "info", "tracefs", NULL, "tracers: %s", tracers);
@@ -178,7 +160,7 @@ static void check_papi(struct doctor *d)
 static void check_perf(struct doctor *d)
 {
 	struct perf_event_attr attr;
-	char *paranoid = line_of("/proc/sys/kernel/perf_event_paranoid");
+	char *paranoid = read_line_file("/proc/sys/kernel/perf_event_paranoid");
 	long fd;
 
 	if (!paranoid) {
@@ -238,97 +220,68 @@ static void check_qemu(struct doctor *d)
 		    KBUILD_DEFAULT_SOURCE);
 }
 
-static void check_cpu(struct doctor *d)
+static void check_cpu(struct doctor *d, const struct machine_info *m)
 {
-	size_t len;
-	char *cpuinfo = read_file("/proc/cpuinfo", &len), *model = NULL, *s;
-	char *gov, *boost, *noturbo, *smt, *aslr, *load, *iso;
+	const char *nt = m->no_turbo, *boost = m->boost;
 
-	if (cpuinfo && (s = strstr(cpuinfo, "model name"))) {
-		char *colon = strchr(s, ':'), *nl;
-		if (colon) {
-			colon++;
-			while (*colon == ' ' || *colon == '\t')
-				colon++;
-			nl = strchr(colon, '\n');
-			model = xstrndup(colon, nl ? (size_t)(nl - colon) : strlen(colon));
-		}
-	}
-	free(cpuinfo);
-	say(d, "info", "cpu", NULL, "%s, %ld online CPUs", model ? model : "model unknown",
-	    sysconf(_SC_NPROCESSORS_ONLN));
-	free(model);
+	say(d, "info", "cpu", NULL, "%s, %d online CPUs",
+	    machine_has(m->cpu_model) ? m->cpu_model : "model unknown", m->cores);
 
-	gov = line_of("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-	if (!gov)
+	if (!machine_has(m->governor))
 		say(d, "info", "governor", NULL, "no cpufreq (a VM, or no driver): frequency not controlled here");
-	else if (!strcmp(gov, "performance"))
+	else if (!strcmp(m->governor, "performance"))
 		say(d, "ok", "governor", NULL, "performance");
 	else
 		say(d, "warn", "governor", "sudo cpupower frequency-set -g performance",
-		    "%s: the frequency follows the load", gov);
-	free(gov);
+		    "%s: the frequency follows the load", m->governor);
 
-	boost = line_of("/sys/devices/system/cpu/cpufreq/boost");
-	noturbo = line_of("/sys/devices/system/cpu/intel_pstate/no_turbo");
-	if (noturbo && !strcmp(noturbo, "0"))
+	if (nt && !strcmp(nt, "0"))
 		say(d, "warn", "boost", "echo 1 | sudo tee /sys/devices/system/cpu/intel_pstate/no_turbo",
 		    "turbo on (intel_pstate): the clock depends on temperature and load");
 	else if (boost && !strcmp(boost, "1"))
 		say(d, "warn", "boost", "echo 0 | sudo tee /sys/devices/system/cpu/cpufreq/boost",
 		    "boost on: the clock depends on temperature and load");
-	else if (boost || noturbo)
+	else if (boost || nt)
 		say(d, "ok", "boost", NULL, "off");
 	else
 		say(d, "info", "boost", NULL, "no boost control here");
-	free(boost);
-	free(noturbo);
 
-	smt = line_of("/sys/devices/system/cpu/smt/active");
-	if (smt && !strcmp(smt, "1"))
+	if (!machine_has(m->smt))
+		say(d, "info", "smt", NULL, "unknown");
+	else if (!strcmp(m->smt, "on"))
 		say(d, "warn", "smt", "echo off | sudo tee /sys/devices/system/cpu/smt/control",
 		    "SMT on: a sibling thread shares the core");
-	else if (smt)
-		say(d, "ok", "smt", NULL, "off");
 	else
-		say(d, "info", "smt", NULL, "unknown");
-	free(smt);
+		say(d, "ok", "smt", NULL, "off");
 
-	aslr = line_of("/proc/sys/kernel/randomize_va_space");
-	if (aslr && strcmp(aslr, "0"))
+	if (machine_has(m->aslr) && strcmp(m->aslr, "0"))
 		say(d, "warn", "aslr", "sudo sysctl kernel.randomize_va_space=0",
-		    "on (%s): code and data layout change from run to run", aslr);
-	else if (aslr)
+		    "on (%s): code and data layout change from run to run", m->aslr);
+	else if (machine_has(m->aslr))
 		say(d, "ok", "aslr", NULL, "off");
-	free(aslr);
 
-	load = line_of("/proc/loadavg");
-	if (load) {
-		double l1 = atof(load);
-		char *sp = strchr(load, ' ');
-		if (sp && (sp = strchr(sp + 1, ' ')) && (sp = strchr(sp + 1, ' ')))
-			*sp = '\0';	/* the three averages only */
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		if (l1 > 0.5 * (double)(cpus > 0 ? cpus : 1))
+	if (machine_has(m->loadavg)) {
+		int cpus = m->cores > 0 ? m->cores : 1;
+		if (atof(m->loadavg) > 0.5 * cpus)
 			say(d, "warn", "load", "stop other work on this machine (top shows what runs)",
-			    "load average %s on %ld CPUs: runs compete for the CPUs", load, cpus);
+			    "load average %s on %d CPUs: runs compete for the CPUs", m->loadavg,
+			    m->cores);
 		else
-			say(d, "ok", "load", NULL, "load average %s", load);
+			say(d, "ok", "load", NULL, "load average %s", m->loadavg);
 	}
-	free(load);
 
-	iso = line_of("/sys/devices/system/cpu/isolated");
-	if (iso && *iso)
-		say(d, "ok", "isolcpus", NULL, "isolated CPUs %s (use them with cpus: in the experiment)", iso);
+	if (m->isolated && *m->isolated)
+		say(d, "ok", "isolcpus", NULL, "isolated CPUs %s (use them with cpus: in the experiment)",
+		    m->isolated);
 	else
 		say(d, "info", "isolcpus", "add isolcpus=2,3 nohz_full=2,3 to the kernel command line, reboot",
 		    "no isolated CPUs: workloads share CPUs with the system");
-	free(iso);
 }
 
 int cmd_doctor(int argc, char **argv)
 {
 	struct doctor d = { 0 };
+	struct machine_info m;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
@@ -347,7 +300,9 @@ int cmd_doctor(int argc, char **argv)
 	check_papi(&d);
 	check_perf(&d);
 	check_qemu(&d);
-	check_cpu(&d);
+	machine_probe(&m);
+	check_cpu(&d, &m);
+	machine_release(&m);
 	if (d.json)
 		printf("\n]\n");
 	else

@@ -542,19 +542,12 @@ int cmd_gate(int argc, char **argv)
 			opt_rule.metric = (char *)val;
 			have_rule = 1;
 		} else if ((rc = opt_value(argc, argv, &i, "--statistic", &val))) {
-			static const char *const names[] = { "p0", "p50", "p80", "p99", "mean" };
-			size_t k;
 			if (rc < 0)
 				goto out;
-			if (!strcmp(val, "median"))
-				val = "p50";
-			for (k = 0; k < ARRAY_SIZE(names) && strcmp(names[k], val); k++)
-				;
-			if (k == ARRAY_SIZE(names)) {
-				error("--statistic takes p0, p50 (median), p80, p99 or mean, got '%s'", val);
+			if (statistic_parse(val, &opt_rule.statistic)) {
+				error("--statistic takes one of " STATISTIC_NAMES ", got '%s'", val);
 				goto out;
 			}
-			opt_rule.statistic = (enum statistic)k;
 			have_rule = 1;
 		} else if ((rc = opt_value(argc, argv, &i, "--max-dilation", &val))) {
 			if (rc < 0)

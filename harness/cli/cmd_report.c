@@ -7,6 +7,7 @@
 #include "reports/report.h"
 #include "engine/store.h"
 #include "lib/util.h"
+#include "stats/stats.h"
 
 #include <errno.h>
 #include <math.h>
@@ -65,24 +66,19 @@ out:
 	return ret;
 }
 
-/* median | mean | pN (N one of the percentiles, checked later). */
+/* median | mean | pN (stats_statistic_parse; N one of the percentiles,
+ * checked later). */
 static int parse_statistic(const char *val, struct report_opts *o)
 {
-	if (!strcmp(val, "median") || !strcmp(val, "p50")) {
-		o->statistic = REPORT_STAT_MEDIAN;
-		return 0;
-	}
-	if (!strcmp(val, "mean")) {
-		o->statistic = REPORT_STAT_MEAN;
-		return 0;
-	}
-	if (val[0] == 'p' && !parse_double(val + 1, &o->statistic_p) &&
-	    o->statistic_p >= 0 && o->statistic_p <= 100) {
-		o->statistic = REPORT_STAT_PERCENTILE;
-		return 0;
-	}
-	return error("--statistic takes median, mean or pN (a percentile, e.g. p99), got '%s'",
-		     val);
+	struct stats_statistic st;
+
+	if (stats_statistic_parse(val, &st))
+		return error("--statistic takes median, mean or pN (a percentile, e.g. p99), got '%s'",
+			     val);
+	o->statistic = st.is_mean ? REPORT_STAT_MEAN
+		     : st.p == 50 ? REPORT_STAT_MEDIAN : REPORT_STAT_PERCENTILE;
+	o->statistic_p = st.p;
+	return 0;
 }
 
 /* Colour: the text report on a terminal, unless NO_COLOR (no-color.org) or

@@ -1,6 +1,7 @@
 /* experiment.c - lookups in the experiment model (see experiment.h) */
 #include "experiment.h"
 #include "lib/util.h"
+#include "stats/stats.h"
 
 #include <string.h>
 
@@ -10,6 +11,27 @@ const char *const order_names[] = { "interleaved", "sequential", "random", NULL 
 const char *statistic_name(enum statistic s)
 {
 	return (unsigned)s <= STAT_MEAN ? statistic_names[s] : "?";
+}
+
+int statistic_parse(const char *name, enum statistic *out)
+{
+	static const double pct[] = { [STAT_P0] = 0, [STAT_P50] = 50, [STAT_P80] = 80,
+				      [STAT_P99] = 99 };
+	struct stats_statistic st;
+
+	if (stats_statistic_parse(name, &st))
+		return -1;
+	if (st.is_mean) {
+		*out = STAT_MEAN;
+		return 0;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(pct); k++) {
+		if (pct[k] == st.p) {
+			*out = (enum statistic)k;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 const char *order_name(enum run_order o)

@@ -141,6 +141,13 @@ struct experiment {
 extern const char *const statistic_names[];	/* by enum statistic, NULL-terminated */
 extern const char *const order_names[];		/* by enum run_order, NULL-terminated */
 const char *statistic_name(enum statistic s);	/* "p50", "mean", ... */
+/*
+ * The gate statistic of a name: stats_statistic_parse()'s grammar
+ * (stats/stats.h), limited to the statistics a gate can judge.  0, or -1
+ * (nothing printed) for any other name.
+ */
+#define STATISTIC_NAMES "p0, p50 (median), p80, p99, mean"
+int statistic_parse(const char *name, enum statistic *out);
 const char *order_name(enum run_order o);
 int experiment_find_variant(const struct experiment *exp, const char *name);	/* index or -1 */
 int experiment_find_workload(const struct experiment *exp, const char *name);

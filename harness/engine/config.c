@@ -20,6 +20,7 @@
 #include "backends/backend.h"
 #include "counters/counters.h"
 #include "lib/util.h"
+#include "stats/stats.h"
 
 #ifndef PERTURB_SHARE_DIR
 #define PERTURB_SHARE_DIR "/usr/local/share/perturb"
@@ -735,7 +736,6 @@ static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 {
 	const struct ynode *v;
 	char gotbuf[64];
-	int st;
 
 	if (n->type != YN_MAP)
 		return yn_fail(&c->y, n, "each gate rule must be a mapping, got %s", YN_GOT(n));
@@ -754,11 +754,10 @@ static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 		return yn_fail(&c->y, yn_get(n, "metric"),
 			    "gate rule names metric '%s', which is not recorded (not wall, user, sys, maxrss, a counter or a workload metric)",
 			    r->metric);
-	if ((v = yn_get(n, "statistic"))) {
-		if (yn_want_enum(&c->y, v, "statistic", statistic_names, &st))
-			return -1;
-		r->statistic = (enum statistic)st;
-	}
+	if ((v = yn_get(n, "statistic")) &&
+	    (v->type != YN_SCALAR || statistic_parse(v->str, &r->statistic)))
+		return yn_fail(&c->y, v, "'statistic' must be one of " STATISTIC_NAMES ", got %s",
+			       YN_GOT(v));
 	if (!(v = yn_get(n, "max_dilation")))
 		return yn_fail(&c->y, n, "gate rule has no 'max_dilation'");
 	if (v->type != YN_SCALAR || parse_percent(v->str, &r->max_dilation))

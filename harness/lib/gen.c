@@ -543,38 +543,3 @@ out:
 	gen_free(g);
 	return ret;
 }
-
-/* ---- sizes ---- */
-
-int parse_size(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		unsigned d = (unsigned)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	if (*s) {
-		switch (*s) {
-		case 'K': case 'k': shift = 10; break;
-		case 'M': case 'm': shift = 20; break;
-		case 'G': case 'g': shift = 30; break;
-		case 'T': case 't': shift = 40; break;
-		default: return -1;
-		}
-		s++;
-		if (!strcmp(s, "iB") || !strcmp(s, "ib") || !strcmp(s, "B") || !strcmp(s, "b"))
-			s += strlen(s);
-		if (*s)
-			return -1;
-	}
-	if (shift && v > (UINT64_MAX >> shift))
-		return -1;
-	*out = v << shift;
-	return 0;
-}

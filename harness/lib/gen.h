@@ -53,13 +53,4 @@ void gen_free(struct gen *g);
  */
 int gen_write(const char *kind, uint64_t size, uint64_t seed, int fd);
 
-/*
- * Sizes: a decimal number of bytes with an optional suffix K, M, G or T
- * (powers of 1024, letter in either case, optionally followed by "iB" or
- * "B": 64M = 64MiB = 64mb = 67108864).  No sign, no spaces, no fractions.
- * Returns 0 and stores the size, or -1 on malformed input or a value that
- * does not fit in 64 bits (nothing printed).
- */
-int parse_size(const char *s, uint64_t *out);
-
 #endif

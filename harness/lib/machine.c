@@ -1,5 +1,6 @@
 /* machine.c - see machine.h */
 #include "machine.h"
+#include "json.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -81,6 +82,14 @@ void machine_probe(struct machine_info *m)
 	m->aslr = or_unavailable(m->aslr);
 	m->loadavg = or_unavailable(m->loadavg);
 	m->perturb_version = xstrdup(PERTURB_VERSION);
+	m->boost = read_line_file("/sys/devices/system/cpu/cpufreq/boost");
+	m->no_turbo = read_line_file("/sys/devices/system/cpu/intel_pstate/no_turbo");
+	m->isolated = read_line_file("/sys/devices/system/cpu/isolated");
+}
+
+int machine_has(const char *field)
+{
+	return field && strcmp(field, "unavailable");
 }
 
 void machine_release(struct machine_info *m)
@@ -96,27 +105,14 @@ void machine_release(struct machine_info *m)
 	free(m->aslr);
 	free(m->loadavg);
 	free(m->perturb_version);
+	free(m->boost);
+	free(m->no_turbo);
+	free(m->isolated);
 	memset(m, 0, sizeof(*m));
-}
-
-/* JSON string escaping (RFC 8259 section 7). */
-static void json_str(struct strbuf *sb, const char *s)
-{
-	strbuf_addstr(sb, "\"");
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			strbuf_addf(sb, "\\%c", *p);
-		else if (*p < 0x20)
-			strbuf_addf(sb, "\\u%04x", *p);
-		else
-			strbuf_add(sb, p, 1);
-	}
-	strbuf_addstr(sb, "\"");
 }
 
 char *machine_json(const struct machine_info *m)
 {
-	struct strbuf sb = STRBUF_INIT;
 	const struct { const char *k; const char *v; } f[] = {
 		{ "hostname", m->hostname },
 		{ "kernel_release", m->kernel_release },
@@ -130,13 +126,10 @@ char *machine_json(const struct machine_info *m)
 		{ "loadavg", m->loadavg },
 		{ "perturb_version", m->perturb_version },
 	};
-	strbuf_addstr(&sb, "{");
-	for (size_t i = 0; i < ARRAY_SIZE(f); i++) {
-		json_str(&sb, f[i].k);
-		strbuf_addstr(&sb, ": ");
-		json_str(&sb, f[i].v ? f[i].v : "unavailable");
-		strbuf_addstr(&sb, ", ");
-	}
-	strbuf_addf(&sb, "\"cores\": %d}", m->cores);
-	return strbuf_detach(&sb);
+	json_t *obj = json_object();
+
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++)
+		json_object_set_new(obj, f[i].k, json_text(f[i].v ? f[i].v : "unavailable"));
+	json_object_set_new(obj, "cores", json_integer(m->cores));
+	return json_line(obj);
 }

@@ -81,6 +81,15 @@ void now_iso8601(char *buf, size_t len);
 int parse_duration(const char *s, double *seconds);
 /* Percentages: "2%" (→ 0.02) or a bare fraction "0.02".  -1 on bad input. */
 int parse_percent(const char *s, double *fraction);
+/*
+ * Sizes (experiment files' memory:, perturb gen's SIZE; docs/experiment.md):
+ * a decimal number of bytes with an optional suffix K, M, G or T
+ * (powers of 1024, the letter in either case, optionally followed by "iB",
+ * "ib", "B" or "b": 64M = 64m = 64MiB = 64mb = 67108864).  No sign, no spaces, no fractions.
+ * Returns 0 and stores the size, or -1 on malformed input or a value that
+ * does not fit in 64 bits (nothing printed).
+ */
+int parse_size(const char *s, uint64_t *out);
 /* Strict decimal integer in [min, max]; -1 on anything else. */
 int parse_long(const char *s, long min, long max, long *out);
 /* Strict finite double; -1 otherwise. */
@@ -100,7 +109,11 @@ int program_exists(const char *prog);
 /* Levenshtein distance, for "did you mean" suggestions. */
 size_t edit_distance(const char *a, const char *b);
 
-/* Hex SHA-256 of data into out[65]. */
+/*
+ * Hex SHA-256 (FIPS 180-4) of data into out[65], lower case, NUL-terminated.
+ * Recognises an experiment text, a kernel build, a journal line; not for
+ * security.  Defined in hash.c (Nettle), which the guest agent does not link.
+ */
 void sha256_hex(const void *data, size_t len, char out[65]);
 
 /* Absolute path of the running perturb executable (/proc/self/exe). */

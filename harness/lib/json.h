@@ -1,0 +1,27 @@
+/*
+ * json.h - what perturb adds to Jansson (jansson.h) for its JSON output.
+ *
+ * Jansson writes the JSON (escaping, RFC 8259) and refuses a string that is
+ * not UTF-8; json_text() is the one place that decides what such a string
+ * becomes.
+ */
+#ifndef PERTURB_JSON_H
+#define PERTURB_JSON_H
+
+#include <jansson.h>
+
+/*
+ * A new JSON value for s: null when s is NULL, else the string s when it is
+ * valid UTF-8, else s with every byte from 0x80 up replaced by '?' (a kernel
+ * command line or a host name in another encoding still gives valid JSON).
+ * Never NULL (aborts on out-of-memory, as xmalloc).
+ */
+json_t *json_text(const char *s);
+
+/*
+ * obj (consumed) as JSON text on one line, keys in insertion order,
+ * ": " and ", " between them: malloc'd, never NULL.
+ */
+char *json_line(json_t *obj);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * test_machine.c - the machine probe (lib/machine.h) and the JSON it stores
+ * with each run (lib/json.h).
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/machine.h"
+#include "lib/util.h"
+
+Test(machine, probe_fills_every_provenance_field)
+{
+	struct machine_info m;
+
+	machine_probe(&m);
+	cr_expect_not_null(m.hostname);
+	cr_expect_not_null(m.kernel_release);
+	cr_expect_not_null(m.cpu_model);
+	cr_expect_not_null(m.governor);
+	cr_expect_not_null(m.smt);
+	cr_expect_not_null(m.aslr);
+	cr_expect_gt(m.cores, 0);
+	cr_expect_str_eq(m.perturb_version, PERTURB_VERSION);
+	/* every Linux has a release and /proc/loadavg */
+	cr_expect(machine_has(m.kernel_release));
+	cr_expect(machine_has(m.loadavg));
+	cr_expect(m.smt && (!strcmp(m.smt, "on") || !strcmp(m.smt, "off") ||
+			    !strcmp(m.smt, "unavailable")));
+	machine_release(&m);
+	cr_expect_null(m.hostname);
+}
+
+Test(machine, has)
+{
+	cr_expect(!machine_has(NULL));
+	cr_expect(!machine_has("unavailable"));
+	cr_expect(machine_has("performance"));
+	cr_expect(machine_has(""));
+}
+
+/* The line stored since the first version of the store: the same keys, in
+ * the same order, the same separators. */
+Test(machine, json_line_format)
+{
+	struct machine_info m = {
+		.hostname = "h", .kernel_release = "6.1.0", .kernel_version = "#1 SMP",
+		.kernel_cmdline = "quiet", .arch = "x86_64", .cpu_model = "Test CPU",
+		.cores = 4, .governor = "performance", .smt = "off", .aslr = "2",
+		.loadavg = "0.00 0.01 0.05", .perturb_version = "0.1.0",
+	};
+	char *j = machine_json(&m);
+
+	cr_expect_str_eq(j, "{\"hostname\": \"h\", \"kernel_release\": \"6.1.0\", "
+			    "\"kernel_version\": \"#1 SMP\", \"kernel_cmdline\": \"quiet\", "
+			    "\"arch\": \"x86_64\", \"cpu_model\": \"Test CPU\", "
+			    "\"governor\": \"performance\", \"smt\": \"off\", \"aslr\": \"2\", "
+			    "\"loadavg\": \"0.00 0.01 0.05\", \"perturb_version\": \"0.1.0\", "
+			    "\"cores\": 4}");
+	free(j);
+}
+
+/* Quotes, control characters and bytes that are not UTF-8 (a command line
+ * in Latin-1) still give JSON that a strict parser reads back. */
+Test(machine, json_survives_odd_text)
+{
+	struct machine_info m = {
+		.hostname = "a\"b\\c", .kernel_cmdline = "root=/dev/sda1 caf\xe9\n",
+		.cpu_model = "\xc3\xa9t\xc3\xa9", .cores = 1,
+	};
+	char *j = machine_json(&m);
+	json_error_t err;
+	json_t *v = json_loads(j, 0, &err);
+
+	cr_assert_not_null(v, "not JSON: %s (%s)", err.text, j);
+	cr_expect_str_eq(json_string_value(json_object_get(v, "hostname")), "a\"b\\c");
+	cr_expect_str_eq(json_string_value(json_object_get(v, "kernel_cmdline")),
+			 "root=/dev/sda1 caf?\n");
+	cr_expect_str_eq(json_string_value(json_object_get(v, "cpu_model")), "\xc3\xa9t\xc3\xa9");
+	cr_expect_str_eq(json_string_value(json_object_get(v, "arch")), "unavailable");
+	cr_expect_eq(json_integer_value(json_object_get(v, "cores")), 1);
+	json_decref(v);
+	free(j);
+}
+
+Test(machine, json_text_null_and_utf8)
+{
+	json_t *v = json_text(NULL);
+	cr_expect(json_is_null(v));
+	json_decref(v);
+	v = json_text("\xff\xfe ok");
+	cr_expect_str_eq(json_string_value(v), "?? ok");
+	json_decref(v);
+}
