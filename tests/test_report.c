@@ -576,7 +576,8 @@ Test(report, micro_metrics_get_the_markers_table)
 	struct cli_result r;
 	run_spin_study(4, "10000", 1);
 	report(&r, "text", NULL, NULL);
-	cr_assert(strstr(r.out, "Markers: ns_per_op"), "%s", r.out);
+	cr_assert(strstr(r.out, "Markers: cost per operation"), "%s", r.out);
+	cr_assert(strstr(r.out, "  spin      ns_per_op  plus5  "), "%s", r.out);
 	cr_assert(strstr(r.out, "added/op"), "%s", r.out);
 	cli_result_release(&r);
 }
