@@ -41,7 +41,7 @@ EXPERIMENT ?= experiments.yaml
 
 # Debian packages: to build and test, and what the default study runs.
 DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
-	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev
+	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev libjansson-dev
 DEB_RUN := bzip2 strace xz-utils gzip rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,
@@ -51,7 +51,7 @@ DEB_PACKAGES := $(DEB_BUILD) $(DEB_RUN) $(DEB_BENCH) $(DEB_KERNELS)
 # Only for `make test-browser` (headless Chromium renders the HTML report).
 DEB_BROWSER := chromium python3
 
-PKGS := gsl yaml-0.1 sqlite3 papi libtracefs libtraceevent
+PKGS := gsl yaml-0.1 sqlite3 papi libtracefs libtraceevent jansson
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion 2>/dev/null)

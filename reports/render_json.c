@@ -36,31 +36,67 @@
  *          dilation's ci_abs / events.mean (events treated as fixed); with
  *          no cost, "ns": null and "reason" says why};
  *     [] when no variant has trace_events.
- * Numbers that do not exist (NaN) are null; strings are escaped as RFC 8259
- * says.
+ * Numbers that do not exist (NaN) are null.  Strings are encoded by jansson
+ * (RFC 8259 escapes, UTF-8 checked: invalid bytes become U+FFFD); the
+ * numbers and the layout (one result a line) are written here, where
+ * jansson would print 17 digits and no line breaks.
  */
 #include "report.h"
 #include "lib/util.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <string.h>
 
-static const char *const json_subst[256] = {
-	['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n", ['\t'] = "\\t", ['\r'] = "\\r",
-};
+/* The length of the UTF-8 sequence that lead byte c announces (1 for a
+ * byte that cannot start one). */
+static size_t utf8_len(unsigned char c)
+{
+	return c >= 0xf0 && c < 0xf8 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 1;
+}
 
+/*
+ * s as a JSON string.  jansson encodes it (RFC 8259 escapes: quote,
+ * backslash, every control byte) and checks that it is UTF-8; a string
+ * that is not (a foreign database) has each byte that does not start a
+ * valid sequence replaced by U+FFFD, the validity of each sequence again
+ * decided by jansson.
+ */
 static void jstr(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (json_subst[*p])
-			fputs(json_subst[*p], out);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
+	json_t *v = json_string(s ? s : "");
+
+	if (!v) {
+		struct strbuf sb = STRBUF_INIT;
+		for (const char *p = s; *p;) {
+			size_t k = utf8_len((unsigned char)*p);
+			json_t *ch = strnlen(p, k) == k ? json_stringn(p, k) : NULL;
+			if (ch)
+				strbuf_add(&sb, p, k);
+			else
+				strbuf_addstr(&sb, "\xef\xbf\xbd");	/* U+FFFD */
+			json_decref(ch);
+			p += ch ? k : 1;
+		}
+		v = json_string(sb.buf ? sb.buf : "");
+		strbuf_release(&sb);
 	}
-	fputc('"', out);
+	if (!v || json_dumpf(v, out, JSON_ENCODE_ANY) < 0)
+		fputs("\"\"", out);	/* out of memory: an empty string, still JSON */
+	json_decref(v);
+}
+
+/* The stored machine description (machine_probe()'s JSON object) as
+ * jansson reads it back, or null when it is not a JSON object: a foreign
+ * database's text is never copied raw.  Written with jansson's default
+ * separators (", " and ": "), in the stored order. */
+static void jmachine(FILE *out, const char *text)
+{
+	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+
+	if (!json_is_object(v) || json_dumpf(v, out, JSON_PRESERVE_ORDER) < 0)
+		fputs("null", out);
+	json_decref(v);
 }
 
 static void jnum(FILE *out, double v)
@@ -333,11 +369,7 @@ static int json(const struct report_model *m, FILE *out)
 	jkv_str(out, "order", h->order);
 	fprintf(out, "\"seed\":%llu,", (unsigned long long)h->seed);
 	jkey(out, "machine");
-	/* machine_json is the JSON object machine_probe() stored */
-	if (h->machine_json && h->machine_json[0] == '{')
-		fputs(h->machine_json, out);
-	else
-		fputs("null", out);
+	jmachine(out, h->machine_json);
 	fputs("},", out);
 
 	jkey(out, "settings");

@@ -184,3 +184,27 @@ Test(golden, blocks)
 {
 	check_study("blocks", formats, ARRAY_SIZE(formats));
 }
+
+/* Text from a foreign database that is not UTF-8, or holds control bytes,
+ * is escaped in the JSON report, never copied raw: each invalid byte is
+ * U+FFFD, a control byte \uXXXX; a machine description that is not a JSON
+ * object is null. */
+Test(golden, json_escapes_what_a_foreign_database_holds)
+{
+	char *db = load_study("tracer");
+	struct cli_result r;
+	char *sql = xasprintf("UPDATE runs SET name = 'a' || CAST(X'ff' AS TEXT) || 'b' ||"
+			      " char(1) || CAST(X'c328' AS TEXT) || '\"', machine_json ="
+			      " '{\"cores\": 2} and more';"
+			      "UPDATE experiments SET name = (SELECT name FROM runs)");
+
+	cli_sql_exec(db, sql);
+	cli_run(dir, &r, "report", "--db", db, "--format", "json", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\"experiment\":\"a\xef\xbf\xbd" "b\\u0001\xef\xbf\xbd(\\\"\","),
+		  "%.400s", r.out);
+	cr_assert(strstr(r.out, "\"machine\":null}"), "%.600s", r.out);
+	cli_result_release(&r);
+	free(sql);
+	free(db);
+}
