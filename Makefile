@@ -40,8 +40,11 @@ DB ?= results/perturb.db
 EXPERIMENT ?= experiments.yaml
 
 # Debian packages: to build and test, and what the default study runs.
+# (python3-jsonschema: the tests check every JSON report against
+# docs/report-schema.json.)
 DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
-	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev libjansson-dev
+	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev libjansson-dev \
+	python3-jsonschema
 DEB_RUN := bzip2 strace xz-utils gzip rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,

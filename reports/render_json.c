@@ -1,41 +1,10 @@
 /*
- * render_json.c - the report as one JSON object, schema "perturb-report/1"
- * (SPEC "Machine-readable formats").  SPEC's keys are all there with SPEC's
- * meaning; the additions are:
- *   - "settings": confidence, alpha, percentiles, bootstrap B and seed
- *     derivation, the Holm family size, the quantile type, outlier rules;
- *   - per result: "baseline" (bool), "median", "cv", "mad", "iqr",
- *     "timebase" ("virtual": a deterministic QEMU -icount variant, whose
- *     times count instructions; "real" otherwise), and for a series over
- *     two or more plan blocks (boots), one of them with two runs or more,
- *     "blocks": {"n", "runs",
- *     "mean_of_means", "mean_ci" (Student t over the block means) with its
- *     "level" (or "mean_ci_reason"), "var_within", "var_between", "between_share"
- *     (ICC), "f", "p" (F test of a block effect)},
- *     "percentile_ci" (order-statistic CIs), "outliers", "micro";
- *   - per dilation: "base", "value" (the statistic of each side), "ci_abs",
- *     "level", "method" (which method made the interval) and, when there is
- *     no interval, "ci": null with "reason";
- *   - "test": also "statistic", "p_holm", "alpha", "exact", "method" ("p" is
- *     the raw two-sided p-value; "significant" is p_holm < alpha);
- *   - "tests": "kolmogorov-smirnov" and "hodges-lehmann" (ratio, CI);
- *   - "ecdf": {"exact", "x", "p"}: the steps of the empirical CDF, or (exact
- *     false) the quantile function at 1001 evenly spaced probabilities;
- *   - top level "tracer": the tracer's accounting, one object per workload
- *     and variant with trace_events values (kernel variants), in the text
- *     report's order:
- *       {"workload", "variant", "baseline": bool, "n": runs with a count,
- *        "events": {"median", "mean"},
- *        "lost": {"n", "runs": runs with trace_lost > 0, "median"},
- *        "lost_events": bool (a run lost events: its dilation understates
- *          a lossless trace),
- *        "bytes": {"n", "median"},
- *        "cost_per_event": {"ns", "wall_dilation_ns", "ci": [lo, hi] in ns
- *          or null, "level", "method" / "reason"} - ns = (mean variant wall
- *          - mean baseline wall) / events.mean; the CI is the wall mean
- *          dilation's ci_abs / events.mean (events treated as fixed); with
- *          no cost, "ns": null and "reason" says why};
- *     [] when no variant has trace_events.
+ * render_json.c - the report as one JSON object, schema "perturb-report/1":
+ * every field is described in docs/report-json.md and checked by the JSON
+ * Schema docs/report-schema.json (the tests validate every JSON report
+ * they render against it).  A change of a field is a change of those two
+ * files, and of the golden files tests/golden/STUDY.json.
+ *
  * Numbers that do not exist (NaN) are null.  Strings are encoded by jansson
  * (RFC 8259 escapes, UTF-8 checked: invalid bytes become U+FFFD); the
  * numbers and the layout (one result a line) are written here, where

@@ -136,6 +136,8 @@ static void check_study(const char *study, const struct golden_case *cases, size
 		} else {
 			bad += !same_as_golden(golden, r.out);
 		}
+		if (!strcmp(c->ext, "json"))
+			tl_check_report_schema(r.out);
 		cli_result_release(&r);
 		free(golden);
 	}
@@ -207,4 +209,22 @@ Test(golden, json_escapes_what_a_foreign_database_holds)
 	cli_result_release(&r);
 	free(sql);
 	free(db);
+}
+
+/* The schema check itself: docs/report-schema.json accepts the golden
+ * reports (above) and rejects a report missing a required field. */
+Test(golden, the_schema_rejects_a_report_without_its_results)
+{
+	char *path = xasprintf("%s/tests/golden/multi.json", src_dir());
+	char *json = read_file(path, NULL), *cut;
+
+	cr_assert(json, "cannot read '%s'", path);
+	if (!tl_check_report_schema(json))
+		cr_skip_test("python3 with jsonschema is missing (python3-jsonschema)");
+	cut = strstr(json, "\"results\":");
+	cr_assert(cut);
+	memcpy(cut, "\"resultz\":", 10);
+	cr_assert_eq(tl_report_schema_valid(json), 0, "a report without results passed");
+	free(path);
+	free(json);
 }

@@ -316,6 +316,9 @@ static void report(struct cli_result *r, const char *format, const char *extra, 
 	cli_run_env(dir, "NO_COLOR=1", r, "report", "--db", db, "--format", format,
 		    "--bootstrap", "500", extra, extra2, NULL);
 	cr_assert_eq(r->status, 0, "exit %d: %s", r->status, r->err);
+	/* every JSON report of these tests matches docs/report-schema.json */
+	if (!strcmp(format, "json"))
+		tl_check_report_schema(r->out);
 }
 
 static int count_str(const char *s, const char *needle)
