@@ -233,10 +233,14 @@ static void units(struct text_tw *x, int drop)
 	for (size_t i = 0; i < x->nrows * x->ncols; i++) {
 		char *s = x->cells[i].s, *d = s;
 		for (; s && *s; s++) {
-			if (*s == UNIT_ON && drop)
-				s += strcspn(s, "\002") - !s[strcspn(s, "\002")];
-			else if (*s != UNIT_ON && *s != UNIT_OFF)
+			if (*s == UNIT_ON && drop) {
+				char *off = strchr(s, UNIT_OFF);
+				if (!off)
+					break;
+				s = off;	/* the unit and its markers are skipped */
+			} else if (*s != UNIT_ON && *s != UNIT_OFF) {
 				*d++ = *s;
+			}
 		}
 		if (d)
 			*d = '\0';
