@@ -3,6 +3,11 @@
 #   make                 build build/perturb (and build/libperturb.a) and the
 #                        micro-benchmarks build/perturb-micro (+ -static)
 #   make test | check    build and run the Criterion test suite
+#   make golden          rewrite the golden outputs (tests/golden/STUDY.*) from
+#                        the stored studies tests/golden/STUDY.sql after a
+#                        deliberate change of output (review the diff); the
+#                        tests print a diff -u on any difference.  The studies
+#                        themselves: tests/golden/make-fixtures.sh
 #   make run             run the default study (experiments.yaml) and print its report
 #   make bench           benchmarks of perturb itself (bench/)
 #   make deps            install the Debian packages perturb needs (as root),
@@ -38,9 +43,11 @@ DB ?= results/perturb.db
 EXPERIMENT ?= experiments.yaml
 
 # Debian packages: to build and test, and what the default study runs.
+# (python3-jsonschema: the tests check every JSON report against
+# docs/report-schema.json.)
 DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
 	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev zlib1g-dev \
-	nettle-dev libjansson-dev
+	nettle-dev libjansson-dev python3-jsonschema
 DEB_RUN := bzip2 strace xz-utils gzip rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,
@@ -148,7 +155,7 @@ $(B)/perturb-guest-agent: $(AGENT_SRC) harness/backends/proto.h instrumentation/
 $(B)/perturb-micro $(B)/perturb-micro-static: $(B)/instrumentation/markers.o
 # ---- end of markers ----
 
-.PHONY: all test check run bench deps deps-browser install clean smoke
+.PHONY: all test check golden run bench deps deps-browser install clean smoke
 all: $(B)/perturb $(MICRO_BINS)
 
 $(B)/%.o: %.c
@@ -196,6 +203,11 @@ run: all
 bench: all
 	bench/run-all.sh $(CURDIR)/$(B)/perturb
 endif
+
+# The golden tests with PERTURB_GOLDEN_UPDATE=1 (tests/test_golden.c).
+golden:
+	@$(MAKE) --no-print-directory NO_DEPS=1 test TEST_ENV='$(TEST_ENV) PERTURB_GOLDEN_UPDATE=1' \
+		TEST_ARGS="--filter 'golden/*'"
 
 # Install missing Debian packages (root), or say which command would.
 # $(1): the package list.

@@ -1,6 +1,6 @@
 /*
- * render_csv.c - tidy CSV (SPEC "Machine-readable formats"): a header row,
- * then one row per run and metric.  Columns:
+ * render_csv.c - tidy CSV (docs/report-csv.md): a header row, then one row
+ * per run and metric.  Columns:
  *   run_id,variant,workload,repetition,metric,value,unit,seq,warmup,block,
  *   timebase[,status]
  * run_id is the stored `perturb run` (as --run takes it); repetition is

@@ -417,7 +417,7 @@ static int html(const struct report_model *m, FILE *out)
 			"Mean dilation in %% with its %s %% CI. Detectable: the smallest mean "
 			"dilation these runs could detect (power %.0f %%).</p>\n", lvl,
 			100 * REPORT_MDE_POWER);
-		tw_table2(&t, g, "% mean dilation [CI]");
+		tw_table2(&t, g);
 		fputs("<h3>Shift and shape</h3>\n", out);
 		tw_table3(&t, g);
 		if (g->nested) {

@@ -1,66 +1,47 @@
 /*
- * render_json.c - the report as one JSON object, schema "perturb-report/1"
- * (SPEC "Machine-readable formats").  SPEC's keys are all there with SPEC's
- * meaning; the additions are:
- *   - "settings": confidence, alpha, percentiles, bootstrap B and seed
- *     derivation, the Holm family size, the quantile type, outlier rules;
- *   - per result: "baseline" (bool), "median", "cv", "mad", "iqr",
- *     "timebase" ("virtual": a deterministic QEMU -icount variant, whose
- *     times count instructions; "real" otherwise), and for a series over
- *     two or more plan blocks (boots), one of them with two runs or more,
- *     "blocks": {"n", "runs",
- *     "mean_of_means", "mean_ci" (Student t over the block means) with its
- *     "level" (or "mean_ci_reason"), "var_within", "var_between", "between_share"
- *     (ICC), "f", "p" (F test of a block effect)},
- *     "percentile_ci" (order-statistic CIs), "outliers", "micro";
- *   - per dilation: "base", "value" (the statistic of each side), "ci_abs",
- *     "level", "method" (which method made the interval) and, when there is
- *     no interval, "ci": null with "reason";
- *   - "test": also "statistic", "p_holm", "alpha", "exact", "method" ("p" is
- *     the raw two-sided p-value; "significant" is p_holm < alpha);
- *   - "tests": "kolmogorov-smirnov" and "hodges-lehmann" (ratio, CI);
- *   - "ecdf": {"exact", "x", "p"}: the steps of the empirical CDF, or (exact
- *     false) the quantile function at 1001 evenly spaced probabilities;
- *   - top level "tracer": the tracer's accounting, one object per workload
- *     and variant with trace_events values (kernel variants), in the text
- *     report's order:
- *       {"workload", "variant", "baseline": bool, "n": runs with a count,
- *        "events": {"median", "mean"},
- *        "lost": {"n", "runs": runs with trace_lost > 0, "median"},
- *        "lost_events": bool (a run lost events: its dilation understates
- *          a lossless trace),
- *        "bytes": {"n", "median"},
- *        "cost_per_event": {"ns", "wall_dilation_ns", "ci": [lo, hi] in ns
- *          or null, "level", "method" / "reason"} - ns = (mean variant wall
- *          - mean baseline wall) / events.mean; the CI is the wall mean
- *          dilation's ci_abs / events.mean (events treated as fixed); with
- *          no cost, "ns": null and "reason" says why};
- *     [] when no variant has trace_events.
- * Numbers that do not exist (NaN) are null; strings are escaped as RFC 8259
- * says.
+ * render_json.c - the report as one JSON object, schema "perturb-report/1":
+ * every field is described in docs/report-json.md and checked by the JSON
+ * Schema docs/report-schema.json (the tests validate every JSON report
+ * they render against it).  A change of a field is a change of those two
+ * files, and of the golden files tests/golden/STUDY.json.
+ *
+ * Numbers that do not exist (NaN) are null.  Strings are encoded by jansson
+ * (RFC 8259 escapes, UTF-8 checked: invalid bytes become U+FFFD); the
+ * numbers and the layout (one result a line) are written here, where
+ * jansson would print 17 digits and no line breaks.
  */
 #include "report.h"
 #include "lib/util.h"
 
+#include "lib/json.h"
 #include <math.h>
 #include <string.h>
 
-static const char *const json_subst[256] = {
-	['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n", ['\t'] = "\\t", ['\r'] = "\\r",
-};
-
+/*
+ * s as a JSON string.  jansson encodes it (RFC 8259 escapes: quote,
+ * backslash, every control byte); json_text() (lib/json.h) decides what
+ * text that is not UTF-8 (a foreign database) becomes.
+ */
 static void jstr(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (json_subst[*p])
-			fputs(json_subst[*p], out);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
+	json_t *v = json_text(s ? s : "");
+
+	if (json_dumpf(v, out, JSON_ENCODE_ANY) < 0)
+		fputs("\"\"", out);	/* a write error: the caller's ferror() sees it */
+	json_decref(v);
+}
+
+/* The stored machine description (machine_probe()'s JSON object) as
+ * jansson reads it back, or null when it is not a JSON object: a foreign
+ * database's text is never copied raw.  Written with jansson's default
+ * separators (", " and ": "), in the stored order. */
+static void jmachine(FILE *out, const char *text)
+{
+	json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+
+	if (!json_is_object(v) || json_dumpf(v, out, JSON_PRESERVE_ORDER) < 0)
+		fputs("null", out);
+	json_decref(v);
 }
 
 static void jnum(FILE *out, double v)
@@ -333,11 +314,7 @@ static int json(const struct report_model *m, FILE *out)
 	jkv_str(out, "order", h->order);
 	fprintf(out, "\"seed\":%llu,", (unsigned long long)h->seed);
 	jkey(out, "machine");
-	/* machine_json is the JSON object machine_probe() stored */
-	if (h->machine_json && h->machine_json[0] == '{')
-		fputs(h->machine_json, out);
-	else
-		fputs("null", out);
+	jmachine(out, h->machine_json);
 	fputs("},", out);
 
 	jkey(out, "settings");

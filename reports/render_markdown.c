@@ -182,7 +182,7 @@ static int markdown(const struct report_model *m, FILE *out)
 			"Mean dilation in %% with its %s %% CI. Detectable: the smallest mean "
 			"dilation these runs could detect (power %.0f %%).\n\n", lvl,
 			100 * REPORT_MDE_POWER);
-		tw_table2(&t, g, "% mean dilation");
+		tw_table2(&t, g);
 		fputs("\n### Shift and shape\n\nHL: Hodges-Lehmann ratio variant/baseline. "
 		      "KS: two-sample Kolmogorov-Smirnov.\n\n", out);
 		tw_table3(&t, g);

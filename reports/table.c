@@ -56,6 +56,22 @@ static void cellf(struct tw *t, unsigned flags, const char *fmt, ...)
 	t->ops->cell_end(t, flags);
 }
 
+/* Why a value is missing, as the writer shows it. */
+static void reason(struct tw *t, const char *why)
+{
+	if (t->ops->reason)
+		t->ops->reason(t, why);
+	else
+		esc(t, why);
+}
+
+static void cell_reason(struct tw *t, unsigned flags, const char *why)
+{
+	t->ops->cell(t, flags);
+	reason(t, why);
+	t->ops->cell_end(t, flags);
+}
+
 static void cell_esc(struct tw *t, unsigned flags, const char *s)
 {
 	t->ops->cell(t, flags);
@@ -92,7 +108,7 @@ void tw_table1(struct tw *t, const struct report_model *m, const struct report_g
 	head(t, 0, "variant");
 	for (size_t k = 0; k < m->n_percentiles; k++) {
 		report_pct_label(l, sizeof(l), m->percentiles[k]);
-		head(t, 1, l);
+		head(t, 0, l);	/* left: a value over its interval */
 	}
 	t->ops->body(t);
 	for (size_t i = 0; i < g->n_series; i++) {
@@ -101,10 +117,17 @@ void tw_table1(struct tw *t, const struct report_model *m, const struct report_g
 		for (size_t k = 0; k < m->n_percentiles; k++) {
 			const struct report_dilation *d = &s->pct_dil[k];
 			t->ops->cell(t, 0);
-			if (s->is_baseline || !s->compared) {
+			if (!s->n) {
+				fputs("no run", t->out);
+			} else if (s->is_baseline || !s->compared) {
 				fmt_value(a, sizeof(a), s->pct[k]);
 				fputs(a, t->out);
 				t->ops->unit(t, g->unit);
+				if (!s->is_baseline && k == 0) {
+					fprintf(t->out, "%s[not compared: ", t->ops->br);
+					reason(t, s->no_compare_reason);
+					fputc(']', t->out);
+				}
 			} else if (d->ok) {
 				fmt_like(a, sizeof(a), d->d.abs, d->d.base, 1);
 				fmt_pct(p, sizeof(p), d->d.pct);
@@ -122,11 +145,11 @@ void tw_table1(struct tw *t, const struct report_model *m, const struct report_g
 	t->ops->end(t);
 }
 
-void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label)
+void tw_table2(struct tw *t, const struct report_group *g)
 {
-	const char *const labels[] = {
-		"variant", "n", "mean", "variance", "sd", dil_label, "detectable", "p (Holm)",
-		"significant", NULL,
+	static const char *const labels[] = {
+		"variant", "n", "mean", "variance", "sd", "mean dilation [CI]", "detectable",
+		"p (Holm)", "sig", NULL,
 	};
 	char mean[48], var[48], sd[48], p[48];
 
@@ -169,14 +192,17 @@ void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label
 		if (s->has_mde)
 			cellf(t, 0, "%.2f %%", s->mde_pct);
 		else
-			cell_esc(t, 0, s->mde_reason);
+			cell_reason(t, 0, s->mde_reason);
 		if (s->mw.valid) {
 			fmt_p(p, sizeof(p), s->p_holm);
 			cellf(t, 0, "%s", p);
-			cellf(t, s->significant ? TW_MARK : 0, "%s", s->significant ? "yes" : "no");
+			if (s->significant)
+				cellf(t, TW_MARK, "*");
+			else
+				t->ops->empty(t);
 		} else {
-			cellf(t, 0, "-");
-			cell_esc(t, 0, s->mw.reason ? s->mw.reason : "no test");
+			cell_reason(t, 0, s->mw.reason ? s->mw.reason : "no test");
+			t->ops->empty(t);
 		}
 		t->ops->row_end(t);
 	}
@@ -186,7 +212,7 @@ void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label
 void tw_table3(struct tw *t, const struct report_group *g)
 {
 	static const char *const labels[] = {
-		"variant", "HL ratio [CI]", "KS D", "KS p", "outliers (Tukey / MAD)", "failed", NULL,
+		"variant", "HL ratio [CI]", "KS D", "KS p", "outliers T/M", "failed", NULL,
 	};
 	char p[48];
 
@@ -203,10 +229,13 @@ void tw_table3(struct tw *t, const struct report_group *g)
 			if (s->has_hl && s->hl.ci.has_ci)
 				fprintf(t->out, "%.4f [%.4f, %.4f]", s->hl.ratio, s->hl.ci.lo,
 					s->hl.ci.hi);
-			else if (s->has_hl)
-				fprintf(t->out, "%.4f", s->hl.ratio);
-			else
-				esc(t, s->hl_reason);
+			else if (s->has_hl) {
+				fprintf(t->out, "%.4f [no CI: ", s->hl.ratio);
+				reason(t, s->hl.ci.reason ? s->hl.ci.reason : "no interval");
+				fputc(']', t->out);
+			} else {
+				reason(t, s->hl_reason);
+			}
 			t->ops->cell_end(t, 0);
 			if (s->ks.valid) {
 				fmt_p(p, sizeof(p), s->ks.p);
@@ -214,10 +243,10 @@ void tw_table3(struct tw *t, const struct report_group *g)
 				cellf(t, 0, "%s", p);
 			} else {
 				cellf(t, 0, "-");
-				cellf(t, 0, "-");
+				cell_reason(t, 0, s->ks.reason ? s->ks.reason : "no test");
 			}
 		}
-		cellf(t, 0, "%zu / %zu", s->outliers_tukey, s->outliers_mad);
+		cellf(t, 0, "%zu/%zu", s->outliers_tukey, s->outliers_mad);
 		cellf(t, 0, "%d", s->failed);
 		t->ops->row_end(t);
 	}
@@ -333,7 +362,7 @@ void tw_tracer(struct tw *t, const struct report_model *m)
 {
 	static const char *const labels[] = {
 		"workload", "variant", "events/run", "lost runs", "lost/run", "bytes/run",
-		"ns/event", "CI of ns/event", NULL,
+		"ns/event", "[CI] of ns/event", NULL,
 	};
 	char v[48], lo[48], hi[48];
 
@@ -360,7 +389,7 @@ void tw_tracer(struct tw *t, const struct report_model *m)
 			t->ops->empty(t);
 		} else if (!tr->has_cost) {
 			cellf(t, 0, "-");
-			cell_esc(t, 0, tr->no_cost_reason);
+			cell_reason(t, 0, tr->no_cost_reason);
 		} else {
 			fmt_cost(v, sizeof(v), tr->cost_ns, tr->cost_ns);
 			cellf(t, 0, "%s", v);
@@ -370,8 +399,9 @@ void tw_tracer(struct tw *t, const struct report_model *m)
 				cellf(t, TW_CI, "[%s, %s]", lo, hi);
 			} else {
 				t->ops->cell(t, 0);
-				fputs("no CI: ", t->out);
-				esc(t, tr->cost_ci.reason);
+				fputs("[no CI: ", t->out);
+				reason(t, tr->cost_ci.reason);
+				fputs("]", t->out);
 				t->ops->cell_end(t, 0);
 			}
 		}
@@ -383,9 +413,9 @@ void tw_tracer(struct tw *t, const struct report_model *m)
 void tw_markers(struct tw *t, const struct report_model *m)
 {
 	static const char *const labels[] = {
-		"workload", "metric", "variant", "cost/op", "added/op", "CI of added/op", NULL,
+		"workload", "metric", "variant", "cost/op", "added/op", "[CI] of added/op", NULL,
 	};
-	char stat[32];
+	char stat[32], lvl[16];
 	int any = 0;
 
 	for (size_t gi = 0; gi < m->n_groups; gi++)
@@ -395,7 +425,10 @@ void tw_markers(struct tw *t, const struct report_model *m)
 	report_stat_name(m, stat, sizeof(stat));
 	t->ops->section(t, "Markers: cost per operation");
 	t->ops->para(t);
-	fprintf(t->out, "The %s over runs; added = variant - baseline, with its CI.", stat);
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	fprintf(t->out, "The %s over runs; added = variant - ", stat);
+	esc(t, m->baseline);
+	fprintf(t->out, ", with its %s %% CI.", lvl);
 	t->ops->para_end(t);
 	header(t, "llrrl", labels);
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
@@ -409,18 +442,18 @@ void tw_markers(struct tw *t, const struct report_model *m)
 			cell_esc(t, 0, g->workload);
 			cell_esc(t, 0, g->metric);
 			cell_esc(t, TW_TH, s->label);
-			cellf(t, 0, "%.2f", report_stat_value(m, s));
+			if (s->n)
+				cellf(t, 0, "%.2f", report_stat_value(m, s));
+			else
+				cellf(t, 0, "-");
 			if (s->is_baseline || !d) {
 				cellf(t, 0, "%s", s->is_baseline ? "baseline" : "-");
 				t->ops->empty(t);
-			} else if (d->d.ci_abs.has_ci) {
-				cellf(t, 0, "%+.2f", d->d.abs);
-				cellf(t, 0, "[%+.2f, %+.2f]", d->d.ci_abs.lo, d->d.ci_abs.hi);
 			} else {
+				/* ci() prints "%+.2f" bounds (fmt_pct): here in the metric's unit */
 				cellf(t, 0, "%+.2f", d->d.abs);
 				t->ops->cell(t, 0);
-				fputs("no CI: ", t->out);
-				esc(t, d->d.ci_abs.reason ? d->d.ci_abs.reason : "no interval");
+				t->ops->ci(t, &d->d.ci_abs, "");
 				t->ops->cell_end(t, 0);
 			}
 			t->ops->row_end(t);

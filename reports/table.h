@@ -1,9 +1,16 @@
 /*
- * table.h - the report's tables walked once, written through a table
- * writer: the cell syntax of one format (render_html.c, render_markdown.c).
- * The walk decides what each cell says; the writer how a table, a row and a
- * cell are spelled and how a string is escaped.  Prose around the tables
- * stays with each renderer.
+ * table.h - the report's tables, each defined once here and walked once,
+ * written through a table writer: the cell syntax of one format
+ * (render_text.c, render_markdown.c, render_html.c).  The walk decides what
+ * each cell says; the writer how a table, a row and a cell are spelled, how
+ * a string is escaped, how an interval and a reason are shown.  Prose
+ * around the tables stays with each renderer.
+ *
+ * A writer may buffer: the text writer points t->out at a buffer of its own
+ * from begin to end (and from para to para_end), collects the cells, and
+ * prints the table with its column widths, folded at 100 columns.  So the
+ * walk writes a cell's content to t->out between cell and cell_end (or
+ * head and head_end), and nothing else between begin and end.
  */
 #ifndef PERTURB_REPORTS_TABLE_H
 #define PERTURB_REPORTS_TABLE_H
@@ -41,6 +48,8 @@ struct tw_ops {
 	void (*ci)(struct tw *t, const struct interval *iv, const char *unit);
 	/* the unit after a value */
 	void (*unit)(struct tw *t, const char *unit);
+	/* why a value is missing; NULL: the escaped text (text: "note N") */
+	void (*reason)(struct tw *t, const char *why);
 	const char *br;		/* a line break in a cell, before an interval */
 	/* prose around the tables: a section heading, a paragraph */
 	void (*section)(struct tw *t, const char *title);
@@ -51,6 +60,7 @@ struct tw_ops {
 struct tw {
 	FILE *out;
 	const struct tw_ops *ops;
+	void *priv;		/* the writer's own state */
 	size_t ncols;
 	unsigned char right[TW_MAX_COLS];	/* right-aligned columns */
 };
@@ -60,8 +70,8 @@ void tw_title(FILE *out, void (*esc)(FILE *, const char *), const struct report_
 
 /* KTAU Table 1: dilation at percentiles. */
 void tw_table1(struct tw *t, const struct report_model *m, const struct report_group *g);
-/* KTAU Table 2: moments; dil_label heads the % mean dilation column. */
-void tw_table2(struct tw *t, const struct report_group *g, const char *dil_label);
+/* KTAU Table 2: moments. */
+void tw_table2(struct tw *t, const struct report_group *g);
 /* Shift and shape: HL ratio, KS, outliers, failed runs. */
 void tw_table3(struct tw *t, const struct report_group *g);
 /* The virtual-time variants, "a, b", then dash and what virtual time is,

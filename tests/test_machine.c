@@ -77,7 +77,7 @@ Test(machine, json_survives_odd_text)
 	cr_assert_not_null(v, "not JSON: %s (%s)", err.text, j);
 	cr_expect_str_eq(json_string_value(json_object_get(v, "hostname")), "a\"b\\c");
 	cr_expect_str_eq(json_string_value(json_object_get(v, "kernel_cmdline")),
-			 "root=/dev/sda1 caf?\n");
+			 "root=/dev/sda1 caf\xef\xbf\xbd\n");
 	cr_expect_str_eq(json_string_value(json_object_get(v, "cpu_model")), "\xc3\xa9t\xc3\xa9");
 	cr_expect_str_eq(json_string_value(json_object_get(v, "arch")), "unavailable");
 	cr_expect_eq(json_integer_value(json_object_get(v, "cores")), 1);
@@ -91,6 +91,6 @@ Test(machine, json_text_null_and_utf8)
 	cr_expect(json_is_null(v));
 	json_decref(v);
 	v = json_text("\xff\xfe ok");
-	cr_expect_str_eq(json_string_value(v), "?? ok");
+	cr_expect_str_eq(json_string_value(v), "\xef\xbf\xbd\xef\xbf\xbd ok");
 	json_decref(v);
 }

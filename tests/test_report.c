@@ -316,6 +316,9 @@ static void report(struct cli_result *r, const char *format, const char *extra, 
 	cli_run_env(dir, "NO_COLOR=1", r, "report", "--db", db, "--format", format,
 		    "--bootstrap", "500", extra, extra2, NULL);
 	cr_assert_eq(r->status, 0, "exit %d: %s", r->status, r->err);
+	/* every JSON report of these tests matches docs/report-schema.json */
+	if (!strcmp(format, "json"))
+		tl_check_report_schema(r->out);
 }
 
 static int count_str(const char *s, const char *needle)
@@ -576,7 +579,8 @@ Test(report, micro_metrics_get_the_markers_table)
 	struct cli_result r;
 	run_spin_study(4, "10000", 1);
 	report(&r, "text", NULL, NULL);
-	cr_assert(strstr(r.out, "Markers: ns_per_op"), "%s", r.out);
+	cr_assert(strstr(r.out, "Markers: cost per operation"), "%s", r.out);
+	cr_assert(strstr(r.out, "  spin      ns_per_op  plus5  "), "%s", r.out);
 	cr_assert(strstr(r.out, "added/op"), "%s", r.out);
 	cli_result_release(&r);
 }

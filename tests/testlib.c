@@ -310,3 +310,49 @@ void tl_metric_init(struct metric_def *md, const char *name, const char *re)
 	cr_assert_eq(regcomp(&md->re, re, REG_EXTENDED), 0);
 	md->has_group = md->re.re_nsub >= 1;
 }
+
+int tl_report_schema_valid(const char *json)
+{
+	static const char validate[] =
+		"import json, jsonschema, sys\n"
+		"schema = json.load(open(sys.argv[1]))\n"
+		"v = jsonschema.Draft202012Validator(schema)\n"
+		"errors = list(v.iter_errors(json.load(open(sys.argv[2]))))\n"
+		"for e in errors[:10]:\n"
+		"    print('schema: %s: %s' % ('/'.join(map(str, e.absolute_path)), e.message[:300]),"
+		" file=sys.stderr)\n"
+		"sys.exit(1 if errors else 0)\n";
+	const char *src = getenv("PERTURB_SRC"), *ci = getenv("CI");
+	char *dir, *cmd;
+	int st;
+
+	cr_assert(src, "PERTURB_SRC is not set (run the tests with make test)");
+	if (system("python3 -c 'import jsonschema' >/dev/null 2>&1") != 0) {
+		if (ci && !strcmp(ci, "true"))
+			cr_assert_fail("python3 with jsonschema is needed to check the JSON report "
+				       "(Debian package python3-jsonschema)");
+		fprintf(stderr, "schema check skipped: python3 with jsonschema is missing "
+			"(Debian package python3-jsonschema)\n");
+		return -1;
+	}
+	dir = tl_tmpdir();
+	tl_write(dir, "report.json", json);
+	tl_write(dir, "validate.py", validate);
+	cmd = xasprintf("python3 '%s/validate.py' '%s/docs/report-schema.json' '%s/report.json'",
+			dir, src, dir);
+	st = system(cmd);
+	free(cmd);
+	tl_rmtree(dir);
+	free(dir);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) <= 1, "cannot run python3");
+	return WEXITSTATUS(st) == 0;
+}
+
+int tl_check_report_schema(const char *json)
+{
+	int v = tl_report_schema_valid(json);
+
+	cr_assert_neq(v, 0, "the JSON report does not match docs/report-schema.json "
+		      "(errors above)");
+	return v == 1;
+}

@@ -77,4 +77,13 @@ void cli_sql_exec(const char *db, const char *sql);
 /* A text from a SQL query (malloc'd, NULL when no row). */
 char *cli_sql_text(const char *db, const char *sql);
 
+/* Validate json (the output of perturb report --format json) against
+ * docs/report-schema.json with python3's jsonschema; the test fails on an
+ * error.  Returns 1 when validated, 0 when python3 or its jsonschema is
+ * missing: then the reason is printed, and under CI=true the test fails. */
+int tl_check_report_schema(const char *json);
+/* The same without failing: 1 valid, 0 not (errors printed), -1 no
+ * validator here. */
+int tl_report_schema_valid(const char *json);
+
 #endif

@@ -38,11 +38,14 @@
  * h is below the distance d of the estimate to the threshold, at about
  * n' = n (h / d)^2 runs a side (n the smaller side now).  An estimate: it
  * assumes the estimate and the spread stay where they are.
+ *
+ * The judgements and their outputs (text, JUnit, Markdown):
+ * reports/gate_out.h.
  */
 #include "commands.h"
 #include "engine/config.h"
-#include "reports/fmt.h"
 #include "reports/report.h"
+#include "reports/gate_out.h"
 #include "engine/store.h"
 #include "lib/util.h"
 
@@ -53,23 +56,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-enum verdict { V_PASS, V_FAIL, V_INCONCLUSIVE };
-static const char *const verdict_names[] = { "PASS", "FAIL", "INCONCLUSIVE" };
-
-struct judgement {
-	const struct gate_rule *rule;
-	const char *variant, *workload;	/* the run's names */
-	double thr;			/* threshold in % */
-	double alpha;			/* 1 - rule confidence */
-	/* result */
-	int has_ci, decided;
-	const char *reason;		/* no interval: why */
-	double est, lo, hi, level;
-	size_t n;			/* the smaller side */
-	enum verdict verdict;
-	double more_runs;		/* inconclusive: estimate, NaN when unknown */
-};
 
 struct model_cache {
 	double level;
@@ -82,7 +68,7 @@ struct gate {
 	struct report_opts o;
 	struct model_cache *cache;
 	size_t n_cache, alloc_cache;
-	struct judgement *j;
+	struct gate_judgement *j;
 	size_t n_j, alloc_j;
 };
 
@@ -127,7 +113,7 @@ static const struct report_model *model_at(struct gate *g, double level, int *us
 }
 
 /* Fill j's interval from model m. */
-static void judge_with(struct judgement *j, const struct report_model *m)
+static void judge_with(struct gate_judgement *j, const struct report_model *m)
 {
 	const struct report_series *s = NULL, *b = NULL;
 	const struct report_dilation *d = NULL;
@@ -188,7 +174,7 @@ static int judge_all(struct gate *g, int *usage_error)
 	for (;;) {
 		size_t newly = 0;
 		for (size_t i = 0; i < m; i++) {
-			struct judgement *j = &g->j[i];
+			struct gate_judgement *j = &g->j[i];
 			const struct report_model *model;
 			if (j->decided)
 				continue;
@@ -198,7 +184,7 @@ static int judge_all(struct gate *g, int *usage_error)
 			judge_with(j, model);
 			if (j->has_ci && (j->lo > j->thr || j->hi < j->thr)) {
 				j->decided = 1;
-				j->verdict = j->lo > j->thr ? V_FAIL : V_PASS;
+				j->verdict = j->lo > j->thr ? GATE_FAIL : GATE_PASS;
 				newly++;
 			}
 		}
@@ -207,11 +193,11 @@ static int judge_all(struct gate *g, int *usage_error)
 			break;
 	}
 	for (size_t i = 0; i < m; i++) {
-		struct judgement *j = &g->j[i];
+		struct gate_judgement *j = &g->j[i];
 		double h, d;
 		if (j->decided)
 			continue;
-		j->verdict = V_INCONCLUSIVE;
+		j->verdict = GATE_INCONCLUSIVE;
 		j->more_runs = NAN;
 		if (!j->has_ci || !j->n)
 			continue;
@@ -239,7 +225,7 @@ static void expand(struct gate *g, const struct gate_rule *rules, size_t n_rules
 			if (fnmatch(rule->variant, variants[v], 0))
 				continue;
 			for (size_t w = 0; w < nw; w++) {
-				struct judgement *j;
+				struct gate_judgement *j;
 				if (fnmatch(rule->workload, workloads[w], 0))
 					continue;
 				ALLOC_GROW(g->j, g->n_j + 1, g->alloc_j);
@@ -258,182 +244,6 @@ static void expand(struct gate *g, const struct gate_rule *rules, size_t n_rules
 			warning("gate rule %zu (variant '%s', workload '%s') matches nothing in run %lld",
 				r + 1, rule->variant, rule->workload, (long long)g->run_id);
 	}
-}
-
-static void gate_pct(char *buf, size_t len, double x)
-{
-	if (isfinite(x))
-		snprintf(buf, len, "%+.2f%%", x);
-	else
-		snprintf(buf, len, "n/a");
-}
-
-static void gate_interval(char *buf, size_t len, const struct judgement *j)
-{
-	if (j->has_ci)
-		snprintf(buf, len, "[%+.2f%%, %+.2f%%] @%.4g%%", j->lo, j->hi, 100 * j->level);
-	else
-		snprintf(buf, len, "no interval");
-}
-
-static void print_lines(const struct gate *g, FILE *f)
-{
-	char est[32], iv[80], thr[32];
-
-	fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", "VARIANT", "WORKLOAD",
-		"METRIC", "STAT", "DILATION", "INTERVAL", "MAX", "VERDICT");
-	for (size_t i = 0; i < g->n_j; i++) {
-		const struct judgement *j = &g->j[i];
-		gate_pct(est, sizeof(est), j->has_ci || j->reason == NULL ? j->est : NAN);
-		gate_interval(iv, sizeof(iv), j);
-		gate_pct(thr, sizeof(thr), j->thr);
-		fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", j->variant, j->workload,
-			j->rule->metric, statistic_name(j->rule->statistic), est, iv, thr,
-			verdict_names[j->verdict]);
-	}
-}
-
-static void xml_escape(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-				fputc('?', f);
-			else
-				fputc(*s, f);
-		}
-	}
-}
-
-/* One sentence describing a judgement, for messages. */
-static char *describe(const struct judgement *j)
-{
-	char est[32], iv[80], thr[32];
-
-	gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
-	gate_interval(iv, sizeof(iv), j);
-	gate_pct(thr, sizeof(thr), j->thr);
-	if (!j->has_ci)
-		return xasprintf("%s on %s, %s %s: no interval (%s); threshold %s",
-				 j->variant, j->workload, j->rule->metric,
-				 statistic_name(j->rule->statistic), j->reason, thr);
-	return xasprintf("%s on %s, %s %s: dilation %s, interval %s, threshold %s",
-			 j->variant, j->workload, j->rule->metric,
-			 statistic_name(j->rule->statistic), est, iv, thr);
-}
-
-struct gate_out {
-	const struct gate *g;
-	int strict;
-};
-
-static int write_junit(FILE *f, const void *ctx)
-{
-	const struct gate_out *go = ctx;
-	const struct gate *g = go->g;
-	size_t failures = 0;
-
-	for (size_t i = 0; i < g->n_j; i++)
-		if (g->j[i].verdict == V_FAIL ||
-		    (go->strict && g->j[i].verdict == V_INCONCLUSIVE))
-			failures++;
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(f, "<testsuites name=\"perturb gate\" tests=\"%zu\" failures=\"%zu\">\n",
-		g->n_j, failures);
-	fprintf(f, "  <testsuite name=\"perturb gate run %lld\" tests=\"%zu\" failures=\"%zu\" "
-		"errors=\"0\" skipped=\"0\">\n", (long long)g->run_id, g->n_j, failures);
-	for (size_t i = 0; i < g->n_j; i++) {
-		const struct judgement *j = &g->j[i];
-		char *what = describe(j);
-		fputs("    <testcase classname=\"perturb.gate.", f);
-		xml_escape(f, j->workload);
-		fputs("\" name=\"", f);
-		xml_escape(f, j->variant);
-		fputc(' ', f);
-		xml_escape(f, j->rule->metric);
-		fprintf(f, " %s\">\n", statistic_name(j->rule->statistic));
-		if (j->verdict == V_FAIL || (go->strict && j->verdict == V_INCONCLUSIVE)) {
-			fprintf(f, "      <failure type=\"%s\" message=\"", verdict_names[j->verdict]);
-			xml_escape(f, what);
-			fputs("\"/>\n", f);
-		}
-		fprintf(f, "      <system-out>%s: ", verdict_names[j->verdict]);
-		xml_escape(f, what);
-		fputs("</system-out>\n    </testcase>\n", f);
-		free(what);
-	}
-	fputs("  </testsuite>\n</testsuites>\n", f);
-	return 0;
-}
-
-static int write_markdown(FILE *f, const void *ctx)
-{
-	const struct gate_out *go = ctx;
-	const struct gate *g = go->g;
-	size_t count[3] = { 0 };
-	char est[32], iv[80], thr[32];
-
-	for (size_t i = 0; i < g->n_j; i++)
-		count[g->j[i].verdict]++;
-	fprintf(f, "## perturb gate: %s\n\n",
-		count[V_FAIL] || (go->strict && count[V_INCONCLUSIVE]) ? "failed" : "passed");
-	fprintf(f, "Run %lld: %zu passed, %zu failed, %zu inconclusive.\n\n",
-		(long long)g->run_id, count[V_PASS], count[V_FAIL], count[V_INCONCLUSIVE]);
-	fprintf(f, "| Variant | Workload | Metric | Statistic | Dilation | Interval | Max | Verdict |\n");
-	fprintf(f, "|---|---|---|---|--:|---|--:|---|\n");
-	for (size_t i = 0; i < g->n_j; i++) {
-		const struct judgement *j = &g->j[i];
-		gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
-		gate_interval(iv, sizeof(iv), j);
-		gate_pct(thr, sizeof(thr), j->thr);
-		fputs("| ", f);
-		fmt_markdown(f, j->variant);
-		fputs(" | ", f);
-		fmt_markdown(f, j->workload);
-		fputs(" | ", f);
-		fmt_markdown(f, j->rule->metric);
-		fprintf(f, " | %s | %s | %s | %s | **%s** |\n", statistic_name(j->rule->statistic),
-			est, iv, thr, verdict_names[j->verdict]);
-	}
-	fprintf(f, "\nIntervals are confidence intervals of the dilation in %%, at the level "
-		"shown (Holm-corrected across the %zu judgements).\n", g->n_j);
-	return 0;
-}
-
-/* Write FILE through a temporary file beside it and rename: never a
- * half-written file.  -1 (printed) on error. */
-static int write_atomic(const char *path, int (*fn)(FILE *, const void *), const void *ctx)
-{
-	char *tmp = xasprintf("%s.tmp%d", path, (int)getpid());
-	FILE *f = fopen(tmp, "w");
-	int ret = -1, bad;
-
-	if (!f) {
-		error("cannot write '%s': %s", tmp, strerror(errno));
-		goto out;
-	}
-	fn(f, ctx);
-	bad = ferror(f);
-	if (fclose(f) || bad) {
-		error("cannot write '%s': %s", tmp, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path) < 0) {
-		error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	ret = 0;
-out:
-	free(tmp);
-	return ret;
 }
 
 /*
@@ -501,6 +311,7 @@ out:
 int cmd_gate(int argc, char **argv)
 {
 	struct gate g = { 0 };
+	struct gate_outcome outcome;
 	struct experiment exp = { 0 };
 	struct run_header h = { 0 };
 	struct gate_rule opt_rule = { 0 };
@@ -641,16 +452,18 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 
-	print_lines(&g, stdout);
+	outcome = (struct gate_outcome){ .run_id = g.run_id, .j = g.j, .n = g.n_j,
+					 .strict = strict };
+	gate_print(stdout, &outcome);
 	for (size_t i = 0; i < g.n_j; i++) {
-		const struct judgement *j = &g.j[i];
+		const struct gate_judgement *j = &g.j[i];
 		char *what;
-		if (j->verdict == V_FAIL)
+		if (j->verdict == GATE_FAIL)
 			n_fail++;
-		if (j->verdict != V_INCONCLUSIVE)
+		if (j->verdict != GATE_INCONCLUSIVE)
 			continue;
 		n_inc++;
-		what = describe(j);
+		what = gate_describe(j);
 		if (isfinite(j->more_runs))
 			warning("inconclusive: %s; about %.0f more runs a side (now %zu) would likely "
 				"decide it (an estimate: n (half-width / distance to threshold)^2)",
@@ -659,13 +472,10 @@ int cmd_gate(int argc, char **argv)
 			warning("inconclusive: %s; more runs are needed", what);
 		free(what);
 	}
-	{
-		struct gate_out go = { &g, strict };
-		if (junit && write_atomic(junit, write_junit, &go) < 0)
-			goto out;
-		if (markdown && write_atomic(markdown, write_markdown, &go) < 0)
-			goto out;
-	}
+	if (junit && gate_write_junit(junit, &outcome) < 0)
+		goto out;
+	if (markdown && gate_write_markdown(markdown, &outcome) < 0)
+		goto out;
 	if (n_fail || (strict && n_inc)) {
 		note("gate failed: %zu of %zu judgements over the threshold%s", n_fail, g.n_j,
 		     strict && n_inc ? ", inconclusive ones count as failed (--strict)" : "");

@@ -12,6 +12,13 @@ static void json_oom(void)
 	abort();
 }
 
+/* The length of the UTF-8 sequence that lead byte c announces (1 for a
+ * byte that cannot start one). */
+static size_t utf8_len(unsigned char c)
+{
+	return c >= 0xf0 && c < 0xf8 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 1;
+}
+
 json_t *json_text(const char *s)
 {
 	json_t *v;
@@ -20,12 +27,19 @@ json_t *json_text(const char *s)
 		return json_null();
 	v = json_string(s);
 	if (!v) {
-		char *copy = xstrdup(s);
-		for (unsigned char *p = (unsigned char *)copy; *p; p++)
-			if (*p >= 0x80)
-				*p = '?';
-		v = json_string(copy);
-		free(copy);
+		struct strbuf sb = STRBUF_INIT;
+		for (const char *p = s; *p;) {
+			size_t k = utf8_len((unsigned char)*p);
+			json_t *ch = strnlen(p, k) == k ? json_stringn(p, k) : NULL;
+			if (ch)
+				strbuf_add(&sb, p, k);
+			else
+				strbuf_addstr(&sb, "\xef\xbf\xbd");	/* U+FFFD */
+			json_decref(ch);
+			p += ch ? k : 1;
+		}
+		v = json_string(sb.buf ? sb.buf : "");
+		strbuf_release(&sb);
 	}
 	if (!v)
 		json_oom();

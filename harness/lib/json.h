@@ -12,8 +12,10 @@
 
 /*
  * A new JSON value for s: null when s is NULL, else the string s when it is
- * valid UTF-8, else s with every byte from 0x80 up replaced by '?' (a kernel
- * command line or a host name in another encoding still gives valid JSON).
+ * valid UTF-8, else s with each byte that does not start a valid UTF-8
+ * sequence replaced by U+FFFD, the validity of each sequence decided by
+ * Jansson (a kernel command line, a host name or a foreign database's text
+ * in another encoding still gives valid JSON).
  * Never NULL (aborts on out-of-memory, as xmalloc).
  */
 json_t *json_text(const char *s);

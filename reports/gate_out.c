@@ -1,0 +1,190 @@
+/* gate_out.c - the outputs of `perturb gate`; see gate_out.h */
+#include "gate_out.h"
+#include "fmt.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const gate_verdict_names[] = { "PASS", "FAIL", "INCONCLUSIVE" };
+
+static void gate_pct(char *buf, size_t len, double x)
+{
+	if (isfinite(x))
+		snprintf(buf, len, "%+.2f%%", x);
+	else
+		snprintf(buf, len, "n/a");
+}
+
+static void gate_interval(char *buf, size_t len, const struct gate_judgement *j)
+{
+	if (j->has_ci)
+		snprintf(buf, len, "[%+.2f%%, %+.2f%%] @%.4g%%", j->lo, j->hi, 100 * j->level);
+	else
+		snprintf(buf, len, "no interval");
+}
+
+void gate_print(FILE *f, const struct gate_outcome *g)
+{
+	char est[32], iv[80], thr[32];
+
+	fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", "VARIANT", "WORKLOAD",
+		"METRIC", "STAT", "DILATION", "INTERVAL", "MAX", "VERDICT");
+	for (size_t i = 0; i < g->n; i++) {
+		const struct gate_judgement *j = &g->j[i];
+		gate_pct(est, sizeof(est), j->has_ci || j->reason == NULL ? j->est : NAN);
+		gate_interval(iv, sizeof(iv), j);
+		gate_pct(thr, sizeof(thr), j->thr);
+		fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", j->variant, j->workload,
+			j->rule->metric, statistic_name(j->rule->statistic), est, iv, thr,
+			gate_verdict_names[j->verdict]);
+	}
+}
+
+static void xml_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
+				fputc('?', f);
+			else
+				fputc(*s, f);
+		}
+	}
+}
+
+char *gate_describe(const struct gate_judgement *j)
+{
+	char est[32], iv[80], thr[32];
+
+	gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
+	gate_interval(iv, sizeof(iv), j);
+	gate_pct(thr, sizeof(thr), j->thr);
+	if (!j->has_ci)
+		return xasprintf("%s on %s, %s %s: no interval (%s); threshold %s",
+				 j->variant, j->workload, j->rule->metric,
+				 statistic_name(j->rule->statistic), j->reason, thr);
+	return xasprintf("%s on %s, %s %s: dilation %s, interval %s, threshold %s",
+			 j->variant, j->workload, j->rule->metric,
+			 statistic_name(j->rule->statistic), est, iv, thr);
+}
+
+static int write_junit(FILE *f, const void *ctx)
+{
+	const struct gate_outcome *g = ctx;
+	size_t failures = 0;
+
+	for (size_t i = 0; i < g->n; i++)
+		if (g->j[i].verdict == GATE_FAIL ||
+		    (g->strict && g->j[i].verdict == GATE_INCONCLUSIVE))
+			failures++;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	fprintf(f, "<testsuites name=\"perturb gate\" tests=\"%zu\" failures=\"%zu\">\n",
+		g->n, failures);
+	fprintf(f, "  <testsuite name=\"perturb gate run %lld\" tests=\"%zu\" failures=\"%zu\" "
+		"errors=\"0\" skipped=\"0\">\n", (long long)g->run_id, g->n, failures);
+	for (size_t i = 0; i < g->n; i++) {
+		const struct gate_judgement *j = &g->j[i];
+		char *what = gate_describe(j);
+		fputs("    <testcase classname=\"perturb.gate.", f);
+		xml_escape(f, j->workload);
+		fputs("\" name=\"", f);
+		xml_escape(f, j->variant);
+		fputc(' ', f);
+		xml_escape(f, j->rule->metric);
+		fprintf(f, " %s\">\n", statistic_name(j->rule->statistic));
+		if (j->verdict == GATE_FAIL || (g->strict && j->verdict == GATE_INCONCLUSIVE)) {
+			fprintf(f, "      <failure type=\"%s\" message=\"", gate_verdict_names[j->verdict]);
+			xml_escape(f, what);
+			fputs("\"/>\n", f);
+		}
+		fprintf(f, "      <system-out>%s: ", gate_verdict_names[j->verdict]);
+		xml_escape(f, what);
+		fputs("</system-out>\n    </testcase>\n", f);
+		free(what);
+	}
+	fputs("  </testsuite>\n</testsuites>\n", f);
+	return 0;
+}
+
+static int write_markdown(FILE *f, const void *ctx)
+{
+	const struct gate_outcome *g = ctx;
+	size_t count[3] = { 0 };
+	char est[32], iv[80], thr[32];
+
+	for (size_t i = 0; i < g->n; i++)
+		count[g->j[i].verdict]++;
+	fprintf(f, "## perturb gate: %s\n\n",
+		count[GATE_FAIL] || (g->strict && count[GATE_INCONCLUSIVE]) ? "failed" : "passed");
+	fprintf(f, "Run %lld: %zu passed, %zu failed, %zu inconclusive.\n\n",
+		(long long)g->run_id, count[GATE_PASS], count[GATE_FAIL], count[GATE_INCONCLUSIVE]);
+	fprintf(f, "| Variant | Workload | Metric | Statistic | Dilation | Interval | Max | Verdict |\n");
+	fprintf(f, "|---|---|---|---|--:|---|--:|---|\n");
+	for (size_t i = 0; i < g->n; i++) {
+		const struct gate_judgement *j = &g->j[i];
+		gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
+		gate_interval(iv, sizeof(iv), j);
+		gate_pct(thr, sizeof(thr), j->thr);
+		fputs("| ", f);
+		fmt_markdown(f, j->variant);
+		fputs(" | ", f);
+		fmt_markdown(f, j->workload);
+		fputs(" | ", f);
+		fmt_markdown(f, j->rule->metric);
+		fprintf(f, " | %s | %s | %s | %s | **%s** |\n", statistic_name(j->rule->statistic),
+			est, iv, thr, gate_verdict_names[j->verdict]);
+	}
+	fprintf(f, "\nIntervals are confidence intervals of the dilation in %%, at the level "
+		"shown (Holm-corrected across the %zu judgements).\n", g->n);
+	return 0;
+}
+
+/* Write FILE through a temporary file beside it and rename: never a
+ * half-written file.  -1 (printed) on error. */
+static int write_atomic(const char *path, int (*fn)(FILE *, const void *), const void *ctx)
+{
+	char *tmp = xasprintf("%s.tmp%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "w");
+	int ret = -1, bad;
+
+	if (!f) {
+		error("cannot write '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	fn(f, ctx);
+	bad = ferror(f);
+	if (fclose(f) || bad) {
+		error("cannot write '%s': %s", tmp, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	if (rename(tmp, path) < 0) {
+		error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(tmp);
+	return ret;
+}
+
+int gate_write_junit(const char *path, const struct gate_outcome *o)
+{
+	return write_atomic(path, write_junit, o);
+}
+
+int gate_write_markdown(const char *path, const struct gate_outcome *o)
+{
+	return write_atomic(path, write_markdown, o);
+}
