@@ -168,23 +168,6 @@ static struct pos pos_of(struct ctx *c, const struct ynode *n)
 	return p;
 }
 
-/* The closest of words to s, when close enough to be a likely typo. */
-static const char *suggest(const char *s, const char *const *words)
-{
-	const char *best = NULL;
-	size_t best_d = (size_t)-1, len = strlen(s);
-	for (size_t i = 0; words[i]; i++) {
-		size_t d = edit_distance(s, words[i]);
-		if (d < best_d) {
-			best_d = d;
-			best = words[i];
-		}
-	}
-	if (best && (best_d <= 2 || best_d <= len / 3))
-		return best;
-	return NULL;
-}
-
 /* ------------------------------------------------------------------ */
 /* Reading YAML */
 
@@ -468,7 +451,7 @@ static int check_keys(struct ctx *c, const struct ynode *map, const char *what,
 				break;
 		if (keys[w])
 			continue;
-		const char *s = suggest(k->str, keys);
+		const char *s = did_you_mean(k->str, keys);
 		if (s)
 			return fail(c, k, "unknown key '%s' in %s; did you mean '%s'?", k->str, what, s);
 		return fail(c, k, "unknown key '%s' in %s", k->str, what);
@@ -1341,7 +1324,7 @@ static int get_target(struct ctx *c, const struct ynode *map, const char *key,
 	const char **names = xcalloc(n + 1, sizeof(*names));
 	for (size_t i = 0; i < n; i++)
 		names[i] = is_variant ? exp->variants[i].name : exp->workloads[i].name;
-	const char *sug = suggest(s, names);
+	const char *sug = did_you_mean(s, names);
 	if (sug)
 		fail(c, v, "gate rule names unknown %s '%s'; did you mean '%s'?", key, s, sug);
 	else
@@ -1504,7 +1487,7 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 			const char **names = xcalloc(exp->n_variants + 1, sizeof(*names));
 			for (size_t i = 0; i < exp->n_variants; i++)
 				names[i] = exp->variants[i].name;
-			const char *sug = suggest(s, names);
+			const char *sug = did_you_mean(s, names);
 			if (sug)
 				fail(c, v, "baseline '%s' is not a variant; did you mean '%s'?", s, sug);
 			else
