@@ -11,6 +11,7 @@
  * {"level", "section", "message", "fix"}.  Exit 0 whatever it finds.
  */
 #include "commands.h"
+#include "options.h"
 #include "backends/kbuild.h"
 #include "lib/util.h"
 
@@ -329,17 +330,15 @@ static void check_cpu(struct doctor *d)
 int cmd_doctor(int argc, char **argv)
 {
 	struct doctor d = { 0 };
+	struct opt opts[] = {
+		OPT_FLAG(0, "json", &d.json, "one object per check: level, section, message, fix"),
+		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
+		OPT_END(),
+	};
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			d.json = 1;
-		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-			perturb_quiet = 1;
-		} else {
-			error("unknown option '%s' (see 'perturb help doctor')", argv[i]);
-			return EXIT_USAGE;
-		}
-	}
+	if ((rc = parse_options(argc, argv, opts, "doctor")))
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
 	if (d.json)
 		printf("[");
 	check_root(&d);
