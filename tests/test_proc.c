@@ -44,45 +44,15 @@ static char *wait_file(const char *path, int lines, const char *text)
 	return NULL;
 }
 
-/* Capture what fn() writes on stderr. */
-struct capture {
-	int saved, fd;
-};
-
-static void capture_start(struct capture *c)
-{
-	fflush(stderr);
-	c->fd = memfd_create("stderr", 0);
-	c->saved = dup(2);
-	cr_assert(c->fd >= 0 && c->saved >= 0);
-	dup2(c->fd, 2);
-}
-
-static char *capture_end(struct capture *c)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	ssize_t n;
-
-	fflush(stderr);
-	dup2(c->saved, 2);
-	close(c->saved);
-	lseek(c->fd, 0, SEEK_SET);
-	while ((n = read(c->fd, buf, sizeof(buf))) > 0)
-		strbuf_add(&sb, buf, (size_t)n);
-	close(c->fd);
-	return strbuf_detach(&sb);
-}
-
 /* proc_run_command() without a folder, which must return want; returns
  * what it wrote on stderr. */
 static char *command_stderr(char **argv, double timeout_s, const char *what, int want)
 {
-	struct capture c;
+	struct tl_capture c;
 
-	capture_start(&c);
+	tl_capture_start(&c, 2);
 	cr_assert_eq(proc_run_command(argv, tl_test_env(), NULL, timeout_s, what), want);
-	return capture_end(&c);
+	return tl_capture_end(&c);
 }
 
 /* daemon_start() with the readiness regex "ready", which must fail and
@@ -91,13 +61,13 @@ static char *daemon_start_error(char **argv, double ready_timeout_s)
 {
 	char *log = tmp_path("daemon.log"), *err;
 	struct daemon *d = (struct daemon *)1;
-	struct capture c;
+	struct tl_capture c;
 	regex_t re;
 
 	cr_assert_eq(regcomp(&re, "ready", REG_EXTENDED), 0);
-	capture_start(&c);
+	tl_capture_start(&c, 2);
 	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0, &re, ready_timeout_s, &d), -1);
-	err = capture_end(&c);
+	err = tl_capture_end(&c);
 	cr_assert_null(d);
 	regfree(&re);
 	free(log);
@@ -331,12 +301,12 @@ Test(proc, daemon_exits_during_delay)
 	char *argv[] = { "printer", "bye", NULL };
 	char *log = tmp_path("daemon.log"), *err;
 	struct daemon *d;
-	struct capture c;
+	struct tl_capture c;
 	double t0 = now_mono();
 
-	capture_start(&c);
+	tl_capture_start(&c, 2);
 	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 5, NULL, 10, &d), -1);
-	err = capture_end(&c);
+	err = tl_capture_end(&c);
 	cr_assert(now_mono() - t0 < 4);
 	cr_assert_str_eq(err,
 		"perturb: error: daemon 'printer bye' ended during its start-up delay: exited with status 0\n"
@@ -351,7 +321,7 @@ Test(proc, daemon_died_on_its_own)
 	char *argv[] = { "printer", "-x", "2", "short-lived", NULL };
 	char *log = tmp_path("daemon.log"), *err;
 	struct daemon *d;
-	struct capture c;
+	struct tl_capture c;
 	struct pollfd p;
 
 	/* appended to what is there */
@@ -361,9 +331,9 @@ Test(proc, daemon_died_on_its_own)
 	cr_assert(p.fd >= 0);
 	cr_assert_eq(poll(&p, 1, 5000), 1);
 	close(p.fd);
-	capture_start(&c);
+	tl_capture_start(&c, 2);
 	cr_assert_eq(daemon_stop(d), -1);
-	err = capture_end(&c);
+	err = tl_capture_end(&c);
 	cr_assert_str_eq(err,
 		"perturb: error: daemon 'printer -x 2 short-lived' had ended on its own: exited with status 2\n"
 		"    short-lived\n");
@@ -454,12 +424,12 @@ Test(proc, background_exec_failure)
 	char *log = tmp_path("bg.log"), *err;
 	char *argv[] = { "no-such-load", NULL };
 	struct background *b = (struct background *)1;
-	struct capture c;
+	struct tl_capture c;
 	int fds = tl_count_fds();
 
-	capture_start(&c);
+	tl_capture_start(&c, 2);
 	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, &b), -1);
-	err = capture_end(&c);
+	err = tl_capture_end(&c);
 	cr_assert_null(b);
 	cr_assert_str_eq(err, "perturb: error: background load 'no-such-load' failed: cannot run 'no-such-load': No such file or directory\n");
 	cr_assert_eq(tl_count_fds(), fds);

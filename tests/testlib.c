@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -154,6 +155,32 @@ size_t tl_child_pids(const char *text, pid_t *pids, size_t max)
 		p += 6;
 	}
 	return n;
+}
+
+void tl_capture_start(struct tl_capture *c, int fd)
+{
+	fflush(fd == 1 ? stdout : stderr);
+	c->target = fd;
+	c->fd = memfd_create("capture", 0);
+	c->saved = dup(fd);
+	cr_assert(c->fd >= 0 && c->saved >= 0);
+	dup2(c->fd, fd);
+}
+
+char *tl_capture_end(struct tl_capture *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	ssize_t n;
+
+	fflush(c->target == 1 ? stdout : stderr);
+	dup2(c->saved, c->target);
+	close(c->saved);
+	lseek(c->fd, 0, SEEK_SET);
+	while ((n = read(c->fd, buf, sizeof(buf))) > 0)
+		strbuf_add(&sb, buf, (size_t)n);
+	close(c->fd);
+	return strbuf_detach(&sb);
 }
 
 /* ---- the perturb binary ---- */

@@ -27,6 +27,15 @@ int tl_exists(const char *path);
 /* The number of '\n' in s (0 for NULL). */
 int tl_count_lines(const char *s);
 
+/* What this process writes on fd (1 or 2, its stdio stream flushed)
+ * between tl_capture_start() and tl_capture_end(), which returns it
+ * (malloc'd) and restores fd. */
+struct tl_capture {
+	int target, saved, fd;
+};
+void tl_capture_start(struct tl_capture *c, int fd);
+char *tl_capture_end(struct tl_capture *c);
+
 /* ---- helper programs and processes ---- */
 
 /* $PERTURB_PROGS: the folder of the helper programs of tests/progs. */

@@ -24,6 +24,7 @@
  * options, opens the runs and judges the regressions.
  */
 #include "commands.h"
+#include "options.h"
 #include "engine/store.h"
 #include "reports/compare.h"
 #include "lib/util.h"
@@ -57,49 +58,35 @@ int cmd_compare(int argc, char **argv)
 {
 	struct store *sa = NULL, *sb = NULL;
 	struct compare t = { 0 };
-	const char *db = "results/perturb.db", *db_b = NULL, *val, *ids[2] = { 0 };
+	const char *db = "results/perturb.db", *db_b = NULL, *ids[2] = { 0 };
 	int64_t id[2];
 	double conf = 0.95, max_reg = NAN;
-	size_t n_reg = 0, n_ids = 0;
+	size_t n_reg = 0;
 	int ret = EXIT_USAGE, rc;
+	struct opt opts[] = {
+		OPT_ARG("RUN_A", &ids[0], "the run compared against"),
+		OPT_ARG("RUN_B", &ids[1], "the run compared"),
+		OPT_STRING(0, "db", &db, "PATH",
+			   "results database of A (and B; default results/perturb.db)"),
+		OPT_STRING(0, "db-b", &db_b, "PATH", "results database of B"),
+		OPT_LIST(0, "metric", &t.metrics, &t.n_metrics, "M",
+			 "only this metric (repeatable, or M,M)"),
+		OPT_LEVEL(0, "confidence", &conf, "C",
+			  "level of the intervals and the tests (default 0.95)"),
+		OPT_PERCENT(0, "fail-on-regression", &max_reg, 0, INFINITY, 0, "X",
+			    "exit 1 when a significant change is above X (5% or\n"
+			    "0.05); every metric is taken as lower-is-better"),
+		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
+		OPT_END(),
+	};
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((rc = opt_value(argc, argv, &i, "--db", &val))) {
-			if (rc < 0)
-				goto out;
-			db = val;
-		} else if ((rc = opt_value(argc, argv, &i, "--db-b", &val))) {
-			if (rc < 0)
-				goto out;
-			db_b = val;
-		} else if ((rc = opt_value(argc, argv, &i, "--fail-on-regression", &val))) {
-			if (rc < 0)
-				goto out;
-			if (parse_percent(val, &max_reg) || max_reg < 0) {
-				error("--fail-on-regression takes a percentage like 5%% or 0.05, got '%s'",
-				      val);
-				goto out;
-			}
-			max_reg *= 100;
-		} else if ((rc = opt_value(argc, argv, &i, "--metric", &val))) {
-			if (rc < 0)
-				goto out;
-			t.metrics = xrealloc(t.metrics, (t.n_metrics + 1) * sizeof(char *));
-			t.metrics[t.n_metrics++] = (char *)val;
-		} else if ((rc = opt_value(argc, argv, &i, "--confidence", &val))) {
-			if (rc < 0 || opt_confidence(val, &conf) < 0)
-				goto out;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			perturb_quiet = 1;
-		} else if (a[0] != '-' && n_ids < 2) {
-			ids[n_ids++] = a;
-		} else {
-			error("unknown option '%s' (see 'perturb help compare')", a);
-			goto out;
-		}
+	if ((rc = parse_options(argc, argv, opts, "compare"))) {
+		ret = rc < 0 ? EXIT_USAGE : EXIT_OK;
+		goto out;
 	}
-	if (n_ids != 2) {
+	if (!isnan(max_reg))
+		max_reg *= 100;	/* in % */
+	if (!ids[1]) {
 		error("compare takes two run ids: perturb compare A B");
 		goto out;
 	}

@@ -13,6 +13,7 @@
  * probe whose findings `perturb run` stores: doctor judges them.
  */
 #include "commands.h"
+#include "options.h"
 #include "backends/kbuild.h"
 #include "lib/json.h"
 #include "lib/machine.h"
@@ -282,17 +283,15 @@ int cmd_doctor(int argc, char **argv)
 {
 	struct doctor d = { 0 };
 	struct machine_info m;
+	struct opt opts[] = {
+		OPT_FLAG(0, "json", &d.json, "one object per check: level, section, message, fix"),
+		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
+		OPT_END(),
+	};
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			d.json = 1;
-		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-			perturb_quiet = 1;
-		} else {
-			error("unknown option '%s' (see 'perturb help doctor')", argv[i]);
-			return EXIT_USAGE;
-		}
-	}
+	if ((rc = parse_options(argc, argv, opts, "doctor")))
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
 	if (d.json)
 		printf("[");
 	check_root(&d);

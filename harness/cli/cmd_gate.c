@@ -43,6 +43,7 @@
  * reports/gate_out.h.
  */
 #include "commands.h"
+#include "options.h"
 #include "engine/config.h"
 #include "reports/report.h"
 #include "reports/gate_out.h"
@@ -308,6 +309,14 @@ out:
 	return ret;
 }
 
+/* --statistic: p0, p50 (also median), p80, p99 or mean. */
+static int parse_statistic(const struct opt *o, const char *val)
+{
+	if (statistic_parse(val, o->value))
+		return error("--statistic takes one of " STATISTIC_NAMES ", got '%s'", val);
+	return 0;
+}
+
 int cmd_gate(int argc, char **argv)
 {
 	struct gate g = { 0 };
@@ -317,80 +326,48 @@ int cmd_gate(int argc, char **argv)
 	struct gate_rule opt_rule = { 0 };
 	const struct gate_rule *rules;
 	size_t n_rules;
-	const char *db = "results/perturb.db", *junit = NULL, *markdown = NULL, *file = NULL, *val;
+	const char *db = "results/perturb.db", *junit = NULL, *markdown = NULL, *file = NULL;
 	char **variants = NULL, **workloads = NULL;
 	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0;
 	int ret = EXIT_USAGE, rc, strict = 0, have_rule = 0, have_max = 0, usage_error = 0;
 	long run = 0;
+	struct opt opts[] = {
+		OPT_ARG("EXPERIMENT.yaml", &file,
+			"the rules of its gate: section (default: the one stored\nwith the run)"),
+		OPT_STRING(0, "db", &db, "PATH", "results database (default results/perturb.db)"),
+		OPT_INTEGER(0, "run", &run, 1, INT64_MAX, "ID",
+			    "a stored run (default: the latest)"),
+		OPT_STRING(0, "variant", (const char **)&opt_rule.variant, "V",
+			   "rule: variant name or glob (default *)"),
+		OPT_STRING(0, "workload", (const char **)&opt_rule.workload, "W",
+			   "rule: workload name or glob (default *)"),
+		OPT_STRING(0, "metric", (const char **)&opt_rule.metric, "M",
+			   "rule: metric (default wall)"),
+		OPT_CALLBACK(0, "statistic", &opt_rule.statistic, parse_statistic, "S",
+			     "rule: p0, p50 (default), p80, p99 or mean"),
+		OPT_PERCENT(0, "max-dilation", &opt_rule.max_dilation, 0, INFINITY, 0, "X",
+			    "rule: threshold, 2% or 0.02 (required for a rule)"),
+		OPT_LEVEL(0, "confidence", &opt_rule.confidence, "C", "rule: level (default 0.95)"),
+		OPT_FLAG(0, "strict", &strict, "inconclusive judgements fail the gate"),
+		OPT_STRING(0, "junit", &junit, "FILE", "write JUnit XML: a testcase per judgement"),
+		OPT_STRING(0, "markdown", &markdown, "FILE", "write a Markdown summary"),
+		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
+		OPT_END(),
+	};
 
 	opt_rule.variant = "*";
 	opt_rule.workload = "*";
 	opt_rule.metric = "wall";
 	opt_rule.statistic = STAT_P50;
 	opt_rule.confidence = 0.95;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((rc = opt_value(argc, argv, &i, "--db", &val))) {
-			if (rc < 0)
-				goto out;
-			db = val;
-		} else if ((rc = opt_value(argc, argv, &i, "--run", &val))) {
-			if (rc < 0 || opt_run_id(val, &run) < 0)
-				goto out;
-		} else if ((rc = opt_value(argc, argv, &i, "--variant", &val))) {
-			if (rc < 0)
-				goto out;
-			opt_rule.variant = (char *)val;
-			have_rule = 1;
-		} else if ((rc = opt_value(argc, argv, &i, "--workload", &val))) {
-			if (rc < 0)
-				goto out;
-			opt_rule.workload = (char *)val;
-			have_rule = 1;
-		} else if ((rc = opt_value(argc, argv, &i, "--metric", &val))) {
-			if (rc < 0)
-				goto out;
-			opt_rule.metric = (char *)val;
-			have_rule = 1;
-		} else if ((rc = opt_value(argc, argv, &i, "--statistic", &val))) {
-			if (rc < 0)
-				goto out;
-			if (statistic_parse(val, &opt_rule.statistic)) {
-				error("--statistic takes one of " STATISTIC_NAMES ", got '%s'", val);
-				goto out;
-			}
-			have_rule = 1;
-		} else if ((rc = opt_value(argc, argv, &i, "--max-dilation", &val))) {
-			if (rc < 0)
-				goto out;
-			if (parse_percent(val, &opt_rule.max_dilation) || opt_rule.max_dilation < 0) {
-				error("--max-dilation takes a percentage like 2%% or 0.02, got '%s'", val);
-				goto out;
-			}
-			have_rule = have_max = 1;
-		} else if ((rc = opt_value(argc, argv, &i, "--confidence", &val))) {
-			if (rc < 0 || opt_confidence(val, &opt_rule.confidence) < 0)
-				goto out;
-			have_rule = 1;
-		} else if ((rc = opt_value(argc, argv, &i, "--junit", &val))) {
-			if (rc < 0)
-				goto out;
-			junit = val;
-		} else if ((rc = opt_value(argc, argv, &i, "--markdown", &val))) {
-			if (rc < 0)
-				goto out;
-			markdown = val;
-		} else if (!strcmp(a, "--strict")) {
-			strict = 1;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			perturb_quiet = 1;
-		} else if (a[0] != '-' && !file) {
-			file = a;
-		} else {
-			error("unknown option '%s' (see 'perturb help gate')", a);
-			goto out;
-		}
+	if ((rc = parse_options(argc, argv, opts, "gate"))) {
+		ret = rc < 0 ? EXIT_USAGE : EXIT_OK;
+		goto out;
 	}
+	have_max = !!opt_given(opts, &opt_rule.max_dilation);
+	have_rule = have_max || opt_given(opts, &opt_rule.variant) ||
+		    opt_given(opts, &opt_rule.workload) || opt_given(opts, &opt_rule.metric) ||
+		    opt_given(opts, &opt_rule.statistic) || opt_given(opts, &opt_rule.confidence);
 	if (have_rule && !have_max) {
 		error("a gate rule from options needs --max-dilation (e.g. --max-dilation 2%%)");
 		goto out;

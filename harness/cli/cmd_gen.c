@@ -6,6 +6,7 @@
  * that is not a regular file (/dev/null, a FIFO) is written in place.
  */
 #include "commands.h"
+#include "options.h"
 #include "lib/gen.h"
 #include "lib/util.h"
 
@@ -16,39 +17,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static const char gen_usage[] =
-	"usage: perturb gen KIND SIZE FILE [--seed N]\n"
-	"\n"
-	"  KIND        text (English-like prose) or binary (mixed binary segments)\n"
-	"  SIZE        bytes, or with a suffix K, M, G (powers of 1024): 64M\n"
-	"  FILE        output file, written atomically; - for standard output\n"
-	"  --seed N    the same seed gives the same bytes on every machine (default 1)\n";
-
-static int usage_error(void)
-{
-	fputs(gen_usage, stderr);
-	return EXIT_USAGE;
-}
-
-/* Strict unsigned 64-bit decimal; -1 on anything else. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!s || !*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		unsigned d = (unsigned)(*s - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
 
 /* Write to fd, named name in messages; EXIT_OK or EXIT_RUNTIME. */
 static int write_fd(const char *kind, uint64_t size, uint64_t seed, int fd, const char *name)
@@ -111,45 +79,24 @@ out:
 
 int cmd_gen(int argc, char **argv)
 {
-	const char *pos[3];
-	int npos = 0, no_more_opts = 0;
+	const char *pos[3] = { NULL };
 	uint64_t seed = 1, size;
+	struct opt opts[] = {
+		OPT_ARG("KIND", &pos[0],
+			"text (English-like prose) or binary (mixed binary segments)"),
+		OPT_ARG("SIZE", &pos[1], "bytes, or with a suffix K, M, G (powers of 1024): 64M"),
+		OPT_ARG("FILE", &pos[2], "output file, written atomically; - for standard output"),
+		OPT_UNSIGNED(0, "seed", &seed, "N",
+			     "the same seed gives the same bytes on every machine (default 1)"),
+		OPT_END(),
+	};
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!no_more_opts && !strcmp(a, "--")) {
-			no_more_opts = 1;
-		} else if (!no_more_opts && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
-			fputs(gen_usage, stdout);
-			return EXIT_OK;
-		} else if (!no_more_opts && (!strcmp(a, "--seed") || !strncmp(a, "--seed=", 7))) {
-			const char *v = a[6] == '=' ? a + 7 : NULL;
-			if (!v) {
-				if (i + 1 >= argc) {
-					error("option '--seed' needs a value");
-					return usage_error();
-				}
-				v = argv[++i];
-			}
-			if (parse_u64(v, &seed)) {
-				error("invalid seed '%s' (an integer from 0 to %llu)", v,
-				      (unsigned long long)UINT64_MAX);
-				return EXIT_USAGE;
-			}
-		} else if (!no_more_opts && a[0] == '-' && a[1]) {
-			error("unknown option '%s'", a);
-			return usage_error();
-		} else if (npos < 3) {
-			pos[npos++] = a;
-		} else {
-			error("too many arguments ('%s')", a);
-			return usage_error();
-		}
-	}
-	if (npos < 3) {
-		error("gen needs KIND, SIZE and FILE");
-		return usage_error();
+	if ((rc = parse_options(argc, argv, opts, "gen")))
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	if (!pos[2]) {
+		error("gen needs KIND, SIZE and FILE (see 'perturb help gen')");
+		return EXIT_USAGE;
 	}
 	if (!gen_kind_valid(pos[0])) {
 		error("unknown kind '%s' (valid kinds: %s)", pos[0], gen_kinds());

@@ -4,6 +4,7 @@
  * opened); reports/report.c computes, reports/render_*.c format.
  */
 #include "commands.h"
+#include "options.h"
 #include "reports/report.h"
 #include "engine/store.h"
 #include "lib/util.h"
@@ -16,21 +17,17 @@
 #include <string.h>
 #include <unistd.h>
 
-static void push(char ***list, size_t *n, const char *s)
-{
-	*list = xrealloc(*list, (*n + 1) * sizeof(char *));
-	(*list)[(*n)++] = (char *)s;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
 }
 
-/* "0,50,80,99" into o->percentiles, ascending; -1 (printed) on bad input. */
-static int parse_percentiles(const char *val, struct report_opts *o)
+/* --percentiles "0,50,80,99" into the report_opts' percentiles, ascending;
+ * -1 (printed) on bad input. */
+static int parse_percentiles(const struct opt *opt, const char *val)
 {
+	struct report_opts *o = opt->value;
 	char *copy = xstrdup(val), *save = NULL, *tok;
 	int ret = -1;
 
@@ -66,10 +63,11 @@ out:
 	return ret;
 }
 
-/* median | mean | pN (stats_statistic_parse; N one of the percentiles,
- * checked later). */
-static int parse_statistic(const char *val, struct report_opts *o)
+/* --statistic median | mean | pN (stats_statistic_parse; N one of the
+ * percentiles, checked later). */
+static int parse_statistic(const struct opt *opt, const char *val)
 {
+	struct report_opts *o = opt->value;
 	struct stats_statistic st;
 
 	if (stats_statistic_parse(val, &st))
@@ -96,90 +94,47 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { 0 };
 	struct report_model m = { 0 };
 	struct store *st = NULL;
-	const char *db = "results/perturb.db", *format = "text", *output = NULL, *val;
+	const char *db = "results/perturb.db", *format = "text", *output = NULL;
 	const struct renderer *r;
 	char *tmp = NULL;
 	FILE *out = stdout;
 	int ret = EXIT_USAGE, rc, usage_error;
+	struct opt opts[] = {
+		OPT_STRING(0, "db", &db, "PATH", "results database (default results/perturb.db)"),
+		OPT_INTEGER(0, "run", &o.run_id, 1, INT64_MAX, "ID",
+			    "a stored run (default: the latest)"),
+		OPT_STRING(0, "baseline", &o.baseline, "NAME",
+			   "variant to compare against (default: the run's)"),
+		OPT_LIST(0, "metric", &o.metrics, &o.n_metrics, "M",
+			 "only this metric (repeatable, or M,M)"),
+		OPT_LIST(0, "workload", &o.workloads, &o.n_workloads, "W",
+			 "only this workload (repeatable, or W,W)"),
+		OPT_STRING(0, "format", &format, "F", "text (default), markdown, csv, json or html"),
+		OPT_STRING(0, "output", &output, "FILE", "write to FILE instead of standard output"),
+		OPT_CALLBACK(0, "percentiles", &o, parse_percentiles, "LIST",
+			     "percentiles of the dilation table (default 0,50,80,99)"),
+		OPT_LEVEL(0, "confidence", &o.confidence, "C",
+			  "level of every interval (default 0.95; also 95%)"),
+		OPT_INTEGER(0, "bootstrap", &o.bootstrap, 100, 10000000, "N",
+			    "bootstrap resamples (default 2000)"),
+		OPT_FLAG(0, "bca", &o.bca, "BCa instead of percentile bootstrap intervals"),
+		OPT_INTEGER(0, "max-bootstrap-n", &o.max_boot_n, 2, 100000000, "N",
+			    "above this many runs use asymptotic intervals"),
+		OPT_CALLBACK(0, "statistic", &o, parse_statistic, "S",
+			     "median, mean or pN for the configurations table"),
+		OPT_STRING(0, "config-metric", &o.config_metric, "M",
+			   "metric of the configurations table (default wall)"),
+		OPT_FLAG(0, "include-warmup", &o.include_warmup, "csv: include warm-up runs"),
+		OPT_FLAG(0, "include-failed", &o.include_failed,
+			 "csv: include failed runs, with a status column"),
+		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
+		OPT_END(),
+	};
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((rc = opt_value(argc, argv, &i, "--db", &val))) {
-			if (rc < 0)
-				goto out;
-			db = val;
-		} else if ((rc = opt_value(argc, argv, &i, "--run", &val))) {
-			long id;
-			if (rc < 0 || opt_run_id(val, &id) < 0)
-				goto out;
-			o.run_id = id;
-		} else if ((rc = opt_value(argc, argv, &i, "--baseline", &val))) {
-			if (rc < 0)
-				goto out;
-			o.baseline = val;
-		} else if ((rc = opt_value(argc, argv, &i, "--metric", &val))) {
-			if (rc < 0)
-				goto out;
-			push(&o.metrics, &o.n_metrics, val);
-		} else if ((rc = opt_value(argc, argv, &i, "--workload", &val))) {
-			if (rc < 0)
-				goto out;
-			push(&o.workloads, &o.n_workloads, val);
-		} else if ((rc = opt_value(argc, argv, &i, "--format", &val))) {
-			if (rc < 0)
-				goto out;
-			format = val;
-		} else if ((rc = opt_value(argc, argv, &i, "--output", &val))) {
-			if (rc < 0)
-				goto out;
-			output = val;
-		} else if ((rc = opt_value(argc, argv, &i, "--percentiles", &val))) {
-			if (rc < 0 || parse_percentiles(val, &o) < 0)
-				goto out;
-		} else if ((rc = opt_value(argc, argv, &i, "--confidence", &val))) {
-			double c;
-			if (rc < 0 || opt_confidence(val, &c) < 0)
-				goto out;
-			o.confidence = c;
-		} else if ((rc = opt_value(argc, argv, &i, "--bootstrap", &val))) {
-			long b;
-			if (rc < 0)
-				goto out;
-			if (parse_long(val, 100, 10000000, &b)) {
-				error("--bootstrap takes a number of resamples from 100 to 10000000, "
-				      "got '%s'", val);
-				goto out;
-			}
-			o.bootstrap = (unsigned)b;
-		} else if ((rc = opt_value(argc, argv, &i, "--max-bootstrap-n", &val))) {
-			long b;
-			if (rc < 0)
-				goto out;
-			if (parse_long(val, 2, 100000000, &b)) {
-				error("--max-bootstrap-n takes a sample size from 2 to 100000000, got '%s'",
-				      val);
-				goto out;
-			}
-			o.max_boot_n = (size_t)b;
-		} else if ((rc = opt_value(argc, argv, &i, "--statistic", &val))) {
-			if (rc < 0 || parse_statistic(val, &o) < 0)
-				goto out;
-		} else if ((rc = opt_value(argc, argv, &i, "--config-metric", &val))) {
-			if (rc < 0)
-				goto out;
-			o.config_metric = val;
-		} else if (!strcmp(a, "--bca")) {
-			o.bca = 1;
-		} else if (!strcmp(a, "--include-warmup")) {
-			o.include_warmup = 1;
-		} else if (!strcmp(a, "--include-failed")) {
-			o.include_failed = 1;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			perturb_quiet = 1;
-		} else {
-			error("unknown option '%s' (see 'perturb help report')", a);
-			goto out;
-		}
+
+	if ((rc = parse_options(argc, argv, opts, "report"))) {
+		ret = rc < 0 ? EXIT_USAGE : EXIT_OK;
+		goto out;
 	}
 	if (!(r = renderer_find(format))) {
 		error("unknown format '%s' (known: %s)", format, renderer_names());

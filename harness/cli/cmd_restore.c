@@ -12,24 +12,22 @@
  * corrupt or a restore failed.
  */
 #include "commands.h"
+#include "options.h"
 #include "backends/journal.h"
 #include "lib/util.h"
 
 #include <stdio.h>
-#include <string.h>
 
 int cmd_restore(int argc, char **argv)
 {
-	int found = 0;
+	int found = 0, rc;
+	struct opt opts[] = {
+		OPT_FLAG('q', "quiet", &perturb_quiet, "print only errors"),
+		OPT_END(),
+	};
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-			perturb_quiet = 1;
-		} else {
-			error("unknown argument '%s' (see 'perturb help restore')", argv[i]);
-			return EXIT_USAGE;
-		}
-	}
+	if ((rc = parse_options(argc, argv, opts, "restore")))
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
 	if (journal_recover(stdout, 1, &found) < 0)
 		return EXIT_RUNTIME;
 	if (!found && !perturb_quiet)

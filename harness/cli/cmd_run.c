@@ -11,6 +11,7 @@
  * interval within the target.
  */
 #include "commands.h"
+#include "options.h"
 #include "engine/study.h"
 #include "reports/report.h"
 #include "lib/util.h"
@@ -34,81 +35,44 @@ struct run_opts {
 	int self_check;
 };
 
+/* 0, -1 (printed: exit 2) or OPT_EXIT_DONE (help printed: exit 0). */
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
-	const char *val;
-	int r, have_file = 0;
+	struct opt opts[] = {
+		OPT_ARG("EXPERIMENT.yaml", &o->file, "default ./experiments.yaml"),
+		OPT_STRING(0, "db", &o->db, "PATH", "results database (default results/perturb.db)"),
+		OPT_INTEGER(0, "repetitions", &o->filter.repetitions, 1, 1000000, "N",
+			    "measured runs per (variant, workload), overrides the file"),
+		OPT_LIST(0, "only-variant", &o->filter.variants, &o->filter.n_variants, "NAME",
+			 "run this variant (and the baseline); repeatable, or NAME,NAME"),
+		OPT_LIST(0, "only-workload", &o->filter.workloads, &o->filter.n_workloads, "NAME",
+			 "run this workload; repeatable, or NAME,NAME"),
+		OPT_UNSIGNED(0, "seed", &o->seed, "N",
+			     "seed of the run order (default: the file's, or drawn)"),
+		OPT_FLAG(0, "dry-run", &o->dry_run, "print the plan; run and write nothing"),
+		OPT_FLAG(0, "resume", &o->resume,
+			 "complete the latest interrupted run of this experiment"),
+		OPT_FLAG(0, "skip-unavailable", &o->skip_unavailable,
+			 "run what this machine can; report the rest as skipped"),
+		OPT_PERCENT(0, "target-ci", &o->target_ci, 0, 10, OPT_ABOVE_MIN, "X%",
+			    "after the plan, add interleaved rounds until every wall\n"
+			    "dilation CI (p50 and mean) is at most +-X wide"),
+		OPT_DURATION(0, "max-time", &o->max_time, 0, INFINITY, OPT_ABOVE_MIN, "D",
+			     "with --target-ci: stop adding rounds after D (default 10m)"),
+		OPT_FLAG(0, "self-check", &o->self_check,
+			 "add an A/A pair: the baseline again (BASELINE~aa) and\n"
+			 "without counters (BASELINE~nocounters)"),
+		OPT_FLAG('q', "quiet", &perturb_quiet, "print only errors"),
+		OPT_END(),
+	};
+	int rc;
 
 	o->file = "experiments.yaml";
 	o->db = "results/perturb.db";
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((r = opt_value(argc, argv, &i, "--db", &val))) {
-			if (r < 0)
-				return -1;
-			o->db = val;
-		} else if ((r = opt_value(argc, argv, &i, "--repetitions", &val))) {
-			long n;
-			if (r < 0)
-				return -1;
-			if (parse_long(val, 1, 1000000, &n))
-				return error("--repetitions must be an integer from 1 to 1000000, got '%s'", val);
-			o->filter.repetitions = (int)n;
-		} else if ((r = opt_value(argc, argv, &i, "--only-variant", &val))) {
-			if (r < 0)
-				return -1;
-			o->filter.variants = xrealloc(o->filter.variants,
-				(o->filter.n_variants + 1) * sizeof(char *));
-			o->filter.variants[o->filter.n_variants++] = (char *)val;
-		} else if ((r = opt_value(argc, argv, &i, "--only-workload", &val))) {
-			if (r < 0)
-				return -1;
-			o->filter.workloads = xrealloc(o->filter.workloads,
-				(o->filter.n_workloads + 1) * sizeof(char *));
-			o->filter.workloads[o->filter.n_workloads++] = (char *)val;
-		} else if ((r = opt_value(argc, argv, &i, "--seed", &val))) {
-			char *end;
-			if (r < 0)
-				return -1;
-			errno = 0;
-			unsigned long long s = strtoull(val, &end, 10);
-			if (errno || !*val || *end || *val == '-')
-				return error("--seed must be a non-negative integer, got '%s'", val);
-			o->has_seed = 1;
-			o->seed = s;
-		} else if (!strcmp(a, "--dry-run")) {
-			o->dry_run = 1;
-		} else if (!strcmp(a, "--resume")) {
-			o->resume = 1;
-		} else if (!strcmp(a, "--skip-unavailable")) {
-			o->skip_unavailable = 1;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			perturb_quiet = 1;
-		} else if ((r = opt_value(argc, argv, &i, "--target-ci", &val))) {
-			double f;
-			if (r < 0)
-				return -1;
-			if (parse_percent(val, &f) < 0 || !(f > 0) || f >= 10)
-				return error("--target-ci must be a percentage above 0, e.g. '1%%', "
-					     "got '%s'", val);
-			o->target_ci = 100 * f;
-		} else if ((r = opt_value(argc, argv, &i, "--max-time", &val))) {
-			if (r < 0)
-				return -1;
-			if (parse_duration(val, &o->max_time) < 0 || !(o->max_time > 0))
-				return error("--max-time must be a duration above 0, e.g. '10m', "
-					     "got '%s'", val);
-		} else if (!strcmp(a, "--self-check")) {
-			o->self_check = 1;
-		} else if (a[0] == '-' && a[1]) {
-			return error("unknown option '%s' (see 'perturb help run')", a);
-		} else if (!have_file) {
-			o->file = a;
-			have_file = 1;
-		} else {
-			return error("unexpected argument '%s' (one experiment file at a time)", a);
-		}
-	}
+	if ((rc = parse_options(argc, argv, opts, "run")))
+		return rc;
+	o->has_seed = !!opt_given(opts, &o->seed);
+	o->target_ci *= 100;	/* in % */
 	if (o->max_time > 0 && !o->target_ci)
 		return error("--max-time bounds --target-ci; give --target-ci too");
 	if (o->resume && (o->filter.n_variants || o->filter.n_workloads ||
@@ -187,8 +151,15 @@ int cmd_run(int argc, char **argv)
 	char *cmdline = NULL;
 	int ret = EXIT_USAGE;
 
-	if (parse_args(argc, argv, &o) < 0)
+	switch (parse_args(argc, argv, &o)) {
+	case 0:
+		break;
+	case OPT_EXIT_DONE:
+		ret = EXIT_OK;
+		/* fall through */
+	default:
 		goto out;
+	}
 	cmdline = join_argv(argc, argv);
 	struct study_opts so = {
 		.file = o.file, .db = o.db, .filter = &o.filter,

@@ -8,6 +8,7 @@
  * perturb-micro for micro-benchmarks.
  */
 #include "commands.h"
+#include "options.h"
 #include "engine/config.h"
 #include "core/packages.h"
 #include "lib/util.h"
@@ -215,18 +216,37 @@ static int validate(int argc, char **argv)
 
 int cmd_workloads(int argc, char **argv)
 {
+	const char *action = "list";
+	char **args = NULL;
+	size_t n_args = 0;
+	struct opt opts[] = {
+		OPT_ARG("ACTION", &action,
+			"list (the default): the workloads found in the search path,\n"
+			"whether each can run here (else what is missing, with its\n"
+			"Debian package); show NAME: print a workload's file and\n"
+			"whether it can run here; validate FILE...: check workload\n"
+			"or experiment files"),
+		OPT_ARGS("ARG...", &args, &n_args, "show: the workload's NAME; validate: the FILEs"),
+		OPT_END(),
+	};
+	int ret;
+
+	if ((ret = parse_options(argc, argv, opts, "workloads")))
+		return ret < 0 ? EXIT_USAGE : EXIT_OK;
 	init_dirs();
-	if (argc < 2 || !strcmp(argv[1], "list"))
-		return list();
-	if (!strcmp(argv[1], "show")) {
-		if (argc != 3) {
-			error("usage: perturb workloads show NAME");
-			return EXIT_USAGE;
-		}
-		return show(argv[2]);
+	if (!strcmp(action, "list") && !n_args) {
+		ret = list();
+	} else if (!strcmp(action, "show") && n_args == 1) {
+		ret = show(args[0]);
+	} else if (!strcmp(action, "validate")) {
+		ret = validate((int)n_args, args);
+	} else if (!strcmp(action, "list") || !strcmp(action, "show")) {
+		error("usage: perturb workloads %s", strcmp(action, "list") ? "show NAME" : "list");
+		ret = EXIT_USAGE;
+	} else {
+		error("unknown workloads action '%s' (list, show, validate)", action);
+		ret = EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "validate"))
-		return validate(argc - 2, argv + 2);
-	error("unknown workloads action '%s' (list, show, validate)", argv[1]);
-	return EXIT_USAGE;
+	free(args);
+	return ret;
 }

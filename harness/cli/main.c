@@ -3,6 +3,7 @@
  * See commands.h for how to add a subcommand.
  */
 #include "commands.h"
+#include "options.h"
 #include "backends/journal.h"
 #include "lib/util.h"
 
@@ -13,49 +14,11 @@
 
 static const struct command commands[] = {
 	{ "run", cmd_run, CMD_TOUCHES_KERNEL, "run [EXPERIMENT.yaml] [options]",
-	  "Run every workload under every variant of a study and store each run.\n"
-	  "\n"
-	  "  EXPERIMENT.yaml         default ./experiments.yaml\n"
-	  "  --db PATH               results database (default results/perturb.db)\n"
-	  "  --repetitions N         measured runs per (variant, workload), overrides the file\n"
-	  "  --only-variant NAME     run this variant (and the baseline); repeatable\n"
-	  "  --only-workload NAME    run this workload; repeatable\n"
-	  "  --seed N                seed of the run order (default: the file's, or drawn)\n"
-	  "  --dry-run               print the plan; run and write nothing\n"
-	  "  --resume                complete the latest interrupted run of this experiment\n"
-	  "  --skip-unavailable      run what this machine can; report the rest as skipped\n"
-	  "  --target-ci X%          after the plan, add interleaved rounds until every wall\n"
-	  "                          dilation CI (p50 and mean) is at most +-X wide\n"
-	  "  --max-time D            with --target-ci: stop adding rounds after D (default 10m)\n"
-	  "  --self-check            add an A/A pair: the baseline again (BASELINE~aa) and\n"
-	  "                          without counters (BASELINE~nocounters)\n"
-	  "  -q, --quiet             print only errors\n" },
+	  "Run every workload under every variant of a study and store each run.\n" },
 	{ "report", cmd_report, 0, "report [options]",
-	  "Print tables from a stored run.\n"
-	  "\n"
-	  "  --db PATH               results database (default results/perturb.db)\n"
-	  "  --run ID                a stored run (default: the latest)\n"
-	  "  --baseline NAME         variant to compare against (default: the run's)\n"
-	  "  --metric M              only this metric (repeatable)\n"
-	  "  --workload W            only this workload (repeatable)\n"
-	  "  --format F              text (default), markdown, csv, json or html\n"
-	  "  --output FILE           write to FILE instead of standard output\n"
-	  "  --percentiles LIST      percentiles of the dilation table (default 0,50,80,99)\n"
-	  "  --confidence C          level of every interval (default 0.95; also 95%)\n"
-	  "  --bootstrap N           bootstrap resamples (default 2000)\n"
-	  "  --bca                   BCa instead of percentile bootstrap intervals\n"
-	  "  --max-bootstrap-n N     above this many runs use asymptotic intervals\n"
-	  "  --statistic S           median, mean or pN for the configurations table\n"
-	  "  --config-metric M       metric of the configurations table (default wall)\n"
-	  "  --include-warmup        csv: include warm-up runs\n"
-	  "  --include-failed        csv: include failed runs, with a status column\n" },
+	  "Print tables from a stored run.\n" },
 	{ "workloads", cmd_workloads, 0, "workloads [list|show NAME|validate FILE...]",
-	  "List, show or validate workload files.\n"
-	  "\n"
-	  "  list                    workloads found in the search path, whether each can\n"
-	  "                          run here (else what is missing, with its Debian package)\n"
-	  "  show NAME               print a workload's file and whether it can run here\n"
-	  "  validate FILE...        check workload or experiment files\n" },
+	  "List, show or validate workload files.\n" },
 	{ "restore", cmd_restore, CMD_TOUCHES_KERNEL, "restore [-q]",
 	  "Put back what an interrupted perturb left: the kernel tracing state it\n"
 	  "changed (tracer, events, tracing_on, buffer size, filters, options), the\n"
@@ -63,9 +26,7 @@ static const struct command commands[] = {
 	  "Reads the journals of perturb processes that are gone (in\n"
 	  "$PERTURB_STATE_DIR, else /var/lib/perturb for root) and says what it did;\n"
 	  "exit 0 also when there is nothing to do.  `perturb run` does the same\n"
-	  "first when it finds such a journal.\n"
-	  "\n"
-	  "  -q, --quiet             print only errors\n" },
+	  "first when it finds such a journal.\n" },
 	{ "gate", cmd_gate, 0, "gate [EXPERIMENT.yaml] [options]",
 	  "Judge a stored run against dilation thresholds, for CI: for every rule and\n"
 	  "every variant and workload it matches, PASS when the whole confidence\n"
@@ -75,19 +36,6 @@ static const struct command commands[] = {
 	  "the one stored with the run), or one rule from the options below.  Several\n"
 	  "judgements are Holm-corrected (the intervals widen accordingly).\n"
 	  "\n"
-	  "  --db PATH               results database (default results/perturb.db)\n"
-	  "  --run ID                a stored run (default: the latest)\n"
-	  "  --variant V             rule: variant name or glob (default *)\n"
-	  "  --workload W            rule: workload name or glob (default *)\n"
-	  "  --metric M              rule: metric (default wall)\n"
-	  "  --statistic S           rule: p0, p50 (default), p80, p99 or mean\n"
-	  "  --max-dilation X        rule: threshold, 2% or 0.02 (required for a rule)\n"
-	  "  --confidence C          rule: level (default 0.95)\n"
-	  "  --strict                inconclusive judgements fail the gate\n"
-	  "  --junit FILE            write JUnit XML: a testcase per judgement\n"
-	  "  --markdown FILE         write a Markdown summary\n"
-	  "  -q, --quiet             no warnings\n"
-	  "\n"
 	  "Exit status: 0 passed (or inconclusive), 1 a judgement failed, 2 usage or\n"
 	  "configuration error, 3 database error.\n" },
 	{ "compare", cmd_compare, 0, "compare RUN_A RUN_B [options]",
@@ -95,21 +43,12 @@ static const struct command commands[] = {
 	  "metric the median of A and of B, the change of B over A in % with its\n"
 	  "bootstrap CI, and the Mann-Whitney U p-value; '~' when the change is not\n"
 	  "significant.  Differences of provenance (perturb version, kernel, kernel\n"
-	  "command line, CPU, governor, SMT, ASLR) are printed above the table.\n"
-	  "\n"
-	  "  --db PATH               results database of A (and B; default results/perturb.db)\n"
-	  "  --db-b PATH             results database of B\n"
-	  "  --metric M              only this metric (repeatable)\n"
-	  "  --confidence C          level of the intervals and the tests (default 0.95)\n"
-	  "  --fail-on-regression X  exit 1 when a significant change is above X (5% or\n"
-	  "                          0.05); every metric is taken as lower-is-better\n" },
-	{ "doctor", cmd_doctor, 0, "doctor [--json]",
+	  "command line, CPU, governor, SMT, ASLR) are printed above the table.\n" },
+	{ "doctor", cmd_doctor, 0, "doctor [--json] [-q]",
 	  "What this machine can do and what makes its measurements noisy: root,\n"
 	  "tracefs, PAPI, perf events, QEMU and KVM, CPU model, governor, boost, SMT,\n"
 	  "ASLR, load and isolated CPUs; each noise source with the command that fixes\n"
-	  "it.  Changes nothing.\n"
-	  "\n"
-	  "  --json                  one object per check: level, section, message, fix\n" },
+	  "it.  Changes nothing.\n" },
 	{ "gen", cmd_gen, 0, "gen KIND SIZE FILE [--seed N]",
 	  "Write SIZE bytes of deterministic input data of KIND (text, binary) to FILE\n"
 	  "(- for standard output); the same seed gives the same bytes everywhere.\n" },
@@ -133,16 +72,21 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+/* `perturb help NAME` and `perturb NAME --help`: the command prints its
+ * help, its usage line and description from its row above the options of
+ * its table (options.h). */
 static int help(const char *name)
 {
 	const struct command *c = find_command(name);
+	char *argv[] = { (char *)name, "--help", NULL };
+
 	if (!c) {
 		error("no such command '%s'", name);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	printf("usage: perturb %s\n\n%s", c->usage, c->help);
-	return EXIT_OK;
+	opt_set_help_intro(c->usage, c->help);
+	return c->fn(2, argv);
 }
 
 /* Flush stdout and report a write failure (a full disk, a closed pipe). */
@@ -183,12 +127,14 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* Help without undoing an interrupted perturb first (below). */
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return finish(help(cmd));
 		if (!strcmp(argv[i], "--"))
 			break;
 	}
+	opt_set_help_intro(c->usage, c->help);	/* what the command's --help prints first */
 	/* A perturb that was killed left its changes: undo them first. */
 	if ((c->flags & CMD_TOUCHES_KERNEL) && c->fn != cmd_restore && journal_stale_exists()) {
 		if (journal_recover(stderr, 0, NULL) < 0) {

@@ -111,23 +111,6 @@ struct pos yn_pos(struct yn_ctx *c, const struct ynode *n)
 	return p;
 }
 
-/* The closest of words to s, when close enough to be a likely typo. */
-const char *yn_suggest(const char *s, const char *const *words)
-{
-	const char *best = NULL;
-	size_t best_d = (size_t)-1, len = strlen(s);
-	for (size_t i = 0; words[i]; i++) {
-		size_t d = edit_distance(s, words[i]);
-		if (d < best_d) {
-			best_d = d;
-			best = words[i];
-		}
-	}
-	if (best && (best_d <= 2 || best_d <= len / 3))
-		return best;
-	return NULL;
-}
-
 /* ------------------------------------------------------------------ */
 /* Reading YAML */
 
@@ -356,7 +339,7 @@ int yn_check_keys(struct yn_ctx *c, const struct ynode *map, const char *what,
 				break;
 		if (keys[w])
 			continue;
-		const char *s = yn_suggest(k->str, keys);
+		const char *s = did_you_mean(k->str, keys);
 		if (s)
 			return yn_fail(c, k, "unknown key '%s' in %s; did you mean '%s'?", k->str, what, s);
 		return yn_fail(c, k, "unknown key '%s' in %s", k->str, what);

@@ -76,9 +76,6 @@ int yn_fail_at(struct yn_ctx *c, int line, int col, const char *fmt, ...) PRINTF
 const char *yn_describe(const struct ynode *n, char *buf, size_t len);
 #define YN_GOT(n) yn_describe((n), gotbuf, sizeof(gotbuf))
 struct pos yn_pos(struct yn_ctx *c, const struct ynode *n);
-/* The closest of words (NULL-terminated) to s, when close enough to be a
- * likely typo (edit distance <= 2 or <= a third of s), else NULL. */
-const char *yn_suggest(const char *s, const char *const *words);
 /* A path named in the current file: relative to its folder (malloc'd). */
 char *yn_resolve(struct yn_ctx *c, const char *rel);
 
@@ -88,7 +85,7 @@ struct ynode *yn_get_key(const struct ynode *map, const char *key);
 /*
  * Keys of map must be strings, unique, and (when keys is not NULL) among
  * keys: an unknown key is "unknown key 'K' in WHAT", with "; did you mean
- * 'X'?" when yn_suggest() finds one.  what names the mapping ("variant").
+ * 'X'?" when did_you_mean() (lib/util.h) finds one.  what names the mapping ("variant").
  */
 int yn_check_keys(struct yn_ctx *c, const struct ynode *map, const char *what,
 		  const char *const *keys);

@@ -723,7 +723,7 @@ static int get_target(struct ctx *c, const struct ynode *map, const char *key,
 	const char **names = xcalloc(n + 1, sizeof(*names));
 	for (size_t i = 0; i < n; i++)
 		names[i] = is_variant ? exp->variants[i].name : exp->workloads[i].name;
-	const char *sug = yn_suggest(s, names);
+	const char *sug = did_you_mean(s, names);
 	if (sug)
 		yn_fail(&c->y, v, "gate rule names unknown %s '%s'; did you mean '%s'?", key, s, sug);
 	else
@@ -880,7 +880,7 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 			const char **names = xcalloc(exp->n_variants + 1, sizeof(*names));
 			for (size_t i = 0; i < exp->n_variants; i++)
 				names[i] = exp->variants[i].name;
-			const char *sug = yn_suggest(s, names);
+			const char *sug = did_you_mean(s, names);
 			if (sug)
 				yn_fail(&c->y, v, "baseline '%s' is not a variant; did you mean '%s'?", s, sug);
 			else

@@ -458,6 +458,21 @@ size_t edit_distance(const char *a, const char *b)
 	return d;
 }
 
+const char *did_you_mean(const char *s, const char *const *words)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1, len = strlen(s);
+
+	for (size_t i = 0; words[i]; i++) {
+		size_t d = edit_distance(s, words[i]);
+		if (d < best_d) {
+			best_d = d;
+			best = words[i];
+		}
+	}
+	return best && (best_d <= 2 || best_d <= len / 3) ? best : NULL;
+}
+
 const char *perturb_cache_dir(void)
 {
 	static char *dir;

@@ -108,6 +108,9 @@ int program_exists(const char *prog);
 
 /* Levenshtein distance, for "did you mean" suggestions. */
 size_t edit_distance(const char *a, const char *b);
+/* The closest of the NULL-terminated words to s when close enough to be a
+ * likely typo (distance <= 2, or <= a third of s's length), else NULL. */
+const char *did_you_mean(const char *s, const char *const *words);
 
 /*
  * Hex SHA-256 (FIPS 180-4) of data into out[65], lower case, NUL-terminated.
