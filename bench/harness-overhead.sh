@@ -38,8 +38,8 @@ case $runs in ''|*[!0-9]*|0) die "RUNS must be a positive integer, not '$runs'" 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perturb-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# The experiment: one variant, one inline workload (SPEC "The experiment
-# file").  The workload's name is quoted: a bare `true` is a YAML boolean.
+# The experiment: one variant, one inline workload (docs/experiment.md).
+# The workload's name is quoted: a bare `true` is a YAML boolean.
 cat > "$tmp/overhead.yaml" <<YAML
 name: harness-overhead
 description: perturb's own cost per run, measured on /bin/true
@@ -70,7 +70,7 @@ if ! "$perturb" report --db "$tmp/db" --format csv > "$tmp/report.csv" 2> "$tmp/
 	cat "$tmp/report.err" >&2
 	die "perturb report failed"
 fi
-# Columns are found by name in the header (SPEC: at least
+# Columns are found by name in the header (docs/report-csv.md: at least
 # run_id,variant,workload,repetition,metric,value,unit; no quoted commas in
 # these fields).  Values are converted to seconds by their unit.
 awk -F, '

@@ -3,8 +3,8 @@
  * tests/progs/spin (a loop whose work is scaled by PERTURB_SCALE per
  * variant: known truth), then each format is checked - text fits 100
  * columns and has no colour off a terminal, JSON parses (a small validating
- * parser below, so the tests need nothing installed) and carries SPEC's
- * perturb-report/1 keys with numbers matching the text, CSV is tidy, HTML
+ * parser below, so the tests need nothing installed) and carries the
+ * perturb-report/1 keys (docs/report-json.md) with numbers matching the text, CSV is tidy, HTML
  * is self-contained with one CDF path per variant and escaped strings,
  * Markdown is escaped; bad option values exit 2; the injected dilation is
  * recovered and the A/A pair is not significant.
