@@ -746,10 +746,13 @@ enum study_result study_run(const struct study_opts *o)
 	if (o->filter) {
 		s.filter = *o->filter;
 		s.filter.variants = xcalloc(o->filter->n_variants + 1, sizeof(char *));
-		memcpy(s.filter.variants, o->filter->variants, o->filter->n_variants * sizeof(char *));
+		if (o->filter->n_variants)	/* variants may be NULL when there are none */
+			memcpy(s.filter.variants, o->filter->variants,
+			       o->filter->n_variants * sizeof(char *));
 		s.filter.workloads = xcalloc(o->filter->n_workloads + 1, sizeof(char *));
-		memcpy(s.filter.workloads, o->filter->workloads,
-		       o->filter->n_workloads * sizeof(char *));
+		if (o->filter->n_workloads)
+			memcpy(s.filter.workloads, o->filter->workloads,
+			       o->filter->n_workloads * sizeof(char *));
 	}
 	if (o->target_ci && !o->widest) {
 		error("target_ci needs a way to compute intervals (no widest())");
