@@ -439,6 +439,38 @@ Test(cli, workload_by_name_from_workloads_folder)
 	cli_result_release(&r);
 }
 
+/*
+ * A study written outside the checkout names a shipped workload: perturb
+ * finds it beside its own binary (the build tree's workloads/), with no
+ * PERTURB_WORKLOADS and no make install; a name it cannot find lists every
+ * place it looked.
+ */
+Test(cli, shipped_workloads_are_found_from_the_binary)
+{
+	const char *src = getenv("PERTURB_SRC");
+	struct cli_result r;
+	char *shipped;
+
+	cr_assert(src, "PERTURB_SRC is not set (run the tests with make test)");
+	unsetenv("PERTURB_WORKLOADS");
+	tl_write(dir, "e.yaml", "name: x\nvariants: [{name: a}]\nworkloads: [null-syscall]\n");
+	cli_run(dir, &r, "run", "e.yaml", "--dry-run", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "null-syscall"), "%s", r.out);
+	cli_result_release(&r);
+
+	tl_write(dir, "e.yaml", "name: x\nvariants: [{name: a}]\nworkloads: [no-such-one]\n");
+	cli_run(dir, &r, "run", "e.yaml", "--dry-run", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	shipped = realpath(src, NULL);
+	cr_assert(shipped);
+	cr_expect(strstr(r.err, "workloads/no-such-one.yaml, no-such-one.yaml, "), "%s", r.err);
+	cr_expect(strstr(r.err, shipped), "the checkout's workloads/ is not named: %s", r.err);
+	cr_expect(strstr(r.err, "/share/perturb/workloads/no-such-one.yaml"), "%s", r.err);
+	free(shipped);
+	cli_result_release(&r);
+}
+
 Test(cli, version_and_help)
 {
 	struct cli_result r;

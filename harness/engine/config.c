@@ -548,33 +548,42 @@ out:
 	return ret;
 }
 
-/* A workload given by name: DIR/workloads/NAME.yaml, DIR/NAME.yaml, share. */
+/* A workload given by name: DIR/workloads/NAME.yaml, DIR/NAME.yaml, then
+ * the shipped workloads (config_workload_dirs()). */
 static int add_workload_by_name(struct ctx *c, const struct ynode *n)
 {
-	char *paths[3] = { NULL, NULL, NULL };
+	char *paths[5] = { NULL }, *dirs[3];
+	size_t np = 0, nd;
 	const char *found = NULL;
 	int ret = -1;
 
 	if (!valid_name(n->str))
 		return yn_fail(&c->y, n, "invalid workload name '%s': use letters, digits and _ . + -", n->str);
-	paths[0] = strcmp(c->y.dir, ".") ? xasprintf("%s/workloads/%s.yaml", c->y.dir, n->str)
-				       : xasprintf("workloads/%s.yaml", n->str);
-	paths[1] = strcmp(c->y.dir, ".") ? xasprintf("%s/%s.yaml", c->y.dir, n->str)
-				       : xasprintf("%s.yaml", n->str);
-	paths[2] = xasprintf("%s/%s.yaml", config_share_workloads_dir(), n->str);
-	for (size_t i = 0; i < 3 && !found; i++)
+	paths[np++] = strcmp(c->y.dir, ".") ? xasprintf("%s/workloads/%s.yaml", c->y.dir, n->str)
+					    : xasprintf("workloads/%s.yaml", n->str);
+	paths[np++] = strcmp(c->y.dir, ".") ? xasprintf("%s/%s.yaml", c->y.dir, n->str)
+					    : xasprintf("%s.yaml", n->str);
+	nd = config_workload_dirs(dirs);
+	for (size_t i = 0; i < nd; i++) {
+		paths[np++] = xasprintf("%s/%s.yaml", dirs[i], n->str);
+		free(dirs[i]);
+	}
+	for (size_t i = 0; i < np && !found; i++)
 		if (path_is_file(paths[i]))
 			found = paths[i];
 	if (!found) {
-		yn_fail(&c->y, n, "workload '%s' not found (looked for %s, %s and %s)",
-		     n->str, paths[0], paths[1], paths[2]);
+		struct strbuf sb = STRBUF_INIT;
+		for (size_t i = 0; i < np; i++)
+			strbuf_addf(&sb, "%s%s", i ? (i + 1 == np ? " and " : ", ") : "", paths[i]);
+		yn_fail(&c->y, n, "workload '%s' not found (looked for %s)", n->str, sb.buf);
+		strbuf_release(&sb);
 		goto out;
 	}
 	if (load_workload_file(c, found, n, n->str, new_workload(c->exp)))
 		goto out;
 	ret = check_new_workload(c, n);
 out:
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < np; i++)
 		free(paths[i]);
 	return ret;
 }
@@ -904,10 +913,47 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 	return 0;
 }
 
-const char *config_share_workloads_dir(void)
+size_t config_workload_dirs(char *dirs[3])
 {
 	const char *env = getenv("PERTURB_WORKLOADS");
-	return env && *env ? env : PERTURB_SHARE_DIR "/workloads";
+	char *bindir;
+
+	if (env && *env) {
+		dirs[0] = xstrdup(env);
+		return 1;
+	}
+	bindir = dir_name(perturb_self_exe());
+	dirs[0] = xasprintf("%s/../workloads", bindir);
+	dirs[1] = xasprintf("%s/../share/perturb/workloads", bindir);
+	dirs[2] = xstrdup(PERTURB_SHARE_DIR "/workloads");
+	free(bindir);
+	for (size_t i = 0; i < 3; i++) {
+		char *real = realpath(dirs[i], NULL);	/* readable in messages */
+		if (real) {
+			free(dirs[i]);
+			dirs[i] = real;
+		}
+	}
+	return 3;
+}
+
+const char *config_share_workloads_dir(void)
+{
+	static char *dir;
+	char *dirs[3];
+	size_t n;
+
+	free(dir);	/* recomputed: PERTURB_WORKLOADS may have changed */
+	dir = NULL;
+	n = config_workload_dirs(dirs);
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (!dir && (i == n - 1 || (stat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode))))
+			dir = dirs[i];
+		else
+			free(dirs[i]);
+	}
+	return dir;
 }
 
 int config_load(const char *path, struct experiment *exp, char *err, size_t errlen)

@@ -27,9 +27,18 @@
 #include <stddef.h>
 #include "core/experiment.h"
 
-/* Where workloads given by name are looked for, after the experiment's own
- * folder (DIR/workloads/NAME.yaml, then DIR/NAME.yaml): this folder.  Set at
- * build time (PERTURB_SHARE_DIR) and overridable with PERTURB_WORKLOADS. */
+/*
+ * Where the shipped workloads are looked for, after the experiment's own
+ * folder (DIR/workloads/NAME.yaml, then DIR/NAME.yaml), in this order:
+ * $PERTURB_WORKLOADS alone when it is set; else the workloads/ of the tree
+ * the perturb binary was built in (BINDIR/../workloads: build/perturb in a
+ * checkout), the install prefix's (BINDIR/../share/perturb/workloads) and
+ * the one set at build time (PERTURB_SHARE_DIR/workloads).  Fills dirs
+ * (malloc'd, at most 3) and returns how many.
+ */
+size_t config_workload_dirs(char *dirs[3]);
+/* The first of config_workload_dirs() that is a folder, else the last one
+ * (static storage, valid until the next call). */
 const char *config_share_workloads_dir(void);
 
 /*
