@@ -81,17 +81,22 @@ char *gate_describe(const struct gate_judgement *j)
 static int write_junit(FILE *f, const void *ctx)
 {
 	const struct gate_outcome *g = ctx;
-	size_t failures = 0;
+	size_t failures = 0, skipped = 0;
 
-	for (size_t i = 0; i < g->n; i++)
+	/* INCONCLUSIVE is a failure with --strict, else skipped with its reason:
+	 * never a passing testcase, so that a dashboard does not show it green. */
+	for (size_t i = 0; i < g->n; i++) {
 		if (g->j[i].verdict == GATE_FAIL ||
 		    (g->strict && g->j[i].verdict == GATE_INCONCLUSIVE))
 			failures++;
+		else if (g->j[i].verdict == GATE_INCONCLUSIVE)
+			skipped++;
+	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(f, "<testsuites name=\"perturb gate\" tests=\"%zu\" failures=\"%zu\">\n",
-		g->n, failures);
+	fprintf(f, "<testsuites name=\"perturb gate\" tests=\"%zu\" failures=\"%zu\" "
+		"skipped=\"%zu\">\n", g->n, failures, skipped);
 	fprintf(f, "  <testsuite name=\"perturb gate run %lld\" tests=\"%zu\" failures=\"%zu\" "
-		"errors=\"0\" skipped=\"0\">\n", (long long)g->run_id, g->n, failures);
+		"errors=\"0\" skipped=\"%zu\">\n", (long long)g->run_id, g->n, failures, skipped);
 	for (size_t i = 0; i < g->n; i++) {
 		const struct gate_judgement *j = &g->j[i];
 		char *what = gate_describe(j);
@@ -104,6 +109,10 @@ static int write_junit(FILE *f, const void *ctx)
 		fprintf(f, " %s\">\n", statistic_name(j->rule->statistic));
 		if (j->verdict == GATE_FAIL || (g->strict && j->verdict == GATE_INCONCLUSIVE)) {
 			fprintf(f, "      <failure type=\"%s\" message=\"", gate_verdict_names[j->verdict]);
+			xml_escape(f, what);
+			fputs("\"/>\n", f);
+		} else if (j->verdict == GATE_INCONCLUSIVE) {
+			fputs("      <skipped message=\"the interval contains the threshold: ", f);
 			xml_escape(f, what);
 			fputs("\"/>\n", f);
 		}

@@ -197,6 +197,10 @@ Test(gate, junit_and_markdown_files)
 	cr_assert_eq(count_str(x, "</testcase>"), 6, "%s", x);
 	cr_assert_eq(count_str(x, "<failure "), 2, "%s", x);
 	cr_assert(strstr(x, "failures=\"2\""), "%s", x);
+	/* an INCONCLUSIVE judgement is a skipped testcase, never a passing one */
+	cr_assert_gt(count_str(x, ">INCONCLUSIVE: "), 0, "%s", x);
+	cr_assert_eq(count_str(x, "<skipped message=\"the interval contains the threshold: "),
+		     count_str(x, ">INCONCLUSIVE: "), "%s", x);
 	cr_assert_eq(count_str(x, "<testsuite "), 1);
 	cr_assert_eq(count_str(x, "</testsuite>"), 1);
 	cr_assert(strstr(x, "</testsuites>\n"));
