@@ -11,6 +11,7 @@
 #endif
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <time.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,22 @@ static void wait_calls(const struct runner *r, long more)
 		sched_yield();
 }
 
+/* Until each runner has run at least once (bounded at 10 s: under the
+ * sanitizers on 2 busy cores a thread may wait long for its first slice). */
+static void wait_both_ran(const struct runner *r)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (__atomic_load_n(&r[0].calls, __ATOMIC_RELAXED) > 0 &&
+		    __atomic_load_n(&r[1].calls, __ATOMIC_RELAXED) > 0)
+			return;
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 10);
+}
+
 /* 200 enable/disable cycles of one site while 2 threads run it; the main
  * thread drains meanwhile.  Any torn instruction would crash (SIGILL,
  * SIGSEGV) or record garbage arguments. */
@@ -156,6 +173,7 @@ static void patch_under_load(const char *name, void (*site)(long i))
 	markers_set_capacity(1024);
 	for (int k = 0; k < 2; k++)
 		cr_assert_eq(pthread_create(&th[k], NULL, run_site, &r[k]), 0);
+	wait_both_ran(r);
 	wait_calls(r, 1000);
 	for (int c = 0; c < 200; c++) {
 		cr_assert_eq(markers_enable(name), 1);
