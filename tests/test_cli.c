@@ -34,14 +34,20 @@ TestSuite(cli, .init = setup, .fini = teardown, .timeout = 60);
 
 /* Write the experiment file e.yaml, run it into db and check the exit
  * status and, unless want_err is NULL, that stderr contains want_err. */
+static char last_err[4096];	/* the end of run_study()'s stderr */
+
 static void run_study(const char *yaml, int want_status, const char *want_err)
 {
 	struct cli_result r;
+	size_t n;
 	tl_write(dir, "e.yaml", yaml);
 	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
 	cr_assert_eq(r.status, want_status, "exit %d: %s", r.status, r.err);
 	if (want_err)
 		cr_assert(strstr(r.err, want_err), "%s", r.err);
+	n = strlen(r.err);
+	snprintf(last_err, sizeof(last_err), "%s",
+		 r.err + (n >= sizeof(last_err) ? n - sizeof(last_err) + 1 : 0));
 	cli_result_release(&r);
 }
 
@@ -316,14 +322,19 @@ Test(cli, sigkill_then_resume_completes_exactly_the_missing_runs)
 Test(cli, sigterm_stops_cleanly_and_resume_finishes)
 {
 	struct cli_result r;
+	char *hint;
 	run_study("name: x\nwarmup: 0\nrepetitions: 2\n"
 		  "variants: [{name: a}]\n"
 		  "workloads:\n"
 		  "  - name: t\n"
 		  "    shell: 'if [ ! -e ../once ]; then touch ../once; sleep 60 & echo $! > ../sleeper; kill -TERM $PPID; wait; fi; echo done'\n",
-		  3, "--resume");
+		  3, NULL);
 	assert_study_status("interrupted");
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 0);
+	/* the hint is the command that resumes it, --db included */
+	hint = xasprintf("'perturb run e.yaml --db %s --resume' completes", db);
+	cr_assert(strstr(last_err, hint), "%s", last_err);
+	free(hint);
 	cr_assert(tl_process_gone((pid_t)read_pid("sleeper")),
 		  "the workload's child survived the stop");
 

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/util.h"
@@ -172,4 +173,33 @@ Test(util, sha256_vectors)
 	sha256_hex(million, 1000000, hex);
 	cr_expect_str_eq(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 	free(million);
+}
+
+/* A shell word comes back from sh exactly as it went in. */
+Test(util, shell_word_survives_the_shell)
+{
+	static const char *const words[] = {
+		"plain/path-1.yaml", "", "a b", "it's", "x;touch PWNED;#", "$(touch PWNED)",
+		"`id`", "a\\b", "'''", "new\nline", "*", "~user",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		struct strbuf cmd = STRBUF_INIT, w = STRBUF_INIT;
+		char buf[256] = "";
+		size_t n;
+		FILE *p;
+
+		strbuf_add_shell_word(&w, words[i]);
+		strbuf_addf(&cmd, "cd / && printf %%s %s", w.buf);
+		p = popen(cmd.buf, "r");
+		cr_assert(p);
+		n = fread(buf, 1, sizeof(buf) - 1, p);
+		buf[n] = '\0';
+		cr_assert_eq(pclose(p), 0, "%s", cmd.buf);
+		cr_expect_str_eq(buf, words[i], "%s", cmd.buf);
+		if (i == 0)
+			cr_expect_str_eq(w.buf, words[0], "a plain word is left as it is");
+		strbuf_release(&cmd);
+		strbuf_release(&w);
+	}
 }

@@ -735,6 +735,20 @@ static void study_release(struct study *s)
 	free(s->logdir);
 }
 
+/* The command that resumes this study, as it can be pasted: the file and
+ * the database the run used, quoted for the shell where needed. */
+static char *resume_hint(const struct study_opts *o)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "perturb run ");
+	strbuf_add_shell_word(&sb, o->file);
+	strbuf_addstr(&sb, " --db ");
+	strbuf_add_shell_word(&sb, o->db);
+	strbuf_addstr(&sb, " --resume");
+	return strbuf_detach(&sb);
+}
+
 enum study_result study_run(const struct study_opts *o)
 {
 	struct study s = {
@@ -784,9 +798,11 @@ enum study_result study_run(const struct study_opts *o)
 	if (begin(&s) < 0 || walk(&s) < 0)
 		goto fail_run;
 	if (s.stopped) {
+		char *hint = resume_hint(o);
 		error("stopped by signal %d (%s); run %lld keeps every finished run; "
-		      "'perturb run %s --resume' completes it", s.stopped, strsignal(s.stopped),
-		      (long long)s.run_id, o->file);
+		      "'%s' completes it", s.stopped, strsignal(s.stopped), (long long)s.run_id,
+		      hint);
+		free(hint);
 		store_end_run(s.st, s.run_id, "interrupted");
 		goto out;
 	}
@@ -803,8 +819,10 @@ fail_run:
 	leave_active(&s, NULL);
 	if (s.st && s.run_id) {
 		if (s.stopped) {
-			error("stopped by signal %d (%s); 'perturb run %s --resume' completes run %lld",
-			      s.stopped, strsignal(s.stopped), o->file, (long long)s.run_id);
+			char *hint = resume_hint(o);
+			error("stopped by signal %d (%s); '%s' completes run %lld",
+			      s.stopped, strsignal(s.stopped), hint, (long long)s.run_id);
+			free(hint);
 			store_end_run(s.st, s.run_id, "interrupted");
 		} else {
 			store_end_run(s.st, s.run_id, "failed");

@@ -174,6 +174,25 @@ void strbuf_addstr(struct strbuf *sb, const char *s)
 	strbuf_add(sb, s, strlen(s));
 }
 
+void strbuf_add_shell_word(struct strbuf *sb, const char *s)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789_./:=@%+,-";
+
+	if (*s && strspn(s, plain) == strlen(s)) {
+		strbuf_addstr(sb, s);
+		return;
+	}
+	strbuf_add(sb, "'", 1);
+	for (; *s; s++) {
+		if (*s == '\'')
+			strbuf_addstr(sb, "'\\''");
+		else
+			strbuf_add(sb, s, 1);
+	}
+	strbuf_add(sb, "'", 1);
+}
+
 void strbuf_reset(struct strbuf *sb)
 {
 	sb->len = 0;

@@ -56,6 +56,10 @@ void strbuf_reset(struct strbuf *sb);
 void strbuf_release(struct strbuf *sb);
 /* Returns buf (never NULL; "" for an empty strbuf) and gives up ownership. */
 char *strbuf_detach(struct strbuf *sb);
+/* s as one word of a POSIX shell command line: as it is when it holds only
+ * letters, digits and _ . / : = @ % + , -, else in single quotes (a quote
+ * as '\'').  For commands that perturb prints for pasting. */
+void strbuf_add_shell_word(struct strbuf *sb, const char *s);
 
 /*
  * Placeholders: s with every "{name}" of table[0..n) replaced by its value;
