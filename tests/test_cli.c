@@ -381,7 +381,7 @@ Test(cli, background_load_is_restarted_while_the_variant_runs)
 {
 	/* The load ends at once; the workload waits (bounded) until it has
 	 * been started three times. */
-	run_study("name: x\nwarmup: 0\nrepetitions: 1\n"
+	run_study("name: x\nwarmup: 0\nrepetitions: 2\norder: interleaved\n"
 		  "variants:\n"
 		  "  - name: a\n"
 		  "  - name: bg\n"
@@ -392,6 +392,11 @@ Test(cli, background_load_is_restarted_while_the_variant_runs)
 		  "    metrics: [{name: starts, regex: 'starts=([0-9]+)'}]\n", 0, NULL);
 	cr_assert_geq(cli_sql_int(db, "SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq) "
 				      "WHERE p.variant = 'bg' AND m.metric = 'starts'"), 3);
+	/* entered twice (two rounds), said once, for the whole study */
+	cr_assert(strstr(last_err, "background load was started"), "%s", last_err);
+	cr_assert_eq(strstr(strstr(last_err, "background load was started") + 1,
+			    "background load was started"), NULL, "said more than once: %s", last_err);
+	cr_assert(strstr(last_err, "over 2 entries of the variant"), "%s", last_err);
 }
 
 Test(cli, unsupported_and_unavailable_variants_stop_before_running)

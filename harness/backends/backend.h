@@ -39,7 +39,11 @@
  *            instead of undoing it (the host backend does so for kernel
  *            tracing state shared by two kernel: variants); when next is
  *            NULL, or leave() fails, everything must be undone.
- * Only run is required; a NULL check, enter or leave does nothing.
+ *   done()   (optional) once per variant after the study's last leave(),
+ *            on every path, before the engine frees priv: what the backend
+ *            has to say about the whole study (host: how often the
+ *            background load was started, once, not at every switch).
+ * Only run is required; a NULL check, enter, leave or done does nothing.
  *
  * State.  ctx->priv is the backend's state for one variant: when priv_size
  * > 0 the engine allocates it zeroed before the study's first enter() and
@@ -90,6 +94,7 @@ struct backend {
 	int (*run)(struct backend_ctx *ctx, const struct run_request *req,
 		   struct run_result *res);
 	int (*leave)(struct backend_ctx *ctx);
+	void (*done)(struct backend_ctx *ctx);
 	int (*boots)(const struct variant *v);
 	int (*virtual_time)(const struct variant *v);
 };

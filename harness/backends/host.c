@@ -54,6 +54,8 @@ struct host_state {
 	size_t setup_done;	/* setup commands that succeeded */
 	struct daemon *daemon;
 	struct background *background;
+	long bg_starts;		/* background load starts, over the whole study */
+	int bg_entries;		/* times the variant was entered with its load */
 	struct host_kernel kernel;
 };
 
@@ -329,8 +331,8 @@ static int host_leave(struct backend_ctx *ctx)
 		if (background_stop(st->background, &starts) < 0)
 			ret = -1;
 		st->background = NULL;
-		note("variant '%s': background load was started %ld time%s", v->name,
-		     starts, starts == 1 ? "" : "s");
+		st->bg_starts += starts;
+		st->bg_entries++;
 	}
 	if (st->daemon) {
 		if (daemon_stop(st->daemon) < 0)
@@ -358,7 +360,13 @@ static int host_leave(struct backend_ctx *ctx)
 		ret = -1;
 	if (final && finish_journal() < 0)
 		ret = -1;
-	memset(st, 0, sizeof(*st));
+	{	/* left: nothing of this entry remains; the study's tallies do */
+		long bg_starts = st->bg_starts;
+		int bg_entries = st->bg_entries;
+		memset(st, 0, sizeof(*st));
+		st->bg_starts = bg_starts;
+		st->bg_entries = bg_entries;
+	}
 	return ret;
 }
 
@@ -446,11 +454,23 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	return r;
 }
 
+/* Once per study: how often the background load was started in all. */
+static void host_done(struct backend_ctx *ctx)
+{
+	const struct host_state *st = ctx->priv;
+
+	if (st && st->bg_entries)
+		note("variant '%s': background load was started %ld time%s over %d entr%s of the "
+		     "variant", ctx->variant->name, st->bg_starts, st->bg_starts == 1 ? "" : "s",
+		     st->bg_entries, st->bg_entries == 1 ? "y" : "ies");
+}
+
 const struct backend backend_host = {
 	.name = "host",
 	.priv_size = sizeof(struct host_state),
 	.check = host_check,
 	.enter = host_enter,
 	.leave = host_leave,
+	.done = host_done,
 	.run = host_run,
 };

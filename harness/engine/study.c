@@ -706,8 +706,11 @@ static void study_release(struct study *s)
 {
 	if (s->ctx) {
 		for (size_t v = 0; v < s->exp.n_variants; v++) {
+			const struct backend *be = s->exp.variants[v].be;
+			if (be->done)
+				be->done(&s->ctx[v]);
 			argv_free(s->ctx[v].envp);
-			if (s->exp.variants[v].be->priv_size)
+			if (be->priv_size)
 				free(s->ctx[v].priv);
 		}
 		free(s->ctx);
