@@ -8,12 +8,10 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -171,35 +169,6 @@ int kbuild_tools(char *why, size_t len)
 
 /* The tree to build from: src itself, or the tarball unpacked (once) into
  * the cache.  Malloc'd, or NULL (printed). */
-/*
- * Hold an exclusive lock on PATH (created when missing) until the returned
- * descriptor is closed: one perturb builds a kernel or unpacks a source
- * while the others, on this machine, wait for it and then take the result
- * from the cache.  -1 (printed) when the lock cannot be had.
- */
-static int cache_lock(const char *path, const char *what)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-
-	if (fd < 0) {
-		error("cannot open the lock '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-		return fd;
-	if (errno == EWOULDBLOCK) {
-		note("another perturb is %s; waiting for it (%s)", what, path);
-		while (flock(fd, LOCK_EX) < 0)
-			if (errno != EINTR)
-				break;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			return fd;
-	}
-	error("cannot lock '%s': %s", path, strerror(errno));
-	close(fd);
-	return -1;
-}
-
 static char *source_tree(const char *src)
 {
 	struct stat st;
@@ -226,7 +195,7 @@ static char *source_tree(const char *src)
 	}
 	free(lock);
 	lock = xasprintf("%s.lock", dir);
-	lk = cache_lock(lock, "unpacking this kernel source");
+	lk = perturb_cache_lock(lock, "unpacking this kernel source");
 	free(lock);
 	if (lk < 0) {
 		free(dir);
@@ -326,7 +295,7 @@ char *kbuild_image(const struct boot_cfg *b)
 		goto out;
 	}
 	lock = xasprintf("%s/.lock", dir);
-	lk = cache_lock(lock, "building this kernel");
+	lk = perturb_cache_lock(lock, "building this kernel");
 	free(lock);
 	if (lk < 0)
 		goto out;

@@ -66,8 +66,8 @@ char *debian_kernel(void)
 {
 	char *dir = xasprintf("%s/kernel-debian", perturb_cache_dir());
 	char *vmlinuz = xasprintf("%s/vmlinuz", dir), *tmp = NULL, *pkg = NULL, *found = NULL;
-	char *ret = NULL;
-	int e;
+	char *ret = NULL, *lock;
+	int e, lk = -1;
 
 	if (access(vmlinuz, R_OK) == 0) {
 		ret = vmlinuz;
@@ -76,6 +76,16 @@ char *debian_kernel(void)
 	}
 	if ((e = mkdir_p(dir, 0755)) < 0) {
 		error("cannot create '%s': %s", dir, strerror(-e));
+		goto out;
+	}
+	lock = xasprintf("%s/.lock", dir);
+	lk = perturb_cache_lock(lock, "fetching Debian's kernel");
+	free(lock);
+	if (lk < 0)
+		goto out;
+	if (access(vmlinuz, R_OK) == 0) {	/* fetched while we waited */
+		ret = vmlinuz;
+		vmlinuz = NULL;
 		goto out;
 	}
 	if (!(pkg = debian_kernel_package())) {
@@ -122,6 +132,8 @@ out:
 		char *rm[] = { "rm", "-rf", tmp, NULL };
 		proc_run_command(rm, NULL, NULL, 60, "rm");
 	}
+	if (lk >= 0)
+		close(lk);
 	free(found);
 	free(tmp);
 	free(pkg);

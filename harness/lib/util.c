@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -506,6 +507,26 @@ const char *perturb_cache_dir(void)
 	else
 		dir = xasprintf("%s/.cache/perturb", getenv("HOME") ? getenv("HOME") : "/tmp");
 	return dir;
+}
+
+int perturb_cache_lock(const char *path, const char *what)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644), r;
+
+	if (fd < 0)
+		return error("cannot open the lock '%s': %s", path, strerror(errno));
+	r = flock(fd, LOCK_EX | LOCK_NB);
+	if (r < 0 && errno == EWOULDBLOCK) {
+		note("another perturb is %s; waiting for it (%s)", what, path);
+		while ((r = flock(fd, LOCK_EX)) < 0 && errno == EINTR)
+			;
+	}
+	if (r < 0) {
+		error("cannot lock '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 const char *perturb_self_exe(void)

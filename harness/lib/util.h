@@ -129,5 +129,14 @@ const char *perturb_self_exe(void);
 /* perturb's cache (kernels, initramfs images): $PERTURB_CACHE, else
  * $XDG_CACHE_HOME/perturb, else ~/.cache/perturb.  Static storage. */
 const char *perturb_cache_dir(void);
+/*
+ * Hold an exclusive lock on path (a file in perturb's cache, created when
+ * missing) until the returned descriptor is closed, so that one perturb on
+ * this machine fills a cache entry (builds a kernel, unpacks a source,
+ * fetches an image) while the others wait, saying so ("another perturb is
+ * WHAT; waiting for it"), then take what it made.  -1 (printed) when the
+ * lock cannot be had.
+ */
+int perturb_cache_lock(const char *path, const char *what);
 
 #endif
