@@ -453,3 +453,184 @@ Test(config, hostile_inputs_fail_fast)
 	expect_load_error(&sb, ": file is larger than 16 MiB", 0);
 	strbuf_release(&sb);
 }
+
+/* Load text (written to a temporary file) into exp; asserts success. */
+static void load_text(const char *text, struct experiment *exp)
+{
+	char err[1024];
+	char *path = temp_yaml(text, strlen(text));
+	int rc = config_load(path, exp, err, sizeof(err));
+	unlink(path);
+	free(path);
+	cr_assert_eq(rc, 0, "%s", err);
+}
+
+static void expect_same_argv(const struct argv_list *a, const struct argv_list *b, const char *what)
+{
+	cr_expect_eq(a->n, b->n, "%s: %zu != %zu items", what, a->n, b->n);
+	for (size_t i = 0; i < a->n && i < b->n; i++)
+		cr_expect_str_eq(a->v[i], b->v[i], "%s[%zu]", what, i);
+}
+
+/* The parts of two experiments a merge key can change are equal. */
+static void expect_same_experiment(const struct experiment *a, const struct experiment *b)
+{
+	cr_expect_eq(a->repetitions, b->repetitions);
+	cr_expect_eq(a->n_variants, b->n_variants);
+	for (size_t i = 0; i < a->n_variants && i < b->n_variants; i++) {
+		const struct variant *x = &a->variants[i], *y = &b->variants[i];
+		cr_expect_str_eq(x->name, y->name);
+		cr_expect_eq(x->n_env, y->n_env, "variant %s: env", x->name);
+		for (size_t k = 0; k < x->n_env && k < y->n_env; k++) {
+			int found = 0;
+			for (size_t j = 0; j < y->n_env; j++)
+				found |= !strcmp(x->env[k].key, y->env[j].key) &&
+					 !strcmp(x->env[k].value, y->env[j].value);
+			cr_expect(found, "variant %s: %s=%s only on one side", x->name,
+				  x->env[k].key, x->env[k].value);
+		}
+		expect_same_argv(&x->wrap, &y->wrap, "wrap");
+	}
+	cr_expect_eq(a->n_workloads, b->n_workloads);
+	for (size_t i = 0; i < a->n_workloads && i < b->n_workloads; i++) {
+		const struct workload *x = &a->workloads[i], *y = &b->workloads[i];
+		cr_expect_str_eq(x->name, y->name);
+		expect_same_argv(&x->cmd, &y->cmd, "cmd");
+		cr_expect_eq(x->timeout_s, y->timeout_s, "workload %s: timeout", x->name);
+		cr_expect_eq(x->repetitions, y->repetitions, "workload %s: repetitions", x->name);
+		cr_expect_eq(x->n_setup, y->n_setup, "workload %s: setup", x->name);
+	}
+}
+
+/* YAML 1.1 merge keys: own keys win, then the earlier mapping of the list. */
+Test(config, merge_keys_load_as_the_expanded_file)
+{
+	struct experiment merged, expanded;
+
+	load_text("name: t\n"
+		  "x-slow: &slow {timeout: 20s, repetitions: 3}\n"
+		  "x-env: &env {env: {A: '1', B: '2'}, wrap: [nice]}\n"
+		  "x-env2: &env2 {env: {A: 'no'}, wrap: [ionice], description: d}\n"
+		  "variants:\n"
+		  "  - &base {name: base, env: {A: '0'}}\n"
+		  "  - <<: [*env, *env2]\n"
+		  "    name: traced\n"
+		  "  - <<: *base\n"
+		  "    name: again\n"
+		  "workloads:\n"
+		  "  - <<: *slow\n"
+		  "    name: w\n"
+		  "    cmd: ['true']\n"
+		  "    repetitions: 5\n"
+		  "  - {<<: *slow, name: v, cmd: ['false'], setup: [[touch, x]]}\n", &merged);
+	load_text("name: t\n"
+		  "variants:\n"
+		  "  - {name: base, env: {A: '0'}}\n"
+		  "  - name: traced\n"
+		  "    env: {A: '1', B: '2'}\n"
+		  "    wrap: [nice]\n"
+		  "    description: d\n"
+		  "  - {name: again, env: {A: '0'}}\n"
+		  "workloads:\n"
+		  "  - {name: w, cmd: ['true'], timeout: 20s, repetitions: 5}\n"
+		  "  - {name: v, cmd: ['false'], timeout: 20s, repetitions: 3, setup: [[touch, x]]}\n",
+		  &expanded);
+	expect_same_experiment(&merged, &expanded);
+	cr_expect_str_eq(merged.variants[1].description, "d");
+	experiment_release(&merged);
+	experiment_release(&expanded);
+}
+
+/* A merged key keeps the position where it was written. */
+Test(config, merge_key_errors_point_at_the_anchor)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addstr(&sb, "name: t\nx-bad: &bad {repetitions: zero}\nvariants:\n  - name: base\n"
+		      "workloads:\n  - <<: *bad\n    name: w\n    cmd: ['true']\n");
+	expect_load_error(&sb, ":2:27: 'repetitions' must be an integer >= 1, got 'zero'", 0);
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "name: t\nvariants:\n  - {name: base, <<: {env: {}}, <<: {wrap: [x]}}\n"
+		      "workloads: [{name: w, cmd: ['true']}]\n");
+	expect_load_error(&sb, ":3:33: duplicate key '<<' in a mapping (first at 3:18)", 0);
+	strbuf_release(&sb);
+}
+
+/* One instance per combination, named base[p=v,...] with the parameters
+ * sorted, the last varying fastest; {p} replaced in every value. */
+Test(config, matrix_instances)
+{
+	struct experiment exp;
+	const char *names[] = {
+		"gzip[level=1,size=1M]", "gzip[level=1,size=8M]",
+		"gzip[level=6,size=1M]", "gzip[level=6,size=8M]",
+	};
+
+	load_text("name: t\n"
+		  "variants:\n"
+		  "  - name: base\n"
+		  "  - name: ftrace\n"
+		  "    matrix: {buffer_size_kb: [1024, 16384]}\n"
+		  "    kernel: {tracer: nop, buffer_size_kb: '{buffer_size_kb}'}\n"
+		  "  - name: ev\n"
+		  "    matrix: {events: [['sched:*'], ['sched:*', 'irq:*']]}\n"
+		  "    kernel: {events: '{events}'}\n"
+		  "    env: {X: '${HOME}{{y}'}\n"
+		  "workloads:\n"
+		  "  - name: gzip\n"
+		  "    matrix: {size: [1M, 8M], level: [1, 6]}\n"
+		  "    description: 'gzip -{level} of {size}'\n"
+		  "    setup: [[gen, '{size}', '{workdir}/in']]\n"
+		  "    prepare: [[sync, '{size}']]\n"
+		  "    cmd: [gzip, '-{level}', '-c', 'in-{size}']\n"
+		  "  - name: sh\n"
+		  "    matrix: {n: [2]}\n"
+		  "    shell: 'seq {n}'\n", &exp);
+
+	cr_assert_eq(exp.n_variants, 5);
+	cr_expect_str_eq(exp.variants[0].name, "base");
+	cr_expect_null(exp.variants[0].base);
+	cr_expect_str_eq(exp.variants[1].name, "ftrace[buffer_size_kb=1024]");
+	cr_expect_str_eq(exp.variants[1].base, "ftrace");
+	cr_expect_eq(exp.variants[1].kernel->buffer_size_kb, 1024);
+	cr_expect_str_eq(exp.variants[2].name, "ftrace[buffer_size_kb=16384]");
+	cr_expect_eq(exp.variants[2].kernel->buffer_size_kb, 16384);
+	cr_expect_eq(exp.variants[2].matrix[0].x, 16384);
+	cr_expect_str_eq(exp.variants[3].name, "ev[events=sched:*]");
+	cr_expect_eq(exp.variants[3].kernel->n_events, 1);
+	cr_expect_str_eq(exp.variants[4].name, "ev[events=sched:*+irq:*]");
+	cr_expect_eq(exp.variants[4].kernel->n_events, 2);
+	cr_expect_str_eq(exp.variants[4].kernel->events[1], "irq:*");
+	cr_expect(exp.variants[4].matrix[0].is_list);
+	cr_expect_eq(exp.variants[4].matrix[0].x, 2);
+	cr_expect_str_eq(exp.variants[4].env[0].value, "${HOME}{y}");
+	cr_expect_str_eq(exp.baseline, "base");
+
+	cr_assert_eq(exp.n_workloads, 5);
+	for (size_t i = 0; i < 4; i++) {
+		const struct workload *w = &exp.workloads[i];
+		const char *size = strstr(names[i], "size=1M") ? "1M" : "8M";
+		const char *level = strstr(names[i], "level=1") ? "1" : "6";
+		char *want;
+		cr_expect_str_eq(w->name, names[i]);
+		cr_expect_str_eq(w->base, "gzip");
+		cr_assert_eq(w->n_matrix, 2);
+		cr_expect_str_eq(w->matrix[0].param, "level");
+		cr_expect_str_eq(w->matrix[0].value, level);
+		cr_expect_str_eq(w->matrix[1].param, "size");
+		cr_expect_str_eq(w->matrix[1].value, size);
+		cr_expect_eq(w->matrix[1].x, !strcmp(size, "1M") ? 1048576.0 : 8388608.0);
+		cr_expect_str_eq(w->cmd.v[1], !strcmp(level, "1") ? "-1" : "-6");
+		want = xasprintf("in-%s", size);
+		cr_expect_str_eq(w->cmd.v[3], want);
+		free(want);
+		cr_expect_str_eq(w->setup[0].v[1], size);
+		cr_expect_str_eq(w->setup[0].v[2], "{workdir}/in");
+		cr_expect_str_eq(w->prepare[0].v[1], size);
+		want = xasprintf("gzip -%s of %s", level, size);
+		cr_expect_str_eq(w->description, want);
+		free(want);
+	}
+	cr_expect_str_eq(exp.workloads[4].name, "sh[n=2]");
+	cr_expect_str_eq(exp.workloads[4].shell, "seq 2");
+	experiment_release(&exp);
+}

@@ -223,11 +223,14 @@ static void expand(struct gate *g, const struct gate_rule *rules, size_t n_rules
 		for (size_t v = 0; v < nv; v++) {
 			if (baseline && !strcmp(variants[v], baseline))
 				continue;
-			if (fnmatch(rule->variant, variants[v], 0))
+			/* literally first: an instance's name, "x[p=v]", is
+			 * also a glob that does not match itself */
+			if (strcmp(rule->variant, variants[v]) && fnmatch(rule->variant, variants[v], 0))
 				continue;
 			for (size_t w = 0; w < nw; w++) {
 				struct gate_judgement *j;
-				if (fnmatch(rule->workload, workloads[w], 0))
+				if (strcmp(rule->workload, workloads[w]) &&
+				    fnmatch(rule->workload, workloads[w], 0))
 					continue;
 				ALLOC_GROW(g->j, g->n_j + 1, g->alloc_j);
 				j = &g->j[g->n_j++];

@@ -42,8 +42,26 @@ struct metric_def {
 	struct pos pos;
 };
 
+/*
+ * One parameter of a matrix instance (engine/matrix.h): the parameter's
+ * name, its value as the instance's name shows it (a list's items joined
+ * by '+'), and the value on a numeric axis: the number (a size like 8M in
+ * bytes), a list's length; NaN when the value is not a number.
+ */
+struct matrix_value {
+	char *param;
+	char *value;
+	double x;
+	int is_list;
+};
+
 struct variant {
 	char *name;
+	/* an instance of a matrix: the name as written (name is
+	 * "base[p=v,...]") and its parameters by name; NULL / 0 otherwise */
+	char *base;
+	struct matrix_value *matrix;
+	size_t n_matrix;
 	char *description;
 	struct pos pos;
 	struct env_var *env;
@@ -77,6 +95,9 @@ enum workload_kind { WORKLOAD_REAL, WORKLOAD_MICRO };
 
 struct workload {
 	char *name;
+	char *base;			/* as struct variant's */
+	struct matrix_value *matrix;
+	size_t n_matrix;
 	char *description;
 	enum workload_kind kind;
 	struct pos pos;

@@ -54,6 +54,31 @@ static void add_kid(struct ynode *parent, struct ynode *kid)
 	parent->kids[parent->n++] = kid;
 }
 
+struct ynode *yn_new(struct ydoc *d, enum ynode_type t, const struct ynode *at,
+		     const char *str, size_t len)
+{
+	yaml_mark_t m = { 0 };
+	struct ynode *n;
+
+	m.line = at && at->line > 0 ? (size_t)at->line - 1 : 0;
+	m.column = at && at->col > 0 ? (size_t)at->col - 1 : 0;
+	n = new_node(d, t, &m);
+	if (t == YN_SCALAR) {
+		n->str = xmalloc(len + 1);
+		memcpy(n->str, str, len);
+		n->str[len] = '\0';
+		n->len = len;
+		n->plain = at ? at->plain : 1;
+	}
+	return n;
+}
+
+void yn_add_kid(struct ynode *parent, struct ynode *kid)
+{
+	add_kid(parent, kid);
+	parent->weight += kid->weight;
+}
+
 /* ------------------------------------------------------------------ */
 /* Messages */
 
@@ -154,6 +179,84 @@ static int yaml_error(struct yn_ctx *c, yaml_parser_t *p, const char *text, size
 	}
 }
 
+/* A merge key: a plain "<<" (YAML 1.1's tag:yaml.org,2002:merge). */
+static int is_merge_key(const struct ynode *k)
+{
+	return k->type == YN_SCALAR && k->plain && !strcmp(k->str, "<<");
+}
+
+/* Does map (its first n kids) hold key k? */
+static int has_key(const struct ynode *map, size_t n, const struct ynode *k)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		if (map->kids[i]->type == YN_SCALAR && k->type == YN_SCALAR &&
+		    !strcmp(map->kids[i]->str, k->str))
+			return 1;
+	return 0;
+}
+
+/*
+ * Apply the merge key of map, YAML 1.1's "<<" (https://yaml.org/type/merge.html):
+ * its value, a mapping or a list of mappings (aliases, as a rule), lends
+ * map the keys it does not have itself; of a list, the earlier mapping
+ * wins.  The merge key itself is removed, the lent pairs are appended
+ * after map's own (they keep the positions they have where they were
+ * written).  Mappings are closed inner first, so a merged mapping has
+ * had its own merge applied.
+ */
+static int merge_keys(struct yn_ctx *c, struct ynode *map)
+{
+	const struct ynode *merge = NULL, *mkey = NULL;
+	struct ynode **kids;
+	size_t n = 0;
+	char gotbuf[64];
+
+	for (size_t i = 0; i + 1 < map->n; i += 2) {
+		if (!is_merge_key(map->kids[i]))
+			continue;
+		if (merge)
+			return yn_fail(c, map->kids[i], "duplicate key '<<' in a mapping (first at %d:%d)",
+				       mkey->line, mkey->col);
+		mkey = map->kids[i];
+		merge = map->kids[i + 1];
+	}
+	if (!merge)
+		return 0;
+	if (merge->type == YN_SEQ) {
+		for (size_t j = 0; j < merge->n; j++)
+			if (merge->kids[j]->type != YN_MAP)
+				return yn_fail(c, merge->kids[j], "the items of a merge key '<<' must be mappings, got %s",
+					       YN_GOT(merge->kids[j]));
+	} else if (merge->type != YN_MAP) {
+		return yn_fail(c, merge, "a merge key '<<' takes a mapping or a list of mappings, got %s",
+			       YN_GOT(merge));
+	}
+
+	size_t room = map->n;
+	for (size_t j = 0; j < (merge->type == YN_SEQ ? merge->n : 1); j++)
+		room += (merge->type == YN_SEQ ? merge->kids[j] : merge)->n;
+	kids = xcalloc(room ? room : 1, sizeof(*kids));
+	for (size_t i = 0; i + 1 < map->n; i += 2)
+		if (!is_merge_key(map->kids[i])) {
+			kids[n++] = map->kids[i];
+			kids[n++] = map->kids[i + 1];
+		}
+	for (size_t j = 0; j < (merge->type == YN_SEQ ? merge->n : 1); j++) {
+		const struct ynode *from = merge->type == YN_SEQ ? merge->kids[j] : merge;
+		for (size_t i = 0; i + 1 < from->n; i += 2) {
+			struct ynode tmp = { .kids = kids };
+			if (has_key(&tmp, n, from->kids[i]))
+				continue;
+			kids[n++] = from->kids[i];
+			kids[n++] = from->kids[i + 1];
+		}
+	}
+	free(map->kids);
+	map->kids = kids;
+	map->n = n;
+	return 0;
+}
+
 /*
  * Parse text into d.  Exactly one non-empty document is accepted.  Fails
  * (message in c) on YAML errors, nesting deeper than YN_MAX_DEPTH, more than
@@ -222,6 +325,11 @@ int yn_parse(struct yn_ctx *c, const char *text, size_t len, struct ydoc *d)
 		case YAML_SEQUENCE_END_EVENT:
 		case YAML_MAPPING_END_EVENT: {
 			struct ynode *top = stack[--depth].node;
+			if (top->type == YN_MAP && merge_keys(c, top)) {
+				free(stack[depth].anchor);
+				bad = -1;
+				break;
+			}
 			for (size_t i = 0; i < top->n; i++)
 				top->weight += top->kids[i]->weight;
 			if (stack[depth].anchor) {
@@ -331,7 +439,7 @@ int yn_check_keys(struct yn_ctx *c, const struct ynode *map, const char *what,
 			if (!strcmp(map->kids[j]->str, k->str))
 				return yn_fail(c, k, "duplicate key '%s' in %s (first at %d:%d)",
 					    k->str, what, map->kids[j]->line, map->kids[j]->col);
-		if (!keys)
+		if (!keys || !strncmp(k->str, "x-", 2))
 			continue;
 		size_t w;
 		for (w = 0; keys[w]; w++)

@@ -7,6 +7,11 @@
  * functions, so that every message of the experiment file has one form:
  * "FILE:LINE:COL: message" (1-based), or "FILE: message" without a node.
  *
+ * Merge keys (YAML 1.1, "<<: *anchor" and "<<: [*a, *b]") are applied by
+ * yn_parse(): a mapping's own keys win over merged ones, an earlier mapping
+ * of the list over a later one, and the "<<" key is gone from the tree, so
+ * every reader of a mapping sees the merged result.
+ *
  * yn_parse() builds the tree from libyaml's event stream itself, so that
  * the defences stop hostile input early: nesting deeper than YN_MAX_DEPTH,
  * more than YN_MAX_NODES nodes counting each alias as the nodes it stands
@@ -67,6 +72,16 @@ struct yn_ctx {
 int yn_parse(struct yn_ctx *c, const char *text, size_t len, struct ydoc *d);
 void yn_doc_free(struct ydoc *d);
 
+/*
+ * Building trees (engine/matrix.c makes a workload's instances this way):
+ * a new node owned by d, at the position of at (none when NULL); a scalar
+ * gets a copy of str[0..len) and at's plainness.  yn_add_kid() appends
+ * kid (owned by any document that outlives parent) to a list or mapping.
+ */
+struct ynode *yn_new(struct ydoc *d, enum ynode_type t, const struct ynode *at,
+		     const char *str, size_t len);
+void yn_add_kid(struct ynode *parent, struct ynode *kid);
+
 /* A failure about node n of the current file (NULL: no position), or at a
  * line and column; both return -1. */
 int yn_fail(struct yn_ctx *c, const struct ynode *n, const char *fmt, ...) PRINTF(3, 4);
@@ -86,6 +101,8 @@ struct ynode *yn_get_key(const struct ynode *map, const char *key);
  * Keys of map must be strings, unique, and (when keys is not NULL) among
  * keys: an unknown key is "unknown key 'K' in WHAT", with "; did you mean
  * 'X'?" when did_you_mean() (lib/util.h) finds one.  what names the mapping ("variant").
+ * With keys, a key beginning "x-" is an extension field, never unknown: a
+ * place for anchors that merge keys use (docs/experiment.md).
  */
 int yn_check_keys(struct yn_ctx *c, const struct ynode *map, const char *what,
 		  const char *const *keys);

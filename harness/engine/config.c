@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "matrix.h"
 #include "backends/backend.h"
 #include "counters/counters.h"
 #include "lib/util.h"
@@ -132,7 +133,7 @@ static int get_name(struct ctx *c, const struct ynode *map, const char *what, ch
 /* Every variant's keys; each backend's key follows (backends/backend.h). */
 static const char *const common_keys[] = {
 	"name", "description", "env", "wrap", "setup", "teardown", "daemon",
-	"daemon_ready", "background", "kernel", NULL
+	"daemon_ready", "background", "kernel", "matrix", NULL
 };
 static const char *const kernel_keys[] = {
 	"tracer", "events", "tracing_on", "buffer_size_kb", "functions", "options", NULL
@@ -301,6 +302,8 @@ static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v
 static void variant_release(struct variant *v)
 {
 	free(v->name);
+	free(v->base);
+	matrix_values_free(v->matrix, v->n_matrix);
 	free(v->description);
 	for (size_t i = 0; i < v->n_env; i++) {
 		free(v->env[i].key);
@@ -329,7 +332,7 @@ static void variant_release(struct variant *v)
 
 static const char *const workload_keys[] = {
 	"name", "kind", "description", "requires", "setup", "prepare", "cmd", "shell",
-	"metrics", "timeout", "repetitions", NULL
+	"metrics", "timeout", "repetitions", "matrix", NULL
 };
 static const char *const metric_keys[] = { "name", "regex", "unit", NULL };
 static const char *const reserved_metrics[] = { "wall", "user", "sys", "maxrss", NULL };
@@ -443,6 +446,8 @@ static int parse_workload(struct ctx *c, const struct ynode *n, struct workload 
 void workload_release(struct workload *w)
 {
 	free(w->name);
+	free(w->base);
+	matrix_values_free(w->matrix, w->n_matrix);
 	free(w->description);
 	yn_strv_free(w->requires, w->n_requires);
 	yn_cmds_free(w->setup, w->n_setup);
@@ -478,32 +483,174 @@ static struct workload *new_workload(struct experiment *exp)
 	return &exp->workloads[exp->n_workloads++];
 }
 
-static int add_variant(struct ctx *c, const struct ynode *n)
+/*
+ * A variant or workload mapping with a matrix: (engine/matrix.h): the
+ * name as written, and the matrix read; m->node NULL when n has none (or
+ * has no usable name, which the variant's or workload's parser reports).
+ */
+static int matrix_of(struct ctx *c, const struct ynode *n, const char *what, struct matrix *m)
+{
+	const struct ynode *name = n->type == YN_MAP ? yn_get(n, "name") : NULL;
+
+	memset(m, 0, sizeof(*m));
+	if (!name || name->type != YN_SCALAR || !valid_name(name->str))
+		return 0;
+	return matrix_read(&c->y, n, what, name->str, m);
+}
+
+/* After a variant was appended: its name must be new. */
+static int check_new_variant(struct ctx *c, const struct ynode *at)
 {
 	struct experiment *exp = c->exp;
-	struct variant *v = new_variant(exp);
+	struct variant *v = &exp->variants[exp->n_variants - 1];
 	char buf[PATH_MAX + 32];
 
-	if (parse_variant(c, n, v))
-		return -1;
 	for (size_t i = 0; i + 1 < exp->n_variants; i++)
 		if (!strcmp(exp->variants[i].name, v->name))
-			return yn_fail(&c->y, yn_get(n, "name"), "duplicate variant '%s' (first at %s)",
+			return yn_fail(&c->y, at, "duplicate variant '%s' (first at %s)",
 				    v->name, where(c, &exp->variants[i].pos, buf, sizeof(buf)));
 	return 0;
 }
 
-/* After a workload was appended: its name must be new. */
-static int check_new_workload(struct ctx *c, const struct ynode *at)
+/*
+ * Parse instance i of n's matrix m with parse() into the new entry that
+ * new_entry() appends, then name it (base[p=v,...]) through the pointers
+ * that fields() gives.
+ */
+struct instance_ops {
+	const char *what;
+	void *(*new_entry)(struct experiment *exp);
+	int (*parse)(struct ctx *c, const struct ynode *n, void *entry);
+	void (*fields)(void *entry, char ***name, char ***base, struct matrix_value ***vals, size_t **n_vals);
+};
+
+static int add_instance(struct ctx *c, const struct matrix *m, size_t i, const struct ynode *n,
+			const struct instance_ops *ops)
+{
+	struct ydoc scratch = { 0 };
+	const struct ynode *inst;
+	struct matrix_value *vals = NULL, **vp;
+	char *name = NULL, **namep, **basep;
+	size_t *nvp;
+	void *entry;
+	int ret = -1;
+
+	if (matrix_instance(&c->y, m, i, n, yn_get(n, "name")->str, &scratch, &inst, &name, &vals))
+		goto out;
+	entry = ops->new_entry(c->exp);
+	ops->fields(entry, &namep, &basep, &vp, &nvp);
+	if (ops->parse(c, inst, entry))
+		goto out;
+	*basep = *namep;
+	*namep = name;
+	*vp = vals;
+	*nvp = m->n_params;
+	name = NULL;
+	vals = NULL;
+	ret = 0;
+out:
+	free(name);
+	matrix_values_free(vals, m->n_params);
+	yn_doc_free(&scratch);
+	return ret;
+}
+
+static void *new_variant_entry(struct experiment *exp)
+{
+	return new_variant(exp);
+}
+
+static int parse_variant_entry(struct ctx *c, const struct ynode *n, void *v)
+{
+	return parse_variant(c, n, v);
+}
+
+static void variant_fields(void *entry, char ***name, char ***base,
+			   struct matrix_value ***vals, size_t **n_vals)
+{
+	struct variant *v = entry;
+	*name = &v->name;
+	*base = &v->base;
+	*vals = &v->matrix;
+	*n_vals = &v->n_matrix;
+}
+
+static const struct instance_ops variant_instances = {
+	"variant", new_variant_entry, parse_variant_entry, variant_fields
+};
+
+/* A variant, or one per instance of its matrix. */
+static int add_variant(struct ctx *c, const struct ynode *n)
+{
+	struct matrix m;
+
+	if (matrix_of(c, n, "variant", &m))
+		return -1;
+	if (!m.node)
+		return parse_variant(c, n, new_variant(c->exp)) || check_new_variant(c, yn_get(n, "name"));
+	for (size_t i = 0; i < m.n_instances; i++)
+		if (add_instance(c, &m, i, n, &variant_instances) || check_new_variant(c, yn_get(n, "name")))
+			return -1;
+	return 0;
+}
+
+/* After `added` workloads were appended: their names must be new. */
+static int check_new_workload(struct ctx *c, const struct ynode *at, size_t added)
 {
 	struct experiment *exp = c->exp;
-	struct workload *w = &exp->workloads[exp->n_workloads - 1];
 	char buf[PATH_MAX + 32];
 
-	for (size_t i = 0; i + 1 < exp->n_workloads; i++)
-		if (!strcmp(exp->workloads[i].name, w->name))
-			return yn_fail(&c->y, at, "duplicate workload '%s' (first at %s)",
-				    w->name, where(c, &exp->workloads[i].pos, buf, sizeof(buf)));
+	for (size_t k = exp->n_workloads - added; k < exp->n_workloads; k++)
+		for (size_t i = 0; i < k; i++)
+			if (!strcmp(exp->workloads[i].name, exp->workloads[k].name))
+				return yn_fail(&c->y, at, "duplicate workload '%s' (first at %s)",
+					       exp->workloads[k].name,
+					       where(c, &exp->workloads[i].pos, buf, sizeof(buf)));
+	return 0;
+}
+
+static void *new_workload_entry(struct experiment *exp)
+{
+	return new_workload(exp);
+}
+
+static int parse_workload_entry(struct ctx *c, const struct ynode *n, void *w)
+{
+	return parse_workload(c, n, w);
+}
+
+static void workload_fields(void *entry, char ***name, char ***base,
+			    struct matrix_value ***vals, size_t **n_vals)
+{
+	struct workload *w = entry;
+	*name = &w->name;
+	*base = &w->base;
+	*vals = &w->matrix;
+	*n_vals = &w->n_matrix;
+}
+
+static const struct instance_ops workload_instances = {
+	"workload", new_workload_entry, parse_workload_entry, workload_fields
+};
+
+/* Append the workload of mapping n, or one per instance of its matrix;
+ * *added says how many were appended (check_new_workload()). */
+static int add_workload_node(struct ctx *c, const struct ynode *n, size_t *added)
+{
+	struct matrix m;
+
+	*added = 0;
+	if (matrix_of(c, n, "workload", &m))
+		return -1;
+	if (!m.node) {
+		*added = 1;
+		return parse_workload(c, n, new_workload(c->exp));
+	}
+	for (size_t i = 0; i < m.n_instances; i++) {
+		if (add_instance(c, &m, i, n, &workload_instances))
+			return -1;
+		(*added)++;
+	}
 	return 0;
 }
 
@@ -515,10 +662,12 @@ static int path_is_file(const char *path)
 
 /*
  * Load a workload file into w (same rules as a workload mapping); with
- * want_name, its name must be that.  Messages are about that file.
+ * want_name, its name must be that.  Messages are about that file.  With
+ * w NULL, the file's workload is appended to the experiment, one per
+ * instance of its matrix, *added of them (add_workload_node()).
  */
 static int load_workload_file(struct ctx *c, const char *path, const struct ynode *at,
-			      const char *want_name, struct workload *w)
+			      const char *want_name, struct workload *w, size_t *added)
 {
 	const char *saved_file = c->y.file;
 	char *saved_dir = xstrdup(c->y.dir ? c->y.dir : ".");
@@ -532,11 +681,13 @@ static int load_workload_file(struct ctx *c, const char *path, const struct ynod
 		yn_fail(&c->y, d.root, "a workload file must hold one mapping, got %s", YN_GOT(d.root));
 		goto out;
 	}
-	if (parse_workload(c, d.root, w))
+	if (w ? parse_workload(c, d.root, w) : add_workload_node(c, d.root, added))
 		goto out;
-	if (want_name && strcmp(w->name, want_name)) {
+	if (!w)
+		w = &c->exp->workloads[c->exp->n_workloads - 1];
+	if (want_name && strcmp(w->base ? w->base : w->name, want_name)) {
 		yn_fail(&c->y, yn_get(d.root, "name"), "workload file for '%s' has name '%s'",
-		     want_name, w->name);
+		     want_name, w->base ? w->base : w->name);
 		goto out;
 	}
 	ret = 0;
@@ -553,7 +704,7 @@ out:
 static int add_workload_by_name(struct ctx *c, const struct ynode *n)
 {
 	char *paths[5] = { NULL }, *dirs[3];
-	size_t np = 0, nd;
+	size_t np = 0, nd, added = 0;
 	const char *found = NULL;
 	int ret = -1;
 
@@ -579,9 +730,9 @@ static int add_workload_by_name(struct ctx *c, const struct ynode *n)
 		strbuf_release(&sb);
 		goto out;
 	}
-	if (load_workload_file(c, found, n, n->str, new_workload(c->exp)))
+	if (load_workload_file(c, found, n, n->str, NULL, &added))
 		goto out;
-	ret = check_new_workload(c, n);
+	ret = check_new_workload(c, n, added);
 out:
 	for (size_t i = 0; i < np; i++)
 		free(paths[i]);
@@ -598,8 +749,9 @@ static int add_workloads(struct ctx *c, const struct ynode *list)
 			if (add_workload_by_name(c, it))
 				return -1;
 		} else {
-			if (parse_workload(c, it, new_workload(c->exp)) ||
-			    check_new_workload(c, yn_get(it, "name")))
+			size_t added;
+			if (add_workload_node(c, it, &added) ||
+			    check_new_workload(c, yn_get(it, "name"), added))
 				return -1;
 		}
 	}
@@ -646,8 +798,9 @@ static int add_include(struct ctx *c, const struct ynode *item)
 		goto out;
 	}
 	if (yn_get(root, "cmd") || yn_get(root, "shell")) {
-		if (parse_workload(c, root, new_workload(c->exp)) ||
-		    check_new_workload(c, yn_get(root, "name")))
+		size_t added;
+		if (add_workload_node(c, root, &added) ||
+		    check_new_workload(c, yn_get(root, "name"), added))
 			goto out;
 		ret = 0;
 		goto out;
@@ -993,7 +1146,7 @@ int config_load_workload(const char *path, struct experiment *holder,
 		err[0] = '\0';
 	memset(out, 0, sizeof(*out));
 	c.y.dir = dir_name(path);
-	ret = load_workload_file(&c, path, NULL, NULL, out);
+	ret = load_workload_file(&c, path, NULL, NULL, out, NULL);
 	free(c.y.dir);
 	if (ret)
 		workload_release(out);
