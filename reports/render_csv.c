@@ -12,7 +12,9 @@
  * 4180 says when they hold a comma, a quote or a line break.
  */
 #include "report.h"
+#include "lib/util.h"
 
+#include <math.h>
 #include <string.h>
 
 static void field(FILE *out, const char *s)
@@ -57,6 +59,70 @@ static int csv(const struct report_model *m, FILE *out)
 	}
 	return 0;
 }
+
+/*
+ * The overhead curves (report.h: struct report_curve), one row per point
+ * (docs/report-csv.md, "csv-curves"):
+ *   run_id,of,base,param,fixed,workload,variant,metric,unit,statistic,
+ *   label,x,value,dilation_pct,ci_lo,ci_hi,level,significant,note
+ * x, value and the dilation with 17 significant digits, empty when missing
+ * (level as %g);
+ * note is the interval's method, or why a value is missing.
+ */
+static void num(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, "%.17g", v);
+}
+
+static int csv_curves(const struct report_model *m, FILE *out)
+{
+	char stat[32];
+
+	report_stat_name(m, stat, sizeof(stat));
+	fputs("run_id,of,base,param,fixed,workload,variant,metric,unit,statistic,label,x,value,"
+	      "dilation_pct,ci_lo,ci_hi,level,significant,note\n", out);
+	for (size_t i = 0; i < m->n_curves; i++) {
+		const struct report_curve *c = &m->curves[i];
+		for (size_t k = 0; k < c->n; k++) {
+			const struct report_curve_point *p = &c->pts[k];
+			const struct interval *ci = &p->ci;
+			int has_ci = p->ok && ci->has_ci;
+			const char *const text[] = {
+				c->of_variant ? "variant" : "workload", c->base, c->param, c->fixed,
+				p->workload, p->variant, c->metric, c->unit, stat, p->label,
+			};
+			fprintf(out, "%lld", (long long)m->run.id);
+			for (size_t j = 0; j < ARRAY_SIZE(text); j++) {
+				fputc(',', out);
+				field(out, text[j]);
+			}
+			fputc(',', out);
+			num(out, p->x);
+			fputc(',', out);
+			num(out, p->value);
+			fputc(',', out);
+			num(out, p->ok ? p->pct : NAN);
+			fputc(',', out);
+			num(out, has_ci ? ci->lo : NAN);
+			fputc(',', out);
+			num(out, has_ci ? ci->hi : NAN);
+			fputc(',', out);
+			if (has_ci)
+				fprintf(out, "%g", ci->level);
+			fprintf(out, ",%d,", p->significant);
+			field(out, !p->ok ? p->reason : has_ci ? ci->method :
+				   ci->reason ? ci->reason : "no interval");
+			fputc('\n', out);
+		}
+	}
+	return 0;
+}
+
+const struct renderer render_csv_curves = {
+	.name = "csv-curves",
+	.render = csv_curves,
+};
 
 const struct renderer render_csv = {
 	.name = "csv",

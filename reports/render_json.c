@@ -296,6 +296,45 @@ static void tracer(const struct report_tracer *t, FILE *out)
 	fputs("\"unit\":\"ns\"}}", out);
 }
 
+static void curve(const struct report_model *m, const struct report_curve *c, FILE *out)
+{
+	char stat[32];
+
+	report_stat_name(m, stat, sizeof(stat));
+	fputc('{', out);
+	jkv_str(out, "of", c->of_variant ? "variant" : "workload");
+	jkv_str(out, "base", c->base);
+	jkv_str(out, "param", c->param);
+	jkv_str(out, "fixed", c->fixed);
+	jkv_str(out, "workload", c->workload);
+	jkv_str(out, "variant", c->variant);
+	jkv_str(out, "metric", c->metric);
+	jkv_str(out, "unit", c->unit);
+	jkv_str(out, "statistic", stat);
+	fprintf(out, "\"axis\":{\"numeric\":%s,\"log\":%s,\"items\":%s},\"points\":[",
+		c->numeric ? "true" : "false", c->log_x ? "true" : "false",
+		c->is_list ? "true" : "false");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct report_curve_point *p = &c->pts[i];
+		fputs(i ? ",\n{" : "\n{", out);
+		jkv_str(out, "label", p->label);
+		jkv_num(out, "x", p->x);
+		jkv_str(out, "variant", p->variant);
+		jkv_str(out, "workload", p->workload);
+		jkv_num(out, "value", p->value);
+		fprintf(out, "\"significant\":%s,", p->significant ? "true" : "false");
+		if (p->ok) {
+			jkv_num(out, "pct", p->pct);
+			jinterval(out, "ci", &p->ci, 1);
+		} else {
+			fputs("\"pct\":null,\"ci\":null,", out);
+			jkv_str(out, "reason", p->reason);
+		}
+		fputs("\"unit_ci\":\"%\"}", out);
+	}
+	fputs("]}", out);
+}
+
 static int json(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
@@ -350,6 +389,11 @@ static int json(const struct report_model *m, FILE *out)
 	for (size_t i = 0; i < m->n_tracer; i++) {
 		fputs(i ? ",\n" : "\n", out);
 		tracer(&m->tracer[i], out);
+	}
+	fputs("\n],\"curves\":[", out);
+	for (size_t i = 0; i < m->n_curves; i++) {
+		fputs(i ? ",\n" : "\n", out);
+		curve(m, &m->curves[i], out);
 	}
 	fputs("\n]}\n", out);
 	return 0;

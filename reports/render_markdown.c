@@ -143,6 +143,24 @@ static void tracer(const struct report_model *m, struct tw *t)
 		      "dilation understates a lossless trace.\n", t->out);
 }
 
+static void curves(const struct report_model *m, struct tw *t)
+{
+	char lvl[16];
+
+	if (!m->n_curves)
+		return;
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	fprintf(t->out, "\n## Overhead curves\n\nThe dilation of each instance of a matrix "
+		"(docs/experiment.md, \"Matrices\") against its parameter, the others fixed; "
+		"%s %% CI; \\*: significant (Mann-Whitney U, Holm-adjusted).\n", lvl);
+	for (size_t i = 0; i < m->n_curves; i++) {
+		fputs("\n### ", t->out);
+		tw_curve_title(t->out, md, m, &m->curves[i]);
+		fputs("\n\n", t->out);
+		tw_curve(t, m, &m->curves[i]);
+	}
+}
+
 static int markdown(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
@@ -196,6 +214,7 @@ static int markdown(const struct report_model *m, FILE *out)
 	}
 	tw_configurations(&t, m);
 	tracer(m, &t);
+	curves(m, &t);
 	tw_markers(&t, m);
 	fputs("\n## Notes\n\n- Percentiles are type 7 (linear interpolation between order "
 	      "statistics).\n", out);

@@ -495,6 +495,24 @@ static void tracer(const struct report_model *m, struct tw *t)
 			"dilation understates a lossless trace\n");
 }
 
+/* The overhead curves of the run's matrices: one table each. */
+static void curves(const struct report_model *m, struct tw *t)
+{
+	char lvl[16];
+
+	if (!m->n_curves)
+		return;
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	wrappedf(t->out, "\n", "Overhead curves: the dilation of each instance of a matrix, "
+		 "against its parameter; %s %% CI; *: significant (Mann-Whitney U, Holm)", lvl);
+	for (size_t i = 0; i < m->n_curves; i++) {
+		fputs("\n ", t->out);
+		tw_curve_title(t->out, t_esc, m, &m->curves[i]);
+		fputs("\n", t->out);
+		tw_curve(t, m, &m->curves[i]);
+	}
+}
+
 /* Print text as indented lines of at most WIDTH columns. */
 static void wrapped(FILE *out, const char *first, const char *text)
 {
@@ -622,6 +640,7 @@ static int text(const struct report_model *m, FILE *out)
 		group(m, &m->groups[gi], &t);
 	tw_configurations(&t, m);
 	tracer(m, &t);
+	curves(m, &t);
 	tw_markers(&t, m);
 	footer(m, out, &x.notes, &x.tags);
 out:

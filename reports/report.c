@@ -12,6 +12,7 @@ static const struct renderer *renderers[] = {
 	&render_text,
 	&render_markdown,
 	&render_csv,
+	&render_csv_curves,
 	&render_json,
 	&render_html,
 };
@@ -43,6 +44,11 @@ static const char *intern(struct report_model *m, const char *s)
 	ALLOC_GROW(m->strings, m->n_strings + 1, m->alloc_strings);
 	m->strings[m->n_strings] = xstrdup(s);
 	return m->strings[m->n_strings++];
+}
+
+const char *report_intern(struct report_model *m, const char *s)
+{
+	return intern(m, s);
 }
 
 static int in_list(char **list, size_t n, const char *s)
@@ -523,6 +529,17 @@ static const struct report_series *find_series(const struct report_group *g, con
 	return NULL;
 }
 
+const struct report_group *report_find_group(const struct report_model *m, const char *workload,
+					     const char *metric)
+{
+	return find_group(m, workload, metric);
+}
+
+const struct report_series *report_find_series(const struct report_group *g, const char *variant)
+{
+	return find_series(g, variant);
+}
+
 /* ns in one unit of a time, or 0 when unit is not one. */
 static double ns_per_unit(const char *unit)
 {
@@ -924,6 +941,8 @@ int report_build(struct store *st, const struct report_opts *o,
 	set_failed(m, &b, failed);
 	compute(m);
 	tracer(m);
+	if (report_curves(st, id, m) < 0)
+		goto out;
 	ret = 0;
 out:
 	for (size_t i = 0; i < m->n_groups; i++)
@@ -963,6 +982,9 @@ void report_release(struct report_model *m)
 	free(m->groups);
 	free(m->rows);
 	free(m->tracer);
+	for (size_t i = 0; i < m->n_curves; i++)
+		free(m->curves[i].pts);
+	free(m->curves);
 	free(m->virtual_variants);
 	for (size_t i = 0; i < m->n_strings; i++)
 		free(m->strings[i]);

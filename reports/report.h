@@ -188,6 +188,43 @@ struct report_tracer {
 	struct interval cost_ci;	/* ns: the dilation's CI / events_mean */
 };
 
+/*
+ * The overhead curve (reports/curve.c): the dilation of the instances of
+ * one matrix (engine/matrix.h) against one of its parameters, the others
+ * fixed.  A variant's matrix gives a curve per workload (its instances
+ * against the baseline); a workload's matrix a curve per variant (that
+ * variant on each instance of the workload).  Each point is the
+ * configurations-table statistic's dilation (report_stat_dilation(), of
+ * metric config_metric) with its CI.
+ */
+struct report_curve_point {
+	const char *label;	/* the parameter's value as written */
+	double x;		/* on a numeric axis; NaN when the curve is categorical */
+	const char *variant, *workload;	/* the series (interned) */
+	int ok;			/* a dilation exists */
+	const char *reason;	/* when !ok */
+	double value;		/* the statistic of the series (NaN when none) */
+	double pct;		/* dilation in % */
+	struct interval ci;	/* its CI, in % */
+	int significant;	/* the series' Mann-Whitney U, Holm-adjusted */
+};
+
+struct report_curve {
+	int of_variant;		/* the varied instances are variants, else workloads */
+	const char *base;	/* the matrix's variant or workload as written */
+	const char *param;	/* the x axis */
+	const char *fixed;	/* the other parameters, "p=v,q=w", or "" */
+	const char *workload;	/* of a variant's curve: the workload; else NULL */
+	const char *variant;	/* of a workload's curve: the variant; else NULL */
+	const char *metric, *unit;
+	int numeric;		/* every value has an x (numbers, sizes in bytes,
+				   a list's length: is_list) */
+	int is_list;		/* x is the number of items of a list value */
+	int log_x;		/* numeric, all x > 0 and max / min > 10 */
+	struct report_curve_point *pts;	/* by x when numeric, else as listed */
+	size_t n;
+};
+
 /* The statistic of the configurations (LTT) table. */
 enum report_statistic {
 	REPORT_STAT_MEDIAN,
@@ -244,10 +281,13 @@ struct report_model {
 	 * order); n_tracer_lossy entries have runs that lost events */
 	struct report_tracer *tracer;
 	size_t n_tracer, n_tracer_lossy;
+	/* overhead curves of the run's matrices (none without a matrix) */
+	struct report_curve *curves;
+	size_t n_curves;
 	/* private */
 	char **strings;
 	size_t n_strings, alloc_strings;
-	size_t alloc_groups, alloc_rows, alloc_tracer, alloc_virtual;
+	size_t alloc_groups, alloc_rows, alloc_tracer, alloc_virtual, alloc_curves;
 };
 
 /* Returns 0, or -1 (printed) for a database error or a bad option value
@@ -255,6 +295,17 @@ struct report_model {
 int report_build(struct store *st, const struct report_opts *o,
 		 struct report_model *m, int *usage_error);
 void report_release(struct report_model *m);
+
+/* For the model's builders (report.c, curve.c): a string owned by the
+ * model, the same pointer for equal strings; a group and a series by
+ * interned workload / variant names (NULL when absent). */
+const char *report_intern(struct report_model *m, const char *s);
+const struct report_group *report_find_group(const struct report_model *m, const char *workload,
+					     const char *metric);
+const struct report_series *report_find_series(const struct report_group *g, const char *variant);
+/* Fill m->curves from the run's stored matrix (reports/curve.c); 0 or -1
+ * (a database error, printed). */
+int report_curves(struct store *st, int64_t run_id, struct report_model *m);
 
 /* Helpers for renderers (formatting only). */
 
@@ -290,6 +341,7 @@ const char *renderer_names(void);
 extern const struct renderer render_text;
 extern const struct renderer render_markdown;
 extern const struct renderer render_csv;
+extern const struct renderer render_csv_curves;
 extern const struct renderer render_json;
 extern const struct renderer render_html;
 

@@ -461,3 +461,81 @@ void tw_markers(struct tw *t, const struct report_model *m)
 	}
 	t->ops->end(t);
 }
+
+/* ---- the overhead curve ---- */
+
+void tw_curve_title(FILE *out, void (*e)(FILE *, const char *), const struct report_model *m,
+		    const struct report_curve *c)
+{
+	char stat[32];
+
+	report_stat_name(m, stat, sizeof(stat));
+	fprintf(out, "%s ", stat);
+	e(out, c->metric);
+	fputs(" dilation of ", out);
+	e(out, c->of_variant ? c->base : c->variant);
+	fputs(" on ", out);
+	e(out, c->of_variant ? c->workload : c->base);
+	fputs(" against ", out);
+	e(out, c->param);
+	if (c->is_list)
+		fputs(" (number of items)", out);
+	if (*c->fixed) {
+		fputs(", ", out);
+		e(out, c->fixed);
+	}
+}
+
+void tw_curve(struct tw *t, const struct report_model *m, const struct report_curve *c)
+{
+	char stat[32], v[48], lvl[16];
+
+	report_stat_name(m, stat, sizeof(stat));
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	begin(t);
+	head(t, 0, c->param);
+	if (c->is_list)
+		head(t, 1, "items");
+	head(t, 0, c->of_variant ? "variant" : "workload");
+	head(t, 1, NULL);
+	fputs(stat, t->out);
+	if (*c->unit) {
+		fputs(" (", t->out);
+		esc(t, c->unit);
+		fputs(")", t->out);
+	}
+	t->ops->head_end(t);
+	head(t, 1, "dilation");
+	head(t, 0, NULL);
+	fprintf(t->out, "%s %% CI", lvl);
+	t->ops->head_end(t);
+	head(t, 0, "sig");
+	t->ops->body(t);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct report_curve_point *p = &c->pts[i];
+		row(t, p->label);
+		if (c->is_list)
+			cellf(t, 0, "%.0f", p->x);
+		cell_esc(t, 0, c->of_variant ? p->variant : p->workload);
+		fmt_value(v, sizeof(v), p->value);
+		cellf(t, 0, "%s", v);
+		if (!p->ok) {
+			cellf(t, 0, "-");
+			cell_reason(t, 0, p->reason);
+			t->ops->empty(t);
+			t->ops->row_end(t);
+			continue;
+		}
+		fmt_pct(v, sizeof(v), p->pct);
+		cellf(t, p->significant ? TW_MARK : 0, "%s %%", v);
+		t->ops->cell(t, TW_CI);
+		t->ops->ci(t, &p->ci, "");
+		t->ops->cell_end(t, TW_CI);
+		if (p->significant)
+			cellf(t, TW_MARK, "*");
+		else
+			t->ops->empty(t);
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}

@@ -89,4 +89,11 @@ void tw_tracer(struct tw *t, const struct report_model *m);
 /* The Markers section (per-operation metrics); nothing without them. */
 void tw_markers(struct tw *t, const struct report_model *m);
 
+/* An overhead curve (report.h: struct report_curve): its title, escaped
+ * by e ("median wall dilation of ftrace on gzip against buffer_size_kb"),
+ * and its table, one row per point. */
+void tw_curve_title(FILE *out, void (*e)(FILE *, const char *), const struct report_model *m,
+		    const struct report_curve *c);
+void tw_curve(struct tw *t, const struct report_model *m, const struct report_curve *c);
+
 #endif

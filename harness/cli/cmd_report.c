@@ -109,7 +109,7 @@ int cmd_report(int argc, char **argv)
 			 "only this metric (repeatable, or M,M)"),
 		OPT_LIST(0, "workload", &o.workloads, &o.n_workloads, "W",
 			 "only this workload (repeatable, or W,W)"),
-		OPT_STRING(0, "format", &format, "F", "text (default), markdown, csv, json or html"),
+		OPT_STRING(0, "format", &format, "F", "text (default), markdown, csv, csv-curves, json or html"),
 		OPT_STRING(0, "output", &output, "FILE", "write to FILE instead of standard output"),
 		OPT_CALLBACK(0, "percentiles", &o, parse_percentiles, "LIST",
 			     "percentiles of the dilation table (default 0,50,80,99)"),

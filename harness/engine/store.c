@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,10 +169,29 @@ static int migrate_1_to_2(sqlite3 *db)
 			    NULL, NULL, NULL);
 }
 
+/* matrix: the parameters of each instance of a variant's or workload's
+ * matrix (engine/matrix.h); x is the value on a numeric axis, NULL when it
+ * is not a number. */
+static int migrate_matrix(sqlite3 *db)
+{
+	return sqlite3_exec(db, "CREATE TABLE IF NOT EXISTS matrix ("
+			    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+			    " kind TEXT NOT NULL CHECK (kind IN ('variant', 'workload')),"
+			    " name TEXT NOT NULL,"
+			    " base TEXT NOT NULL,"
+			    " param TEXT NOT NULL,"
+			    " value TEXT NOT NULL,"
+			    " x REAL,"
+			    " is_list INTEGER NOT NULL DEFAULT 0,"
+			    " PRIMARY KEY (run_id, kind, name, param)) WITHOUT ROWID;",
+			    NULL, NULL, NULL);
+}
+
 /* Each returns an SQLite result code. */
 static int (*const migrations[])(sqlite3 *db) = {
 	migrate_0_to_1,
 	migrate_1_to_2,
+	migrate_matrix,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
@@ -573,6 +593,37 @@ out:
 	return ret;
 }
 
+/* The parameters of the instances of matrices (table matrix). */
+static int put_matrix(struct store *s, const char *kind, const char *name, const char *base,
+		      const struct matrix_value *mv, size_t n, int64_t run_id)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	if (!n)
+		return 0;
+	if (prepare(s, "INSERT INTO matrix (run_id, kind, name, base, param, value, x, is_list)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &st, write_error) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_reset(st);
+		if (step_bound(s, st, sqlite3_bind_int64(st, 1, run_id) |
+				      sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC) |
+				      sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC) |
+				      sqlite3_bind_text(st, 4, base, -1, SQLITE_STATIC) |
+				      sqlite3_bind_text(st, 5, mv[i].param, -1, SQLITE_STATIC) |
+				      sqlite3_bind_text(st, 6, mv[i].value, -1, SQLITE_STATIC) |
+				      (isfinite(mv[i].x) ? sqlite3_bind_double(st, 7, mv[i].x)
+							 : sqlite3_bind_null(st, 7)) |
+				      sqlite3_bind_int(st, 8, mv[i].is_list)) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
 static int put_names(struct store *s, const struct experiment *exp, int64_t run_id)
 {
 	sqlite3_stmt *v = NULL, *w = NULL;
@@ -590,7 +641,8 @@ static int put_names(struct store *s, const struct experiment *exp, int64_t run_
 				   sqlite3_bind_text(v, 3, x->name, -1, SQLITE_STATIC) |
 				   sqlite3_bind_text(v, 4, x->description, -1, SQLITE_STATIC) |
 				   sqlite3_bind_text(v, 5, variant_timebase(x), -1,
-						     SQLITE_STATIC)) < 0)
+						     SQLITE_STATIC)) < 0 ||
+		    put_matrix(s, "variant", x->name, x->base, x->matrix, x->n_matrix, run_id) < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < exp->n_workloads; i++) {
@@ -600,7 +652,8 @@ static int put_names(struct store *s, const struct experiment *exp, int64_t run_
 				   sqlite3_bind_int64(w, 2, (int64_t)i) |
 				   sqlite3_bind_text(w, 3, x->name, -1, SQLITE_STATIC) |
 				   sqlite3_bind_text(w, 4, kind, -1, SQLITE_STATIC) |
-				   sqlite3_bind_text(w, 5, x->description, -1, SQLITE_STATIC)) < 0)
+				   sqlite3_bind_text(w, 5, x->description, -1, SQLITE_STATIC)) < 0 ||
+		    put_matrix(s, "workload", x->name, x->base, x->matrix, x->n_matrix, run_id) < 0)
 			goto out;
 	}
 	ret = 0;
@@ -1051,6 +1104,62 @@ int store_workload_names(struct store *s, int64_t run_id, char ***names_out, siz
 {
 	return names(s, "SELECT name FROM workloads WHERE run_id = ?1 ORDER BY idx",
 		     run_id, names_out, n);
+}
+
+void store_matrix_free(struct store_matrix_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(rows[i].name);
+		free(rows[i].base);
+		free(rows[i].param);
+		free(rows[i].value);
+	}
+	free(rows);
+}
+
+int store_matrix(struct store *s, int64_t run_id, struct store_matrix_row **out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	struct store_matrix_row *rows = NULL;
+	size_t nr = 0, alloc = 0;
+	int rc, ret = -1;
+
+	*out = NULL;
+	*n = 0;
+	/* in stored order: the instances as the experiment listed them */
+	if (prepare_run(s, "SELECT m.kind, m.name, m.base, m.param, m.value, m.x, m.is_list"
+			" FROM matrix m"
+			" LEFT JOIN variants v ON m.kind = 'variant' AND v.run_id = m.run_id AND v.name = m.name"
+			" LEFT JOIN workloads w ON m.kind = 'workload' AND w.run_id = m.run_id AND w.name = m.name"
+			" WHERE m.run_id = ?1"
+			" ORDER BY m.kind, coalesce(v.idx, w.idx), m.param", run_id, &st) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_matrix_row *r;
+		ALLOC_GROW(rows, nr + 1, alloc);
+		r = &rows[nr++];
+		r->is_variant = !strcmp((const char *)sqlite3_column_text(st, 0), "variant");
+		r->name = column_dup(st, 1);
+		r->base = column_dup(st, 2);
+		r->param = column_dup(st, 3);
+		r->value = column_dup(st, 4);
+		r->x = sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 5);
+		r->is_list = sqlite3_column_int(st, 6);
+	}
+	if (rc != SQLITE_DONE) {
+		read_error(s);
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	if (ret < 0) {
+		store_matrix_free(rows, nr);
+		return ret;
+	}
+	*out = rows;
+	*n = nr;
+	return 0;
 }
 
 int store_count_failed(struct store *s, int64_t run_id, const char *variant,

@@ -1,9 +1,9 @@
 /*
  * store.h - the results database (SQLite).
  *
- * Schema version 2 (PRAGMA user_version; store_open migrates older
+ * Schema version 3 (PRAGMA user_version; store_open migrates older
  * databases forward, refuses newer ones; v2 added plan.block and
- * variants.timebase):
+ * variants.timebase, v3 the table matrix):
  *   experiments(id, name, path, text, sha256)
  *   runs(id, experiment_id, name, baseline, seed, "order", argv, started,
  *        ended, status, perturb_version, machine_json,
@@ -29,6 +29,12 @@
  *                                          multiplexed counter's value was scaled
  *                                          (raw * enabled / running); the times are
  *                                          NULL but for perf_event counters
+ *   matrix(run_id, kind, name, base, param, value, x, is_list)
+ *                                          the parameters of each instance of a
+ *                                          matrix (engine/matrix.h): kind "variant"
+ *                                          or "workload", name the instance's, base
+ *                                          the name as written; x the value on a
+ *                                          numeric axis (NULL: not a number)
  *   unavailable(run_id, metric, reason)     counters/metrics that could not be measured
  *                                          (a counter this machine cannot count has a
  *                                          row here and no metric_values rows)
@@ -57,7 +63,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 /*
  * Open (create = make the file and its folder if missing).  Without create a
@@ -206,6 +212,19 @@ int store_workload_names(struct store *s, int64_t run_id, char ***names, size_t 
 int store_variant_timebases(struct store *s, int64_t run_id, char ***names, size_t *n);
 /* What store_variant_timebases() reports for v. */
 const char *variant_timebase(const struct variant *v);
+/* One parameter of one matrix instance (table matrix). */
+struct store_matrix_row {
+	int is_variant;		/* else a workload */
+	char *name, *base, *param, *value;
+	double x;		/* NaN when not a number */
+	int is_list;
+};
+/* Every matrix parameter of the run: by kind (variants first), then in the
+ * stored order of the instances, then by parameter name.  Free with
+ * store_matrix_free(). */
+int store_matrix(struct store *s, int64_t run_id, struct store_matrix_row **rows, size_t *n);
+void store_matrix_free(struct store_matrix_row *rows, size_t n);
+
 /* For (run, variant name, workload name): *total measured (non-warm-up)
  * results stored, *failed of those whose status is not ok.  A scan of the
  * run's plan each call: for every pair at once, store_walk_values(). */
