@@ -187,6 +187,22 @@ Test(golden, blocks)
 	check_study("blocks", formats, ARRAY_SIZE(formats));
 }
 
+/* matrix: the overhead curves - a log axis (a variant's sizes over more
+ * than a decade), an axis of item counts (a variant's lists), a
+ * categorical axis (a workload's words) - in every format. */
+Test(golden, matrix)
+{
+	static const struct golden_case cases[] = {
+		{ "txt", 0, NULL, REPORT("text", NULL) },
+		{ "md", 0, NULL, REPORT("markdown", NULL) },
+		{ "csv", 0, NULL, REPORT("csv", NULL) },
+		{ "curves.csv", 0, NULL, REPORT("csv-curves", NULL) },
+		{ "json", 0, NULL, REPORT("json", NULL) },
+		{ "html", 0, NULL, REPORT("html", NULL) },
+	};
+	check_study("matrix", cases, ARRAY_SIZE(cases));
+}
+
 /* Text from a foreign database that is not UTF-8, or holds control bytes,
  * is escaped in the JSON report, never copied raw: each invalid byte is
  * U+FFFD, a control byte \uXXXX; a machine description that is not a JSON

@@ -24,6 +24,10 @@
 #           with runs that lost events
 #   blocks  runs nested in blocks (boots), a virtual-time variant, a
 #           variant with one successful run and one with none
+#   matrix  matrices (docs/experiment.md): a variant's numeric parameter
+#           over more than a decade (a log axis), a variant's list
+#           parameter (an axis of item counts), a workload's categorical
+#           parameter; the overhead curves of every format
 set -eu
 
 PERTURB=${1:?usage: make-fixtures.sh PERTURB PROGS}
@@ -216,3 +220,38 @@ UPDATE results SET status = 'crashed', exit_code = NULL, signal = 11,
 provenance 1 "$db"
 experiment "$db"
 dump "$db" blocks
+
+# ---- matrix ----
+db=$TMP/matrix.db
+cat > "$TMP/study.yaml" <<EOF
+name: matrix
+baseline: base
+repetitions: 10
+warmup: 0
+seed: 9
+variants:
+  - {name: base, env: {KB: '0'}}
+  - name: buf
+    matrix: {kb: [1024, 4096, 16384]}
+    env: {KB: '{kb}'}
+  - name: wrapped
+    matrix: {w: [[nice], [nice, -n, '5']]}
+    wrap: '{w}'
+workloads:
+  - name: echo
+    matrix: {input: [text, zeros]}
+    cmd: [echo, '{input}']
+EOF
+(cd "$TMP" && "$PERTURB" run study.yaml --db "$db" -q)
+n1=$(printf "$NOISE" 9)
+sqlite3 "$db" "
+CREATE TEMP TABLE s(idx INTEGER PRIMARY KEY, scale REAL);
+INSERT INTO s VALUES (0, 0), (1, 0.01), (2, 0.04), (3, 0.12), (4, 0), (5, 0.06);
+UPDATE results SET
+  wall_s = (SELECT round(0.010 * (1 + 0.5 * p.workload_idx) * (1 + s.scale) * (1 + 0.02 * $n1), 9)
+            FROM plan p JOIN s ON s.idx = p.variant_idx
+            WHERE p.run_id = results.run_id AND p.seq = results.seq),
+  user_s = 0.008, sys_s = 0.001, maxrss_kb = 4000 + seq;"
+provenance 1 "$db"
+experiment "$db"
+dump "$db" matrix
