@@ -1,8 +1,9 @@
 /*
- * curve.c - the overhead curves of a run's matrices (report.h: struct
- * report_curve): from the stored parameters of every instance (table
- * matrix, engine/store.h) and the model's dilations, computed once here
- * for every writer.
+ * curve.c - the shapes the report draws, computed once here for every
+ * writer: the histograms of the series (report.h: report_group.n_bins) and
+ * the overhead curves of a run's matrices (struct report_curve), from the
+ * stored parameters of every instance (table matrix, engine/store.h) and
+ * the model's dilations.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -10,6 +11,36 @@
 
 #include "report.h"
 #include "lib/util.h"
+
+void report_histograms(struct report_model *m)
+{
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		struct report_group *g = &m->groups[gi];
+		size_t nmax = 0;
+
+		if (isnan(g->lo))
+			continue;
+		for (size_t i = 0; i < g->n_series; i++)
+			if (g->series[i].n > nmax)
+				nmax = g->series[i].n;
+		g->n_bins = (size_t)ceil(log2((double)(nmax ? nmax : 1))) + 1;
+		if (g->n_bins < REPORT_HIST_MIN_BINS)
+			g->n_bins = REPORT_HIST_MIN_BINS;
+		if (g->n_bins > REPORT_HIST_MAX_BINS)
+			g->n_bins = REPORT_HIST_MAX_BINS;
+		if (!(g->hi > g->lo))
+			g->n_bins = 1;
+		g->bin_w = g->n_bins > 1 ? (g->hi - g->lo) / (double)g->n_bins : 0;
+		for (size_t i = 0; i < g->n_series; i++) {
+			struct report_series *s = &g->series[i];
+			s->hist = xcalloc(g->n_bins, sizeof(*s->hist));
+			for (size_t k = 0; k < s->n; k++) {
+				size_t b = g->bin_w > 0 ? (size_t)((s->values[k] - g->lo) / g->bin_w) : 0;
+				s->hist[b < g->n_bins ? b : g->n_bins - 1]++;
+			}
+		}
+	}
+}
 
 /* One instance: its rows in the stored matrix. */
 struct instance {

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 int fmt_decimals(double v)
 {
@@ -121,4 +122,14 @@ void fmt_escape(FILE *out, const char *s, const char *const subst[256])
 		else
 			fputc(*p, out);
 	}
+}
+
+FILE *fmt_memstream(char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	if (!f) {
+		fputs("perturb: fatal: out of memory\n", stderr);
+		abort();
+	}
+	return f;
 }

@@ -36,6 +36,10 @@ void fmt_value_ci(char *buf, size_t len, double v, int has_ci, double lo, double
 /* The confidence level as "95" or "99.9" (percent, no sign). */
 void fmt_level(char *buf, size_t len, double conf);
 
+/* open_memstream(3), which fails on out-of-memory only: fatal then, as for
+ * the x* allocators (lib/util.h). */
+FILE *fmt_memstream(char **buf, size_t *len);
+
 /* s (NULL: nothing) with each byte c written as subst[c] where that is set,
  * else as itself: the escaping of a format. */
 void fmt_escape(FILE *out, const char *s, const char *const subst[256]);

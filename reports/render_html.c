@@ -1,11 +1,16 @@
 /*
- * render_html.c - the report as one self-contained HTML file: inline CSS,
+ * render_html.c - the report as one self-contained HTML file: inline CSS;
+ * first a summary, one sentence per significant result (what is slower or
+ * faster, by how much, with its CI and p-value), then a table of contents;
  * the tables of the text report, and per workload x metric a CDF plot
  * (KTAU Figure 1) as inline SVG: every variant's empirical CDF overlaid as a
  * step function with a legend, labelled axes with units, dashed guides at
- * the report's percentiles; the machine provenance at the end.  No script,
- * no font, no image, no link: it opens with no network.  Every string from
- * the experiment or the machine is HTML-escaped.
+ * the report's percentiles, and beside it the histogram of each variant
+ * (one row each, on the CDF's x axis); the overhead curves of a study with
+ * a matrix, each a plot of the dilation against the parameter with its
+ * CIs; the machine provenance at the end.  No script, no font, no image, no
+ * link but the contents' anchors: it opens with no network.  Every string
+ * from the experiment or the machine is HTML-escaped.
  */
 #include "report.h"
 #include "fmt.h"
@@ -15,9 +20,16 @@
 #include <math.h>
 #include <string.h>
 
-/* Okabe & Ito's colour-blind-safe palette; dashes tell apart more lines. */
+/*
+ * The eight colours of Okabe & Ito's palette, told apart by readers with
+ * every common colour-vision deficiency (M. Okabe and K. Ito, "Color
+ * Universal Design (CUD): How to make figures and presentations that are
+ * friendly to Colorblind people", 2008, https://jfly.uni-koeln.de/color/).
+ * Yellow comes last, being the faintest on white.  After eight variants
+ * the colours repeat with a dash pattern.
+ */
 static const char *const colors[] = {
-	"#000000", "#d55e00", "#0072b2", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#8c6d1f",
+	"#000000", "#d55e00", "#0072b2", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#f0e442",
 };
 static const char *const dashes[] = { "", "6 3", "2 2", "8 3 2 3" };
 
@@ -32,19 +44,38 @@ static void esc(FILE *out, const char *s)
 
 /* ---- the CDF plot ---- */
 
-#define PW 720
-#define PH 400
+#define PW 560
+#define PH 360
 #define ML 78
 #define MR 44
 #define MT 14
 #define MB 52
 
-/* Axis ticks at 1, 2 or 5 times a power of ten, about six of them. */
-static double tick_step(double range)
+/* Axis ticks at 1, 2 or 5 times a power of ten, about n of them. */
+static double tick_step_n(double range, double n)
 {
-	double raw = range / 6, mag = pow(10, floor(log10(raw))), r = raw / mag;
+	double raw = range / n, mag = pow(10, floor(log10(raw))), r = raw / mag;
 	return mag * (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10);
 }
+
+static double tick_step(double range)
+{
+	return tick_step_n(range, 6);
+}
+
+/* A tick label without trailing zeros: 65.00 -> 65. */
+static void trim_zeros(char *v)
+{
+	if (strchr(v, '.') && !strchr(v, 'e')) {
+		char *e = v + strlen(v) - 1;
+		while (*e == '0')
+			*e-- = '\0';
+		if (*e == '.')
+			*e = '\0';
+	}
+}
+
+static void histogram(const struct report_group *g, double x0, double x1, FILE *out);
 
 static void plot(const struct report_model *m, const struct report_group *g, FILE *out)
 {
@@ -64,7 +95,7 @@ static void plot(const struct report_model *m, const struct report_group *g, FIL
 	}
 #define X(val) (ML + ((val) - x0) / (x1 - x0) * pw)
 #define Y(p) (MT + (1 - (p)) * ph)
-	fprintf(out, "<figure><svg class=cdf viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\" "
+	fprintf(out, "<figure><div class=plots><svg class=cdf viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\" "
 		"role=\"img\" aria-label=\"CDF of ", PW, PH + 8 + 18 * g->n_series, PW,
 		PH + 8 + 18 * g->n_series);
 	tw_title(out, esc, g);
@@ -76,14 +107,7 @@ static void plot(const struct report_model *m, const struct report_group *g, FIL
 	for (double t = ceil(x0 / step) * step; t <= x1 + step * 1e-9; t += step) {
 		double tx = X(t);
 		fmt_value(v, sizeof(v), fabs(t) < step * 1e-9 ? 0 : t);
-		/* trim trailing zeros of the tick label: 65.00 -> 65 */
-		if (strchr(v, '.') && !strchr(v, 'e')) {
-			char *e = v + strlen(v) - 1;
-			while (*e == '0')
-				*e-- = '\0';
-			if (*e == '.')
-				*e = '\0';
-		}
+		trim_zeros(v);
 		fprintf(out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#eee\"/>"
 			"<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" class=tick>%s</text>\n",
 			tx, MT, tx, MT + ph, tx, MT + ph + 16, v);
@@ -147,16 +171,212 @@ static void plot(const struct report_model *m, const struct report_group *g, FIL
 	fprintf(out, "</text>\n<text transform=\"translate(18 %.0f) rotate(-90)\" "
 		"text-anchor=\"middle\" class=axis>cumulative probability F(x)</text>\n",
 		MT + ph / 2);
-	fputs("</svg><figcaption>Empirical CDF of each variant", out);
+	fputs("</svg>\n", out);
+	histogram(g, x0, x1, out);
+	fputs("</div><figcaption>Left: the empirical CDF of each variant", out);
 	for (size_t i = 0; i < g->n_series; i++)
 		if (g->series[i].n && !g->series[i].ecdf_exact) {
 			fprintf(out, " (sampled at %d evenly spaced probabilities for large samples)",
 				REPORT_ECDF_MAX + 1);
 			break;
 		}
-	fputs("; dashed lines: the report's percentiles.</figcaption></figure>\n", out);
+	fputs("; dashed lines: the report's percentiles.", out);
+	if (g->n_bins)
+		fprintf(out, " Right: the histogram of each variant, the share of its runs in "
+			"each of %zu bins of equal width (Sturges' rule), on the same x axis.",
+			g->n_bins);
+	fputs("</figcaption></figure>\n", out);
 #undef X
 #undef Y
+}
+
+/* ---- the histogram beside the CDF ---- */
+
+#define HW 470
+#define HL 132		/* left margin: the variants' names */
+#define HR 12
+#define HROW 40		/* one row per variant */
+
+/* The variant's name for a narrow margin: at most max characters. */
+static void short_label(FILE *out, const char *s, size_t max)
+{
+	if (strlen(s) <= max) {
+		esc(out, s);
+		return;
+	}
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%.*s", (int)(max - 1), s);
+	esc(out, buf);
+	fputs("&hellip;", out);
+}
+
+/* One row of bars per variant, in its colour, on the CDF's x range: the
+ * share of its runs in each of the group's bins (report_group.n_bins). */
+static void histogram(const struct report_group *g, double x0, double x1, FILE *out)
+{
+	double pw = HW - HL - HR, top = 0;
+	size_t h = MT + HROW * g->n_series + MB;
+
+	if (!g->n_bins)
+		return;
+	for (size_t i = 0; i < g->n_series; i++)
+		for (size_t b = 0; b < g->n_bins && g->series[i].n; b++)
+			top = fmax(top, (double)g->series[i].hist[b] / (double)g->series[i].n);
+	if (!(top > 0))
+		return;
+#define HX(val) (HL + ((val) - x0) / (x1 - x0) * pw)
+	fprintf(out, "<svg class=hist viewBox=\"0 0 %d %zu\" width=\"%d\" height=\"%zu\" "
+		"role=\"img\" aria-label=\"histogram of ", HW, h, HW, h);
+	tw_title(out, esc, g);
+	fputs("\">\n", out);
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		double base = MT + HROW * (i + 1.0) - 4;
+		const char *c = colors[i % ARRAY_SIZE(colors)];
+		fprintf(out, "<line x1=\"%d\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#bbb\"/>"
+			"<text x=\"%d\" y=\"%.0f\" text-anchor=\"end\" class=tick>", HL, base,
+			HL + pw, base, HL - 6, base - 4);
+		short_label(out, s->label, 15);
+		fputs("</text>\n", out);
+		for (size_t b = 0; b < g->n_bins && s->n; b++) {
+			double lo = g->lo + g->bin_w * (double)b, share, bh;
+			double bx = g->n_bins > 1 ? HX(lo) : HX(g->lo) - 4;
+			double bw = g->n_bins > 1 ? HX(lo + g->bin_w) - bx : 8;
+			if (!s->hist[b])
+				continue;
+			share = (double)s->hist[b] / (double)s->n;
+			bh = share / top * (HROW - 8);
+			fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				"fill=\"%s\" stroke=\"#333\" stroke-width=\"0.5\">"
+				"<title>", bx, base - bh, bw > 1 ? bw - 0.5 : bw, bh, c);
+			esc(out, s->label);
+			fprintf(out, ": %zu of %zu runs</title></rect>\n", s->hist[b], s->n);
+		}
+	}
+	/* x ticks: the CDF's */
+	double step = tick_step_n(x1 - x0, 3), y = MT + HROW * (double)g->n_series;
+	char v[48];
+	for (double t = ceil(x0 / step) * step; t <= x1 + step * 1e-9; t += step) {
+		fmt_value(v, sizeof(v), fabs(t) < step * 1e-9 ? 0 : t);
+		trim_zeros(v);
+		fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" class=tick>%s</text>\n",
+			HX(t), y + 16, v);
+	}
+	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\" class=axis>", HL + pw / 2,
+		y + 40);
+	esc(out, g->metric);
+	if (*g->unit) {
+		fputs(" (", out);
+		esc(out, g->unit);
+		fputc(')', out);
+	}
+	fputs("</text>\n</svg>", out);
+#undef HX
+}
+
+/* ---- the overhead curve ---- */
+
+#define CW 640
+#define CH 300
+#define CL 70
+#define CR 20
+#define CT 14
+#define CB 56
+
+static void curve_plot(const struct report_model *m, const struct report_curve *c, FILE *out)
+{
+	double pw = CW - CL - CR, ph = CH - CT - CB, y0 = 0, y1 = 0, x0 = 0, x1 = 1, step;
+	char v[48];
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct report_curve_point *p = &c->pts[i];
+		if (!p->ok)
+			continue;
+		y0 = fmin(y0, p->ci.has_ci ? fmin(p->ci.lo, p->pct) : p->pct);
+		y1 = fmax(y1, p->ci.has_ci ? fmax(p->ci.hi, p->pct) : p->pct);
+	}
+	if (y1 - y0 < 1) {
+		y0 -= 0.5;
+		y1 += 0.5;
+	}
+	y0 -= (y1 - y0) * 0.06;
+	y1 += (y1 - y0) * 0.06;
+	if (c->numeric) {
+		x0 = c->log_x ? log10(c->pts[0].x) : c->pts[0].x;
+		x1 = c->log_x ? log10(c->pts[c->n - 1].x) : c->pts[c->n - 1].x;
+		if (!(x1 > x0))
+			x1 = x0 + 1;
+	}
+	/* a margin of 6 % a side: no point on the frame */
+#define PX(i) (CL + pw * (0.06 + 0.88 * (c->numeric ? ((c->log_x ? log10(c->pts[i].x) : \
+		c->pts[i].x) - x0) / (x1 - x0) : c->n > 1 ? (double)(i) / (double)(c->n - 1) : 0.5)))
+#define PY(val) (CT + (y1 - (val)) / (y1 - y0) * ph)
+	fprintf(out, "<figure><svg class=curve viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+		"role=\"img\" aria-label=\"", CW, CH, CW, CH);
+	tw_curve_title(out, esc, m, c);
+	fputs("\">\n", out);
+	fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\" "
+		"stroke=\"#888\"/>\n", CL, CT, pw, ph);
+	step = tick_step(y1 - y0);
+	for (double t = ceil(y0 / step) * step; t <= y1 + step * 1e-9; t += step) {
+		double ty = PY(t);
+		fmt_pct(v, sizeof(v), t);
+		trim_zeros(v);
+		if (fabs(t) < step * 1e-9)
+			snprintf(v, sizeof(v), "0");
+		fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\"%s/>"
+			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" class=tick>%s</text>\n",
+			CL, ty, CL + pw, ty, fabs(t) < step * 1e-9 ? "#666" : "#eee",
+			fabs(t) < step * 1e-9 ? " stroke-dasharray=\"4 3\"" : "", CL - 6, ty + 4, v);
+	}
+	/* the line through the points, then each point's CI and mark */
+	fputs("<path fill=\"none\" stroke=\"#0072b2\" stroke-width=\"1.6\" d=\"", out);
+	for (size_t i = 0, first = 1; i < c->n; i++)
+		if (c->pts[i].ok) {
+			fprintf(out, "%s%.1f %.1f", first ? "M" : "L", PX(i), PY(c->pts[i].pct));
+			first = 0;
+		}
+	fputs("\"/>\n", out);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct report_curve_point *p = &c->pts[i];
+		double x = PX(i);
+		fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" class=tick>", x,
+			CT + ph + 16);
+		short_label(out, p->label, 18);
+		if (c->is_list)
+			fprintf(out, " (%.0f)", p->x);
+		fputs("</text>\n", out);
+		if (!p->ok)
+			continue;
+		if (p->ci.has_ci)
+			fprintf(out, "<path stroke=\"#0072b2\" stroke-width=\"1.4\" d=\"M%.1f %.1fV%.1f"
+				"M%.1f %.1fH%.1fM%.1f %.1fH%.1f\"/>\n", x, PY(p->ci.lo), PY(p->ci.hi),
+				x - 5, PY(p->ci.lo), x + 5, x - 5, PY(p->ci.hi), x + 5);
+		fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\" stroke=\"#0072b2\" "
+			"stroke-width=\"1.6\"><title>", x, PY(p->pct),
+			p->significant ? "#0072b2" : "#fff");
+		esc(out, c->of_variant ? p->variant : p->workload);
+		fmt_pct(v, sizeof(v), p->pct);
+		fprintf(out, ": %s %%", v);
+		if (p->ci.has_ci) {
+			char lo[32], hi[32];
+			fmt_pct(lo, sizeof(lo), p->ci.lo);
+			fmt_pct(hi, sizeof(hi), p->ci.hi);
+			fprintf(out, " [%s, %s]", lo, hi);
+		}
+		fprintf(out, "%s</title></circle>\n", p->significant ? ", significant" : "");
+	}
+	fprintf(out, "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\" class=axis>", CL + pw / 2,
+		CH - 14);
+	esc(out, c->param);
+	fputs(c->is_list ? " (number of items)" : c->log_x ? " (log scale)" :
+	      c->numeric ? "" : " (categories)", out);
+	fprintf(out, "</text>\n<text transform=\"translate(16 %.0f) rotate(-90)\" "
+		"text-anchor=\"middle\" class=axis>dilation (%%)</text>\n</svg>", CT + ph / 2);
+	fputs("<figcaption>Dilation of each instance with its confidence interval; filled: "
+	      "significant (Mann-Whitney U, Holm-adjusted).</figcaption></figure>\n", out);
+#undef PX
+#undef PY
 }
 
 /* ---- the table writer ---- */
@@ -239,9 +459,38 @@ static void h_unit(struct tw *t, const char *unit)
 	esc(t->out, unit);
 }
 
+/* ---- the table of contents: every h2 after it, with an anchor ---- */
+
+struct toc {
+	char **titles;		/* HTML, escaped */
+	size_t n, alloc;
+};
+
+/* <h2 id=sN>title</h2>, title already HTML; listed in the contents. */
+static void toc_h2(struct toc *c, FILE *out, const char *title)
+{
+	ALLOC_GROW(c->titles, c->n + 1, c->alloc);
+	c->titles[c->n] = xstrdup(title);
+	fprintf(out, "<h2 id=s%zu>%s</h2>\n", ++c->n, title);
+}
+
+static void toc_release(struct toc *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->titles[i]);
+	free(c->titles);
+}
+
 static void h_section(struct tw *t, const char *title)
 {
-	fprintf(t->out, "<h2>%s</h2>\n", title);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = fmt_memstream(&buf, &len);
+
+	esc(f, title);
+	fclose(f);
+	toc_h2(t->priv, t->out, buf);
+	free(buf);
 }
 
 static void h_para(struct tw *t)
@@ -277,14 +526,15 @@ static const struct tw_ops html_ops = {
 
 /* ---- sections ---- */
 
-static void tracer(const struct report_model *m, struct tw *t)
+static void tracer(const struct report_model *m, struct tw *t, struct toc *toc)
 {
 	char lvl[16];
 
 	if (!m->n_tracer)
 		return;
 	fmt_level(lvl, sizeof(lvl), m->confidence);
-	fprintf(t->out, "<h2>Tracer accounting</h2>\n<p>The tracer's own counts per run (per_cpu "
+	toc_h2(toc, t->out, "Tracer accounting");
+	fprintf(t->out, "<p>The tracer's own counts per run (per_cpu "
 		"stats, system-wide), medians over runs. Lost runs: runs whose trace_lost "
 		"(overwritten + dropped events) &gt; 0. Cost per event: (mean variant wall &minus; "
 		"mean baseline wall) / mean events per run, in ns; its %s %% CI is the wall "
@@ -304,7 +554,7 @@ static void notes(const struct report_model *m, FILE *out, const char *lvl)
 	size_t npm = report_methods(m, 2, pm, ARRAY_SIZE(pm));
 	size_t nhm = report_methods(m, 4, hm, ARRAY_SIZE(hm));
 
-	fputs("<h2>Notes</h2>\n<ul>\n<li>Percentiles are type 7 (linear interpolation between "
+	fputs("<ul>\n<li>Percentiles are type 7 (linear interpolation between "
 	      "order statistics).</li>\n", out);
 	for (size_t i = 0; i < ndm; i++) {
 		fprintf(out, "<li>[lo, hi] of a dilation: its %s %% confidence interval by ", lvl);
@@ -336,7 +586,7 @@ static void provenance(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
 
-	fputs("<h2>Provenance</h2>\n<table class=prov>\n", out);
+	fputs("<table class=prov>\n", out);
 	fprintf(out, "<tr><th>run</th><td>%lld</td></tr>\n<tr><th>experiment</th><td>",
 		(long long)h->id);
 	esc(out, h->experiment);
@@ -366,11 +616,104 @@ static void provenance(const struct report_model *m, FILE *out)
 	fputs("</pre>\n", out);
 }
 
+/* Does the summary speak of g: the configurations metric's group of its
+ * workload, else (the report has no such group for it) its first, as the
+ * configurations table chooses (table.h)? */
+static int summary_group(const struct report_model *m, const struct report_group *g)
+{
+	if (!strcmp(g->metric, m->config_metric))
+		return 1;
+	for (size_t i = 0; i < m->n_groups; i++)
+		if (m->groups[i].workload == g->workload)
+			return &m->groups[i] == g && !report_find_group(m, g->workload, m->config_metric);
+	return 0;
+}
+
+/* The summary: one sentence per significant result of the configurations
+ * metric (what is slower or faster, by how much, how sure), then what is
+ * not significant, and how many results of other metrics are. */
+static void summary(const struct report_model *m, FILE *out, const char *lvl)
+{
+	size_t n_cmp = 0, n_sig = 0, other = 0;
+	char stat[32], v[32], lo[32], hi[32], p[32];
+
+	report_stat_name(m, stat, sizeof(stat));
+	fputs("<h2 id=summary>Summary</h2>\n<ul class=summary>\n", out);
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *g = &m->groups[gi];
+		for (size_t i = 0; i < g->n_series; i++) {
+			const struct report_series *s = &g->series[i];
+			const struct report_dilation *d;
+			if (!s->compared)
+				continue;
+			if (!summary_group(m, g)) {
+				other += (size_t)s->significant;
+				continue;
+			}
+			n_cmp++;
+			if (!s->significant || !(d = report_stat_dilation(m, s)))
+				continue;
+			n_sig++;
+			fputs("<li><b>", out);
+			esc(out, s->label);
+			fprintf(out, "</b> is %s than ", report_time_like(g) ?
+				(d->d.pct > 0 ? "slower" : "faster") : (d->d.pct > 0 ? "higher" : "lower"));
+			esc(out, m->baseline);
+			fputs(" on <b>", out);
+			esc(out, g->workload);
+			fprintf(out, "</b>: %s ", stat);
+			esc(out, g->metric);
+			fmt_pct(v, sizeof(v), d->d.pct);
+			fprintf(out, " <b class=sig>%s %%</b>", v);
+			if (d->d.ci_pct.has_ci) {
+				fmt_pct(lo, sizeof(lo), d->d.ci_pct.lo);
+				fmt_pct(hi, sizeof(hi), d->d.ci_pct.hi);
+				fprintf(out, " (%s %% CI %s %% to %s %%)", lvl, lo, hi);
+			}
+			fmt_p(p, sizeof(p), s->p_holm);
+			fprintf(out, "; p = %s (Mann-Whitney U, Holm-adjusted).</li>\n", p);
+		}
+	}
+	if (!n_sig) {
+		fprintf(out, "<li>No variant differs significantly from ");
+		esc(out, m->baseline);
+		fprintf(out, " (%zu comparison%s, Mann-Whitney U, Holm-adjusted, alpha = %g).</li>\n",
+			n_cmp, n_cmp == 1 ? "" : "s", m->alpha);
+	} else if (n_cmp > n_sig) {
+		fprintf(out, "<li>The other %zu comparison%s %s not significant at alpha = %g: see "
+			"their intervals below.</li>\n", n_cmp - n_sig, n_cmp - n_sig == 1 ? "" : "s",
+			n_cmp - n_sig == 1 ? "is" : "are", m->alpha);
+	}
+	if (other)
+		fprintf(out, "<li>%zu significant result%s of other metrics %s in the tables below."
+			"</li>\n", other, other == 1 ? "" : "s", other == 1 ? "is" : "are");
+	fputs("</ul>\n", out);
+}
+
+static void curves(const struct report_model *m, struct tw *t, struct toc *toc, const char *lvl)
+{
+	if (!m->n_curves)
+		return;
+	toc_h2(toc, t->out, "Overhead curves");
+	fprintf(t->out, "<p>The dilation of each instance of a matrix against its parameter, "
+		"the others fixed, with its %s %% CI; a numeric axis is logarithmic when its "
+		"values span more than a decade.</p>\n", lvl);
+	for (size_t i = 0; i < m->n_curves; i++) {
+		fputs("<h3>", t->out);
+		tw_curve_title(t->out, esc, m, &m->curves[i]);
+		fputs("</h3>\n", t->out);
+		curve_plot(m, &m->curves[i], t->out);
+		tw_curve(t, m, &m->curves[i]);
+	}
+}
+
 static int html(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
-	char lvl[16];
-	struct tw t = { .out = out, .ops = &html_ops };
+	char lvl[16], *body = NULL;
+	size_t body_len = 0;
+	struct toc toc = { 0 };
+	struct tw t = { .ops = &html_ops, .priv = &toc };
 
 	fmt_level(lvl, sizeof(lvl), m->confidence);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
@@ -384,6 +727,9 @@ static int html(const struct report_model *m, FILE *out)
 	      "vertical-align:top;font-variant-numeric:tabular-nums}\n"
 	      "th{background:#f4f4f4}tr th:first-child{text-align:left}\n"
 	      ".ci{color:#555;font-size:.9em}.sig{color:#b00;font-weight:bold}\n"
+	      "ul.summary{background:#f6f8fa;border-left:4px solid #0072b2;padding:.6em 1em .6em 2em}\n"
+	      "nav ol{columns:2;font-size:.95em}\n"
+	      ".plots{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}\n"
 	      "svg{font-family:sans-serif;max-width:100%;height:auto}\n"
 	      "svg .tick{font-size:12px;fill:#333}svg .axis{font-size:14px;fill:#000}\n"
 	      "svg .legend{font-size:13px;fill:#000}\n"
@@ -402,39 +748,60 @@ static int html(const struct report_model *m, FILE *out)
 		tw_virtual(out, esc, m, " &mdash; ");
 		fputs("</p>\n", out);
 	}
+	summary(m, out, lvl);
+
+	/* the body first, into a buffer: the contents list its headings */
+	t.out = fmt_memstream(&body, &body_len);
 	if (!m->n_groups)
-		fputs("<p>No successful measured run to report.</p>\n", out);
+		fputs("<p>No successful measured run to report.</p>\n", t.out);
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
 		const struct report_group *g = &m->groups[gi];
-		fputs("<section>\n<h2>", out);
-		tw_title(out, esc, g);
-		fputs("</h2>\n", out);
-		plot(m, g, out);
-		fprintf(out, "<h3>Dilation at percentiles (KTAU Table 1)</h3>\n<p>[lo, hi]: %s %% "
+		char *title = NULL;
+		size_t title_len = 0;
+		FILE *f = fmt_memstream(&title, &title_len);
+		tw_title(f, esc, g);
+		fclose(f);
+		fputs("<section>\n", t.out);
+		toc_h2(&toc, t.out, title);
+		free(title);
+		plot(m, g, t.out);
+		fprintf(t.out, "<h3>Dilation at percentiles (KTAU Table 1)</h3>\n<p>[lo, hi]: %s %% "
 			"CI of the %% dilation.</p>\n", lvl);
 		tw_table1(&t, m, g);
-		fprintf(out, "<h3>Moments (KTAU Table 2)</h3>\n<p>Variance: sample (n &minus; 1). "
+		fprintf(t.out, "<h3>Moments (KTAU Table 2)</h3>\n<p>Variance: sample (n &minus; 1). "
 			"Mean dilation in %% with its %s %% CI. Detectable: the smallest mean "
 			"dilation these runs could detect (power %.0f %%).</p>\n", lvl,
 			100 * REPORT_MDE_POWER);
 		tw_table2(&t, g);
-		fputs("<h3>Shift and shape</h3>\n", out);
+		fputs("<h3>Shift and shape</h3>\n", t.out);
 		tw_table3(&t, g);
 		if (g->nested) {
-			fprintf(out, "<h3>Runs nested in blocks</h3>\n<p>A block is one boot of a "
+			fprintf(t.out, "<h3>Runs nested in blocks</h3>\n<p>A block is one boot of a "
 				"boot: variant. Variance split by one-way random-effects ANOVA "
 				"(Kalibera &amp; Jones 2013); [CI]: %s %% Student t interval over the "
 				"block means; F p: is there a block effect?</p>\n", lvl);
 			tw_nested(&t, m, g);
 		}
-		fputs("</section>\n", out);
+		fputs("</section>\n", t.out);
 	}
 	tw_configurations(&t, m);
-	tracer(m, &t);
+	tracer(m, &t, &toc);
+	curves(m, &t, &toc, lvl);
 	tw_markers(&t, m);
-	notes(m, out, lvl);
-	provenance(m, out);
+	toc_h2(&toc, t.out, "Notes");
+	notes(m, t.out, lvl);
+	toc_h2(&toc, t.out, "Provenance");
+	provenance(m, t.out);
+	fclose(t.out);
+
+	fputs("<nav><h2>Contents</h2>\n<ol>\n", out);
+	for (size_t i = 0; i < toc.n; i++)
+		fprintf(out, "<li><a href=\"#s%zu\">%s</a></li>\n", i + 1, toc.titles[i]);
+	fputs("</ol></nav>\n", out);
+	fwrite(body, 1, body_len, out);
 	fprintf(out, "<p class=ci>perturb %s</p>\n</body></html>\n", PERTURB_VERSION);
+	free(body);
+	toc_release(&toc);
 	return 0;
 }
 

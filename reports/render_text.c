@@ -104,24 +104,13 @@ static struct text_tw *tx(struct tw *t)
 	return t->priv;
 }
 
-/* open_memstream fails on out-of-memory only: fatal, as for the x*
- * allocators (lib/util.h). */
-static FILE *memstream(char **buf, size_t *len)
-{
-	FILE *f = open_memstream(buf, len);
-	if (!f) {
-		fputs("perturb: fatal: out of memory\n", stderr);
-		abort();
-	}
-	return f;
-}
 
 /* Point t->out at a buffer of the writer's own. */
 static void capture(struct tw *t)
 {
 	struct text_tw *x = tx(t);
 	x->out = t->out;
-	t->out = memstream(&x->buf, &x->len);
+	t->out = fmt_memstream(&x->buf, &x->len);
 }
 
 /* Back to the report's stream; returns what was written (malloc'd). */
@@ -626,7 +615,7 @@ static int text(const struct report_model *m, FILE *out)
 	if (m->n_virtual) {
 		char *s = NULL;
 		size_t len = 0;
-		FILE *f = memstream(&s, &len);
+		FILE *f = fmt_memstream(&s, &len);
 		tw_virtual(f, t_esc, m, " - ");
 		fclose(f);
 		wrapped(out, "", s);

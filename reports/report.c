@@ -396,6 +396,11 @@ static int time_like(const struct report_group *g)
 	return strstr(g->metric, "cycles") != NULL;
 }
 
+int report_time_like(const struct report_group *g)
+{
+	return time_like(g);
+}
+
 /* Against the baseline: dilations, U test, KS test, Hodges-Lehmann. */
 static void compare(struct report_model *m, const struct report_group *g,
 		    const struct report_series *base, struct report_series *s)
@@ -941,6 +946,7 @@ int report_build(struct store *st, const struct report_opts *o,
 	set_failed(m, &b, failed);
 	compute(m);
 	tracer(m);
+	report_histograms(m);
 	if (report_curves(st, id, m) < 0)
 		goto out;
 	ret = 0;
@@ -976,6 +982,7 @@ void report_release(struct report_model *m)
 			free(m->groups[g].series[i].blocks);
 			free(m->groups[g].series[i].ecdf_x);
 			free(m->groups[g].series[i].ecdf_p);
+			free(m->groups[g].series[i].hist);
 		}
 		free(m->groups[g].series);
 	}

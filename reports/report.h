@@ -45,6 +45,9 @@
 /* Tukey's k and the modified z-score threshold of the outlier labels. */
 #define REPORT_TUKEY_K 1.5
 #define REPORT_MADZ 3.5
+/* The histograms' bins (report_group.n_bins). */
+#define REPORT_HIST_MIN_BINS 5
+#define REPORT_HIST_MAX_BINS 30
 /* Above this many pairs (nb * nv) the Hodges-Lehmann estimate is skipped. */
 #define REPORT_HL_MAX_PAIRS 25000000.0
 /* The power of the minimum detectable effect (report_series.mde_pct). */
@@ -77,6 +80,9 @@ struct report_series {
 	double pct[REPORT_MAX_PERCENTILES];	/* at model.percentiles; NaN when n == 0 */
 	struct interval pct_ci[REPORT_MAX_PERCENTILES];	/* order-statistic CIs */
 	size_t outliers_tukey, outliers_mad;
+
+	/* histogram over the group's bins (report_group.n_bins): runs per bin */
+	size_t *hist;
 
 	/* ECDF: xs ascending, ps = F(xs); exact = one step per distinct value */
 	double *ecdf_x, *ecdf_p;
@@ -142,6 +148,16 @@ struct report_group {
 	int micro;		/* a per-operation metric: ns_per_op, tsc_cycles_per_op,
 				   cycles_per_op (the Markers table) */
 	double lo, hi;		/* range of all values of the group (NaN if none) */
+	/*
+	 * The histogram bins every series of the group shares (series.hist):
+	 * n_bins of width bin_w from lo (the last one closed at hi), by
+	 * Sturges' rule on the largest series, k = ceil(log2 n) + 1 (Sturges,
+	 * "The choice of a class interval", JASA 21, 1926), at least
+	 * REPORT_HIST_MIN_BINS, at most REPORT_HIST_MAX_BINS; one bin when
+	 * lo == hi; 0 when the group has no value.
+	 */
+	size_t n_bins;
+	double bin_w;
 	int nested;		/* a series has nested.ok */
 };
 
@@ -303,6 +319,9 @@ const char *report_intern(struct report_model *m, const char *s);
 const struct report_group *report_find_group(const struct report_model *m, const char *workload,
 					     const char *metric);
 const struct report_series *report_find_series(const struct report_group *g, const char *variant);
+/* Fill every group's histogram bins and every series' counts
+ * (reports/curve.c). */
+void report_histograms(struct report_model *m);
 /* Fill m->curves from the run's stored matrix (reports/curve.c); 0 or -1
  * (a database error, printed). */
 int report_curves(struct store *st, int64_t run_id, struct report_model *m);
@@ -320,6 +339,9 @@ const struct report_dilation *report_stat_dilation(const struct report_model *m,
 void report_stat_name(const struct report_model *m, char *buf, size_t len);
 /* What "(virtual time)" means, one sentence for every format. */
 extern const char report_virtual_time_note[];
+/* Is g's metric a time (unit s, ms, us, ns) or a count of cycles: more is
+ * slower? */
+int report_time_like(const struct report_group *g);
 /* The baseline series of a group, or NULL. */
 const struct report_series *report_baseline(const struct report_group *g);
 
