@@ -682,3 +682,26 @@ Test(config, matrix_instances_are_stored_reported_and_gated)
 	free(db);
 	free(state);
 }
+
+/* The shipped example of a matrix loads, with the instances it promises. */
+Test(config, matrix_example)
+{
+	char *path = xasprintf("%s/examples/overhead-curve.yaml", src_dir());
+	struct experiment exp;
+	char err[1024];
+
+	cr_assert_eq(config_load(path, &exp, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(exp.n_variants, 1 + 4 + 3);
+	cr_expect_str_eq(exp.variants[4].name, "buf[kb=16384]");
+	cr_expect_eq(exp.variants[4].kernel->buffer_size_kb, 16384);
+	cr_expect(exp.variants[4].kernel->tracing_on == 1, "merged from the anchor");
+	cr_expect_str_eq(exp.variants[4].kernel->tracer, "nop");
+	cr_expect_str_eq(exp.variants[4].description, "sched events into a 16384 KiB buffer per CPU");
+	cr_expect_str_eq(exp.variants[7].name, "events[set=sched:*+irq:*+raw_syscalls:*]");
+	cr_expect_eq(exp.variants[7].kernel->n_events, 3);
+	cr_expect_eq(exp.n_workloads, 3);
+	cr_expect_str_eq(exp.workloads[2].name, "gzip[size=64M]");
+	cr_expect_str_eq(exp.workloads[2].cmd.v[3], "{workdir}/in-64M.txt");
+	experiment_release(&exp);
+	free(path);
+}
