@@ -503,8 +503,17 @@ Test(report, html_is_self_contained_with_one_cdf_path_per_variant)
 	cr_assert(html);
 	cr_assert(!strncmp(html, "<!DOCTYPE html>", 15));
 	cr_assert(strstr(html, "</html>"));
-	/* one plot per workload x metric, one step path per variant in each */
-	cr_assert_eq(count_str(html, "<svg"), 6);
+	/* one plot per workload x metric, one step path per variant in each,
+	 * and a histogram beside it */
+	cr_assert_eq(count_str(html, "<svg class=cdf "), 6);
+	cr_assert_eq(count_str(html, "<svg class=hist "), 6);
+	/* the summary first, then the contents, one entry per section */
+	cr_assert(strstr(html, "<h2 id=summary>Summary</h2>"));
+	cr_assert(strstr(html, "<h2 id=summary>") < strstr(html, "<nav><h2>Contents</h2>"));
+	cr_assert(strstr(html, "<nav><h2>Contents</h2>") < strstr(html, "<svg"));
+	cr_assert_eq(count_str(html, "<li><a href=\"#s") + 1, count_str(html, "<h2 id=s"),
+		     "every h2 but the summary's in the contents");
+	cr_assert(strstr(html, "<li><a href=\"#s1\">spin: wall (s)</a></li>"), "%s", html);
 	cr_assert_eq(count_str(html, "class=cdf-line"), 6 * 4);
 	cr_assert(strstr(html, "cumulative probability"));
 	cr_assert(strstr(html, "loop_ns (ns&lt;&amp;&gt;)"), "axis label with its unit, escaped");
@@ -806,7 +815,7 @@ Test(report, tracer_table_flags_lost_events_in_every_format)
 	cli_result_release(&r);
 
 	report(&r, "html", NULL, NULL);
-	cr_assert(strstr(r.out, "<h2>Tracer accounting</h2>"), "%s", r.out);
+	cr_assert(strstr(r.out, ">Tracer accounting</h2>"), "%s", r.out);
 	cr_assert(strstr(r.out, "<td class=sig>2 of 4</td>"), "%s", r.out);
 	cr_assert(strstr(r.out, warning), "%s", r.out);
 	cli_result_release(&r);
