@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "testlib.h"
+#include "engine/config.h"
 #include "lib/util.h"
 
 static char *dir, *db;
@@ -518,4 +519,134 @@ Test(cli, report_every_format)
 		cr_assert(strstr(r.out, formats[i][1]), "%s:\n%s", formats[i][0], r.out);
 		cli_result_release(&r);
 	}
+}
+
+/* ---- percentages: one grammar, a bare 5 refused everywhere ---- */
+
+/* "--a, --b" of the help's "Percentages (--a, --b): ..." footnote, the
+ * options of command cmd whose table types them as percentages. */
+static size_t percent_options(const char *cmd, char opts[][64], size_t max)
+{
+	struct cli_result r;
+	const char *p, *end;
+	size_t n = 0;
+
+	cli_run(dir, &r, "help", cmd, NULL);
+	cr_assert_eq(r.status, 0, "help %s: %s", cmd, r.err);
+	if ((p = strstr(r.out, "\nPercentages ("))) {
+		end = strchr(p, ')');
+		cr_assert(end && strstr(end, "5% or the fraction 0.05") &&
+			  strstr(end, "refused as ambiguous"), "help %s: %s", cmd, p);
+		for (p += strlen("\nPercentages ("); p < end && n < max; n++) {
+			size_t len = strcspn(p, ",)");
+			snprintf(opts[n], 64, "%.*s", (int)len, p);
+			p += len + (p[len] == ',' ? 2 : 0);
+		}
+	}
+	cli_result_release(&r);
+	return n;
+}
+
+Test(cli, every_percentage_option_refuses_a_bare_number_of_1_or_more)
+{
+	struct cli_result r;
+	char *path = xasprintf("%s/docs/perturb.1", getenv("PERTURB_SRC"));
+	char *man = read_file(path, NULL), cmds[16][32], opts[8][64];
+	size_t n_cmds = 0, seen = 0;
+
+	cr_assert(man, "cannot read %s", path);
+	cr_assert(strstr(man, "a bare number of 1 or more is refused"),
+		  "docs/perturb.1 does not state the rule");
+	cli_run(dir, &r, "--help", NULL);
+	for (const char *p = r.out; (p = strstr(p, "\n  perturb ")) && n_cmds < 16; p++) {
+		const char *name = p + 11;
+		size_t len = strcspn(name, " \n");
+		if (name[0] != '-' && strncmp(name, "help ", 5))
+			snprintf(cmds[n_cmds++], 32, "%.*s", (int)len, name);
+	}
+	cli_result_release(&r);
+	for (size_t c = 0; c < n_cmds; c++) {
+		size_t n = percent_options(cmds[c], opts, 8);
+		for (size_t i = 0; i < n; i++, seen++) {
+			/* the value is refused before anything is read or run */
+			cli_run(dir, &r, cmds[c], opts[i], "5", "--db", "none.db", NULL);
+			cr_expect_eq(r.status, 2, "%s %s 5: exit %d", cmds[c], opts[i], r.status);
+			cr_expect(strstr(r.err, opts[i]) && strstr(r.err, "ambiguous") &&
+				  strstr(r.err, "5%") && strstr(r.err, "0.05"),
+				  "%s %s 5: %s", cmds[c], opts[i], r.err);
+			cli_result_release(&r);
+			cli_run(dir, &r, cmds[c], opts[i], "1", "--db", "none.db", NULL);
+			cr_expect(strstr(r.err, "ambiguous") && strstr(r.err, "1%") &&
+				  strstr(r.err, "0.01"), "%s %s 1: %s", cmds[c], opts[i], r.err);
+			cli_result_release(&r);
+		}
+	}
+	/* gate --max-dilation, --confidence; run --target-ci; report and
+	 * compare --confidence; compare --fail-on-regression */
+	cr_assert_geq(seen, 6, "only %zu percentage options found", seen);
+	free(man);
+	free(path);
+}
+
+/* Every key docs/experiment.md types as a percentage, set to a bare 5 in
+ * the full example (tests/config/001-full.yaml): refused at its position,
+ * both spellings shown. */
+Test(cli, every_percentage_key_refuses_a_bare_number_of_1_or_more)
+{
+	const char *src = getenv("PERTURB_SRC");
+	char *doc_path = xasprintf("%s/docs/experiment.md", src);
+	char *full_path = xasprintf("%s/tests/config/001-full.yaml", src);
+	char *inc_path = xasprintf("%s/tests/config/001-full.inc.yaml", src);
+	char *doc = read_file(doc_path, NULL), *full = read_file(full_path, NULL);
+	char *inc = read_file(inc_path, NULL), *share = xasprintf("%s/tests/config/share", src);
+	char *wl_path = xasprintf("%s/tests/config/workloads/wl-by-name.yaml", src);
+	char *wl = read_file(wl_path, NULL);
+	size_t seen = 0;
+
+	cr_assert(doc && full && inc && wl);
+	cr_assert(strstr(doc, "a bare number of 1 or more is refused"),
+		  "docs/experiment.md does not state the rule");
+	tl_write(dir, "001-full.inc.yaml", inc);
+	{
+		char *wdir = xasprintf("%s/workloads", dir);
+		cr_assert_eq(mkdir_p(wdir, 0755), 0);
+		free(wdir);
+	}
+	tl_write(dir, "workloads/wl-by-name.yaml", wl);
+	setenv("PERTURB_WORKLOADS", share, 1);
+	/* table rows "| `key` | percentage ..." or "| `key` | number or percentage ..." */
+	for (const char *p = doc; (p = strstr(p, "\n| `")); p++) {
+		const char *key = p + 4, *type = strstr(key, "` | ");
+		size_t klen = (size_t)(type - key);
+		char line[96], *yaml, *at, *err_path;
+		struct experiment exp;
+		char err[1024];
+		if (!type || (strncmp(type + 4, "percentage", 10) &&
+			     strncmp(type + 4, "number or percentage", 20)))
+			continue;
+		snprintf(line, sizeof(line), "    %.*s: ", (int)klen, key);
+		at = strstr(full, line);
+		cr_assert(at, "key %s not in 001-full.yaml", line);
+		/* the key's line, its value replaced by 5 */
+		yaml = xasprintf("%.*s%s5%s", (int)(at - full), full, line, strchr(at, '\n'));
+		tl_write(dir, "pct.yaml", yaml);
+		err_path = xasprintf("%s/pct.yaml", dir);
+		cr_expect_neq(config_load(err_path, &exp, err, sizeof(err)), 0, "%s 5 accepted", line);
+		cr_expect(strstr(err, "ambiguous") && strstr(err, "5%") && strstr(err, "0.05"),
+			  "%s5: %s", line, err);
+		free(err_path);
+		free(yaml);
+		seen++;
+	}
+	cr_assert_geq(seen, 2, "percentage keys found in docs/experiment.md: %zu", seen);
+	unsetenv("PERTURB_WORKLOADS");
+	free(doc);
+	free(full);
+	free(inc);
+	free(wl);
+	free(wl_path);
+	free(share);
+	free(doc_path);
+	free(full_path);
+	free(inc_path);
 }

@@ -346,7 +346,7 @@ int cmd_gate(int argc, char **argv)
 		OPT_CALLBACK(0, "statistic", &opt_rule.statistic, parse_statistic, "S",
 			     "rule: p0, p50 (default), p80, p99 or mean"),
 		OPT_PERCENT(0, "max-dilation", &opt_rule.max_dilation, 0, INFINITY, 0, "X",
-			    "rule: threshold, 2% or 0.02 (required for a rule)"),
+			    "rule: threshold, 2% or 0.02; a bare 5 is refused\n(5 % or 500 %?) (required for a rule)"),
 		OPT_LEVEL(0, "confidence", &opt_rule.confidence, "C", "rule: level (default 0.95)"),
 		OPT_FLAG(0, "strict", &strict, "inconclusive judgements fail the gate"),
 		OPT_STRING(0, "junit", &junit, "FILE", "write JUnit XML: a testcase per judgement"),
