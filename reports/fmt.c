@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 int fmt_decimals(double v)
 {
@@ -121,4 +122,28 @@ void fmt_escape(FILE *out, const char *s, const char *const subst[256])
 		else
 			fputc(*p, out);
 	}
+}
+
+void fmt_wrap(FILE *out, const char *first, const char *text, size_t width)
+{
+	size_t ind = strlen(first), col = ind;
+	const char *p = text;
+
+	fputs(first, out);
+	while (*p) {
+		size_t wl = strcspn(p, " ");
+		if (col > ind && col + 1 + wl > width) {
+			fprintf(out, "\n%*s", (int)ind, "");
+			col = ind;
+		} else if (col > ind) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(p, 1, wl, out);
+		col += wl;
+		p += wl;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
 }

@@ -498,26 +498,7 @@ static void tracer(const struct report_model *m, struct tw *t)
 /* Print text as indented lines of at most WIDTH columns. */
 static void wrapped(FILE *out, const char *first, const char *text)
 {
-	size_t ind = strlen(first), col = ind;
-	const char *p = text;
-
-	fputs(first, out);
-	while (*p) {
-		size_t wl = strcspn(p, " ");
-		if (col > ind && col + 1 + wl > WIDTH) {
-			fprintf(out, "\n%*s", (int)ind, "");
-			col = ind;
-		} else if (col > ind) {
-			fputc(' ', out);
-			col++;
-		}
-		fwrite(p, 1, wl, out);
-		col += wl;
-		p += wl;
-		while (*p == ' ')
-			p++;
-	}
-	fputc('\n', out);
+	fmt_wrap(out, first, text, WIDTH);
 }
 
 PRINTF(3, 4)

@@ -8,6 +8,7 @@
  * straddles a threshold between them).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "testlib.h"
 #include "lib/util.h"
+#include "reports/gate_out.h"
 
 static char *dir, *db;
 
@@ -81,6 +83,17 @@ static int count_str(const char *s, const char *needle)
 	return n;
 }
 
+/* The lines of gate's table: those before the first empty line (the
+ * footnote). */
+static int table_lines(const char *out)
+{
+	const char *end = strstr(out, "\n\n");
+	char *t = end ? xstrndup(out, (size_t)(end - out + 1)) : xstrdup(out);
+	int n = tl_count_lines(t);
+	free(t);
+	return n;
+}
+
 /* The line of the output about variant on workload. */
 static int has_line(const char *out, const char *variant, const char *workload,
 		    const char *verdict)
@@ -128,7 +141,7 @@ Test(gate, rules_from_the_stored_experiment_pass_and_fail)
 	cr_assert(has_line(r.out, "same", "w2", "PASS"), "%s", r.out);
 	cr_assert(!has_line(r.out, "slow", "w2", ""), "%s", r.out);
 	cr_assert(strstr(r.out, "+10.00%"), "%s", r.out);
-	cr_assert_eq(tl_count_lines(r.out), 4, "%s", r.out);
+	cr_assert_eq(table_lines(r.out), 4, "%s", r.out);
 	cli_result_release(&r);
 }
 
@@ -147,7 +160,7 @@ Test(gate, rule_from_options_and_globs)
 	cli_run(dir, &r, "gate", "--db", db, "--variant", "s*", "--workload", "w?",
 		"--metric", "value", "--statistic", "mean", "--max-dilation", "0.05", NULL);
 	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
-	cr_assert_eq(tl_count_lines(r.out), 5, "%s", r.out);
+	cr_assert_eq(table_lines(r.out), 5, "%s", r.out);
 	cr_assert(has_line(r.out, "slow", "w2", "FAIL"));
 	cr_assert(has_line(r.out, "same", "w2", "PASS"));
 	cr_assert(!strstr(r.out, "\nbase "));
@@ -169,13 +182,87 @@ Test(gate, inconclusive_warns_and_strict_fails)
 		"--metric", "value", "--max-dilation", "3%", NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
 	cr_assert(has_line(r.out, "noisy", "w1", "INCONCLUSIVE"), "%s", r.out);
-	cr_assert(strstr(r.err, "inconclusive") && strstr(r.err, "more runs") &&
-		  strstr(r.err, "estimate"), "%s", r.err);
+	cr_assert(strstr(r.err, "inconclusive") && strstr(r.err, "more runs a side") &&
+		  strstr(r.err, "if the dilation and its spread stay as measured"), "%s", r.err);
 	cli_result_release(&r);
 
 	cli_run(dir, &r, "gate", "--db", db, "--variant", "noisy", "--workload", "w1",
 		"--metric", "value", "--max-dilation", "3%", "--strict", NULL);
 	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cli_result_release(&r);
+}
+
+/* gate_runs_needed() on cases worked out by hand. */
+Test(gate, runs_needed_known_answers)
+{
+	/* power 0.5: the n at which the interval just reaches the threshold,
+	 * n (h / d)^2: h = 10, d = 5 -> 10 * 4 */
+	cr_expect_eq(gate_runs_needed(10, 0, -10, 10, 5, 0.95, 0.5), 40);
+	/* power 0.8: times ((1.959964 + 0.841621) / 1.959964)^2 = 2.043202 -> 81.7 */
+	cr_expect_eq(gate_runs_needed(10, 0, -10, 10, 5, 0.95, 0.8), 82);
+	/* the issue's case: [-37 %, +20 %] at n = 10 against 5 %, the estimate
+	 * at -25 % (a skewed bootstrap interval): the upper side, h = 45, is
+	 * what has to shrink below d = 30: 10 * 1.5^2 * 2.043202 = 45.97, never
+	 * "about 1 more" */
+	cr_expect_eq(gate_runs_needed(10, -25, -37, 20, 5, 0.95, 0.8), 46);
+	/* the threshold below the estimate: the lower side, h = 8, d = 2 */
+	cr_expect_eq(gate_runs_needed(20, 3, -5, 4, 1, 0.95, 0.5), 320);
+	/* the same interval at a Holm level (97.5 %): z(0.9875) = 2.241403,
+	 * ((2.241403 + 0.841621) / 2.241403)^2 = 1.891968 -> 75.7 */
+	cr_expect_eq(gate_runs_needed(10, 0, -10, 10, 5, 0.975, 0.8), 76);
+	/* the estimate on the threshold: no number of runs decides it */
+	cr_expect(isinf(gate_runs_needed(10, 5, 0, 10, 5, 0.95, 0.8)));
+	/* nothing to estimate from */
+	cr_expect(isnan(gate_runs_needed(0, 0, -10, 10, 5, 0.95, 0.8)));
+	cr_expect(isnan(gate_runs_needed(10, 0, NAN, 10, 5, 0.95, 0.8)));
+	cr_expect(isnan(gate_runs_needed(10, 0, 0, 0, 0, 0.95, 0.8)));
+}
+
+/* The words of gate_more_runs(): an estimate, "fewer than" past the cap. */
+Test(gate, more_runs_wording_is_capped)
+{
+	struct gate_rule rule = { .metric = "wall", .confidence = 0.95, .max_dilation = 0.05 };
+	struct gate_judgement j = { .rule = &rule, .variant = "v", .workload = "w", .thr = 5,
+				    .has_ci = 1, .est = -25, .lo = -37, .hi = 20, .level = 0.95,
+				    .n = 10, .verdict = GATE_INCONCLUSIVE };
+	char *t;
+
+	j.runs_needed = gate_runs_needed(j.n, j.est, j.lo, j.hi, j.thr, j.level, GATE_POWER);
+	t = gate_more_runs(&j);
+	cr_expect(strstr(t, "about 36 more runs a side (46 in all, now 10)"), "%s", t);
+	free(t);
+	j.est = 4.99;	/* a hair from the threshold */
+	j.runs_needed = gate_runs_needed(j.n, j.est, j.lo, j.hi, j.thr, j.level, GATE_POWER);
+	t = gate_more_runs(&j);
+	cr_expect(strstr(t, "cannot be decided with fewer than 1000 runs a side (now 10)"), "%s", t);
+	free(t);
+	j.est = 5;
+	j.runs_needed = gate_runs_needed(j.n, j.est, j.lo, j.hi, j.thr, j.level, GATE_POWER);
+	t = gate_more_runs(&j);
+	cr_expect(strstr(t, "cannot be decided"), "%s", t);
+	free(t);
+	j.runs_needed = NAN;
+	t = gate_more_runs(&j);
+	cr_expect(strstr(t, "no interval"), "%s", t);
+	free(t);
+}
+
+/* Several judgements: their intervals are at Holm levels, and the output
+ * says why, once. */
+Test(gate, holm_levels_are_explained)
+{
+	struct cli_result r;
+
+	run_study("e", 1, NULL);
+	cli_run(dir, &r, "gate", "--db", db, "--metric", "value", "--max-dilation", "3%", NULL);
+	cr_assert_gt(count_str(r.out, "% Holm "), 0, "%s", r.out);
+	cr_assert_eq(count_str(r.out, "\nHolm: "), 1, "%s", r.out);
+	cr_assert(strstr(r.out, "1979") && strstr(r.out, "above the rule's 95 %"), "%s", r.out);
+	cli_result_release(&r);
+	/* one judgement: the rule's own level, no footnote */
+	cli_run(dir, &r, "gate", "--db", db, "--variant", "slow", "--workload", "w1",
+		"--metric", "value", "--max-dilation", "3%", NULL);
+	cr_assert(strstr(r.out, "@95%") && !strstr(r.out, "Holm"), "%s", r.out);
 	cli_result_release(&r);
 }
 

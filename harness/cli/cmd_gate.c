@@ -33,11 +33,10 @@
  * The interval printed is the one of the step that decided the judgement
  * (or of the last step for undecided ones), with its level.
  *
- * More runs for an inconclusive judgement: a CI half-width shrinks like
- * 1 / sqrt(n), so the interval excludes the threshold once the half-width
- * h is below the distance d of the estimate to the threshold, at about
- * n' = n (h / d)^2 runs a side (n the smaller side now).  An estimate: it
- * assumes the estimate and the spread stay where they are.
+ * More runs for an inconclusive judgement: gate_runs_needed()
+ * (reports/gate_out.h), from the half-width on the threshold's side of the
+ * estimate and the distance to the threshold, at the judgement's (Holm)
+ * level and power GATE_POWER; worded by gate_more_runs().
  *
  * The judgements and their outputs (text, JUnit, Markdown):
  * reports/gate_out.h.
@@ -195,19 +194,11 @@ static int judge_all(struct gate *g, int *usage_error)
 	}
 	for (size_t i = 0; i < m; i++) {
 		struct gate_judgement *j = &g->j[i];
-		double h, d;
 		if (j->decided)
 			continue;
 		j->verdict = GATE_INCONCLUSIVE;
-		j->more_runs = NAN;
-		if (!j->has_ci || !j->n)
-			continue;
-		h = (j->hi - j->lo) / 2;
-		d = fabs(j->est - j->thr);
-		if (d > 0 && isfinite(h))
-			j->more_runs = ceil((double)j->n * (h / d) * (h / d)) - (double)j->n;
-		if (j->more_runs < 1)
-			j->more_runs = 1;
+		j->runs_needed = j->has_ci ? gate_runs_needed(j->n, j->est, j->lo, j->hi, j->thr,
+							      j->level, GATE_POWER) : NAN;
 	}
 	return 0;
 }
@@ -434,19 +425,16 @@ int cmd_gate(int argc, char **argv)
 	gate_print(stdout, &outcome);
 	for (size_t i = 0; i < g.n_j; i++) {
 		const struct gate_judgement *j = &g.j[i];
-		char *what;
+		char *what, *more;
 		if (j->verdict == GATE_FAIL)
 			n_fail++;
 		if (j->verdict != GATE_INCONCLUSIVE)
 			continue;
 		n_inc++;
 		what = gate_describe(j);
-		if (isfinite(j->more_runs))
-			warning("inconclusive: %s; about %.0f more runs a side (now %zu) would likely "
-				"decide it (an estimate: n (half-width / distance to threshold)^2)",
-				what, j->more_runs, j->n);
-		else
-			warning("inconclusive: %s; more runs are needed", what);
+		more = gate_more_runs(j);
+		warning("inconclusive: %s; %s", what, more);
+		free(more);
 		free(what);
 	}
 	if (junit && gate_write_junit(junit, &outcome) < 0)
