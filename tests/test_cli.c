@@ -650,3 +650,65 @@ Test(cli, every_percentage_key_refuses_a_bare_number_of_1_or_more)
 	free(full_path);
 	free(inc_path);
 }
+
+/* ---- perturb runs, and --run latest / -N ---- */
+
+
+Test(cli, runs_lists_every_run_and_run_takes_latest_and_offsets)
+{
+	struct cli_result r;
+	static const char *const picks[][2] = {
+		{ "latest", "run 2:" }, { "-1", "run 2:" }, { "-2", "run 1:" }, { "1", "run 1:" },
+	};
+
+	run_study(two_variants, 0, NULL);
+	run_study(two_variants, 0, NULL);
+	cli_run(dir, &r, "runs", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(tl_count_lines(r.out), 3, "%s", r.out);
+	cr_assert(strstr(r.out, "ID") && strstr(r.out, "STATUS") && strstr(r.out, "MACHINE"),
+		  "%s", r.out);
+	/* 2 variants x (1 warm-up + 3 runs), all done */
+	cr_assert(strstr(r.out, "\n    1  envtest ") && strstr(r.out, "\n    2  envtest "), "%s",
+		  r.out);
+	cr_assert_eq(tl_count_str(r.out, " completed "), 2, "%s", r.out);
+	cr_assert_eq(tl_count_str(r.out, " 8/8 "), 2, "%s", r.out);
+	cli_result_release(&r);
+	cli_run(dir, &r, "runs", "--db", db, "--json", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(r.out[0] == '[' && strstr(r.out, "{\"id\": 2, \"name\": \"envtest\"") &&
+		  strstr(r.out, "\"done\": 8, \"total\": 8, \"failed\": 0"), "%s", r.out);
+	cli_result_release(&r);
+
+	for (size_t i = 0; i < ARRAY_SIZE(picks); i++) {
+		cli_run(dir, &r, "report", "--db", db, "--run", picks[i][0], "--bootstrap", "200",
+			NULL);
+		cr_assert_eq(r.status, 0, "--run %s: %s", picks[i][0], r.err);
+		cr_assert(!strncmp(r.out, picks[i][1], strlen(picks[i][1])), "--run %s: %s",
+			  picks[i][0], r.out);
+		cli_result_release(&r);
+	}
+	/* a run that is not there: what is there, and how to list it */
+	static const char *const missing[] = { "99", "-3", "0", "first" };
+	for (size_t i = 0; i < ARRAY_SIZE(missing); i++) {
+		cli_run(dir, &r, "report", "--db", db, "--run", missing[i], NULL);
+		cr_assert_eq(r.status, 2, "--run %s: exit %d", missing[i], r.status);
+		if (strcmp(missing[i], "first") && strcmp(missing[i], "0"))
+			cr_assert(strstr(r.err, "it holds runs 1-2") && strstr(r.err, "perturb runs --db "),
+				  "--run %s: %s", missing[i], r.err);
+		cli_result_release(&r);
+	}
+	/* gate and compare resolve the same way */
+	cli_run(dir, &r, "gate", "--db", db, "--run", "-2", "--max-dilation", "50%", NULL);
+	cr_assert(r.status == 0 || r.status == 1, "exit %d: %s", r.status, r.err);
+	cr_assert(!strstr(r.err, "error"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "gate", "--db", db, "--run", "7", "--max-dilation", "50%", NULL);
+	cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.err, "no run 7") && strstr(r.err, "1-2"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "compare", "--db", db, "--", "-2", "latest", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "envtest") || strstr(r.out, "echo"), "%s", r.out);
+	cli_result_release(&r);
+}

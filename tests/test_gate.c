@@ -75,13 +75,6 @@ static void run_study(const char *name, int scale, const char *gate_yaml)
 	free(file);
 }
 
-static int count_str(const char *s, const char *needle)
-{
-	int n = 0;
-	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
-	return n;
-}
 
 /* The lines of gate's table: those before the first empty line (the
  * footnote). */
@@ -255,8 +248,8 @@ Test(gate, holm_levels_are_explained)
 
 	run_study("e", 1, NULL);
 	cli_run(dir, &r, "gate", "--db", db, "--metric", "value", "--max-dilation", "3%", NULL);
-	cr_assert_gt(count_str(r.out, "% Holm "), 0, "%s", r.out);
-	cr_assert_eq(count_str(r.out, "\nHolm: "), 1, "%s", r.out);
+	cr_assert_gt(tl_count_str(r.out, "% Holm "), 0, "%s", r.out);
+	cr_assert_eq(tl_count_str(r.out, "\nHolm: "), 1, "%s", r.out);
 	cr_assert(strstr(r.out, "1979") && strstr(r.out, "above the rule's 95 %"), "%s", r.out);
 	cli_result_release(&r);
 	/* one judgement: the rule's own level, no footnote */
@@ -280,16 +273,16 @@ Test(gate, junit_and_markdown_files)
 	x = slurp("out.xml");
 	cr_assert(!strncmp(x, "<?xml version=\"1.0\"", 19));
 	/* 3 variants x 2 workloads; slow fails on both. */
-	cr_assert_eq(count_str(x, "<testcase "), 6, "%s", x);
-	cr_assert_eq(count_str(x, "</testcase>"), 6, "%s", x);
-	cr_assert_eq(count_str(x, "<failure "), 2, "%s", x);
+	cr_assert_eq(tl_count_str(x, "<testcase "), 6, "%s", x);
+	cr_assert_eq(tl_count_str(x, "</testcase>"), 6, "%s", x);
+	cr_assert_eq(tl_count_str(x, "<failure "), 2, "%s", x);
 	cr_assert(strstr(x, "failures=\"2\""), "%s", x);
 	/* an INCONCLUSIVE judgement is a skipped testcase, never a passing one */
-	cr_assert_gt(count_str(x, ">INCONCLUSIVE: "), 0, "%s", x);
-	cr_assert_eq(count_str(x, "<skipped message=\"the interval contains the threshold: "),
-		     count_str(x, ">INCONCLUSIVE: "), "%s", x);
-	cr_assert_eq(count_str(x, "<testsuite "), 1);
-	cr_assert_eq(count_str(x, "</testsuite>"), 1);
+	cr_assert_gt(tl_count_str(x, ">INCONCLUSIVE: "), 0, "%s", x);
+	cr_assert_eq(tl_count_str(x, "<skipped message=\"the interval contains the threshold: "),
+		     tl_count_str(x, ">INCONCLUSIVE: "), "%s", x);
+	cr_assert_eq(tl_count_str(x, "<testsuite "), 1);
+	cr_assert_eq(tl_count_str(x, "</testsuite>"), 1);
 	cr_assert(strstr(x, "</testsuites>\n"));
 	free(x);
 
@@ -350,13 +343,13 @@ Test(gate, compare_marks_insignificant_changes_and_fails_on_regression)
 	cli_run(dir, &r, "compare", "1", "2", "--db", db, "--metric", "value", NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
 	/* 4 variants x 2 workloads, no change: all "~". */
-	cr_assert_eq(count_str(r.out, " ~ "), 8, "%s", r.out);
+	cr_assert_eq(tl_count_str(r.out, " ~ "), 8, "%s", r.out);
 	cr_assert(!strstr(r.out, "provenance differs"), "%s", r.out);
 	cli_result_release(&r);
 
 	cli_run(dir, &r, "compare", "1", "3", "--db", db, "--metric", "value", NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
-	cr_assert_eq(count_str(r.out, "  +100.00%  ["), 8, "%s", r.out);
+	cr_assert_eq(tl_count_str(r.out, "  +100.00%  ["), 8, "%s", r.out);
 	cli_result_release(&r);
 
 	cli_run(dir, &r, "compare", "1", "3", "--db", db, "--metric", "value",

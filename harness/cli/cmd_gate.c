@@ -321,13 +321,13 @@ int cmd_gate(int argc, char **argv)
 	char **variants = NULL, **workloads = NULL;
 	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0;
 	int ret = EXIT_USAGE, rc, strict = 0, have_rule = 0, have_max = 0, usage_error = 0;
-	long run = 0;
+	const char *run = NULL;
 	struct opt opts[] = {
 		OPT_ARG("EXPERIMENT.yaml", &file,
 			"the rules of its gate: section (default: the one stored\nwith the run)"),
 		OPT_STRING(0, "db", &db, "PATH", "results database (default results/perturb.db)"),
-		OPT_INTEGER(0, "run", &run, 1, INT64_MAX, "ID",
-			    "a stored run (default: the latest)"),
+		OPT_STRING(0, "run", &run, "ID",
+			   "a stored run: its id, latest (the default), or a\nnegative offset: -1 the latest, -2 the one before"),
 		OPT_STRING(0, "variant", (const char **)&opt_rule.variant, "V",
 			   "rule: variant name or glob (default *)"),
 		OPT_STRING(0, "workload", (const char **)&opt_rule.workload, "W",
@@ -374,20 +374,12 @@ int cmd_gate(int argc, char **argv)
 	ret = EXIT_RUNTIME;
 	if (store_open(db, 0, &g.st) < 0)
 		goto out;
-	g.run_id = run;
-	if (!g.run_id) {
-		if (store_latest_run(g.st, &g.run_id) < 0)
-			goto out;
-		if (!g.run_id) {
-			error("results database '%s' holds no run (run 'perturb run' first)", db);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (store_run_header(g.st, g.run_id, &h) < 0) {
-		ret = run ? EXIT_USAGE : EXIT_RUNTIME;
+	if (store_resolve_run(g.st, run, &g.run_id, &usage_error) < 0) {
+		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}
+	if (store_run_header(g.st, g.run_id, &h) < 0)
+		goto out;
 	if (have_rule) {
 		rules = &opt_rule;
 		n_rules = 1;
