@@ -17,6 +17,7 @@
 
 #include "testlib.h"
 #include "lib/util.h"
+#include "lib/machine.h"
 #include "reports/gate_out.h"
 
 static char *dir, *db;
@@ -429,6 +430,91 @@ Test(gate, doctor_prints_every_section_and_valid_json)
 	cr_assert(strstr(r.out, "kernels: config: building the kernel needs 'make', not found on "
 			 "PATH (Debian package: make)"), "%s", r.out);
 	cli_result_release(&r);
+}
+
+/* machine_isolation_cpus(): online CPUs minus those kept, as a cpulist. */
+Test(gate, doctor_isolation_cpus_known_answers)
+{
+	static const char *const cases[][3] = {
+		{ "0-1", "0", "1" },		/* this kind of machine: 2 CPUs */
+		{ "0-3", "0", "1-3" },
+		{ "0-7", "0,4", "1-3,5-7" },	/* CPU 0's SMT sibling stays too */
+		{ "0-3,8-11", "0", "1-3,8-11" },
+		{ "0,2,4", "0", "2,4" },
+		{ "0", "0", NULL },		/* one CPU: nothing to isolate */
+		{ "0-1", "0-1", NULL },		/* one core with two threads */
+		{ "0-3", "x", NULL },		/* unreadable lists */
+		{ "0-", "0", NULL },
+		{ "3-1", "0", NULL },
+		{ "0-5000", "0", NULL },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *got = machine_isolation_cpus(cases[i][0], cases[i][1]);
+		if (cases[i][2])
+			cr_expect(got && !strcmp(got, cases[i][2]), "%s minus %s: %s, want %s",
+				  cases[i][0], cases[i][1], got ? got : "NULL", cases[i][2]);
+		else
+			cr_expect_null(got, "%s minus %s: %s, want NULL", cases[i][0], cases[i][1], got);
+		free(got);
+	}
+}
+
+/* Is cpu in the cpulist list? */
+static int in_cpulist(const char *list, long cpu)
+{
+	char *end;
+	for (const char *p = list; *p; p = *end ? end + 1 : end) {
+		long a = strtol(p, &end, 10), b = a;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		if (cpu >= a && cpu <= b)
+			return 1;
+	}
+	return 0;
+}
+
+/* Every fix doctor prints fits this machine: the CPUs it would isolate are
+ * online and not CPU 0; no perf_event_paranoid advice without hardware
+ * counters; the KVM module of the CPU's own virtualisation. */
+Test(gate, doctor_fixes_fit_the_machine)
+{
+	struct cli_result r;
+	char *online = read_line_file("/sys/devices/system/cpu/online");
+	char *cpuinfo = read_file("/proc/cpuinfo", NULL);
+	const char *p;
+
+	cr_assert(online && cpuinfo);
+	cli_run(dir, &r, "doctor", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	if ((p = strstr(r.out, "fix: add isolcpus="))) {
+		char *end;
+		p += strlen("fix: add isolcpus=");
+		for (;;) {
+			long a = strtol(p, &end, 10), b = a;
+			if (*end == '-')
+				b = strtol(end + 1, &end, 10);
+			for (long c = a; c <= b; c++)
+				cr_assert(c != 0 && in_cpulist(online, c),
+					  "isolcpus names CPU %ld; online: %s\n%s", c, online, r.out);
+			if (*end != ',')
+				break;
+			p = end + 1;
+		}
+		cr_assert(!strncmp(end, " nohz_full=", 11), "%s", r.out);
+	} else {
+		cr_assert(strstr(r.out, "isolcpus: no isolated CPUs, and none to isolate") ||
+			  strstr(r.out, "ok    isolcpus: "), "%s", r.out);
+	}
+	if (strstr(r.out, "no hardware counters"))
+		cr_assert(!strstr(r.out, "perf_event_paranoid=1"), "%s", r.out);
+	if (strstr(r.out, "modprobe kvm_intel"))
+		cr_assert(strstr(cpuinfo, " vmx"), "%s", r.out);
+	if (strstr(r.out, "modprobe kvm_amd"))
+		cr_assert(strstr(cpuinfo, " svm"), "%s", r.out);
+	cli_result_release(&r);
+	free(online);
+	free(cpuinfo);
 }
 
 /* ---- progress of perturb run ---- */
