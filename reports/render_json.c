@@ -296,6 +296,29 @@ static void tracer(const struct report_tracer *t, FILE *out)
 	fputs("\"unit\":\"ns\"}}", out);
 }
 
+static void failure(const struct report_failure *f, FILE *out)
+{
+	fputc('{', out);
+	jkv_str(out, "workload", f->workload);
+	jkv_str(out, "variant", f->variant);
+	fprintf(out, "\"n\":%zu,\"first\":{\"seq\":%d,\"repetition\":%d,\"warmup\":%s,", f->n,
+		f->seq, f->repetition + 1, f->warmup ? "true" : "false");
+	jkv_str(out, "status", f->status);
+	jkv_str(out, "reason", f->reason);
+	jkey(out, "output_tail");
+	fputc('[', out);
+	for (const char *p = f->tail; *p;) {
+		size_t len = strcspn(p, "\n");
+		char *line = xstrndup(p, len);
+		if (p != f->tail)
+			fputc(',', out);
+		jstr(out, line);
+		free(line);
+		p += len + (p[len] == '\n');
+	}
+	fputs("]}}", out);
+}
+
 static int json(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
@@ -350,6 +373,11 @@ static int json(const struct report_model *m, FILE *out)
 	for (size_t i = 0; i < m->n_tracer; i++) {
 		fputs(i ? ",\n" : "\n", out);
 		tracer(&m->tracer[i], out);
+	}
+	fputs("\n],\"failures\":[", out);
+	for (size_t i = 0; i < m->n_failures; i++) {
+		fputs(i ? ",\n" : "\n", out);
+		failure(&m->failures[i], out);
 	}
 	fputs("\n]}\n", out);
 	return 0;

@@ -712,3 +712,98 @@ Test(cli, runs_lists_every_run_and_run_takes_latest_and_offsets)
 	cr_assert(strstr(r.out, "envtest") || strstr(r.out, "echo"), "%s", r.out);
 	cli_result_release(&r);
 }
+
+/* ---- a failed run says why: its last lines of output ---- */
+
+Test(cli, failed_runs_show_their_last_lines_in_the_run_and_every_report_format)
+{
+	static const char *const formats[][2] = {
+		{ "text", "    | error: cannot open /nonexistent/input.dat\n" },
+		{ "markdown", "    error: cannot open /nonexistent/input.dat\n" },
+		{ "html", "<pre>" },
+		{ "json", "\"output_tail\":[\"line 3\",\"line 4\",\"line 5\",\"line 6\","
+			  "\"error: cannot open /nonexistent/input.dat\"]" },
+	};
+	struct cli_result r;
+
+	/* seven lines: the report keeps the last five */
+	run_study("name: x\nwarmup: 0\nrepetitions: 2\n"
+		  "variants: [{name: a}, {name: b}]\n"
+		  "workloads:\n"
+		  "  - {name: ok, cmd: [true]}\n"
+		  "  - name: bad\n"
+		  "    shell: 'for i in 1 2 3 4 5 6; do echo line $i; done; "
+		  "echo \"error: cannot open /nonexistent/input.dat\" >&2; exit 2'\n", 3,
+		  "  the first, run 1: failed, exited with status 2; its last lines of output:\n"
+		  "    | line 3\n    | line 4\n    | line 5\n    | line 6\n"
+		  "    | error: cannot open /nonexistent/input.dat\n");
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		cli_run(dir, &r, "report", "--db", db, "--format", formats[i][0], "--bootstrap",
+			"200", NULL);
+		cr_assert_eq(r.status, 0, "%s: %s", formats[i][0], r.err);
+		cr_assert(strstr(r.out, formats[i][1]), "%s:\n%s", formats[i][0], r.out);
+		cr_assert(strstr(r.out, "exited with status 2"), "%s:\n%s", formats[i][0], r.out);
+		cr_assert(!strstr(r.out, "line 2"), "%s keeps more than 5 lines:\n%s", formats[i][0],
+			  r.out);
+		if (!strcmp(formats[i][0], "text"))
+			cr_assert(strstr(r.out, "\nFailed runs\n bad under ") &&
+				  strstr(r.out, ": 2 failed runs; the first, run 1 (plan entry "), "%s",
+				  r.out);
+		if (!strcmp(formats[i][0], "html"))
+			cr_assert(strstr(r.out, "<pre>line 3\nline 4\n") &&
+				  strstr(r.out, "error: cannot open /nonexistent/input.dat</pre>"),
+				  "%s", r.out);
+		if (!strcmp(formats[i][0], "json"))
+			tl_check_report_schema(r.out);
+		cli_result_release(&r);
+	}
+}
+
+/* ---- tables titled by what they show, units on every number ---- */
+
+Test(cli, report_tables_are_titled_by_what_they_show_with_units_at_any_width)
+{
+	static const char *const formats[] = { "text", "markdown", "html" };
+	struct cli_result r;
+	const char *p, *end;
+	int rows = 0;
+
+	run_study(two_variants, 0, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		cli_run(dir, &r, "report", "--db", db, "--format", formats[i], "--bootstrap", "200",
+			NULL);
+		cr_assert_eq(r.status, 0, "%s: %s", formats[i], r.err);
+		cr_assert(strstr(r.out, "Dilation at percentiles") && strstr(r.out, "Moments") &&
+			  strstr(r.out, "Configurations"), "%s:\n%s", formats[i], r.out);
+		cr_assert(!strstr(r.out, "KTAU Table") && !strstr(r.out, "(LTT)") &&
+			  !strstr(r.out, "T/M"), "%s: a title needs a paper:\n%s", formats[i], r.out);
+		/* the papers are named once, in the notes */
+		p = strstr(r.out, "Notes");
+		cr_assert(p && strstr(p, "KTAU") && strstr(p, "Yaghmour") &&
+			  strstr(r.out, "KTAU") > p, "%s:\n%s", formats[i], r.out);
+		cli_result_release(&r);
+	}
+
+	/* seven percentiles: the table is split, every value keeps its unit */
+	cli_run(dir, &r, "report", "--db", db, "--metric", "wall", "--bootstrap", "200",
+		"--percentiles", "0,10,25,50,75,90,99", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	p = strstr(r.out, "Dilation at percentiles");
+	end = p ? strstr(p, " Moments") : NULL;
+	cr_assert(p && end, "%s", r.out);
+	for (const char *l = p; l && l < end; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		char *line, *save = NULL;
+		if (strncmp(l, "  one ", 6))	/* the baseline's rows: one value a cell */
+			continue;
+		line = xstrndup(l + 6, strcspn(l + 6, "\n"));
+		for (char *c = strtok_r(line, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
+			char *unit = strtok_r(NULL, " ", &save);
+			cr_assert(unit && !strcmp(unit, "s"), "a value without its unit: %s\n%s", c,
+				  r.out);
+		}
+		free(line);
+		rows++;
+	}
+	cr_assert_geq(rows, 2, "the table was not split:\n%s", r.out);
+	cli_result_release(&r);
+}

@@ -980,6 +980,37 @@ step:
 	return ret;
 }
 
+int store_each_failure(struct store *s, int64_t run_id, store_failure_fn fn, void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret = 0;
+
+	if (prepare_run(s, "SELECT r.seq, p.repetition, p.warmup, p.variant, p.workload,"
+			" r.status, r.reason, r.output_tail FROM results r"
+			" JOIN plan p ON p.run_id = r.run_id AND p.seq = r.seq"
+			" WHERE r.run_id = ?1 AND r.status <> 'ok' ORDER BY r.seq", run_id, &st) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *tail = (const char *)sqlite3_column_text(st, 7);
+		struct stored_failure f = {
+			.seq = sqlite3_column_int(st, 0),
+			.repetition = sqlite3_column_int(st, 1),
+			.warmup = sqlite3_column_int(st, 2),
+			.variant = (const char *)sqlite3_column_text(st, 3),
+			.workload = (const char *)sqlite3_column_text(st, 4),
+			.status = (const char *)sqlite3_column_text(st, 5),
+			.reason = (const char *)sqlite3_column_text(st, 6),
+			.output_tail = tail ? tail : "",
+		};
+		if ((ret = fn(&f, ctx)))
+			break;
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = read_error(s);
+	sqlite3_finalize(st);
+	return ret;
+}
+
 int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
 {
 	sqlite3_stmt *st = NULL;

@@ -147,6 +147,19 @@ int store_latest_run(struct store *s, int64_t *run_id);
  */
 int store_resolve_run(struct store *s, const char *spec, int64_t *run_id, int *usage);
 
+/* A result that is not ok (store_each_failure()). */
+struct stored_failure {
+	int seq, repetition, warmup;
+	const char *variant, *workload, *status, *reason;
+	const char *output_tail;	/* the end of its stdout then stderr
+					   (RUNNER_TAIL_BYTES at most), "" when none */
+};
+typedef int (*store_failure_fn)(const struct stored_failure *f, void *ctx);
+/* Calls fn for every result of a run whose status is not ok, by seq;
+ * strings valid during the call only.  fn returning non-zero stops the
+ * walk and is returned. */
+int store_each_failure(struct store *s, int64_t run_id, store_failure_fn fn, void *ctx);
+
 /* One stored run, as `perturb runs` lists it. */
 struct run_summary {
 	int64_t id;

@@ -471,6 +471,19 @@ int program_exists(const char *prog)
 	return found;
 }
 
+char *last_lines(const char *s, int n)
+{
+	size_t len = strlen(s);
+	const char *p;
+
+	while (len && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+		len--;
+	for (p = s + len; p > s; p--)
+		if (p[-1] == '\n' && --n == 0)
+			break;
+	return xstrndup(p, (size_t)(s + len - p));
+}
+
 size_t edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);

@@ -122,6 +122,10 @@ char *dir_name(const char *path);
 /* Is prog (no slash) found on PATH, or (with slash) executable? */
 int program_exists(const char *prog);
 
+/* The last n lines of s, its trailing newlines left out: malloc'd ("" for
+ * an empty s). */
+char *last_lines(const char *s, int n);
+
 /* Levenshtein distance, for "did you mean" suggestions. */
 size_t edit_distance(const char *a, const char *b);
 /* The closest of the NULL-terminated words to s when close enough to be a
