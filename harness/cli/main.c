@@ -52,8 +52,9 @@ static const struct command commands[] = {
 	{ "doctor", cmd_doctor, 0, "doctor [--json] [-q]",
 	  "What this machine can do and what makes its measurements noisy: root,\n"
 	  "tracefs, PAPI, perf events, QEMU and KVM, CPU model, governor, boost, SMT,\n"
-	  "ASLR, load and isolated CPUs; each noise source with the command that fixes\n"
-	  "it.  Changes nothing.\n" },
+	  "ASLR, load and isolated CPUs; each noise source with a fix that fits this\n"
+	  "machine (its own CPUs, its own counters), or why there is none.  Changes\n"
+	  "nothing.\n" },
 	{ "gen", cmd_gen, 0, "gen KIND SIZE FILE [--seed N]",
 	  "Write SIZE bytes of deterministic input data of KIND (text, binary) to FILE\n"
 	  "(- for standard output); the same seed gives the same bytes everywhere.\n" },
