@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int fmt_decimals(double v)
 {
@@ -132,4 +133,28 @@ FILE *fmt_memstream(char **buf, size_t *len)
 		abort();
 	}
 	return f;
+}
+
+void fmt_wrap(FILE *out, const char *first, const char *text, size_t width)
+{
+	size_t ind = strlen(first), col = ind;
+	const char *p = text;
+
+	fputs(first, out);
+	while (*p) {
+		size_t wl = strcspn(p, " ");
+		if (col > ind && col + 1 + wl > width) {
+			fprintf(out, "\n%*s", (int)ind, "");
+			col = ind;
+		} else if (col > ind) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(p, 1, wl, out);
+		col += wl;
+		p += wl;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
 }

@@ -45,5 +45,8 @@ FILE *fmt_memstream(char **buf, size_t *len);
 void fmt_escape(FILE *out, const char *s, const char *const subst[256]);
 /* s as text of a Markdown table cell or paragraph (render_markdown, gate). */
 void fmt_markdown(FILE *out, const char *s);
+/* text as lines of at most width columns (a longer word stays whole), the
+ * first starting with first, the others indented by its length. */
+void fmt_wrap(FILE *out, const char *first, const char *text, size_t width);
 
 #endif

@@ -4,6 +4,7 @@
 #include "lib/util.h"
 
 #include <errno.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,29 +20,94 @@ static void gate_pct(char *buf, size_t len, double x)
 		snprintf(buf, len, "n/a");
 }
 
+/* Is j's interval at a level Holm's procedure raised above the rule's? */
+static int holm_widened(const struct gate_judgement *j)
+{
+	return j->has_ci && fabs(j->level - j->rule->confidence) > 1e-9;
+}
+
 static void gate_interval(char *buf, size_t len, const struct gate_judgement *j)
 {
 	if (j->has_ci)
-		snprintf(buf, len, "[%+.2f%%, %+.2f%%] @%.4g%%", j->lo, j->hi, 100 * j->level);
+		snprintf(buf, len, "[%+.2f%%, %+.2f%%] @%.4g%%%s", j->lo, j->hi, 100 * j->level,
+			 holm_widened(j) ? " Holm" : "");
 	else
 		snprintf(buf, len, "no interval");
 }
 
+/* The footnote of the " Holm" intervals, or NULL when there is none
+ * (malloc'd). */
+static char *holm_note(const struct gate_outcome *g)
+{
+	const struct gate_judgement *w = NULL;
+
+	for (size_t i = 0; i < g->n && !w; i++)
+		if (holm_widened(&g->j[i]))
+			w = &g->j[i];
+	if (!w)
+		return NULL;
+	return xasprintf("Holm: %zu judgements are made at once, so each interval is at a level "
+			 "above the rule's %.4g %% (Holm, \"A simple sequentially rejective "
+			 "multiple test procedure\", Scand. J. Statist. 6, 1979): wider than the "
+			 "report's %.4g %% interval of the same dilation, so that the chance of any "
+			 "wrong PASS or FAIL among them stays at %.4g %%.",
+			 g->n, 100 * w->rule->confidence, 100 * w->rule->confidence,
+			 100 * (1 - w->rule->confidence));
+}
+
 void gate_print(FILE *f, const struct gate_outcome *g)
 {
-	char est[32], iv[80], thr[32];
+	char est[32], iv[80], thr[32], *note;
 
-	fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", "VARIANT", "WORKLOAD",
+	fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-34s %8s  %s\n", "VARIANT", "WORKLOAD",
 		"METRIC", "STAT", "DILATION", "INTERVAL", "MAX", "VERDICT");
 	for (size_t i = 0; i < g->n; i++) {
 		const struct gate_judgement *j = &g->j[i];
 		gate_pct(est, sizeof(est), j->has_ci || j->reason == NULL ? j->est : NAN);
 		gate_interval(iv, sizeof(iv), j);
 		gate_pct(thr, sizeof(thr), j->thr);
-		fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", j->variant, j->workload,
+		fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-34s %8s  %s\n", j->variant, j->workload,
 			j->rule->metric, statistic_name(j->rule->statistic), est, iv, thr,
 			gate_verdict_names[j->verdict]);
 	}
+	if ((note = holm_note(g))) {
+		fprintf(f, "\n");
+		fmt_wrap(f, "", note, 100);
+		free(note);
+	}
+}
+
+double gate_runs_needed(size_t n, double est, double lo, double hi, double thr, double level,
+			double power)
+{
+	double h = thr > est ? hi - est : est - lo, d = fabs(thr - est), za, zp;
+
+	if (!n || !isfinite(est) || !isfinite(lo) || !isfinite(hi) || !(h > 0) ||
+	    !(level > 0 && level < 1) || !(power > 0 && power < 1))
+		return NAN;
+	if (d == 0)
+		return INFINITY;
+	za = gsl_cdf_ugaussian_Pinv(1 - (1 - level) / 2);
+	zp = gsl_cdf_ugaussian_Pinv(power);
+	return ceil((double)n * (h / d) * (h / d) * ((za + zp) / za) * ((za + zp) / za) - 1e-9);
+}
+
+char *gate_more_runs(const struct gate_judgement *j)
+{
+	double cap = (double)j->n * GATE_RUNS_CAP_FACTOR, need = j->runs_needed;
+
+	if (isnan(need))
+		return xstrdup("more runs are needed (there is no interval to estimate how many from)");
+	if (need > cap)
+		return xasprintf("it cannot be decided with fewer than %.0f runs a side (now %zu): "
+				 "the dilation (%+.2f %%) is too close to the threshold (%+.2f %%) "
+				 "for its spread", cap, j->n, j->est, j->thr);
+	if (need <= (double)j->n)	/* the interval's own level: decided soon */
+		need = (double)j->n + 1;
+	return xasprintf("about %.0f more runs a side (%.0f in all, now %zu) would decide it with "
+			 "%.0f %% probability if the dilation and its spread stay as measured "
+			 "(n (half-width / distance to threshold)^2, scaled for power)",
+			 need - (double)j->n, need, j->n, 100 * GATE_POWER);
 }
 
 static void xml_escape(FILE *f, const char *s)
@@ -129,7 +195,7 @@ static int write_markdown(FILE *f, const void *ctx)
 {
 	const struct gate_outcome *g = ctx;
 	size_t count[3] = { 0 };
-	char est[32], iv[80], thr[32];
+	char est[32], iv[80], thr[32], *note;
 
 	for (size_t i = 0; i < g->n; i++)
 		count[g->j[i].verdict]++;
@@ -154,7 +220,11 @@ static int write_markdown(FILE *f, const void *ctx)
 			est, iv, thr, gate_verdict_names[j->verdict]);
 	}
 	fprintf(f, "\nIntervals are confidence intervals of the dilation in %%, at the level "
-		"shown (Holm-corrected across the %zu judgements).\n", g->n);
+		"shown.\n");
+	if ((note = holm_note(g))) {
+		fprintf(f, "\n%s\n", note);
+		free(note);
+	}
 	return 0;
 }
 

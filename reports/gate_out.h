@@ -7,7 +7,8 @@
  * rule's threshold: FAIL when the lower bound is above it, PASS when the
  * upper bound is below it, INCONCLUSIVE otherwise or without an interval.
  * The outputs print the interval of the step of Holm's procedure that
- * decided the judgement, with its level.
+ * decided the judgement, with its level; when that level is not the rule's
+ * own (Holm widened it), a footnote says why (gate_print, the Markdown).
  */
 #ifndef PERTURB_REPORTS_GATE_OUT_H
 #define PERTURB_REPORTS_GATE_OUT_H
@@ -32,8 +33,40 @@ struct gate_judgement {
 	double est, lo, hi, level;
 	size_t n;			/* the smaller side */
 	enum gate_verdict verdict;
-	double more_runs;		/* inconclusive: estimate, NaN when unknown */
+	double runs_needed;		/* inconclusive: gate_runs_needed() */
 };
+
+/*
+ * Runs a side that would likely decide an inconclusive judgement: its
+ * interval [lo, hi] at level (a fraction) from n runs a side (the smaller
+ * side) around the estimate est contains the threshold thr.  The interval's
+ * half-width shrinks like 1 / sqrt(n), so with the half-width h on the
+ * threshold's side of the estimate (hi - est when thr > est, else est - lo:
+ * bootstrap intervals need not be symmetric) and the distance d = |thr -
+ * est|, the normal-approximation sample size for a test of level 1 - level
+ * and the given power (Chow, Shao & Wang, "Sample Size Calculations in
+ * Clinical Research", 2nd ed., 2008, sec. 3.1; the same formula as the
+ * report's detectable effect, reports/report.h) is
+ *   N = n (h / d)^2 ((z(1 - (1 - level)/2) + z(power)) / z(1 - (1 - level)/2))^2
+ * runs a side, rounded up; power 0.5 gives n (h / d)^2, the n at which the
+ * interval would just reach the threshold.  It assumes the estimate and
+ * the spread stay as measured.  INFINITY when d = 0 (no number of runs
+ * decides it unless the estimate moves), NaN when it cannot be estimated
+ * (n = 0, no finite interval, or h <= 0).
+ */
+double gate_runs_needed(size_t n, double est, double lo, double hi, double thr, double level,
+			double power);
+/* The power gate_runs_needed() is asked for by perturb gate. */
+#define GATE_POWER 0.8
+/* Above this many times the runs done, gate_more_runs() says only "more
+ * than" that many: an estimate that far out says the threshold is too
+ * close to decide, not how many runs it takes. */
+#define GATE_RUNS_CAP_FACTOR 100
+/* What an inconclusive judgement would need, one clause for messages
+ * (malloc'd): "about 36 more runs a side (46 in all, now 10) would decide it
+ * with 80 % probability if ...", "more than 1000 runs a side (now 10) ...",
+ * or why it cannot be said. */
+char *gate_more_runs(const struct gate_judgement *j);
 
 /* What the outputs show: the judgements of one run; strict: inconclusive
  * judgements count as failed. */

@@ -503,6 +503,13 @@ static void h_para_end(struct tw *t)
 	fputs("</p>\n", t->out);
 }
 
+static void h_pre(struct tw *t, const char *text)
+{
+	fputs("<pre>", t->out);
+	esc(t->out, text);
+	fputs("</pre>\n", t->out);
+}
+
 static const struct tw_ops html_ops = {
 	.esc = esc,
 	.begin = h_begin,
@@ -522,6 +529,7 @@ static const struct tw_ops html_ops = {
 	.section = h_section,
 	.para = h_para,
 	.para_end = h_para_end,
+	.pre = h_pre,
 };
 
 /* ---- sections ---- */
@@ -578,8 +586,11 @@ static void notes(const struct report_model *m, FILE *out, const char *lvl)
 	fprintf(out, "<li>p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted across the "
 		"%zu comparisons of this report; significant at alpha = %g.</li>\n",
 		m->n_comparisons, m->alpha);
-	fprintf(out, "<li>Outliers: Tukey's fences (k = %g) / modified z-score |z| &gt; %g; "
-		"labelled, not dropped.</li>\n</ul>\n", REPORT_TUKEY_K, REPORT_MADZ);
+	fprintf(out, "<li>Outliers IQR/MAD: Tukey's fences (k = %g interquartile ranges) / "
+		"modified z-score from the median absolute deviation |z| &gt; %g; labelled, not "
+		"dropped.</li>\n<li>", REPORT_TUKEY_K, REPORT_MADZ);
+	esc(out, report_papers_note);
+	fputs("</li>\n</ul>\n", out);
 }
 
 static void provenance(const struct report_model *m, FILE *out)
@@ -752,6 +763,7 @@ static int html(const struct report_model *m, FILE *out)
 
 	/* the body first, into a buffer: the contents list its headings */
 	t.out = fmt_memstream(&body, &body_len);
+	tw_failures(&t, m);
 	if (!m->n_groups)
 		fputs("<p>No successful measured run to report.</p>\n", t.out);
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
@@ -765,10 +777,10 @@ static int html(const struct report_model *m, FILE *out)
 		toc_h2(&toc, t.out, title);
 		free(title);
 		plot(m, g, t.out);
-		fprintf(t.out, "<h3>Dilation at percentiles (KTAU Table 1)</h3>\n<p>[lo, hi]: %s %% "
+		fprintf(t.out, "<h3>Dilation at percentiles</h3>\n<p>[lo, hi]: %s %% "
 			"CI of the %% dilation.</p>\n", lvl);
 		tw_table1(&t, m, g);
-		fprintf(t.out, "<h3>Moments (KTAU Table 2)</h3>\n<p>Variance: sample (n &minus; 1). "
+		fprintf(t.out, "<h3>Moments</h3>\n<p>Variance: sample (n &minus; 1). "
 			"Mean dilation in %% with its %s %% CI. Detectable: the smallest mean "
 			"dilation these runs could detect (power %.0f %%).</p>\n", lvl,
 			100 * REPORT_MDE_POWER);

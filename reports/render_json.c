@@ -335,6 +335,29 @@ static void curve(const struct report_model *m, const struct report_curve *c, FI
 	fputs("]}", out);
 }
 
+static void failure(const struct report_failure *f, FILE *out)
+{
+	fputc('{', out);
+	jkv_str(out, "workload", f->workload);
+	jkv_str(out, "variant", f->variant);
+	fprintf(out, "\"n\":%zu,\"first\":{\"seq\":%d,\"repetition\":%d,\"warmup\":%s,", f->n,
+		f->seq, f->repetition + 1, f->warmup ? "true" : "false");
+	jkv_str(out, "status", f->status);
+	jkv_str(out, "reason", f->reason);
+	jkey(out, "output_tail");
+	fputc('[', out);
+	for (const char *p = f->tail; *p;) {
+		size_t len = strcspn(p, "\n");
+		char *line = xstrndup(p, len);
+		if (p != f->tail)
+			fputc(',', out);
+		jstr(out, line);
+		free(line);
+		p += len + (p[len] == '\n');
+	}
+	fputs("]}}", out);
+}
+
 static int json(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
@@ -394,6 +417,11 @@ static int json(const struct report_model *m, FILE *out)
 	for (size_t i = 0; i < m->n_curves; i++) {
 		fputs(i ? ",\n" : "\n", out);
 		curve(m, &m->curves[i], out);
+	}
+	fputs("\n],\"failures\":[", out);
+	for (size_t i = 0; i < m->n_failures; i++) {
+		fputs(i ? ",\n" : "\n", out);
+		failure(&m->failures[i], out);
 	}
 	fputs("\n]}\n", out);
 	return 0;

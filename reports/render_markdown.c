@@ -101,6 +101,17 @@ static void md_para_end(struct tw *t)
 	fputs("\n\n", t->out);
 }
 
+/* An indented code block: shown as it is, nothing to escape. */
+static void md_pre(struct tw *t, const char *text)
+{
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, "\n");
+		fprintf(t->out, "    %.*s\n", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+	fputc('\n', t->out);
+}
+
 static const struct tw_ops md_ops = {
 	.esc = md,
 	.begin = md_begin,
@@ -119,6 +130,7 @@ static const struct tw_ops md_ops = {
 	.section = md_section,
 	.para = md_none,
 	.para_end = md_para_end,
+	.pre = md_pre,
 };
 
 /* ---- sections ---- */
@@ -187,16 +199,17 @@ static int markdown(const struct report_model *m, FILE *out)
 		tw_virtual(out, md, m, " - ");
 		fputs("\n", out);
 	}
+	tw_failures(&t, m);
 	if (!m->n_groups)
 		fputs("\nNo successful measured run to report.\n", out);
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
 		const struct report_group *g = &m->groups[gi];
 		fputs("\n## ", out);
 		tw_title(out, md, g);
-		fprintf(out, "\n\n### Dilation at percentiles (KTAU Table 1)\n\n"
+		fprintf(out, "\n\n### Dilation at percentiles\n\n"
 			"[lo, hi]: %s %% CI of the %% dilation.\n\n", lvl);
 		tw_table1(&t, m, g);
-		fprintf(out, "\n### Moments (KTAU Table 2)\n\nVariance: sample (n - 1). "
+		fprintf(out, "\n### Moments\n\nVariance: sample (n - 1). "
 			"Mean dilation in %% with its %s %% CI. Detectable: the smallest mean "
 			"dilation these runs could detect (power %.0f %%).\n\n", lvl,
 			100 * REPORT_MDE_POWER);
@@ -240,8 +253,11 @@ static int markdown(const struct report_model *m, FILE *out)
 	fprintf(out, "- p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted across the "
 		"%zu comparisons of this report; significant at alpha = %g.\n",
 		m->n_comparisons, m->alpha);
-	fprintf(out, "- Outliers: Tukey's fences (k = %g) / modified z-score |z| > %g; "
-		"labelled, not dropped.\n", REPORT_TUKEY_K, REPORT_MADZ);
+	fprintf(out, "- Outliers IQR/MAD: Tukey's fences (k = %g interquartile ranges) / "
+		"modified z-score from the median absolute deviation |z| > %g; labelled, not "
+		"dropped.\n- ", REPORT_TUKEY_K, REPORT_MADZ);
+	md(out, report_papers_note);
+	fputc('\n', out);
 	return 0;
 }
 

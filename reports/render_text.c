@@ -3,16 +3,16 @@
  * of the report's tables (table.h) and the prose around them.
  *
  * For each workload and metric the tables of table.h: dilation at
- * percentiles (KTAU Table 1; the CI of a % dilation on a second line of its
- * cell), moments (KTAU Table 2), shift and shape, and the runs nested in
- * blocks; then the configurations table (LTT), the tracer accounting (a
+ * percentiles (the CI of a % dilation on a second line of its cell), moments,
+ * shift and shape, and the runs nested in blocks; then the configurations
+ * table, the tracer accounting (a
  * warning when runs lost events), the Markers table for per-operation
  * metrics, and notes saying what every interval and mark is.
  *
  * The writer buffers a table's cells, then prints it: columns as wide as
  * their widest line (the first at most 40), split by columns when wider
- * than 100, the first column repeated; the units of Table 1's values are
- * left out when they would make the table wider than 100.  A reason why a
+ * than 100, the first column repeated; every value keeps its unit, whatever
+ * the table's width.  A reason why a
  * value is missing is a numbered note, printed at the end.  Colour
  * (significance marks, warnings, intervals dimmed) only when
  * report_opts.color.
@@ -28,9 +28,6 @@
 
 #define WIDTH 100
 #define GAP 2
-/* Around a unit in a buffered cell: the writer may leave it out. */
-#define UNIT_ON '\001'
-#define UNIT_OFF '\002'
 
 /* ---- notes: distinct footnote texts, numbered in order of use ---- */
 
@@ -216,26 +213,6 @@ static const char *cs(const struct cell *c)
 	return c->s ? c->s : "";
 }
 
-/* Remove the unit markers of every cell, and the units too when drop. */
-static void units(struct text_tw *x, int drop)
-{
-	for (size_t i = 0; i < x->nrows * x->ncols; i++) {
-		char *s = x->cells[i].s, *d = s;
-		for (; s && *s; s++) {
-			if (*s == UNIT_ON && drop) {
-				char *off = strchr(s, UNIT_OFF);
-				if (!off)
-					break;
-				s = off;	/* the unit and its markers are skipped */
-			} else if (*s != UNIT_ON && *s != UNIT_OFF) {
-				*d++ = *s;
-			}
-		}
-		if (d)
-			*d = '\0';
-	}
-}
-
 /* Line k of a cell's text, its length in *len; NULL past the last. */
 static const char *line_of(const char *s, size_t k, size_t *len)
 {
@@ -258,7 +235,7 @@ static size_t lines_of(const char *s)
 }
 
 /* The width of each column (the first at most 40): the longest line of its
- * cells, the unit markers not counted. */
+ * cells. */
 static void widths(const struct text_tw *x, size_t *w)
 {
 	for (size_t c = 0; c < x->ncols; c++) {
@@ -271,7 +248,7 @@ static void widths(const struct text_tw *x, size_t *w)
 					l = 0;
 					continue;
 				}
-				l += *s != UNIT_ON && *s != UNIT_OFF;
+				l++;
 				if (l > w[c])
 					w[c] = l;
 			}
@@ -329,14 +306,6 @@ static void print_cols(const struct text_tw *x, FILE *out, const size_t *w, size
 	}
 }
 
-static size_t total_width(const struct text_tw *x, const size_t *w)
-{
-	size_t total = 2;
-	for (size_t c = 0; c < x->ncols; c++)
-		total += w[c] + (c ? GAP : 0);
-	return total;
-}
-
 static void t_end(struct tw *t)
 {
 	struct text_tw *x = tx(t);
@@ -344,8 +313,6 @@ static void t_end(struct tw *t)
 	size_t c0 = 1;
 
 	free(release(t));
-	widths(x, w);
-	units(x, total_width(x, w) > WIDTH);
 	widths(x, w);
 	while (c0 < x->ncols || x->ncols == 1) {
 		size_t used = 2 + w[0], c1 = c0;
@@ -395,7 +362,7 @@ static void t_ci(struct tw *t, const struct interval *iv, const char *unit)
 static void t_unit(struct tw *t, const char *unit)
 {
 	if (*unit)
-		fprintf(t->out, "%c %s%c", UNIT_ON, unit, UNIT_OFF);
+		fprintf(t->out, " %s", unit);
 }
 
 static void t_section(struct tw *t, const char *title)
@@ -413,6 +380,16 @@ static void t_para_end(struct tw *t)
 	char *s = release(t);
 	wrapped(t->out, " ", s);
 	free(s);
+}
+
+/* Each line indented and marked: "    | line". */
+static void t_pre(struct tw *t, const char *text)
+{
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, "\n");
+		fprintf(t->out, "    | %.*s\n", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
 }
 
 static const struct tw_ops text_ops = {
@@ -434,6 +411,7 @@ static const struct tw_ops text_ops = {
 	.section = t_section,
 	.para = t_para,
 	.para_end = t_para_end,
+	.pre = t_pre,
 };
 
 /* ---- prose ---- */
@@ -446,10 +424,10 @@ static void group(const struct report_model *m, const struct report_group *g, st
 	fmt_level(lvl, sizeof(lvl), m->confidence);
 	fputc('\n', out);
 	tw_title(out, t_esc, g);
-	fprintf(out, "\n\n Dilation at percentiles vs %s (KTAU Table 1); [lo, hi]: %s %% CI of the "
+	fprintf(out, "\n\n Dilation at percentiles vs %s; [lo, hi]: %s %% CI of the "
 		"%% dilation\n", m->baseline, lvl);
 	tw_table1(t, m, g);
-	fprintf(out, "\n Moments (KTAU Table 2); variance: sample (n - 1); "
+	fprintf(out, "\n Moments; var: sample variance (n - 1); "
 		"mean dilation in %% with %s %% CI\n", lvl);
 	fprintf(out, " detectable: the smallest mean dilation these runs could detect "
 		"(power %.0f %%, alpha %g)\n", 100 * REPORT_MDE_POWER, m->alpha);
@@ -505,26 +483,7 @@ static void curves(const struct report_model *m, struct tw *t)
 /* Print text as indented lines of at most WIDTH columns. */
 static void wrapped(FILE *out, const char *first, const char *text)
 {
-	size_t ind = strlen(first), col = ind;
-	const char *p = text;
-
-	fputs(first, out);
-	while (*p) {
-		size_t wl = strcspn(p, " ");
-		if (col > ind && col + 1 + wl > WIDTH) {
-			fprintf(out, "\n%*s", (int)ind, "");
-			col = ind;
-		} else if (col > ind) {
-			fputc(' ', out);
-			col++;
-		}
-		fwrite(p, 1, wl, out);
-		col += wl;
-		p += wl;
-		while (*p == ' ')
-			p++;
-	}
-	fputc('\n', out);
+	fmt_wrap(out, first, text, WIDTH);
 }
 
 PRINTF(3, 4)
@@ -575,10 +534,13 @@ static void footer(const struct report_model *m, FILE *out, const struct notes *
 			 "its %s %% CI by %s.", lvl, hm[i]);
 	for (size_t i = 0; i < npm; i++)
 		wrappedf(out, "  - ", "percentile CIs (JSON, HTML) by %s.", pm[i]);
-	wrappedf(out, "  - ", "outliers T/M: runs outside Tukey's fences (k = %g) / with a "
-		 "modified z-score |z| > %g; labelled, not dropped.", REPORT_TUKEY_K, REPORT_MADZ);
+	wrappedf(out, "  - ", "outliers IQR/MAD: runs more than %g interquartile ranges beyond "
+		 "the quartiles (Tukey's fences) / with a modified z-score, from the median "
+		 "absolute deviation, above %g; labelled, not dropped.", REPORT_TUKEY_K,
+		 REPORT_MADZ);
 	wrapped(out, "  - ", "failed: measured runs that failed, timed out or crashed; not in "
 		"the statistics. CDFs: --format html (plot) or json/csv (data).");
+	wrapped(out, "  - ", report_papers_note);
 	if (m->n_tracer) {
 		wrapped(out, "  - ", "tracer accounting: the tracer's own per-run counts "
 			"(per_cpu/cpuN/stats, read before and after each run), system-wide: events "
@@ -621,6 +583,7 @@ static int text(const struct report_model *m, FILE *out)
 		wrapped(out, "", s);
 		free(s);
 	}
+	tw_failures(&t, m);
 	if (!m->n_groups) {
 		fprintf(out, "\nno successful measured run to report\n");
 		goto out;

@@ -377,6 +377,12 @@ static void noise_floor(const struct report_model *m, const struct report_series
 		s->mde_reason = "not finite";
 }
 
+const char report_papers_note[] =
+	"The tables follow published overhead studies: dilation at percentiles and moments "
+	"are Tables 1 and 2 of the KTAU perturbation study (2005; examples/ktau.yaml), the "
+	"configurations table is the LTT overhead table (Yaghmour, LKML 2002; "
+	"examples/ltt.yaml).";
+
 const char report_virtual_time_note[] =
 	"virtual time: these variants ran under QEMU with -icount shift=0 (deterministic: "
 	"true), whose clock advances 1 ns per executed guest instruction; their times "
@@ -752,6 +758,36 @@ static void set_failed(struct report_model *m, const struct build_ctx *b,
 	}
 }
 
+/* store_each_failure(): one struct report_failure per (workload, variant). */
+static int add_failure(const struct stored_failure *f, void *ctx)
+{
+	struct report_model *m = ctx;
+	const struct report_opts *o = m->opts;
+	struct report_failure *r;
+	char *tail;
+
+	if (o->n_workloads && !in_list(o->workloads, o->n_workloads, f->workload))
+		return 0;
+	for (size_t i = 0; i < m->n_failures; i++) {
+		r = &m->failures[i];
+		if (!strcmp(r->workload, f->workload) && !strcmp(r->variant, f->variant)) {
+			r->n++;
+			return 0;
+		}
+	}
+	ALLOC_GROW(m->failures, m->n_failures + 1, m->alloc_failures);
+	r = &m->failures[m->n_failures++];
+	tail = last_lines(f->output_tail, REPORT_TAIL_LINES);
+	*r = (struct report_failure){
+		.workload = intern(m, f->workload), .variant = intern(m, f->variant), .n = 1,
+		.seq = f->seq, .repetition = f->repetition, .warmup = f->warmup,
+		.status = intern(m, f->status ? f->status : "failed"),
+		.reason = intern(m, f->reason ? f->reason : ""), .tail = intern(m, tail),
+	};
+	free(tail);
+	return 0;
+}
+
 static void settings(struct report_model *m, const struct report_opts *o)
 {
 	static const double def_pct[] = { 0, 50, 80, 99 };
@@ -941,6 +977,8 @@ int report_build(struct store *st, const struct report_opts *o,
 	w.n_variants = b.n_variants;
 	if (store_walk_values(st, id, &w) < 0)
 		goto out;
+	if (store_each_failure(st, id, add_failure, m) < 0)
+		goto out;
 	order_groups(m, b.workloads, b.n_workloads);
 	order_rows(m);
 	set_failed(m, &b, failed);
@@ -992,6 +1030,7 @@ void report_release(struct report_model *m)
 	for (size_t i = 0; i < m->n_curves; i++)
 		free(m->curves[i].pts);
 	free(m->curves);
+	free(m->failures);
 	free(m->virtual_variants);
 	for (size_t i = 0; i < m->n_strings; i++)
 		free(m->strings[i]);

@@ -241,6 +241,25 @@ struct report_curve {
 	size_t n;
 };
 
+/* The lines of a failed run's output a report keeps: the last ones. */
+#define REPORT_TAIL_LINES 5
+
+/*
+ * The failed runs of one variant on one workload, warm-ups included (a
+ * run whose status is not ok: failed, crashed, timeout, error; store.h):
+ * how many, and the first of them with its reason ("exited with status 2")
+ * and the last REPORT_TAIL_LINES lines of its output as stored (the end of
+ * its stdout, then of its stderr), so that every format says why it failed.
+ * In plan order of the first failure.
+ */
+struct report_failure {
+	const char *workload, *variant;	/* interned */
+	size_t n;		/* failed runs */
+	int seq, repetition, warmup;	/* the first one: plan seq, 0-based repetition */
+	const char *status, *reason;	/* interned; reason may be "" */
+	const char *tail;	/* interned; its last lines, "" when it printed nothing */
+};
+
 /* The statistic of the configurations (LTT) table. */
 enum report_statistic {
 	REPORT_STAT_MEDIAN,
@@ -300,10 +319,13 @@ struct report_model {
 	/* overhead curves of the run's matrices (none without a matrix) */
 	struct report_curve *curves;
 	size_t n_curves;
+	/* failed runs, by (workload, variant) (struct report_failure) */
+	struct report_failure *failures;
+	size_t n_failures;
 	/* private */
 	char **strings;
 	size_t n_strings, alloc_strings;
-	size_t alloc_groups, alloc_rows, alloc_tracer, alloc_virtual, alloc_curves;
+	size_t alloc_groups, alloc_rows, alloc_tracer, alloc_virtual, alloc_curves, alloc_failures;
 };
 
 /* Returns 0, or -1 (printed) for a database error or a bad option value
@@ -337,6 +359,9 @@ const struct report_dilation *report_stat_dilation(const struct report_model *m,
 						   const struct report_series *s);
 /* "median", "mean", "p80": the name of that statistic. */
 void report_stat_name(const struct report_model *m, char *buf, size_t len);
+/* Where the tables come from (the published studies whose tables they
+ * follow), one sentence for every format's notes. */
+extern const char report_papers_note[];
 /* What "(virtual time)" means, one sentence for every format. */
 extern const char report_virtual_time_note[];
 /* Is g's metric a time (unit s, ms, us, ns) or a count of cycles: more is

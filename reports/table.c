@@ -148,12 +148,31 @@ void tw_table1(struct tw *t, const struct report_model *m, const struct report_g
 void tw_table2(struct tw *t, const struct report_group *g)
 {
 	static const char *const labels[] = {
-		"variant", "n", "mean", "variance", "sd", "mean dilation [CI]", "detectable",
-		"p (Holm)", "sig", NULL,
+		"mean dilation [CI]", "detectable", "p (Holm)", "sig", NULL,
+	};
+	/* the unit in the heading: every number of the column has it */
+	static const char *const with_unit[][3] = {
+		{ "mean", "mean (", ")" }, { "variance", "var (", "^2)" }, { "sd", "sd (", ")" },
 	};
 	char mean[48], var[48], sd[48], p[48];
 
-	header(t, "rrrrlrrl", labels);
+	begin(t);
+	head(t, 0, "variant");
+	head(t, 1, "n");
+	for (size_t i = 0; i < ARRAY_SIZE(with_unit); i++) {
+		if (!*g->unit) {
+			head(t, 1, with_unit[i][0]);
+			continue;
+		}
+		head(t, 1, NULL);
+		fputs(with_unit[i][1], t->out);
+		esc(t, g->unit);
+		fputs(with_unit[i][2], t->out);
+		t->ops->head_end(t);
+	}
+	for (size_t i = 0; labels[i]; i++)
+		head(t, i != 0 && i != 3, labels[i]);
+	t->ops->body(t);
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
 		row(t, s->label);
@@ -212,7 +231,7 @@ void tw_table2(struct tw *t, const struct report_group *g)
 void tw_table3(struct tw *t, const struct report_group *g)
 {
 	static const char *const labels[] = {
-		"variant", "HL ratio [CI]", "KS D", "KS p", "outliers T/M", "failed", NULL,
+		"variant", "HL ratio [CI]", "KS D", "KS p", "outliers IQR/MAD", "failed", NULL,
 	};
 	char p[48];
 
@@ -322,7 +341,7 @@ void tw_configurations(struct tw *t, const struct report_model *m)
 	if (!nc)
 		return;
 	report_stat_name(m, stat, sizeof(stat));
-	t->ops->section(t, "Configurations (LTT)");
+	t->ops->section(t, "Configurations");
 	t->ops->para(t);
 	fprintf(t->out, "The %s of each workload's ", stat);
 	esc(t, m->config_metric);
@@ -538,4 +557,30 @@ void tw_curve(struct tw *t, const struct report_model *m, const struct report_cu
 		t->ops->row_end(t);
 	}
 	t->ops->end(t);
+}
+
+void tw_failures(struct tw *t, const struct report_model *m)
+{
+	if (!m->n_failures)
+		return;
+	t->ops->section(t, "Failed runs");
+	for (size_t i = 0; i < m->n_failures; i++) {
+		const struct report_failure *f = &m->failures[i];
+		t->ops->para(t);
+		esc(t, f->workload);
+		fputs(" under ", t->out);
+		esc(t, f->variant);
+		fprintf(t->out, ": %zu failed run%s; the first, %s%d (plan entry %d): ", f->n,
+			f->n == 1 ? "" : "s", f->warmup ? "warm-up " : "run ", f->repetition + 1,
+			f->seq);
+		esc(t, f->status);
+		if (*f->reason) {
+			fputs(", ", t->out);
+			esc(t, f->reason);
+		}
+		fputs(*f->tail ? ". Its last lines of output:" : ". It printed nothing.", t->out);
+		t->ops->para_end(t);
+		if (*f->tail)
+			t->ops->pre(t, f->tail);
+	}
 }

@@ -55,6 +55,8 @@ struct tw_ops {
 	void (*section)(struct tw *t, const char *title);
 	void (*para)(struct tw *t);
 	void (*para_end)(struct tw *t);
+	/* lines of a program's output, shown as they are (escaped) */
+	void (*pre)(struct tw *t, const char *text);
 };
 
 struct tw {
@@ -68,9 +70,9 @@ struct tw {
 /* "workload: metric (unit)", escaped. */
 void tw_title(FILE *out, void (*esc)(FILE *, const char *), const struct report_group *g);
 
-/* KTAU Table 1: dilation at percentiles. */
+/* Dilation at percentiles (KTAU's Table 1, report_papers_note). */
 void tw_table1(struct tw *t, const struct report_model *m, const struct report_group *g);
-/* KTAU Table 2: moments. */
+/* Moments (KTAU's Table 2). */
 void tw_table2(struct tw *t, const struct report_group *g);
 /* Shift and shape: HL ratio, KS, outliers, failed runs. */
 void tw_table3(struct tw *t, const struct report_group *g);
@@ -81,11 +83,14 @@ void tw_virtual(FILE *out, void (*e)(FILE *, const char *), const struct report_
 /* Runs nested in blocks (g->nested): the between/within-block variance. */
 void tw_nested(struct tw *t, const struct report_model *m, const struct report_group *g);
 
-/* The configurations (LTT) section: per workload its config_metric group,
+/* The configurations section (LTT's table): per workload its config_metric group,
  * else its first; nothing without groups. */
 void tw_configurations(struct tw *t, const struct report_model *m);
 /* The tracer accounting table (m->n_tracer > 0). */
 void tw_tracer(struct tw *t, const struct report_model *m);
+/* The failed runs (m->failures): per workload and variant how many, the
+ * first one's reason and its last lines of output; nothing without them. */
+void tw_failures(struct tw *t, const struct report_model *m);
 /* The Markers section (per-operation metrics); nothing without them. */
 void tw_markers(struct tw *t, const struct report_model *m);
 

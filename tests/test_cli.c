@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "testlib.h"
+#include "engine/config.h"
 #include "lib/util.h"
 
 static char *dir, *db;
@@ -518,4 +519,291 @@ Test(cli, report_every_format)
 		cr_assert(strstr(r.out, formats[i][1]), "%s:\n%s", formats[i][0], r.out);
 		cli_result_release(&r);
 	}
+}
+
+/* ---- percentages: one grammar, a bare 5 refused everywhere ---- */
+
+/* "--a, --b" of the help's "Percentages (--a, --b): ..." footnote, the
+ * options of command cmd whose table types them as percentages. */
+static size_t percent_options(const char *cmd, char opts[][64], size_t max)
+{
+	struct cli_result r;
+	const char *p, *end;
+	size_t n = 0;
+
+	cli_run(dir, &r, "help", cmd, NULL);
+	cr_assert_eq(r.status, 0, "help %s: %s", cmd, r.err);
+	if ((p = strstr(r.out, "\nPercentages ("))) {
+		end = strchr(p, ')');
+		cr_assert(end && strstr(end, "5% or the fraction 0.05") &&
+			  strstr(end, "refused as ambiguous"), "help %s: %s", cmd, p);
+		for (p += strlen("\nPercentages ("); p < end && n < max; n++) {
+			size_t len = strcspn(p, ",)");
+			snprintf(opts[n], 64, "%.*s", (int)len, p);
+			p += len + (p[len] == ',' ? 2 : 0);
+		}
+	}
+	cli_result_release(&r);
+	return n;
+}
+
+Test(cli, every_percentage_option_refuses_a_bare_number_of_1_or_more)
+{
+	struct cli_result r;
+	char *path = xasprintf("%s/docs/perturb.1", getenv("PERTURB_SRC"));
+	char *man = read_file(path, NULL), cmds[16][32], opts[8][64];
+	size_t n_cmds = 0, seen = 0;
+
+	cr_assert(man, "cannot read %s", path);
+	cr_assert(strstr(man, "a bare number of 1 or more is refused"),
+		  "docs/perturb.1 does not state the rule");
+	cli_run(dir, &r, "--help", NULL);
+	for (const char *p = r.out; (p = strstr(p, "\n  perturb ")) && n_cmds < 16; p++) {
+		const char *name = p + 11;
+		size_t len = strcspn(name, " \n");
+		if (name[0] != '-' && strncmp(name, "help ", 5))
+			snprintf(cmds[n_cmds++], 32, "%.*s", (int)len, name);
+	}
+	cli_result_release(&r);
+	for (size_t c = 0; c < n_cmds; c++) {
+		size_t n = percent_options(cmds[c], opts, 8);
+		for (size_t i = 0; i < n; i++, seen++) {
+			/* the value is refused before anything is read or run */
+			cli_run(dir, &r, cmds[c], opts[i], "5", "--db", "none.db", NULL);
+			cr_expect_eq(r.status, 2, "%s %s 5: exit %d", cmds[c], opts[i], r.status);
+			cr_expect(strstr(r.err, opts[i]) && strstr(r.err, "ambiguous") &&
+				  strstr(r.err, "5%") && strstr(r.err, "0.05"),
+				  "%s %s 5: %s", cmds[c], opts[i], r.err);
+			cli_result_release(&r);
+			cli_run(dir, &r, cmds[c], opts[i], "1", "--db", "none.db", NULL);
+			cr_expect(strstr(r.err, "ambiguous") && strstr(r.err, "1%") &&
+				  strstr(r.err, "0.01"), "%s %s 1: %s", cmds[c], opts[i], r.err);
+			cli_result_release(&r);
+		}
+	}
+	/* gate --max-dilation, --confidence; run --target-ci; report and
+	 * compare --confidence; compare --fail-on-regression */
+	cr_assert_geq(seen, 6, "only %zu percentage options found", seen);
+	free(man);
+	free(path);
+}
+
+/* Every key docs/experiment.md types as a percentage, set to a bare 5 in
+ * the full example (tests/config/001-full.yaml): refused at its position,
+ * both spellings shown. */
+Test(cli, every_percentage_key_refuses_a_bare_number_of_1_or_more)
+{
+	const char *src = getenv("PERTURB_SRC");
+	char *doc_path = xasprintf("%s/docs/experiment.md", src);
+	char *full_path = xasprintf("%s/tests/config/001-full.yaml", src);
+	char *inc_path = xasprintf("%s/tests/config/001-full.inc.yaml", src);
+	char *doc = read_file(doc_path, NULL), *full = read_file(full_path, NULL);
+	char *inc = read_file(inc_path, NULL), *share = xasprintf("%s/tests/config/share", src);
+	char *wl_path = xasprintf("%s/tests/config/workloads/wl-by-name.yaml", src);
+	char *wl = read_file(wl_path, NULL);
+	size_t seen = 0;
+
+	cr_assert(doc && full && inc && wl);
+	cr_assert(strstr(doc, "a bare number of 1 or more is refused"),
+		  "docs/experiment.md does not state the rule");
+	tl_write(dir, "001-full.inc.yaml", inc);
+	{
+		char *wdir = xasprintf("%s/workloads", dir);
+		cr_assert_eq(mkdir_p(wdir, 0755), 0);
+		free(wdir);
+	}
+	tl_write(dir, "workloads/wl-by-name.yaml", wl);
+	setenv("PERTURB_WORKLOADS", share, 1);
+	/* table rows "| `key` | percentage ..." or "| `key` | number or percentage ..." */
+	for (const char *p = doc; (p = strstr(p, "\n| `")); p++) {
+		const char *key = p + 4, *type = strstr(key, "` | ");
+		size_t klen = (size_t)(type - key);
+		char line[96], *yaml, *at, *err_path;
+		struct experiment exp;
+		char err[1024];
+		if (!type || (strncmp(type + 4, "percentage", 10) &&
+			     strncmp(type + 4, "number or percentage", 20)))
+			continue;
+		snprintf(line, sizeof(line), "    %.*s: ", (int)klen, key);
+		at = strstr(full, line);
+		cr_assert(at, "key %s not in 001-full.yaml", line);
+		/* the key's line, its value replaced by 5 */
+		yaml = xasprintf("%.*s%s5%s", (int)(at - full), full, line, strchr(at, '\n'));
+		tl_write(dir, "pct.yaml", yaml);
+		err_path = xasprintf("%s/pct.yaml", dir);
+		cr_expect_neq(config_load(err_path, &exp, err, sizeof(err)), 0, "%s 5 accepted", line);
+		cr_expect(strstr(err, "ambiguous") && strstr(err, "5%") && strstr(err, "0.05"),
+			  "%s5: %s", line, err);
+		free(err_path);
+		free(yaml);
+		seen++;
+	}
+	cr_assert_geq(seen, 2, "percentage keys found in docs/experiment.md: %zu", seen);
+	unsetenv("PERTURB_WORKLOADS");
+	free(doc);
+	free(full);
+	free(inc);
+	free(wl);
+	free(wl_path);
+	free(share);
+	free(doc_path);
+	free(full_path);
+	free(inc_path);
+}
+
+/* ---- perturb runs, and --run latest / -N ---- */
+
+
+Test(cli, runs_lists_every_run_and_run_takes_latest_and_offsets)
+{
+	struct cli_result r;
+	static const char *const picks[][2] = {
+		{ "latest", "run 2:" }, { "-1", "run 2:" }, { "-2", "run 1:" }, { "1", "run 1:" },
+	};
+
+	run_study(two_variants, 0, NULL);
+	run_study(two_variants, 0, NULL);
+	cli_run(dir, &r, "runs", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(tl_count_lines(r.out), 3, "%s", r.out);
+	cr_assert(strstr(r.out, "ID") && strstr(r.out, "STATUS") && strstr(r.out, "MACHINE"),
+		  "%s", r.out);
+	/* 2 variants x (1 warm-up + 3 runs), all done */
+	cr_assert(strstr(r.out, "\n    1  envtest ") && strstr(r.out, "\n    2  envtest "), "%s",
+		  r.out);
+	cr_assert_eq(tl_count_str(r.out, " completed "), 2, "%s", r.out);
+	cr_assert_eq(tl_count_str(r.out, " 8/8 "), 2, "%s", r.out);
+	cli_result_release(&r);
+	cli_run(dir, &r, "runs", "--db", db, "--json", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(r.out[0] == '[' && strstr(r.out, "{\"id\": 2, \"name\": \"envtest\"") &&
+		  strstr(r.out, "\"done\": 8, \"total\": 8, \"failed\": 0"), "%s", r.out);
+	cli_result_release(&r);
+
+	for (size_t i = 0; i < ARRAY_SIZE(picks); i++) {
+		cli_run(dir, &r, "report", "--db", db, "--run", picks[i][0], "--bootstrap", "200",
+			NULL);
+		cr_assert_eq(r.status, 0, "--run %s: %s", picks[i][0], r.err);
+		cr_assert(!strncmp(r.out, picks[i][1], strlen(picks[i][1])), "--run %s: %s",
+			  picks[i][0], r.out);
+		cli_result_release(&r);
+	}
+	/* a run that is not there: what is there, and how to list it */
+	static const char *const missing[] = { "99", "-3", "0", "first" };
+	for (size_t i = 0; i < ARRAY_SIZE(missing); i++) {
+		cli_run(dir, &r, "report", "--db", db, "--run", missing[i], NULL);
+		cr_assert_eq(r.status, 2, "--run %s: exit %d", missing[i], r.status);
+		if (strcmp(missing[i], "first") && strcmp(missing[i], "0"))
+			cr_assert(strstr(r.err, "it holds runs 1-2") && strstr(r.err, "perturb runs --db "),
+				  "--run %s: %s", missing[i], r.err);
+		cli_result_release(&r);
+	}
+	/* gate and compare resolve the same way */
+	cli_run(dir, &r, "gate", "--db", db, "--run", "-2", "--max-dilation", "50%", NULL);
+	cr_assert(r.status == 0 || r.status == 1, "exit %d: %s", r.status, r.err);
+	cr_assert(!strstr(r.err, "error"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "gate", "--db", db, "--run", "7", "--max-dilation", "50%", NULL);
+	cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.err, "no run 7") && strstr(r.err, "1-2"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "compare", "--db", db, "--", "-2", "latest", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "envtest") || strstr(r.out, "echo"), "%s", r.out);
+	cli_result_release(&r);
+}
+
+/* ---- a failed run says why: its last lines of output ---- */
+
+Test(cli, failed_runs_show_their_last_lines_in_the_run_and_every_report_format)
+{
+	static const char *const formats[][2] = {
+		{ "text", "    | error: cannot open /nonexistent/input.dat\n" },
+		{ "markdown", "    error: cannot open /nonexistent/input.dat\n" },
+		{ "html", "<pre>" },
+		{ "json", "\"output_tail\":[\"line 3\",\"line 4\",\"line 5\",\"line 6\","
+			  "\"error: cannot open /nonexistent/input.dat\"]" },
+	};
+	struct cli_result r;
+
+	/* seven lines: the report keeps the last five */
+	run_study("name: x\nwarmup: 0\nrepetitions: 2\n"
+		  "variants: [{name: a}, {name: b}]\n"
+		  "workloads:\n"
+		  "  - {name: ok, cmd: [true]}\n"
+		  "  - name: bad\n"
+		  "    shell: 'for i in 1 2 3 4 5 6; do echo line $i; done; "
+		  "echo \"error: cannot open /nonexistent/input.dat\" >&2; exit 2'\n", 3,
+		  "  the first, run 1: failed, exited with status 2; its last lines of output:\n"
+		  "    | line 3\n    | line 4\n    | line 5\n    | line 6\n"
+		  "    | error: cannot open /nonexistent/input.dat\n");
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		cli_run(dir, &r, "report", "--db", db, "--format", formats[i][0], "--bootstrap",
+			"200", NULL);
+		cr_assert_eq(r.status, 0, "%s: %s", formats[i][0], r.err);
+		cr_assert(strstr(r.out, formats[i][1]), "%s:\n%s", formats[i][0], r.out);
+		cr_assert(strstr(r.out, "exited with status 2"), "%s:\n%s", formats[i][0], r.out);
+		cr_assert(!strstr(r.out, "line 2"), "%s keeps more than 5 lines:\n%s", formats[i][0],
+			  r.out);
+		if (!strcmp(formats[i][0], "text"))
+			cr_assert(strstr(r.out, "\nFailed runs\n bad under ") &&
+				  strstr(r.out, ": 2 failed runs; the first, run 1 (plan entry "), "%s",
+				  r.out);
+		if (!strcmp(formats[i][0], "html"))
+			cr_assert(strstr(r.out, "<pre>line 3\nline 4\n") &&
+				  strstr(r.out, "error: cannot open /nonexistent/input.dat</pre>"),
+				  "%s", r.out);
+		if (!strcmp(formats[i][0], "json"))
+			tl_check_report_schema(r.out);
+		cli_result_release(&r);
+	}
+}
+
+/* ---- tables titled by what they show, units on every number ---- */
+
+Test(cli, report_tables_are_titled_by_what_they_show_with_units_at_any_width)
+{
+	static const char *const formats[] = { "text", "markdown", "html" };
+	struct cli_result r;
+	const char *p, *end;
+	int rows = 0;
+
+	run_study(two_variants, 0, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		cli_run(dir, &r, "report", "--db", db, "--format", formats[i], "--bootstrap", "200",
+			NULL);
+		cr_assert_eq(r.status, 0, "%s: %s", formats[i], r.err);
+		cr_assert(strstr(r.out, "Dilation at percentiles") && strstr(r.out, "Moments") &&
+			  strstr(r.out, "Configurations"), "%s:\n%s", formats[i], r.out);
+		cr_assert(!strstr(r.out, "KTAU Table") && !strstr(r.out, "(LTT)") &&
+			  !strstr(r.out, "T/M"), "%s: a title needs a paper:\n%s", formats[i], r.out);
+		/* the papers are named once, in the notes */
+		p = strstr(r.out, "Notes");
+		cr_assert(p && strstr(p, "KTAU") && strstr(p, "Yaghmour") &&
+			  strstr(r.out, "KTAU") > p, "%s:\n%s", formats[i], r.out);
+		cli_result_release(&r);
+	}
+
+	/* seven percentiles: the table is split, every value keeps its unit */
+	cli_run(dir, &r, "report", "--db", db, "--metric", "wall", "--bootstrap", "200",
+		"--percentiles", "0,10,25,50,75,90,99", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	p = strstr(r.out, "Dilation at percentiles");
+	end = p ? strstr(p, " Moments") : NULL;
+	cr_assert(p && end, "%s", r.out);
+	for (const char *l = p; l && l < end; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		char *line, *save = NULL;
+		if (strncmp(l, "  one ", 6))	/* the baseline's rows: one value a cell */
+			continue;
+		line = xstrndup(l + 6, strcspn(l + 6, "\n"));
+		for (char *c = strtok_r(line, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
+			char *unit = strtok_r(NULL, " ", &save);
+			cr_assert(unit && !strcmp(unit, "s"), "a value without its unit: %s\n%s", c,
+				  r.out);
+		}
+		free(line);
+		rows++;
+	}
+	cr_assert_geq(rows, 2, "the table was not split:\n%s", r.out);
+	cli_result_release(&r);
 }

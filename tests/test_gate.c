@@ -8,6 +8,7 @@
  * straddles a threshold between them).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 
 #include "testlib.h"
 #include "lib/util.h"
+#include "lib/machine.h"
+#include "reports/gate_out.h"
 
 static char *dir, *db;
 
@@ -73,11 +76,15 @@ static void run_study(const char *name, int scale, const char *gate_yaml)
 	free(file);
 }
 
-static int count_str(const char *s, const char *needle)
+
+/* The lines of gate's table: those before the first empty line (the
+ * footnote). */
+static int table_lines(const char *out)
 {
-	int n = 0;
-	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
+	const char *end = strstr(out, "\n\n");
+	char *t = end ? xstrndup(out, (size_t)(end - out + 1)) : xstrdup(out);
+	int n = tl_count_lines(t);
+	free(t);
 	return n;
 }
 
@@ -128,7 +135,7 @@ Test(gate, rules_from_the_stored_experiment_pass_and_fail)
 	cr_assert(has_line(r.out, "same", "w2", "PASS"), "%s", r.out);
 	cr_assert(!has_line(r.out, "slow", "w2", ""), "%s", r.out);
 	cr_assert(strstr(r.out, "+10.00%"), "%s", r.out);
-	cr_assert_eq(tl_count_lines(r.out), 4, "%s", r.out);
+	cr_assert_eq(table_lines(r.out), 4, "%s", r.out);
 	cli_result_release(&r);
 }
 
@@ -147,7 +154,7 @@ Test(gate, rule_from_options_and_globs)
 	cli_run(dir, &r, "gate", "--db", db, "--variant", "s*", "--workload", "w?",
 		"--metric", "value", "--statistic", "mean", "--max-dilation", "0.05", NULL);
 	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
-	cr_assert_eq(tl_count_lines(r.out), 5, "%s", r.out);
+	cr_assert_eq(table_lines(r.out), 5, "%s", r.out);
 	cr_assert(has_line(r.out, "slow", "w2", "FAIL"));
 	cr_assert(has_line(r.out, "same", "w2", "PASS"));
 	cr_assert(!strstr(r.out, "\nbase "));
@@ -169,13 +176,87 @@ Test(gate, inconclusive_warns_and_strict_fails)
 		"--metric", "value", "--max-dilation", "3%", NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
 	cr_assert(has_line(r.out, "noisy", "w1", "INCONCLUSIVE"), "%s", r.out);
-	cr_assert(strstr(r.err, "inconclusive") && strstr(r.err, "more runs") &&
-		  strstr(r.err, "estimate"), "%s", r.err);
+	cr_assert(strstr(r.err, "inconclusive") && strstr(r.err, "more runs a side") &&
+		  strstr(r.err, "if the dilation and its spread stay as measured"), "%s", r.err);
 	cli_result_release(&r);
 
 	cli_run(dir, &r, "gate", "--db", db, "--variant", "noisy", "--workload", "w1",
 		"--metric", "value", "--max-dilation", "3%", "--strict", NULL);
 	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cli_result_release(&r);
+}
+
+/* gate_runs_needed() on cases worked out by hand. */
+Test(gate, runs_needed_known_answers)
+{
+	/* power 0.5: the n at which the interval just reaches the threshold,
+	 * n (h / d)^2: h = 10, d = 5 -> 10 * 4 */
+	cr_expect_eq(gate_runs_needed(10, 0, -10, 10, 5, 0.95, 0.5), 40);
+	/* power 0.8: times ((1.959964 + 0.841621) / 1.959964)^2 = 2.043202 -> 81.7 */
+	cr_expect_eq(gate_runs_needed(10, 0, -10, 10, 5, 0.95, 0.8), 82);
+	/* the issue's case: [-37 %, +20 %] at n = 10 against 5 %, the estimate
+	 * at -25 % (a skewed bootstrap interval): the upper side, h = 45, is
+	 * what has to shrink below d = 30: 10 * 1.5^2 * 2.043202 = 45.97, never
+	 * "about 1 more" */
+	cr_expect_eq(gate_runs_needed(10, -25, -37, 20, 5, 0.95, 0.8), 46);
+	/* the threshold below the estimate: the lower side, h = 8, d = 2 */
+	cr_expect_eq(gate_runs_needed(20, 3, -5, 4, 1, 0.95, 0.5), 320);
+	/* the same interval at a Holm level (97.5 %): z(0.9875) = 2.241403,
+	 * ((2.241403 + 0.841621) / 2.241403)^2 = 1.891968 -> 75.7 */
+	cr_expect_eq(gate_runs_needed(10, 0, -10, 10, 5, 0.975, 0.8), 76);
+	/* the estimate on the threshold: no number of runs decides it */
+	cr_expect(isinf(gate_runs_needed(10, 5, 0, 10, 5, 0.95, 0.8)));
+	/* nothing to estimate from */
+	cr_expect(isnan(gate_runs_needed(0, 0, -10, 10, 5, 0.95, 0.8)));
+	cr_expect(isnan(gate_runs_needed(10, 0, NAN, 10, 5, 0.95, 0.8)));
+	cr_expect(isnan(gate_runs_needed(10, 0, 0, 0, 0, 0.95, 0.8)));
+}
+
+/* The words of gate_more_runs(): an estimate, "fewer than" past the cap. */
+Test(gate, more_runs_wording_is_capped)
+{
+	struct gate_rule rule = { .metric = "wall", .confidence = 0.95, .max_dilation = 0.05 };
+	struct gate_judgement j = { .rule = &rule, .variant = "v", .workload = "w", .thr = 5,
+				    .has_ci = 1, .est = -25, .lo = -37, .hi = 20, .level = 0.95,
+				    .n = 10, .verdict = GATE_INCONCLUSIVE };
+	char *t;
+
+	j.runs_needed = gate_runs_needed(j.n, j.est, j.lo, j.hi, j.thr, j.level, GATE_POWER);
+	t = gate_more_runs(&j);
+	cr_expect(strstr(t, "about 36 more runs a side (46 in all, now 10)"), "%s", t);
+	free(t);
+	j.est = 4.99;	/* a hair from the threshold */
+	j.runs_needed = gate_runs_needed(j.n, j.est, j.lo, j.hi, j.thr, j.level, GATE_POWER);
+	t = gate_more_runs(&j);
+	cr_expect(strstr(t, "cannot be decided with fewer than 1000 runs a side (now 10)"), "%s", t);
+	free(t);
+	j.est = 5;
+	j.runs_needed = gate_runs_needed(j.n, j.est, j.lo, j.hi, j.thr, j.level, GATE_POWER);
+	t = gate_more_runs(&j);
+	cr_expect(strstr(t, "cannot be decided"), "%s", t);
+	free(t);
+	j.runs_needed = NAN;
+	t = gate_more_runs(&j);
+	cr_expect(strstr(t, "no interval"), "%s", t);
+	free(t);
+}
+
+/* Several judgements: their intervals are at Holm levels, and the output
+ * says why, once. */
+Test(gate, holm_levels_are_explained)
+{
+	struct cli_result r;
+
+	run_study("e", 1, NULL);
+	cli_run(dir, &r, "gate", "--db", db, "--metric", "value", "--max-dilation", "3%", NULL);
+	cr_assert_gt(tl_count_str(r.out, "% Holm "), 0, "%s", r.out);
+	cr_assert_eq(tl_count_str(r.out, "\nHolm: "), 1, "%s", r.out);
+	cr_assert(strstr(r.out, "1979") && strstr(r.out, "above the rule's 95 %"), "%s", r.out);
+	cli_result_release(&r);
+	/* one judgement: the rule's own level, no footnote */
+	cli_run(dir, &r, "gate", "--db", db, "--variant", "slow", "--workload", "w1",
+		"--metric", "value", "--max-dilation", "3%", NULL);
+	cr_assert(strstr(r.out, "@95%") && !strstr(r.out, "Holm"), "%s", r.out);
 	cli_result_release(&r);
 }
 
@@ -193,16 +274,16 @@ Test(gate, junit_and_markdown_files)
 	x = slurp("out.xml");
 	cr_assert(!strncmp(x, "<?xml version=\"1.0\"", 19));
 	/* 3 variants x 2 workloads; slow fails on both. */
-	cr_assert_eq(count_str(x, "<testcase "), 6, "%s", x);
-	cr_assert_eq(count_str(x, "</testcase>"), 6, "%s", x);
-	cr_assert_eq(count_str(x, "<failure "), 2, "%s", x);
+	cr_assert_eq(tl_count_str(x, "<testcase "), 6, "%s", x);
+	cr_assert_eq(tl_count_str(x, "</testcase>"), 6, "%s", x);
+	cr_assert_eq(tl_count_str(x, "<failure "), 2, "%s", x);
 	cr_assert(strstr(x, "failures=\"2\""), "%s", x);
 	/* an INCONCLUSIVE judgement is a skipped testcase, never a passing one */
-	cr_assert_gt(count_str(x, ">INCONCLUSIVE: "), 0, "%s", x);
-	cr_assert_eq(count_str(x, "<skipped message=\"the interval contains the threshold: "),
-		     count_str(x, ">INCONCLUSIVE: "), "%s", x);
-	cr_assert_eq(count_str(x, "<testsuite "), 1);
-	cr_assert_eq(count_str(x, "</testsuite>"), 1);
+	cr_assert_gt(tl_count_str(x, ">INCONCLUSIVE: "), 0, "%s", x);
+	cr_assert_eq(tl_count_str(x, "<skipped message=\"the interval contains the threshold: "),
+		     tl_count_str(x, ">INCONCLUSIVE: "), "%s", x);
+	cr_assert_eq(tl_count_str(x, "<testsuite "), 1);
+	cr_assert_eq(tl_count_str(x, "</testsuite>"), 1);
 	cr_assert(strstr(x, "</testsuites>\n"));
 	free(x);
 
@@ -263,13 +344,13 @@ Test(gate, compare_marks_insignificant_changes_and_fails_on_regression)
 	cli_run(dir, &r, "compare", "1", "2", "--db", db, "--metric", "value", NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
 	/* 4 variants x 2 workloads, no change: all "~". */
-	cr_assert_eq(count_str(r.out, " ~ "), 8, "%s", r.out);
+	cr_assert_eq(tl_count_str(r.out, " ~ "), 8, "%s", r.out);
 	cr_assert(!strstr(r.out, "provenance differs"), "%s", r.out);
 	cli_result_release(&r);
 
 	cli_run(dir, &r, "compare", "1", "3", "--db", db, "--metric", "value", NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
-	cr_assert_eq(count_str(r.out, "  +100.00%  ["), 8, "%s", r.out);
+	cr_assert_eq(tl_count_str(r.out, "  +100.00%  ["), 8, "%s", r.out);
 	cli_result_release(&r);
 
 	cli_run(dir, &r, "compare", "1", "3", "--db", db, "--metric", "value",
@@ -349,6 +430,91 @@ Test(gate, doctor_prints_every_section_and_valid_json)
 	cr_assert(strstr(r.out, "kernels: config: building the kernel needs 'make', not found on "
 			 "PATH (Debian package: make)"), "%s", r.out);
 	cli_result_release(&r);
+}
+
+/* machine_isolation_cpus(): online CPUs minus those kept, as a cpulist. */
+Test(gate, doctor_isolation_cpus_known_answers)
+{
+	static const char *const cases[][3] = {
+		{ "0-1", "0", "1" },		/* this kind of machine: 2 CPUs */
+		{ "0-3", "0", "1-3" },
+		{ "0-7", "0,4", "1-3,5-7" },	/* CPU 0's SMT sibling stays too */
+		{ "0-3,8-11", "0", "1-3,8-11" },
+		{ "0,2,4", "0", "2,4" },
+		{ "0", "0", NULL },		/* one CPU: nothing to isolate */
+		{ "0-1", "0-1", NULL },		/* one core with two threads */
+		{ "0-3", "x", NULL },		/* unreadable lists */
+		{ "0-", "0", NULL },
+		{ "3-1", "0", NULL },
+		{ "0-5000", "0", NULL },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *got = machine_isolation_cpus(cases[i][0], cases[i][1]);
+		if (cases[i][2])
+			cr_expect(got && !strcmp(got, cases[i][2]), "%s minus %s: %s, want %s",
+				  cases[i][0], cases[i][1], got ? got : "NULL", cases[i][2]);
+		else
+			cr_expect_null(got, "%s minus %s: %s, want NULL", cases[i][0], cases[i][1], got);
+		free(got);
+	}
+}
+
+/* Is cpu in the cpulist list? */
+static int in_cpulist(const char *list, long cpu)
+{
+	char *end;
+	for (const char *p = list; *p; p = *end ? end + 1 : end) {
+		long a = strtol(p, &end, 10), b = a;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		if (cpu >= a && cpu <= b)
+			return 1;
+	}
+	return 0;
+}
+
+/* Every fix doctor prints fits this machine: the CPUs it would isolate are
+ * online and not CPU 0; no perf_event_paranoid advice without hardware
+ * counters; the KVM module of the CPU's own virtualisation. */
+Test(gate, doctor_fixes_fit_the_machine)
+{
+	struct cli_result r;
+	char *online = read_line_file("/sys/devices/system/cpu/online");
+	char *cpuinfo = read_file("/proc/cpuinfo", NULL);
+	const char *p;
+
+	cr_assert(online && cpuinfo);
+	cli_run(dir, &r, "doctor", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	if ((p = strstr(r.out, "fix: add isolcpus="))) {
+		char *end;
+		p += strlen("fix: add isolcpus=");
+		for (;;) {
+			long a = strtol(p, &end, 10), b = a;
+			if (*end == '-')
+				b = strtol(end + 1, &end, 10);
+			for (long c = a; c <= b; c++)
+				cr_assert(c != 0 && in_cpulist(online, c),
+					  "isolcpus names CPU %ld; online: %s\n%s", c, online, r.out);
+			if (*end != ',')
+				break;
+			p = end + 1;
+		}
+		cr_assert(!strncmp(end, " nohz_full=", 11), "%s", r.out);
+	} else {
+		cr_assert(strstr(r.out, "isolcpus: no isolated CPUs, and none to isolate") ||
+			  strstr(r.out, "ok    isolcpus: "), "%s", r.out);
+	}
+	if (strstr(r.out, "no hardware counters"))
+		cr_assert(!strstr(r.out, "perf_event_paranoid=1"), "%s", r.out);
+	if (strstr(r.out, "modprobe kvm_intel"))
+		cr_assert(strstr(cpuinfo, " vmx"), "%s", r.out);
+	if (strstr(r.out, "modprobe kvm_amd"))
+		cr_assert(strstr(cpuinfo, " svm"), "%s", r.out);
+	cli_result_release(&r);
+	free(online);
+	free(cpuinfo);
 }
 
 /* ---- progress of perturb run ---- */

@@ -189,10 +189,15 @@ Test(options, bad_values_name_the_option_and_what_it_takes)
 	EXPECT_ERROR("--percent takes a percentage above 0% and at most 1000% (2% or 0.02), "
 		     "got '0%'", opts, "--percent", "0%");
 	EXPECT_ERROR("--percent takes a percentage above 0%", opts, "--percent", "1001%");
-	EXPECT_ERROR("--level takes a level between 0 and 1 (e.g. 0.95 or 95%), got '1'", opts,
-		     "--level", "1");
+	EXPECT_ERROR("--level takes a level between 0 and 1 (e.g. 0.95 or 95%), got '100%'", opts,
+		     "--level", "100%");
 	EXPECT_ERROR("--level takes a level between 0 and 1", opts, "--level", "0");
-	EXPECT_ERROR("--level takes a level between 0 and 1", opts, "--level", "95");
+	/* a bare number of 1 or more: ambiguous, both spellings shown */
+	EXPECT_ERROR("--level: '95' is ambiguous (95 % or 9500 %?): write 95% for 95 %, or the "
+		     "fraction 0.95", opts, "--level", "95");
+	EXPECT_ERROR("--percent: '5' is ambiguous (5 % or 500 %?): write 5% for 5 %, or the "
+		     "fraction 0.05", opts, "--percent", "5");
+	EXPECT_ERROR("--percent: '1' is ambiguous", opts, "--percent", "1");
 	EXPECT_ERROR("--cb does not like 'bad'", opts, "--cb", "bad");
 	cr_expect_str_eq(out, "");
 }

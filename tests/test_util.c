@@ -71,6 +71,25 @@ Test(util, parse_percent_forms)
 	cr_expect_float_eq(pct("-2%"), -0.02, 1e-12);	/* sign is the caller's to check */
 }
 
+Test(util, parse_percent_refuses_a_bare_number_of_1_or_more)
+{
+	static const char *const ambiguous[] = { "1", "5", "1.0", "95", "-1", "-2", "100", "1e2" };
+	char why[256];
+	double v;
+
+	for (size_t i = 0; i < sizeof(ambiguous) / sizeof(ambiguous[0]); i++)
+		cr_expect_eq(parse_percent(ambiguous[i], &v), PERCENT_AMBIGUOUS, "'%s' accepted",
+			     ambiguous[i]);
+	cr_assert_eq(parse_percent_why("5", &v, why, sizeof(why)), PERCENT_AMBIGUOUS);
+	cr_expect_str_eq(why, "'5' is ambiguous (5 % or 500 %?): write 5% for 5 %, or the "
+			 "fraction 0.05; a bare number is a fraction and must be below 1");
+	cr_expect_float_eq(pct("0.999"), 0.999, 1e-12);
+	cr_expect_float_eq(pct("-0.5"), -0.5, 1e-12);
+	cr_expect_float_eq(pct("500%"), 5.0, 1e-12, "500 % is written with its sign");
+	cr_assert_eq(parse_percent_why("x", &v, why, sizeof(why)), -1);
+	cr_expect(strstr(why, "5%") && strstr(why, "0.05"), "%s", why);
+}
+
 Test(util, parse_percent_rejects)
 {
 	static const char *const bad[] = {

@@ -71,6 +71,14 @@ int tl_count_lines(const char *s)
 	return n;
 }
 
+int tl_count_str(const char *s, const char *needle)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
 /* ---- helper programs and processes ---- */
 
 const char *tl_progs(void)

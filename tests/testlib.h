@@ -26,6 +26,8 @@ void tl_write(const char *dir, const char *name, const char *text);
 int tl_exists(const char *path);
 /* The number of '\n' in s (0 for NULL). */
 int tl_count_lines(const char *s);
+/* Occurrences of needle in s (not overlapping). */
+int tl_count_str(const char *s, const char *needle);
 
 /* What this process writes on fd (1 or 2, its stdio stream flushed)
  * between tl_capture_start() and tl_capture_end(), which returns it

@@ -37,10 +37,11 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Open db, resolve the id; an exit status (printed) or 0. */
-static int open_run(const char *db, int64_t id, struct store **st)
+/* Open db, resolve the run spec (an id, latest, -N) into *id; an exit
+ * status (printed) or 0. */
+static int open_run(const char *db, const char *spec, struct store **st, int64_t *id)
 {
-	struct run_header h;
+	int usage;
 
 	if (access(db, F_OK) < 0) {
 		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
@@ -48,9 +49,8 @@ static int open_run(const char *db, int64_t id, struct store **st)
 	}
 	if (store_open(db, 0, st) < 0)
 		return EXIT_RUNTIME;
-	if (store_run_header(*st, id, &h) < 0)
-		return EXIT_USAGE;
-	run_header_release(&h);
+	if (store_resolve_run(*st, spec, id, &usage) < 0)
+		return usage ? EXIT_USAGE : EXIT_RUNTIME;
 	return 0;
 }
 
@@ -64,7 +64,7 @@ int cmd_compare(int argc, char **argv)
 	size_t n_reg = 0;
 	int ret = EXIT_USAGE, rc;
 	struct opt opts[] = {
-		OPT_ARG("RUN_A", &ids[0], "the run compared against"),
+		OPT_ARG("RUN_A", &ids[0], "the run compared against: an id, latest, or a negative\noffset after --: perturb compare -- -2 -1"),
 		OPT_ARG("RUN_B", &ids[1], "the run compared"),
 		OPT_STRING(0, "db", &db, "PATH",
 			   "results database of A (and B; default results/perturb.db)"),
@@ -90,19 +90,11 @@ int cmd_compare(int argc, char **argv)
 		error("compare takes two run ids: perturb compare A B");
 		goto out;
 	}
-	for (int k = 0; k < 2; k++) {
-		long l;
-		if (parse_long(ids[k], 1, INT64_MAX, &l)) {
-			error("a run id is a positive integer, got '%s'", ids[k]);
-			goto out;
-		}
-		id[k] = l;
-	}
-	if ((rc = open_run(db, id[0], &sa))) {
+	if ((rc = open_run(db, ids[0], &sa, &id[0]))) {
 		ret = rc;
 		goto out;
 	}
-	if ((rc = open_run(db_b ? db_b : db, id[1], &sb))) {
+	if ((rc = open_run(db_b ? db_b : db, ids[1], &sb, &id[1]))) {
 		ret = rc;
 		goto out;
 	}

@@ -32,6 +32,9 @@
 struct doctor {
 	int json, n;
 	size_t warnings;
+	/* the hardware counters (a PMU): probed once, pmu_probe() */
+	enum { PMU_OK, PMU_DENIED, PMU_ABSENT } pmu;
+	int pmu_errno;
 };
 
 static void say(struct doctor *d, const char *level, const char *section, const char *fix,
@@ -122,6 +125,35 @@ static void check_tracefs(struct doctor *d)
 		say(d, "info", "tracefs", NULL, "%zu events available", events);
 }
 
+/*
+ * Can this process count its own cycles?  PMU_OK when the counter opens;
+ * PMU_DENIED when the kernel refuses it (EACCES, EPERM: perf_event_paranoid
+ * or a security module), which a lower perf_event_paranoid may fix;
+ * PMU_ABSENT for any other error (ENOENT, EOPNOTSUPP, ENODEV: no hardware
+ * counters, as in a VM without a virtual PMU), which no setting fixes.
+ */
+static void pmu_probe(struct doctor *d)
+{
+	struct perf_event_attr attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.disabled = 1;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd >= 0) {
+		close((int)fd);
+		d->pmu = PMU_OK;
+		return;
+	}
+	d->pmu_errno = errno;
+	d->pmu = errno == EACCES || errno == EPERM ? PMU_DENIED : PMU_ABSENT;
+}
+
 static void check_papi(struct doctor *d)
 {
 	int rc = PAPI_library_init(PAPI_VER_CURRENT), code, presets = 0;
@@ -152,45 +184,68 @@ static void check_papi(struct doctor *d)
 	}
 	if (presets)
 		say(d, "ok", "papi", NULL, "%d preset events available", presets);
-	else
+	else if (d->pmu == PMU_ABSENT)
+		say(d, "info", "papi", NULL,
+		    "no preset event: this machine has no hardware counters (cycles: %s), which "
+		    "no setting changes; software counters (task-clock, page-faults) still work",
+		    strerror(d->pmu_errno));
+	else if (d->pmu == PMU_DENIED)
 		say(d, "warn", "papi", "sudo sysctl kernel.perf_event_paranoid=1",
-		    "no preset event available (no hardware counters here, or not allowed)");
+		    "no preset event available: the kernel refuses the hardware counters (%s)",
+		    strerror(d->pmu_errno));
+	else
+		say(d, "warn", "papi", NULL,
+		    "no preset event available, although the cycles counter opens: PAPI "
+		    "does not know this CPU (papi_avail lists what it sees)");
 	PAPI_shutdown();
 }
 
 static void check_perf(struct doctor *d)
 {
-	struct perf_event_attr attr;
 	char *paranoid = read_line_file("/proc/sys/kernel/perf_event_paranoid");
-	long fd;
 
 	if (!paranoid) {
 		say(d, "warn", "perf", NULL, "no /proc/sys/kernel/perf_event_paranoid: no perf events");
 		return;
 	}
-	if (atoi(paranoid) > 1 && geteuid() != 0)
+	if (atoi(paranoid) > 1 && geteuid() != 0 && d->pmu == PMU_ABSENT)
+		say(d, "info", "perf", NULL,
+		    "perf_event_paranoid = %s; lowering it would not help: there are no hardware "
+		    "counters here", paranoid);
+	else if (atoi(paranoid) > 1 && geteuid() != 0)
 		say(d, "warn", "perf", "sudo sysctl kernel.perf_event_paranoid=1",
 		    "perf_event_paranoid = %s: user-space counting of this process is restricted",
 		    paranoid);
 	else
 		say(d, "ok", "perf", NULL, "perf_event_paranoid = %s", paranoid);
 	free(paranoid);
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_HARDWARE;
-	attr.config = PERF_COUNT_HW_CPU_CYCLES;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	attr.disabled = 1;
-	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-	if (fd >= 0) {
-		close((int)fd);
+	if (d->pmu == PMU_OK)
 		say(d, "ok", "perf", NULL, "hardware events: the cycles counter opens");
-	} else {
-		say(d, "warn", "perf", NULL,
-		    "hardware events unavailable (cycles: %s); a VM without a virtual PMU has none",
-		    strerror(errno));
+	else if (d->pmu == PMU_DENIED)
+		say(d, "warn", "perf", "sudo sysctl kernel.perf_event_paranoid=1",
+		    "hardware events refused (cycles: %s)", strerror(d->pmu_errno));
+	else
+		say(d, "info", "perf", NULL,
+		    "no hardware counters (cycles: %s): a VM without a virtual PMU has none; "
+		    "counters: of the experiment are then recorded as unavailable",
+		    strerror(d->pmu_errno));
+}
+
+/* Is flag a word of /proc/cpuinfo's first "flags" line? */
+static int cpu_has_flag(const char *flag)
+{
+	char *info = read_file("/proc/cpuinfo", NULL), *line, *end;
+	int found = 0;
+	size_t len = strlen(flag);
+
+	if (info && (line = strstr(info, "\nflags"))) {
+		end = strchr(line + 1, '\n');
+		for (char *p = strchr(line, ':'); p && (!end || p < end); p = strchr(p + 1, ' '))
+			if (!strncmp(p + 1, flag, len) && (p[1 + len] == ' ' || p[1 + len] == '\n'))
+				found = 1;
 	}
+	free(info);
+	return found;
 }
 
 static void check_qemu(struct doctor *d)
@@ -205,9 +260,17 @@ static void check_qemu(struct doctor *d)
 	else if (access("/dev/kvm", F_OK) == 0)
 		say(d, "warn", "kvm", "sudo usermod -aG kvm $USER", "/dev/kvm exists but is not usable: %s",
 		    strerror(errno));
-	else
-		say(d, "warn", "kvm", "sudo modprobe kvm_intel  # or kvm_amd; enable VT-x/AMD-V",
+	else if (cpu_has_flag("vmx"))
+		say(d, "warn", "kvm", "sudo modprobe kvm_intel",
 		    "no /dev/kvm: qemu would emulate (slow)");
+	else if (cpu_has_flag("svm"))
+		say(d, "warn", "kvm", "sudo modprobe kvm_amd",
+		    "no /dev/kvm: qemu would emulate (slow)");
+	else
+		say(d, "warn", "kvm", NULL,
+		    "no /dev/kvm, and the CPU offers no hardware virtualisation (no vmx or svm "
+		    "flag in /proc/cpuinfo; in a VM: nested virtualisation is off): qemu "
+		    "variants are emulated (slow); enable VT-x/AMD-V in the firmware or the host");
 	char why[300];
 	static const char fix[] = "sudo apt-get install linux-source-6.1 flex bison bc libelf-dev";
 	if (!kbuild_tools(why, sizeof(why)))
@@ -219,6 +282,33 @@ static void check_qemu(struct doctor *d)
 	else
 		say(d, "ok", "kernels", NULL, "boot: config: can build kernels (the tools and %s)",
 		    KBUILD_DEFAULT_SOURCE);
+}
+
+/* Isolated CPUs, or the ones this machine could isolate: every online CPU
+ * but CPU 0 and its SMT siblings, which stay with the system. */
+static void check_isolation(struct doctor *d, const struct machine_info *m)
+{
+	const char *keep = m->cpu0_siblings ? m->cpu0_siblings : "0";
+	char *iso, *fix;
+
+	if (m->isolated && *m->isolated) {
+		say(d, "ok", "isolcpus", NULL, "isolated CPUs %s (use them with cpus: in the experiment)",
+		    m->isolated);
+		return;
+	}
+	if (!(iso = machine_isolation_cpus(m->online, keep))) {
+		say(d, "info", "isolcpus", NULL,
+		    "no isolated CPUs, and none to isolate: online CPUs %s, and CPU %s stays with the "
+		    "system; workloads share CPUs with it", m->online ? m->online : "unknown", keep);
+		return;
+	}
+	fix = xasprintf("add isolcpus=%s nohz_full=%s to the kernel command line, reboot; "
+			"then cpus: [%s] in the experiment", iso, iso, iso);
+	say(d, "info", "isolcpus", fix,
+	    "no isolated CPUs: workloads share CPUs with the system (online: %s; CPU %s stays "
+	    "with the system)", m->online ? m->online : "unknown", keep);
+	free(fix);
+	free(iso);
 }
 
 static void check_cpu(struct doctor *d, const struct machine_info *m)
@@ -271,12 +361,7 @@ static void check_cpu(struct doctor *d, const struct machine_info *m)
 			say(d, "ok", "load", NULL, "load average %s", m->loadavg);
 	}
 
-	if (m->isolated && *m->isolated)
-		say(d, "ok", "isolcpus", NULL, "isolated CPUs %s (use them with cpus: in the experiment)",
-		    m->isolated);
-	else
-		say(d, "info", "isolcpus", "add isolcpus=2,3 nohz_full=2,3 to the kernel command line, reboot",
-		    "no isolated CPUs: workloads share CPUs with the system");
+	check_isolation(d, m);
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -296,6 +381,7 @@ int cmd_doctor(int argc, char **argv)
 		printf("[");
 	check_root(&d);
 	check_tracefs(&d);
+	pmu_probe(&d);
 	check_papi(&d);
 	check_perf(&d);
 	check_qemu(&d);

@@ -33,11 +33,10 @@
  * The interval printed is the one of the step that decided the judgement
  * (or of the last step for undecided ones), with its level.
  *
- * More runs for an inconclusive judgement: a CI half-width shrinks like
- * 1 / sqrt(n), so the interval excludes the threshold once the half-width
- * h is below the distance d of the estimate to the threshold, at about
- * n' = n (h / d)^2 runs a side (n the smaller side now).  An estimate: it
- * assumes the estimate and the spread stay where they are.
+ * More runs for an inconclusive judgement: gate_runs_needed()
+ * (reports/gate_out.h), from the half-width on the threshold's side of the
+ * estimate and the distance to the threshold, at the judgement's (Holm)
+ * level and power GATE_POWER; worded by gate_more_runs().
  *
  * The judgements and their outputs (text, JUnit, Markdown):
  * reports/gate_out.h.
@@ -195,19 +194,11 @@ static int judge_all(struct gate *g, int *usage_error)
 	}
 	for (size_t i = 0; i < m; i++) {
 		struct gate_judgement *j = &g->j[i];
-		double h, d;
 		if (j->decided)
 			continue;
 		j->verdict = GATE_INCONCLUSIVE;
-		j->more_runs = NAN;
-		if (!j->has_ci || !j->n)
-			continue;
-		h = (j->hi - j->lo) / 2;
-		d = fabs(j->est - j->thr);
-		if (d > 0 && isfinite(h))
-			j->more_runs = ceil((double)j->n * (h / d) * (h / d)) - (double)j->n;
-		if (j->more_runs < 1)
-			j->more_runs = 1;
+		j->runs_needed = j->has_ci ? gate_runs_needed(j->n, j->est, j->lo, j->hi, j->thr,
+							      j->level, GATE_POWER) : NAN;
 	}
 	return 0;
 }
@@ -333,13 +324,13 @@ int cmd_gate(int argc, char **argv)
 	char **variants = NULL, **workloads = NULL;
 	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0;
 	int ret = EXIT_USAGE, rc, strict = 0, have_rule = 0, have_max = 0, usage_error = 0;
-	long run = 0;
+	const char *run = NULL;
 	struct opt opts[] = {
 		OPT_ARG("EXPERIMENT.yaml", &file,
 			"the rules of its gate: section (default: the one stored\nwith the run)"),
 		OPT_STRING(0, "db", &db, "PATH", "results database (default results/perturb.db)"),
-		OPT_INTEGER(0, "run", &run, 1, INT64_MAX, "ID",
-			    "a stored run (default: the latest)"),
+		OPT_STRING(0, "run", &run, "ID",
+			   "a stored run: its id, latest (the default), or a\nnegative offset: -1 the latest, -2 the one before"),
 		OPT_STRING(0, "variant", (const char **)&opt_rule.variant, "V",
 			   "rule: variant name or glob (default *)"),
 		OPT_STRING(0, "workload", (const char **)&opt_rule.workload, "W",
@@ -349,7 +340,7 @@ int cmd_gate(int argc, char **argv)
 		OPT_CALLBACK(0, "statistic", &opt_rule.statistic, parse_statistic, "S",
 			     "rule: p0, p50 (default), p80, p99 or mean"),
 		OPT_PERCENT(0, "max-dilation", &opt_rule.max_dilation, 0, INFINITY, 0, "X",
-			    "rule: threshold, 2% or 0.02 (required for a rule)"),
+			    "rule: threshold, 2% or 0.02; a bare 5 is refused\n(5 % or 500 %?) (required for a rule)"),
 		OPT_LEVEL(0, "confidence", &opt_rule.confidence, "C", "rule: level (default 0.95)"),
 		OPT_FLAG(0, "strict", &strict, "inconclusive judgements fail the gate"),
 		OPT_STRING(0, "junit", &junit, "FILE", "write JUnit XML: a testcase per judgement"),
@@ -386,20 +377,12 @@ int cmd_gate(int argc, char **argv)
 	ret = EXIT_RUNTIME;
 	if (store_open(db, 0, &g.st) < 0)
 		goto out;
-	g.run_id = run;
-	if (!g.run_id) {
-		if (store_latest_run(g.st, &g.run_id) < 0)
-			goto out;
-		if (!g.run_id) {
-			error("results database '%s' holds no run (run 'perturb run' first)", db);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (store_run_header(g.st, g.run_id, &h) < 0) {
-		ret = run ? EXIT_USAGE : EXIT_RUNTIME;
+	if (store_resolve_run(g.st, run, &g.run_id, &usage_error) < 0) {
+		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}
+	if (store_run_header(g.st, g.run_id, &h) < 0)
+		goto out;
 	if (have_rule) {
 		rules = &opt_rule;
 		n_rules = 1;
@@ -437,19 +420,16 @@ int cmd_gate(int argc, char **argv)
 	gate_print(stdout, &outcome);
 	for (size_t i = 0; i < g.n_j; i++) {
 		const struct gate_judgement *j = &g.j[i];
-		char *what;
+		char *what, *more;
 		if (j->verdict == GATE_FAIL)
 			n_fail++;
 		if (j->verdict != GATE_INCONCLUSIVE)
 			continue;
 		n_inc++;
 		what = gate_describe(j);
-		if (isfinite(j->more_runs))
-			warning("inconclusive: %s; about %.0f more runs a side (now %zu) would likely "
-				"decide it (an estimate: n (half-width / distance to threshold)^2)",
-				what, j->more_runs, j->n);
-		else
-			warning("inconclusive: %s; more runs are needed", what);
+		more = gate_more_runs(j);
+		warning("inconclusive: %s; %s", what, more);
+		free(more);
 		free(what);
 	}
 	if (junit && gate_write_junit(junit, &outcome) < 0)

@@ -94,15 +94,15 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { 0 };
 	struct report_model m = { 0 };
 	struct store *st = NULL;
-	const char *db = "results/perturb.db", *format = "text", *output = NULL;
+	const char *db = "results/perturb.db", *format = "text", *output = NULL, *run = NULL;
 	const struct renderer *r;
 	char *tmp = NULL;
 	FILE *out = stdout;
 	int ret = EXIT_USAGE, rc, usage_error;
 	struct opt opts[] = {
 		OPT_STRING(0, "db", &db, "PATH", "results database (default results/perturb.db)"),
-		OPT_INTEGER(0, "run", &o.run_id, 1, INT64_MAX, "ID",
-			    "a stored run (default: the latest)"),
+		OPT_STRING(0, "run", &run, "ID",
+			   "a stored run: its id, latest (the default), or a\nnegative offset: -1 the latest, -2 the one before"),
 		OPT_STRING(0, "baseline", &o.baseline, "NAME",
 			   "variant to compare against (default: the run's)"),
 		OPT_LIST(0, "metric", &o.metrics, &o.n_metrics, "M",
@@ -160,6 +160,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if (store_open(db, 0, &st) < 0) {
 		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	if (store_resolve_run(st, run, &o.run_id, &usage_error) < 0) {
+		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}
 	if (report_build(st, &o, &m, &usage_error) < 0) {

@@ -49,6 +49,7 @@ struct command {
 
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);
 int cmd_restore(int argc, char **argv);

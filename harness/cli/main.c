@@ -17,6 +17,11 @@ static const struct command commands[] = {
 	  "Run every workload under every variant of a study and store each run.\n" },
 	{ "report", cmd_report, 0, "report [options]",
 	  "Print tables from a stored run.\n" },
+	{ "runs", cmd_runs, 0, "runs [--db PATH] [--json]",
+	  "The runs a results database holds: id, experiment, start, status, runs\n"
+	  "done of the plan's total, failed runs and machine.  --run of report and\n"
+	  "gate (and compare's RUN_A RUN_B) take an id, latest, or a negative offset:\n"
+	  "-1 the latest, -2 the one before.\n" },
 	{ "workloads", cmd_workloads, 0, "workloads [list|show NAME|validate FILE...]",
 	  "List, show or validate workload files.\n" },
 	{ "restore", cmd_restore, CMD_TOUCHES_KERNEL, "restore [-q]",
@@ -47,8 +52,9 @@ static const struct command commands[] = {
 	{ "doctor", cmd_doctor, 0, "doctor [--json] [-q]",
 	  "What this machine can do and what makes its measurements noisy: root,\n"
 	  "tracefs, PAPI, perf events, QEMU and KVM, CPU model, governor, boost, SMT,\n"
-	  "ASLR, load and isolated CPUs; each noise source with the command that fixes\n"
-	  "it.  Changes nothing.\n" },
+	  "ASLR, load and isolated CPUs; each noise source with a fix that fits this\n"
+	  "machine (its own CPUs, its own counters), or why there is none.  Changes\n"
+	  "nothing.\n" },
 	{ "gen", cmd_gen, 0, "gen KIND SIZE FILE [--seed N]",
 	  "Write SIZE bytes of deterministic input data of KIND (text, binary) to FILE\n"
 	  "(- for standard output); the same seed gives the same bytes everywhere.\n" },

@@ -213,8 +213,10 @@ static void items_store(const struct opt *o, const struct items *it)
 
 static int set_value(const struct opt *o, const char *arg, struct items *it)
 {
+	char why[256], b[4];
 	double x;
 	long l;
+	int rc;
 
 	switch (o->type) {
 	case OPT_T_FLAG:
@@ -233,8 +235,12 @@ static int set_value(const struct opt *o, const char *arg, struct items *it)
 	case OPT_T_DURATION:
 	case OPT_T_PERCENT:
 	case OPT_T_LEVEL:
-		if ((o->type == OPT_T_DOUBLE ? parse_double(arg, &x) :
-		     o->type == OPT_T_DURATION ? parse_duration(arg, &x) : parse_percent(arg, &x)) ||
+		rc = o->type == OPT_T_DOUBLE ? parse_double(arg, &x) :
+		     o->type == OPT_T_DURATION ? parse_duration(arg, &x) :
+		     parse_percent_why(arg, &x, why, sizeof(why));
+		if (rc == PERCENT_AMBIGUOUS)	/* "5": say both spellings */
+			return error("%s%s: %s", DASHES(o), name_of(o, b), why);
+		if (rc ||
 		    x < o->rmin || x > o->rmax || ((o->flags & OPT_ABOVE_MIN) && x == o->rmin) ||
 		    (o->type == OPT_T_LEVEL && x == 1))
 			return bad_value(o, arg);
@@ -477,6 +483,14 @@ void opt_print_help(FILE *f, const struct opt *opts)
 		}
 		print_row(f, sb.buf, o->help);
 	}
+	/* The rule of percentages (parse_percent_why()), once, under the rows. */
+	strbuf_reset(&sb);
+	for (const struct opt *o = opts; o->type != OPT_T_END; o++)
+		if (o->type == OPT_T_PERCENT || o->type == OPT_T_LEVEL)
+			strbuf_addf(&sb, "%s--%s", sb.len ? ", " : "", o->long_name);
+	if (sb.len)
+		fprintf(f, "\nPercentages (%s): 5%% or the fraction 0.05; a bare number of 1\n"
+			"or more is refused as ambiguous (5: 5 %% or 500 %%?).\n", sb.buf);
 	strbuf_release(&sb);
 }
 

@@ -897,7 +897,7 @@ static int get_target(struct ctx *c, const struct ynode *map, const char *key,
 static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 {
 	const struct ynode *v;
-	char gotbuf[64];
+	char gotbuf[64], why[256];
 
 	if (n->type != YN_MAP)
 		return yn_fail(&c->y, n, "each gate rule must be a mapping, got %s", YN_GOT(n));
@@ -922,11 +922,16 @@ static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 			       YN_GOT(v));
 	if (!(v = yn_get(n, "max_dilation")))
 		return yn_fail(&c->y, n, "gate rule has no 'max_dilation'");
-	if (v->type != YN_SCALAR || parse_percent(v->str, &r->max_dilation))
+	if (v->type != YN_SCALAR)
 		return yn_fail(&c->y, v, "'max_dilation' must be a percentage like 2%% or 0.02, got %s", YN_GOT(v));
+	if (parse_percent_why(v->str, &r->max_dilation, why, sizeof(why)))
+		return yn_fail(&c->y, v, "'max_dilation': %s", why);
 	if (r->max_dilation < 0)
 		return yn_fail(&c->y, v, "'max_dilation' must be >= 0, got %s", YN_GOT(v));
 	if ((v = yn_get(n, "confidence"))) {
+		if (v->type == YN_SCALAR &&
+		    parse_percent_why(v->str, &r->confidence, why, sizeof(why)) == PERCENT_AMBIGUOUS)
+			return yn_fail(&c->y, v, "'confidence': %s", why);
 		if (v->type != YN_SCALAR || parse_percent(v->str, &r->confidence) ||
 		    !(r->confidence > 0 && r->confidence < 1))
 			return yn_fail(&c->y, v, "'confidence' must be a number between 0 and 1 (exclusive), got %s",

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -922,9 +923,202 @@ int store_latest_run(struct store *s, int64_t *run_id)
 	return query_id(s, "SELECT max(id) FROM runs", NULL, run_id);
 }
 
+/* "1-3, 7, 9-12" */
+static void add_id_range(struct strbuf *sb, int64_t first, int64_t last)
+{
+	strbuf_addf(sb, "%s%" PRId64, sb->len ? ", " : "", first);
+	if (last > first)
+		strbuf_addf(sb, "-%" PRId64, last);
+}
+
+/* The ids of the runs stored, as ranges: "1-3, 7, 9-12". */
+static int add_run_ids(struct store *s, struct strbuf *sb)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t first = 0, last = 0, id;
+	int rc, ret = 0, have = 0;
+
+	if (prepare(s, "SELECT id FROM runs ORDER BY id", &st, read_error) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		id = sqlite3_column_int64(st, 0);
+		if (have && id == last + 1) {
+			last = id;
+			continue;
+		}
+		if (have)
+			add_id_range(sb, first, last);
+		first = last = id;
+		have = 1;
+	}
+	if (have)
+		add_id_range(sb, first, last);
+	if (rc != SQLITE_DONE)
+		ret = read_error(s);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* "no run SPEC in results database 'PATH'", and what it holds. */
+static int no_run_named(struct store *s, const char *spec)
+{
+	struct strbuf ids = STRBUF_INIT, cmd = STRBUF_INIT;
+
+	if (add_run_ids(s, &ids) < 0) {
+		strbuf_release(&ids);
+		return -1;
+	}
+	if (!ids.len)
+		error("no run %s in results database '%s': it holds no run yet (run 'perturb run' "
+		      "first)", spec, s->path);
+	else {
+		strbuf_addstr(&cmd, "perturb runs --db ");
+		strbuf_add_shell_word(&cmd, s->path);
+		error("no run %s in results database '%s': it holds run%s %s ('%s' lists them; "
+		      "--run latest or -1 is the latest, -2 the one before)", spec, s->path,
+		      strchr(ids.buf, ',') || strchr(ids.buf, '-') ? "s" : "", ids.buf, cmd.buf);
+	}
+	strbuf_release(&cmd);
+	strbuf_release(&ids);
+	return -1;
+}
+
 static int no_run(struct store *s, int64_t run_id)
 {
-	return error("no run %" PRId64 " in results database '%s'", run_id, s->path);
+	char spec[32];
+
+	snprintf(spec, sizeof(spec), "%" PRId64, run_id);
+	return no_run_named(s, spec);
+}
+
+int store_resolve_run(struct store *s, const char *spec, int64_t *run_id, int *usage)
+{
+	sqlite3_stmt *st = NULL;
+	long n;
+	int rc, ret = -1;
+
+	if (usage)
+		*usage = 0;
+	*run_id = 0;
+	if (!spec || !*spec || !strcmp(spec, "latest")) {
+		n = 1;
+	} else if (spec[0] == '-' && !parse_long(spec + 1, 1, LONG_MAX, &n)) {
+		;
+	} else if (!parse_long(spec, 1, LONG_MAX, &n)) {
+		if (prepare_run(s, "SELECT id FROM runs WHERE id = ?1", n, &st) < 0)
+			return -1;
+		goto step;
+	} else {
+		if (usage)
+			*usage = 1;
+		return error("--run takes a run id, latest, or -N (the Nth latest), got '%s'", spec);
+	}
+	/* the Nth latest */
+	if (prepare_run(s, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1", n,
+			&st) < 0)
+		return -1;
+step:
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*run_id = sqlite3_column_int64(st, 0);
+		ret = 0;
+	} else if (rc == SQLITE_DONE) {
+		if (usage)
+			*usage = 1;
+		no_run_named(s, spec && *spec ? spec : "latest");
+	} else {
+		read_error(s);
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int store_each_failure(struct store *s, int64_t run_id, store_failure_fn fn, void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret = 0;
+
+	if (prepare_run(s, "SELECT r.seq, p.repetition, p.warmup, p.variant, p.workload,"
+			" r.status, r.reason, r.output_tail FROM results r"
+			" JOIN plan p ON p.run_id = r.run_id AND p.seq = r.seq"
+			" WHERE r.run_id = ?1 AND r.status <> 'ok' ORDER BY r.seq", run_id, &st) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *tail = (const char *)sqlite3_column_text(st, 7);
+		struct stored_failure f = {
+			.seq = sqlite3_column_int(st, 0),
+			.repetition = sqlite3_column_int(st, 1),
+			.warmup = sqlite3_column_int(st, 2),
+			.variant = (const char *)sqlite3_column_text(st, 3),
+			.workload = (const char *)sqlite3_column_text(st, 4),
+			.status = (const char *)sqlite3_column_text(st, 5),
+			.reason = (const char *)sqlite3_column_text(st, 6),
+			.output_tail = tail ? tail : "",
+		};
+		if ((ret = fn(&f, ctx)))
+			break;
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = read_error(s);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t alloc = 0;
+	int rc, ret = 0;
+
+	*runs = NULL;
+	*n = 0;
+	if (prepare(s, "SELECT r.id, r.name, r.started, r.ended, r.status,"
+		    " json_extract(r.machine_json, '$.hostname'), r.cpu_model, r.cores,"
+		    " r.kernel_release,"
+		    " (SELECT count(*) FROM plan p WHERE p.run_id = r.id),"
+		    " (SELECT count(*) FROM results x WHERE x.run_id = r.id),"
+		    " (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status <> 'ok')"
+		    " FROM runs r ORDER BY r.id", &st, read_error) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct run_summary *r;
+		ALLOC_GROW(*runs, *n + 1, alloc);
+		r = &(*runs)[(*n)++];
+		r->id = sqlite3_column_int64(st, 0);
+		r->name = column_dup(st, 1);
+		r->started = column_dup(st, 2);
+		r->ended = column_dup(st, 3);
+		r->status = column_dup(st, 4);
+		r->hostname = column_dup(st, 5);
+		r->cpu_model = column_dup(st, 6);
+		r->cores = sqlite3_column_int64(st, 7);
+		r->kernel_release = column_dup(st, 8);
+		r->total = sqlite3_column_int64(st, 9);
+		r->done = sqlite3_column_int64(st, 10);
+		r->failed = sqlite3_column_int64(st, 11);
+	}
+	if (rc != SQLITE_DONE) {
+		ret = read_error(s);
+		run_summaries_release(*runs, *n);
+		*runs = NULL;
+		*n = 0;
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+void run_summaries_release(struct run_summary *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(runs[i].name);
+		free(runs[i].started);
+		free(runs[i].ended);
+		free(runs[i].status);
+		free(runs[i].hostname);
+		free(runs[i].cpu_model);
+		free(runs[i].kernel_release);
+	}
+	free(runs);
 }
 
 /* Step st (from prepare_run()) to the run's row: 0, or -1 (printed) when

@@ -144,6 +144,40 @@ int store_set_status(struct store *s, int64_t run_id, const char *status);
 
 /* Latest run id (0 if the database holds none). */
 int store_latest_run(struct store *s, int64_t *run_id);
+/*
+ * The run a command's --run names (docs/perturb.1): NULL, "" or "latest"
+ * the latest run; "-N" the Nth latest ("-1" the latest, "-2" the one
+ * before); "N" (a positive integer) the run of that id.  Error (printed)
+ * when there is no such run, saying which runs the database holds and how
+ * to list them; *usage (may be NULL) set to 1 then, 0 for a database error.
+ */
+int store_resolve_run(struct store *s, const char *spec, int64_t *run_id, int *usage);
+
+/* A result that is not ok (store_each_failure()). */
+struct stored_failure {
+	int seq, repetition, warmup;
+	const char *variant, *workload, *status, *reason;
+	const char *output_tail;	/* the end of its stdout then stderr
+					   (RUNNER_TAIL_BYTES at most), "" when none */
+};
+typedef int (*store_failure_fn)(const struct stored_failure *f, void *ctx);
+/* Calls fn for every result of a run whose status is not ok, by seq;
+ * strings valid during the call only.  fn returning non-zero stops the
+ * walk and is returned. */
+int store_each_failure(struct store *s, int64_t run_id, store_failure_fn fn, void *ctx);
+
+/* One stored run, as `perturb runs` lists it. */
+struct run_summary {
+	int64_t id;
+	char *name, *started, *ended, *status;	/* ended NULL while running */
+	char *hostname, *cpu_model, *kernel_release;	/* NULL when not recorded */
+	int64_t cores;		/* 0 when not recorded */
+	int64_t done, total;	/* plan entries with a result / in the plan */
+	int64_t failed;		/* results whose status is not ok */
+};
+/* Every run, by id: *runs malloc'd (free with run_summaries_release()). */
+int store_list_runs(struct store *s, struct run_summary **runs, size_t *n);
+void run_summaries_release(struct run_summary *runs, size_t n);
 /* Fills *h (release with run_header_release()); error when there is no such
  * run.  experiment is the experiment's name, path the path it was first
  * stored from. */

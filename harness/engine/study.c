@@ -676,8 +676,39 @@ static int walk(struct study *s)
 	return leave_active(s, NULL);
 }
 
+/* Lines of a failed run's output check_failed_pairs() shows. */
+#define STUDY_TAIL_LINES 5
+
+/* The first failed run of one (variant, workload), for check_failed_pairs(). */
+struct first_failure {
+	const char *variant, *workload;
+	int found;
+};
+
+static int print_first_failure(const struct stored_failure *f, void *ctx)
+{
+	struct first_failure *ff = ctx;
+	char *tail;
+
+	if (strcmp(f->variant, ff->variant) || strcmp(f->workload, ff->workload))
+		return 0;
+	ff->found = 1;
+	tail = last_lines(f->output_tail, STUDY_TAIL_LINES);
+	fprintf(stderr, "  the first, %s%d: %s%s%s%s\n", f->warmup ? "warm-up " : "run ",
+		f->repetition + 1, f->status, f->reason && *f->reason ? ", " : "",
+		f->reason ? f->reason : "", *tail ? "; its last lines of output:" : "");
+	for (const char *p = tail; *p;) {
+		size_t len = strcspn(p, "\n");
+		fprintf(stderr, "    | %.*s\n", (int)len, p);
+		p += len + (p[len] == '\n');
+	}
+	free(tail);
+	return 1;
+}
+
 /* A (variant, workload) pair without a single good measured run cannot be
- * reported: said; -1 when there is one. */
+ * reported: said, with the first failure's reason and last lines of
+ * output; -1 when there is one. */
 static int check_failed_pairs(struct study *s)
 {
 	const struct experiment *exp = &s->exp;
@@ -693,8 +724,12 @@ static int check_failed_pairs(struct study *s)
 				size_t k = w * nv + v;
 				if (!total[k] || failed[k] != total[k])
 					continue;
+				struct first_failure ff = { exp->variants[v].name,
+							    exp->workloads[w].name, 0 };
 				error("every run of workload '%s' under variant '%s' failed",
 				      exp->workloads[w].name, exp->variants[v].name);
+				if (store_each_failure(s->st, s->run_id, print_first_failure, &ff) < 0)
+					break;
 				failed_pairs++;
 			}
 	free(total);

@@ -85,6 +85,67 @@ void machine_probe(struct machine_info *m)
 	m->boost = read_line_file("/sys/devices/system/cpu/cpufreq/boost");
 	m->no_turbo = read_line_file("/sys/devices/system/cpu/intel_pstate/no_turbo");
 	m->isolated = read_line_file("/sys/devices/system/cpu/isolated");
+	m->online = read_line_file("/sys/devices/system/cpu/online");
+	m->cpu0_siblings = read_line_file("/sys/devices/system/cpu/cpu0/topology/thread_siblings_list");
+}
+
+#define MAX_CPUS 4096
+
+/* A cpulist ("0-3,8,10-11") into set[MAX_CPUS]; -1 when malformed. */
+static int cpulist_parse(const char *s, unsigned char *set)
+{
+	long a, b;
+	char *end;
+
+	while (s && *s) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		a = b = strtol(s, &end, 10);
+		if (*end == '-') {
+			s = end + 1;
+			if (*s < '0' || *s > '9')
+				return -1;
+			b = strtol(s, &end, 10);
+		}
+		if (a > b || b >= MAX_CPUS)
+			return -1;
+		for (long c = a; c <= b; c++)
+			set[c] = 1;
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -1;
+		s = end;
+	}
+	return 0;
+}
+
+char *machine_isolation_cpus(const char *online, const char *keep)
+{
+	unsigned char *on = xcalloc(MAX_CPUS, 1), *kept = xcalloc(MAX_CPUS, 1);
+	struct strbuf sb = STRBUF_INIT;
+	char *ret = NULL;
+
+	if (!online || cpulist_parse(online, on) < 0 || cpulist_parse(keep, kept) < 0)
+		goto out;
+	for (int c = 0; c < MAX_CPUS; c++) {
+		int last = c;
+		if (!on[c] || kept[c])
+			continue;
+		while (last + 1 < MAX_CPUS && on[last + 1] && !kept[last + 1])
+			last++;
+		strbuf_addf(&sb, "%s%d", sb.len ? "," : "", c);
+		if (last > c)
+			strbuf_addf(&sb, "-%d", last);
+		c = last;
+	}
+	if (sb.len)
+		ret = strbuf_detach(&sb);
+out:
+	strbuf_release(&sb);
+	free(on);
+	free(kept);
+	return ret;
 }
 
 int machine_has(const char *field)
@@ -108,6 +169,8 @@ void machine_release(struct machine_info *m)
 	free(m->boost);
 	free(m->no_turbo);
 	free(m->isolated);
+	free(m->online);
+	free(m->cpu0_siblings);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -27,9 +27,20 @@ struct machine_info {
 	char *boost;		/* /sys/devices/system/cpu/cpufreq/boost */
 	char *no_turbo;		/* /sys/devices/system/cpu/intel_pstate/no_turbo */
 	char *isolated;		/* /sys/devices/system/cpu/isolated */
+	char *online;		/* /sys/devices/system/cpu/online: "0-3" */
+	char *cpu0_siblings;	/* cpu0/topology/thread_siblings_list: "0,4" */
 };
 
 void machine_probe(struct machine_info *m);
+/*
+ * The CPUs a kernel command line could isolate (isolcpus=, nohz_full=) on
+ * a machine whose online CPUs are the list online ("0-3,8-11", the kernel's
+ * cpulist format), keeping the CPUs of keep (CPU 0 and its SMT siblings,
+ * say) for the system: online minus keep, as a cpulist ("1-3,9-11"),
+ * malloc'd.  NULL when nothing is left to isolate (one core) or a list
+ * cannot be read (malformed, or CPUs numbered 4096 and above).
+ */
+char *machine_isolation_cpus(const char *online, const char *keep);
 void machine_release(struct machine_info *m);
 /* Was this provenance field read (not NULL, not "unavailable")? */
 int machine_has(const char *field);

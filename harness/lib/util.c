@@ -343,23 +343,42 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-int parse_percent(const char *s, double *fraction)
+int parse_percent_why(const char *s, double *fraction, char *why, size_t len)
 {
 	char *end;
+	double v;
+
 	if (!s || !*s || *s == ' ')
-		return -1;
+		goto bad;
 	errno = 0;
-	double v = strtod(s, &end);
+	v = strtod(s, &end);
 	if (errno || end == s || !isfinite(v))
-		return -1;
+		goto bad;
 	if (!strcmp(end, "%")) {
 		*fraction = v / 100.0;
 		return 0;
 	}
 	if (*end)
-		return -1;
+		goto bad;
+	if (fabs(v) >= 1) {
+		if (why)
+			snprintf(why, len, "'%s' is ambiguous (%s %% or %g %%?): write %s%% for "
+				 "%s %%, or the fraction %g; a bare number is a fraction and must be "
+				 "below 1", s, s, v * 100, s, s, v / 100);
+		return PERCENT_AMBIGUOUS;
+	}
 	*fraction = v;
 	return 0;
+bad:
+	if (why)
+		snprintf(why, len, "'%s' is not a percentage (write 5%% or the fraction 0.05)",
+			 s ? s : "");
+	return -1;
+}
+
+int parse_percent(const char *s, double *fraction)
+{
+	return parse_percent_why(s, fraction, NULL, 0);
 }
 
 char *read_file(const char *path, size_t *len)
@@ -450,6 +469,19 @@ int program_exists(const char *prog)
 	}
 	free(copy);
 	return found;
+}
+
+char *last_lines(const char *s, int n)
+{
+	size_t len = strlen(s);
+	const char *p;
+
+	while (len && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+		len--;
+	for (p = s + len; p > s; p--)
+		if (p[-1] == '\n' && --n == 0)
+			break;
+	return xstrndup(p, (size_t)(s + len - p));
 }
 
 size_t edit_distance(const char *a, const char *b)

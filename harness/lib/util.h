@@ -83,7 +83,19 @@ void now_iso8601(char *buf, size_t len);
  * on malformed / negative / non-finite input.
  */
 int parse_duration(const char *s, double *seconds);
-/* Percentages: "2%" (→ 0.02) or a bare fraction "0.02".  -1 on bad input. */
+/*
+ * Percentages, the one grammar of every percentage option and experiment key
+ * (docs/experiment.md, "Values"; docs/perturb.1, OPTIONS): "5%" (-> 0.05) or
+ * a bare fraction below 1 in absolute value, "0.05".  A bare number of 1 or
+ * more is refused as ambiguous: "5" could mean 5 % or 500 %.  Returns 0 and
+ * stores the fraction; else PERCENT_AMBIGUOUS for such a bare number, -1 for
+ * anything else, with why[len] (when why is not NULL) saying what was wrong
+ * and showing both spellings ("write 5% for 5 %, or the fraction 0.05").
+ * The sign and the range are the caller's to check.
+ */
+#define PERCENT_AMBIGUOUS (-2)
+int parse_percent_why(const char *s, double *fraction, char *why, size_t len);
+/* parse_percent_why() without the reason. */
 int parse_percent(const char *s, double *fraction);
 /*
  * Sizes (experiment files' memory:, perturb gen's SIZE; docs/experiment.md):
@@ -109,6 +121,10 @@ int mkdir_p(const char *path, unsigned mode);
 char *dir_name(const char *path);
 /* Is prog (no slash) found on PATH, or (with slash) executable? */
 int program_exists(const char *prog);
+
+/* The last n lines of s, its trailing newlines left out: malloc'd ("" for
+ * an empty s). */
+char *last_lines(const char *s, int n);
 
 /* Levenshtein distance, for "did you mean" suggestions. */
 size_t edit_distance(const char *a, const char *b);
