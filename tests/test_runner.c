@@ -318,6 +318,21 @@ Test(runner, small_output_is_kept_whole)
 	run_result_release(&res);
 }
 
+/* A time-out too long for a timespec still waits (it failed with EINVAL,
+ * and the run came back as interrupted). */
+Test(runner, an_absurd_timeout_still_waits)
+{
+	static const double timeouts[] = { 9.3e18, 1e300 };
+	struct run_result res;
+	char *argv[] = { "printer", "v: 1", NULL };
+
+	for (size_t i = 0; i < ARRAY_SIZE(timeouts); i++) {
+		run_metric(&res, timeouts[i], "v", "^v: ([0-9]+)$", argv);
+		cr_assert_eq(res.status, RUN_OK, "%g: %s", timeouts[i], res.reason);
+		run_result_release(&res);
+	}
+}
+
 Test(runner, leftovers_killed_after_exit)
 {
 	struct run_result res;

@@ -93,7 +93,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	struct counter_set *counters = NULL;
 	struct rusage ru;
 	double t0, t1;
-	int pidfd = -1, ret = -1, how, status = 0;
+	int pidfd = -1, ret = -1, how, status = 0, wait_failed = 0;
 	pid_t pid, r;
 
 	memset(res, 0, sizeof(*res));
@@ -141,10 +141,8 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		how = proc_poll_capture(&p, 1, req->timeout_s > 0 ? t0 + req->timeout_s : 0, 1,
 					out, 2);
 	}
-	if (how < 0 && how != PROC_STOP) {
-		error("cannot wait for process %d: %s", (int)pid, strerror(errno));
-		how = PROC_STOP;
-	}
+	if (how < 0 && how != PROC_STOP)	/* perturb's failure, not the run's */
+		wait_failed = error("cannot wait for process %d: %s", (int)pid, strerror(errno));
 	if (how != 1)
 		proc_kill_group(pid, pidfd, STOP_KILL_GRACE_S);
 	t1 = now_mono();
@@ -156,6 +154,8 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		error("cannot reap process %d: %s", (int)pid, strerror(errno));
 		goto out;
 	}
+	if (wait_failed)
+		goto out;
 
 	struct run_outcome oc = {
 		.wall_s = t1 - t0,
