@@ -16,6 +16,8 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -602,4 +604,64 @@ Test(config, every_duration_count_and_size_is_refused_outside_its_range, .timeou
 	tl_rmtree(dir);
 	free(dir);
 	free(state);
+}
+
+/* ---- only regular files are read, and no further than the limit ---- */
+
+/*
+ * An experiment or an include that is a FIFO, a device or a folder is
+ * refused at once with what it is (a FIFO hung the loader, /dev/zero was
+ * read until memory ran out); `workloads validate` and `run` say so with
+ * exit 2.
+ */
+Test(config, only_regular_files_are_read, .timeout = 60)
+{
+	static const struct { const char *name, *says; } bad[] = {
+		{ "p.fifo", "not a regular file (a FIFO)" },
+		{ "/dev/zero", "not a regular file (a character device)" },
+		{ "sub", "Is a directory" },
+	};
+	char *dir = tl_tmpdir(), err[512];
+	char *state = xasprintf("PERTURB_STATE_DIR=%s", dir);
+	char *fifo = xasprintf("%s/p.fifo", dir), *sub = xasprintf("%s/sub", dir);
+	struct experiment exp;
+
+	cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char *path = bad[i].name[0] == '/' ? xstrdup(bad[i].name)
+						 : xasprintf("%s/%s", dir, bad[i].name);
+		char *want = xasprintf("%s: cannot read: %s", path, bad[i].says);
+		char *inc = xasprintf("name: t\ninclude: [%s]\n"
+				      "variants: [{name: a}]\nworkloads: [{name: w, cmd: [\"true\"]}]\n",
+				      bad[i].name);
+		struct cli_result r;
+
+		cr_assert_eq(config_load(path, &exp, err, sizeof(err)), -1, "%s was read", path);
+		cr_expect_str_eq(err, want);
+		free(want);
+		/* included: with the include's position */
+		tl_write(dir, "e.yaml", inc);
+		free(path);
+		path = xasprintf("%s/e.yaml", dir);
+		cr_assert_eq(config_load(path, &exp, err, sizeof(err)), -1);
+		cr_expect(strstr(err, "e.yaml:2:11: cannot read '") && strstr(err, bad[i].says),
+			  "%s", err);
+		free(path);
+		free(inc);
+		/* the commands */
+		cli_run_env(dir, state, &r, "workloads", "validate", bad[i].name, NULL);
+		cr_expect_eq(r.status, 2, "validate %s: %d", bad[i].name, r.status);
+		cr_expect(strstr(r.err, bad[i].says), "%s", r.err);
+		cli_result_release(&r);
+		cli_run_env(dir, state, &r, "run", bad[i].name, "--dry-run", NULL);
+		cr_expect_eq(r.status, 2, "run %s: %d", bad[i].name, r.status);
+		cr_expect(strstr(r.err, bad[i].says), "%s", r.err);
+		cli_result_release(&r);
+	}
+	tl_rmtree(dir);
+	free(dir);
+	free(state);
+	free(fifo);
+	free(sub);
 }

@@ -26,7 +26,7 @@
 #define PERTURB_SHARE_DIR "/usr/local/share/perturb"
 #endif
 
-#define MAX_FILE_SIZE (16u << 20)
+#define MAX_FILE_SIZE CONFIG_FILE_MAX
 
 /* Loading state. */
 struct ctx {
@@ -61,26 +61,18 @@ static const char *add_file(struct experiment *exp, const char *path)
 static int read_doc(struct ctx *c, const char *path, const struct ynode *at,
 		    struct ydoc *d, char **textp, size_t *lenp)
 {
-	struct stat st;
 	size_t len = 0;
-	char *text = NULL;
+	char *text, why[128];
 	int ret;
 
 	memset(d, 0, sizeof(*d));
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		errno = EISDIR;
-	else if (stat(path, &st) == 0 && st.st_size > (off_t)MAX_FILE_SIZE)
+	text = read_user_file(path, MAX_FILE_SIZE, &len, why, sizeof(why));
+	if (!text && errno == EFBIG)
 		goto too_big;
-	else
-		text = read_file(path, &len);
 	if (!text) {
 		if (at)
-			return yn_fail(&c->y, at, "cannot read '%s': %s", path, strerror(errno));
-		return yn_fail(&c->y, NULL, "cannot read: %s", strerror(errno));
-	}
-	if (len > MAX_FILE_SIZE) {
-		free(text);
-		goto too_big;
+			return yn_fail(&c->y, at, "cannot read '%s': %s", path, why);
+		return yn_fail(&c->y, NULL, "cannot read: %s", why);
 	}
 	c->y.file = add_file(c->exp, path);
 	free(c->y.dir);
