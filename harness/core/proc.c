@@ -642,7 +642,7 @@ static int capture_feed_new(struct capture *c, int final)
 		size_t took;
 
 		if (!buf)
-			buf = xmalloc(CAPTURE_CHUNK);
+			buf = xmalloc(CAPTURE_CHUNK + 1);
 		got = pread(c->fd, buf, want, (off_t)c->fed);
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -650,6 +650,7 @@ static int capture_feed_new(struct capture *c, int final)
 			ret = got < 0 ? error("cannot read the captured output: %s", strerror(errno)) : 0;
 			break;
 		}
+		buf[got] = '\0';	/* a C string too (regexec() interceptors read one) */
 		took = c->feed(c->arg, buf, (size_t)got,
 			       final && c->fed + (uint64_t)got == c->size);
 		if (!took)

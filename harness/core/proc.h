@@ -121,7 +121,8 @@ int proc_poll(struct pollfd *fds, nfds_t n, double deadline, int honour_stop);
  * writes in CAPTURE_CHECK_S; call capture_drain(c, 1) once the child has
  * ended.  feed(arg, text, len, final) returns how much of text it took:
  * whole lines, or all of text when final (the output ended) or when text is
- * CAPTURE_CHUNK bytes without a newline (a longer line is cut there).
+ * CAPTURE_CHUNK bytes without a newline (a longer line is cut there); text
+ * is NUL-terminated after len.
  */
 #define CAPTURE_CHECK_S 0.1
 #define CAPTURE_CHUNK (256 * 1024)
