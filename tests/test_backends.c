@@ -139,3 +139,42 @@ Test(backends, a_study_runs_its_workloads_through_it)
 	free(sql);
 	free(path);
 }
+
+/*
+ * A backend whose run ends as interrupted although perturb was not asked
+ * to stop (the host runner did so when its wait failed): the study stops
+ * there, and such a run is never stored as completed nor ends in exit 0.
+ */
+static int cut_parse(struct yn_ctx *y, const struct ynode *block, void *cfg)
+{
+	return yn_want_map(y, block, "cut") || yn_check_keys(y, block, "cut", NULL);
+}
+
+static int cut_run(struct backend_ctx *ctx, const struct run_request *req,
+		   struct run_result *res)
+{
+	int r = runner_run(req, res);
+	res->status = RUN_INTERRUPTED;
+	return r;
+}
+
+static const struct backend backend_cut = {
+	.name = "cut", .key = "cut", .cfg_size = 1, .parse = cut_parse, .run = cut_run,
+};
+
+Test(backends, a_study_that_stops_early_is_never_completed)
+{
+	char *path = xasprintf("%s/e.yaml", dir);
+	char *argv[] = { "run", path, "--db", db, "-q", NULL };
+
+	cr_assert_eq(backend_register(&backend_cut), 0);
+	tl_write(dir, "e.yaml",
+		 "name: cut\nrepetitions: 3\nwarmup: 0\norder: sequential\n"
+		 "variants:\n  - {name: base}\n  - {name: cut, cut: {}}\n"
+		 "workloads:\n  - {name: w, cmd: [\"true\"]}\n");
+	cr_assert_eq(cmd_run(5, argv), EXIT_RUNTIME);
+	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM runs WHERE status = 'completed'"), 0);
+	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM runs WHERE status = 'failed'"), 1);
+	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM results"), 3, "the base runs only");
+	free(path);
+}

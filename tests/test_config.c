@@ -16,6 +16,8 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@
 
 #include "engine/config.h"
 #include "backends/qemu_config.h"
+#include "lib/range.h"
 #include "lib/util.h"
 #include "testlib.h"
 
@@ -548,7 +551,7 @@ Test(config, merge_key_errors_point_at_the_anchor)
 	struct strbuf sb = STRBUF_INIT;
 	strbuf_addstr(&sb, "name: t\nx-bad: &bad {repetitions: zero}\nvariants:\n  - name: base\n"
 		      "workloads:\n  - <<: *bad\n    name: w\n    cmd: ['true']\n");
-	expect_load_error(&sb, ":2:27: 'repetitions' must be an integer >= 1, got 'zero'", 0);
+	expect_load_error(&sb, ":2:27: 'repetitions' must be an integer from 1 to 1000000, got 'zero'", 0);
 	strbuf_reset(&sb);
 	strbuf_addstr(&sb, "name: t\nvariants:\n  - {name: base, <<: {env: {}}, <<: {wrap: [x]}}\n"
 		      "workloads: [{name: w, cmd: ['true']}]\n");
@@ -704,4 +707,212 @@ Test(config, matrix_example)
 	cr_expect_str_eq(exp.workloads[2].cmd.v[3], "{workdir}/in-64M.txt");
 	experiment_release(&exp);
 	free(path);
+}
+
+/* ---- every duration, count and size has its range (lib/range.h) ---- */
+
+#define STUDY(top, variant, workload) \
+	"name: t\n" top "variants:\n  - {name: base" variant "}\n" \
+	"workloads:\n  - {name: w, cmd: [\"true\"]" workload "}\n"
+
+/*
+ * Where each row of ranges[] is written: a file with %s for the value, or
+ * a command line (%s for the value).  Every row has a site here, and every
+ * site refuses a value past either end of its row.
+ */
+static const struct range_site {
+	enum range_id r;
+	const char *yaml;
+	const char *argv[8];
+} range_sites[] = {
+	{ R_REPETITIONS, STUDY("repetitions: %s\n", "", ""), { NULL } },
+	{ R_REPETITIONS, STUDY("", "", ", repetitions: %s"), { NULL } },
+	{ R_REPETITIONS, NULL, { "run", "--repetitions", "%s", "--dry-run", "e.yaml" } },
+	{ R_WARMUP, STUDY("warmup: %s\n", "", ""), { NULL } },
+	{ R_TIMEOUT, STUDY("timeout: %s\n", "", ""), { NULL } },
+	{ R_TIMEOUT, STUDY("", "", ", timeout: %s"), { NULL } },
+	{ R_DAEMON_READY, STUDY("", ", daemon: [sleep, \"9\"], daemon_ready: %s", ""), { NULL } },
+	{ R_CPU, STUDY("cpus: [%s]\n", "", ""), { NULL } },
+	{ R_BUFFER_SIZE_KB, STUDY("", ", kernel: {buffer_size_kb: %s}", ""), { NULL } },
+	{ R_BOOT_CPUS, STUDY("", ", boot: {qemu: {kernel: debian, cpus: %s}}", ""), { NULL } },
+	{ R_BOOTS, STUDY("", ", boot: {qemu: {kernel: debian, boots: %s}}", ""), { NULL } },
+	{ R_BOOT_MEMORY, STUDY("", ", boot: {qemu: {kernel: debian, memory: %s}}", ""), { NULL } },
+	{ R_MAX_TIME, NULL, { "run", "--target-ci", "1%", "--max-time", "%s", "e.yaml" } },
+	{ R_BOOTSTRAP, NULL, { "report", "--bootstrap", "%s" } },
+	{ R_MAX_BOOTSTRAP_N, NULL, { "report", "--max-bootstrap-n", "%s" } },
+	{ R_GEN_SIZE, NULL, { "gen", "text", "%s", "out" } },
+};
+
+/* Values just outside r (and absurd ones), in r's grammar; NULL-ended. */
+static size_t outside(const struct range *r, char out[6][64])
+{
+	size_t n = 0;
+
+	switch (r->kind) {
+	case RANGE_COUNT:
+		snprintf(out[n++], 64, "%.0f", r->min - 1);
+		snprintf(out[n++], 64, "%.0f", r->max + 1);
+		snprintf(out[n++], 64, "2147483647");
+		snprintf(out[n++], 64, "99999999999999999999");
+		break;
+	case RANGE_DURATION:
+		if (r->above_min)
+			snprintf(out[n++], 64, "%gs", r->min);
+		snprintf(out[n++], 64, "%.0fs", r->max + 1);
+		snprintf(out[n++], 64, "9.3e18s");
+		snprintf(out[n++], 64, "1e300s");
+		if (r != &ranges[R_DAEMON_READY])	/* a regex there */
+			snprintf(out[n++], 64, "-1s");
+		break;
+	case RANGE_SIZE:
+		if (r->min > 0)
+			snprintf(out[n++], 64, "%.0f", r->min - 1);
+		snprintf(out[n++], 64, "%.0f", r->max + 1);
+		snprintf(out[n++], 64, "16E");
+		break;
+	}
+	return n;
+}
+
+/* tmpl with its %s replaced by value (malloc'd). */
+static char *subst(const char *tmpl, const char *value)
+{
+	const char *at = strstr(tmpl, "%s");
+	if (!at)
+		return xstrdup(tmpl);
+	return xasprintf("%.*s%s%s", (int)(at - tmpl), tmpl, value, at + 2);
+}
+
+static char *site_file(const char *dir, const char *yaml, const char *value)
+{
+	char *text = subst(yaml, value), *path = xasprintf("%s/e.yaml", dir);
+	tl_write(dir, "e.yaml", text);
+	free(text);
+	return path;
+}
+
+Test(config, every_duration_count_and_size_is_refused_outside_its_range, .timeout = 120)
+{
+	char *dir = tl_tmpdir(), err[512], vals[6][64], what[128];
+	char *state = xasprintf("PERTURB_STATE_DIR=%s", dir);
+
+	tl_write(dir, "e.yaml", STUDY("", "", ""));
+	for (size_t r = 0; r < R_N_RANGES; r++) {
+		size_t sites = 0;
+		for (size_t i = 0; i < ARRAY_SIZE(range_sites); i++)
+			sites += range_sites[i].r == r;
+		cr_expect(sites, "range '%s' has no site in this test", ranges[r].name);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(range_sites); i++) {
+		const struct range_site *st = &range_sites[i];
+		const struct range *r = &ranges[st->r];
+		size_t n = outside(r, vals);
+
+		range_describe(r, what, sizeof(what));
+		if (st->yaml) {
+			/* inside: loads (so that what follows fails on the range) */
+			struct experiment exp;
+			char *path = site_file(dir, st->yaml, r->example);
+			cr_expect_eq(config_load(path, &exp, err, sizeof(err)), 0,
+				     "%s: %s", r->example, err);
+			experiment_release(&exp);
+			free(path);
+		}
+		for (size_t k = 0; k < n; k++) {
+			if (st->yaml) {
+				struct experiment exp;
+				char *path = site_file(dir, st->yaml, vals[k]), *want;
+				cr_expect_eq(config_load(path, &exp, err, sizeof(err)), -1,
+					     "%s: %s: %s was taken", r->name, st->yaml, vals[k]);
+				experiment_release(&exp);
+				want = xasprintf("' must be %s, got '%s'", what, vals[k]);
+				cr_expect(strstr(err, want) && !strncmp(err, path, strlen(path)) &&
+					  err[strlen(path)] == ':' && err[strlen(path) + 1] >= '1' &&
+					  err[strlen(path) + 1] <= '9',
+					  "%s = %s: want FILE:LINE:COL: ...%s, got %s", r->name,
+					  vals[k], want, err);
+				free(want);
+				free(path);
+				tl_write(dir, "e.yaml", STUDY("", "", ""));
+			} else {
+				struct cli_result res;
+				char *argv[8] = { NULL };
+				for (size_t a = 0; st->argv[a]; a++)
+					argv[a] = subst(st->argv[a], vals[k]);
+				/* journals of its own: nothing else's is looked at */
+				cli_run_env(dir, state, &res, argv[0], argv[1], argv[2], argv[3],
+					    argv[4], argv[5], argv[6], NULL);
+				cr_expect_eq(res.status, 2, "%s %s: exit %d: %s", r->name, vals[k],
+					     res.status, res.err);
+				cr_expect(strstr(res.err, what), "%s %s: %s", r->name, vals[k],
+					  res.err);
+				cli_result_release(&res);
+				for (size_t a = 0; argv[a]; a++)
+					free(argv[a]);
+			}
+		}
+	}
+	tl_rmtree(dir);
+	free(dir);
+	free(state);
+}
+
+/* ---- only regular files are read, and no further than the limit ---- */
+
+/*
+ * An experiment or an include that is a FIFO, a device or a folder is
+ * refused at once with what it is (a FIFO hung the loader, /dev/zero was
+ * read until memory ran out); `workloads validate` and `run` say so with
+ * exit 2.
+ */
+Test(config, only_regular_files_are_read, .timeout = 60)
+{
+	static const struct { const char *name, *says; } bad[] = {
+		{ "p.fifo", "not a regular file (a FIFO)" },
+		{ "/dev/zero", "not a regular file (a character device)" },
+		{ "sub", "Is a directory" },
+	};
+	char *dir = tl_tmpdir(), err[512];
+	char *state = xasprintf("PERTURB_STATE_DIR=%s", dir);
+	char *fifo = xasprintf("%s/p.fifo", dir), *sub = xasprintf("%s/sub", dir);
+	struct experiment exp;
+
+	cr_assert_eq(mkfifo(fifo, 0600), 0, "mkfifo: %s", strerror(errno));
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char *path = bad[i].name[0] == '/' ? xstrdup(bad[i].name)
+						 : xasprintf("%s/%s", dir, bad[i].name);
+		char *want = xasprintf("%s: cannot read: %s", path, bad[i].says);
+		char *inc = xasprintf("name: t\ninclude: [%s]\n"
+				      "variants: [{name: a}]\nworkloads: [{name: w, cmd: [\"true\"]}]\n",
+				      bad[i].name);
+		struct cli_result r;
+
+		cr_assert_eq(config_load(path, &exp, err, sizeof(err)), -1, "%s was read", path);
+		cr_expect_str_eq(err, want);
+		free(want);
+		/* included: with the include's position */
+		tl_write(dir, "e.yaml", inc);
+		free(path);
+		path = xasprintf("%s/e.yaml", dir);
+		cr_assert_eq(config_load(path, &exp, err, sizeof(err)), -1);
+		cr_expect(strstr(err, "e.yaml:2:11: cannot read '") && strstr(err, bad[i].says),
+			  "%s", err);
+		free(path);
+		free(inc);
+		/* the commands */
+		cli_run_env(dir, state, &r, "workloads", "validate", bad[i].name, NULL);
+		cr_expect_eq(r.status, 2, "validate %s: %d", bad[i].name, r.status);
+		cr_expect(strstr(r.err, bad[i].says), "%s", r.err);
+		cli_result_release(&r);
+		cli_run_env(dir, state, &r, "run", bad[i].name, "--dry-run", NULL);
+		cr_expect_eq(r.status, 2, "run %s: %d", bad[i].name, r.status);
+		cr_expect(strstr(r.err, bad[i].says), "%s", r.err);
+		cli_result_release(&r);
+	}
+	tl_rmtree(dir);
+	free(dir);
+	free(state);
+	free(fifo);
+	free(sub);
 }

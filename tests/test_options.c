@@ -55,7 +55,7 @@ static int parse(struct opt *opts, ...)
 
 /* Every value type, one table. */
 struct all {
-	int flag, q, i;
+	int flag, q, i, cnt;
 	const char *s, *pos1, *pos2;
 	unsigned u;
 	size_t z;
@@ -89,8 +89,8 @@ static int cb(const struct opt *o, const char *arg)
 		OPT_INTEGER(0, "id", &(a).l, 1, INT64_MAX, "ID", "an int64_t"),          \
 		OPT_UNSIGNED(0, "seed", &(a).u64, "N", "a uint64_t"),                     \
 		OPT_DOUBLE(0, "double", &(a).d, -1, 1, 0, "X", "a double"),               \
-		OPT_DURATION(0, "time", &(a).dur, 0, INFINITY, OPT_ABOVE_MIN, "D",        \
-			     "a duration"),                                               \
+		OPT_DURATION(0, "time", &(a).dur, R_MAX_TIME, "D", "a duration"),         \
+		OPT_COUNT(0, "count", &(a).cnt, R_REPETITIONS, "N", "a count"),           \
 		OPT_PERCENT(0, "percent", &(a).pct, 0, 10, OPT_ABOVE_MIN, "X%",          \
 			    "a percentage"),                                              \
 		OPT_LEVEL(0, "level", &(a).lvl, "C", "a level"),                          \
@@ -183,9 +183,15 @@ Test(options, bad_values_name_the_option_and_what_it_takes)
 		     "'18446744073709551616'", opts, "--seed", "18446744073709551616");
 	EXPECT_ERROR("--double takes a number from -1 to 1, got '2'", opts, "--double", "2");
 	EXPECT_ERROR("--double takes a number from -1 to 1, got 'nan'", opts, "--double", "nan");
-	EXPECT_ERROR("--time takes a duration above 0s (250ms, 30s, 5m; a bare number is "
-		     "seconds), got '0'", opts, "--time", "0");
-	EXPECT_ERROR("--time takes a duration above 0s", opts, "--time", "5x");
+	EXPECT_ERROR("--time takes a duration like 10m, above 0s and at most 168h, got '0'",
+		     opts, "--time", "0");
+	EXPECT_ERROR("--time takes a duration like 10m, above 0s", opts, "--time", "5x");
+	EXPECT_ERROR("--time takes a duration like 10m, above 0s and at most 168h, got '1e300s'",
+		     opts, "--time", "1e300s");
+	EXPECT_ERROR("--time takes a duration", opts, "--time", "169h");
+	EXPECT_ERROR("--count takes an integer from 1 to 1000000, got '1000001'", opts,
+		     "--count", "1000001");
+	EXPECT_ERROR("--count takes an integer from 1 to 1000000, got '0'", opts, "--count", "0");
 	EXPECT_ERROR("--percent takes a percentage above 0% and at most 1000% (2% or 0.02), "
 		     "got '0%'", opts, "--percent", "0%");
 	EXPECT_ERROR("--percent takes a percentage above 0%", opts, "--percent", "1001%");

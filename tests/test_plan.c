@@ -331,3 +331,38 @@ Test(plan, target_ci_rounds_get_a_new_block)
 	cr_assert_eq(p.e[p.n - 2].block, 1);
 	plan_release(&p);
 }
+
+/*
+ * A plan past PLAN_MAX_RUNS is refused before it is built, its size
+ * counted in 64 bits: INT_MAX repetitions (once taken, and added to the
+ * warm-ups in an int) and a product of counts each within its range.
+ */
+Test(plan, a_plan_too_big_is_refused_before_it_is_built)
+{
+	static const struct { size_t nv, nw; int reps, warm, boots; } big[] = {
+		{ 1, 1, 2147483647, 1, 1 },
+		{ 4, 3, 1000000, 1000000, 1 },
+		{ 2, 1, 1000000, 1000000, 10000 },
+	};
+	struct plan p;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		for (enum run_order o = ORDER_INTERLEAVED; o <= ORDER_RANDOM; o++) {
+			mk(big[i].nv, big[i].nw, o, big[i].reps, big[i].warm);
+			if (big[i].boots > 1) {
+				if (o == ORDER_RANDOM)
+					continue;
+				set_boots(0, big[i].boots);
+				set_boots(1, big[i].boots);
+			}
+			err[0] = 0;
+			cr_assert_eq(plan_build(&exp, NULL, 1, &p, err, sizeof(err)), -1,
+				     "case %zu order %d was built", i, (int)o);
+			cr_expect(strstr(err, "t.yaml: the plan has ") &&
+				  strstr(err, "runs (variants x workloads x (warmup + "
+					 "repetitions)), more than 10000000"), "%s", err);
+			cr_assert_eq(p.n, 0);
+		}
+	}
+}

@@ -338,6 +338,7 @@ Test(qemu, kernels_that_cannot_be_built_are_refused_up_front)
 {
 	static const struct { const char *boot, *says; } cases[] = {
 		{ "config: no-such.config", "cannot read the Kconfig fragment" },
+		{ "config: /dev/zero", "the Kconfig fragment '/dev/zero': not a regular file" },
 		{ "config: frag.config, source: /nonexistent/linux", "source: '/nonexistent/linux'" },
 		{ "config: frag.config, source: notatree", "is not a kernel source tree" },
 		{ "config: frag.config, source: frag.config", "neither a kernel source tree nor a "

@@ -6,6 +6,8 @@
  * the wire, harness/backends/proto.h) - no QEMU needed.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,34 @@ static void build(const char *out, struct run_result *res)
 	memset(res, 0, sizeof(*res));
 	result_build(&req, &o, res);
 	regfree(&md.re);
+}
+
+/*
+ * A metric past 2 GiB of output: regexec()'s offsets are ints, so the scan
+ * must never hold an offset into the whole output (it did, and crashed).
+ * The 2 GiB are zero pages of an anonymous mapping: no memory is used.
+ */
+Test(result, a_metric_after_2_gib_of_output_is_found, .timeout = 300)
+{
+	size_t len = ((size_t)1 << 31) + ((size_t)2 << 20);
+	size_t at = ((size_t)1 << 31) + ((size_t)1 << 20);
+	char *out = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	struct metric_def md;
+	struct run_request req = { .timeout_s = 1, .metrics = &md, .n_metrics = 1 };
+	struct run_outcome o = { .end = RUN_END_EXIT, .out = out, .out_len = len };
+	struct run_result res = { 0 };
+
+	cr_assert_neq(out, MAP_FAILED, "mmap: %s", strerror(errno));
+	madvise(out, len, MADV_HUGEPAGE);	/* read faults: the huge zero page, when there is one */
+	memcpy(out + at, "\nv: 5\n", 7);
+	tl_metric_init(&md, "v", "^v: ([0-9]+)$");
+	result_build(&req, &o, &res);
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	cr_assert_float_eq(res.values[0].value, 5, 1e-12);
+	run_result_release(&res);
+	regfree(&md.re);
+	munmap(out, len);
 }
 
 Test(result, a_metric_is_a_finite_number_and_nothing_more)

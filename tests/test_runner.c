@@ -267,6 +267,72 @@ Test(runner, large_output)
 	run_result_release(&res);
 }
 
+/*
+ * Output beyond req->output_max is scanned, then dropped while the run
+ * lasts: a metric in the dropped part is still found, the memory file the
+ * workload writes holds no more than the bound once perturb has looked at
+ * it, and the result says how much was dropped.
+ */
+Test(runner, output_is_bounded_and_scanned_as_it_comes)
+{
+	struct metric_def m[3];
+	struct run_result res;
+	char *argv[] = { "flood", "8", "256", NULL };
+	struct run_request req = {
+		.argv = argv, .envp = tl_test_env(), .timeout_s = 60,
+		.metrics = m, .n_metrics = 3, .output_max = 256 * 1024,
+	};
+	uint64_t total = 8 * 1024 * 1024 + strlen("flood begins 8\n") +
+			 strlen("flood done 8\n");
+
+	tl_metric_init(&m[0], "begins", "^flood begins ([0-9]+)$");
+	tl_metric_init(&m[1], "held", "^flood held ([0-9]+)$");
+	tl_metric_init(&m[2], "done", "^flood done ([0-9]+)$");
+	cr_assert_eq(runner_run(&req, &res), 0);
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	cr_assert_float_eq(res.values[0].value, 8, 1e-12);
+	cr_assert_leq(res.values[1].value, 256, "the workload's output held %g KiB",
+		      res.values[1].value);
+	cr_assert_float_eq(res.values[2].value, 8, 1e-12);
+	/* all but the last half of the bound (rounded down to pages) */
+	cr_assert_geq(res.output_dropped, total - 128 * 1024 - 4096 - 32,
+		      "dropped %llu", (unsigned long long)res.output_dropped);
+	cr_assert_leq(res.output_dropped, total - 128 * 1024);
+	cr_assert_eq(strlen(res.out_tail), RUNNER_TAIL_BYTES);
+	cr_assert(strstr(res.out_tail, "flood done 8\n"));
+	run_result_release(&res);
+	for (int i = 0; i < 3; i++)
+		regfree(&m[i].re);
+}
+
+/* A small output is not dropped, whatever the bound. */
+Test(runner, small_output_is_kept_whole)
+{
+	struct run_result res;
+	char *argv[] = { "flood", "0", NULL };
+
+	run_metric(&res, 60, "mb", "^flood begins ([0-9]+)$", argv);
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	cr_assert_eq(res.output_dropped, 0);
+	cr_assert_str_eq(res.out_tail, "flood begins 0\nflood done 0\n");
+	run_result_release(&res);
+}
+
+/* A time-out too long for a timespec still waits (it failed with EINVAL,
+ * and the run came back as interrupted). */
+Test(runner, an_absurd_timeout_still_waits)
+{
+	static const double timeouts[] = { 9.3e18, 1e300 };
+	struct run_result res;
+	char *argv[] = { "printer", "v: 1", NULL };
+
+	for (size_t i = 0; i < ARRAY_SIZE(timeouts); i++) {
+		run_metric(&res, timeouts[i], "v", "^v: ([0-9]+)$", argv);
+		cr_assert_eq(res.status, RUN_OK, "%g: %s", timeouts[i], res.reason);
+		run_result_release(&res);
+	}
+}
+
 Test(runner, leftovers_killed_after_exit)
 {
 	struct run_result res;

@@ -196,6 +196,7 @@ static void make_result(const struct plan *p, int seq, struct run_result *r)
 		v->unit = (char *)unit_of(names[i]);
 	}
 	r->out_tail = xasprintf("output of %d", seq);
+	r->output_dropped = (uint64_t)seq << 32;	/* past 32 bits */
 }
 
 static void free_result(struct run_result *r)
@@ -567,13 +568,14 @@ Test(store, result_columns)
 	store_close(s);
 	cr_assert_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
 	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT seq, status, exit_code, signal,"
-					" reason, output_tail FROM results"
+					" reason, output_tail, output_dropped FROM results"
 					" WHERE run_id = ?1 ORDER BY seq", -1, &st,
 					NULL), SQLITE_OK);
 	sqlite3_bind_int64(st, 1, run);
 	for (int seq = 0; seq < PLAN_N; seq++) {
 		cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
 		cr_assert_eq(sqlite3_column_int(st, 0), seq);
+		cr_assert_eq(sqlite3_column_int64(st, 6), (sqlite3_int64)seq << 32);
 		cr_assert_str_eq((const char *)sqlite3_column_text(st, 1),
 				 run_status_name(status_of(seq)));
 		if (status_of(seq) == RUN_OK) {

@@ -57,6 +57,9 @@ static const char *source_of(const struct boot_cfg *b)
 	return b->source ? b->source : KBUILD_DEFAULT_SOURCE;
 }
 
+/* A Kconfig fragment is a few lines; this bounds what is read of one. */
+#define KCONFIG_FRAGMENT_MAX (1024 * 1024)
+
 static int is_tarball(const char *path, const struct stat *st)
 {
 	return S_ISREG(st->st_mode) && strstr(path, ".tar");
@@ -84,21 +87,28 @@ static int image_key(const struct boot_cfg *b, const char *script, char key[65],
 	const char *src = source_of(b);
 	struct strbuf sb = STRBUF_INIT;
 	struct stat st;
-	char *dir, *base;
+	char *dir, *base, *frag, fwhy[128];
+	size_t frag_len;
 
-	if (!file_exists(b->config))
+	/* the user's file: a regular one, and not without end */
+	if (!(frag = read_user_file(b->config, KCONFIG_FRAGMENT_MAX, &frag_len, fwhy,
+				    sizeof(fwhy))))
 		return why_error(why, len, "config: cannot read the Kconfig fragment '%s': %s",
-				 b->config, strerror(errno));
-	if (stat(src, &st) < 0)
+				 b->config, fwhy);
+	if (stat(src, &st) < 0) {
+		free(frag);
 		return why_error(why, len, "source: '%s': %s%s", src, strerror(errno),
 				 b->source ? "" : " (Debian package: linux-source-6.1)");
+	}
 	dir = dir_name(script);
 	base = xasprintf("%s/configs/base.config", dir);
 	free(dir);
 	strbuf_addstr(&sb, "perturb kernel image 1\n");
 	add_file(&sb, "script", script);
 	add_file(&sb, "base", base);
-	add_file(&sb, "fragment", b->config);
+	strbuf_addf(&sb, "fragment %zu\n", frag_len);
+	strbuf_add(&sb, frag, frag_len);
+	free(frag);
 	free(base);
 	if (is_tarball(src, &st)) {
 		strbuf_addf(&sb, "tarball %s %lld %lld\n", src, (long long)st.st_size,

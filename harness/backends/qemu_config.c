@@ -22,7 +22,6 @@ int qemu_config_parse(struct yn_ctx *y, const struct ynode *n, void *cfg)
 	struct boot_cfg *b = cfg;
 	static const char *const kvm_words[] = { "auto", "false", "true", NULL };
 	const struct ynode *q, *v;
-	char gotbuf[64];
 	int kvm;
 
 	if (yn_want_map(y, n, "boot") || yn_check_keys(y, n, "boot", boot_keys))
@@ -44,8 +43,9 @@ int qemu_config_parse(struct yn_ctx *y, const struct ynode *n, void *cfg)
 			    "source tree is what config: builds from");
 	if (yn_get_str(y, q, "kernel", &b->kernel) || yn_get_str(y, q, "initrd", &b->initrd) ||
 	    yn_get_str(y, q, "cmdline", &b->cmdline) || yn_get_str(y, q, "config", &b->config) ||
-	    yn_get_str(y, q, "source", &b->source) || yn_get_int(y, q, "cpus", 1, &b->cpus) ||
-	    yn_get_int(y, q, "boots", 1, &b->boots) ||
+	    yn_get_str(y, q, "source", &b->source) || yn_get_count(y, q, "cpus", R_BOOT_CPUS, &b->cpus) ||
+	    yn_get_count(y, q, "boots", R_BOOTS, &b->boots) ||
+	    yn_get_size(y, q, "memory", R_BOOT_MEMORY, &b->memory_bytes) ||
 	    yn_get_bool(y, q, "deterministic", &b->deterministic))
 		return -1;
 	if (b->kernel && !*b->kernel)
@@ -63,10 +63,6 @@ int qemu_config_parse(struct yn_ctx *y, const struct ynode *n, void *cfg)
 		r = yn_resolve(y, *paths[i]);
 		free(*paths[i]);
 		*paths[i] = r;
-	}
-	if ((v = yn_get(q, "memory"))) {
-		if (v->type != YN_SCALAR || parse_size(v->str, &b->memory_bytes) || !b->memory_bytes)
-			return yn_fail(y, v, "'memory' must be a size like 512M or 1G, got %s", YN_GOT(v));
 	}
 	if ((v = yn_get(q, "kvm"))) {
 		if (yn_want_enum(y, v, "kvm", kvm_words, &kvm))

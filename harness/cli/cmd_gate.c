@@ -262,7 +262,7 @@ static int load_experiment(struct store *st, const struct run_header *h, const c
 		}
 		return 0;
 	}
-	if (h->path && (cur = read_file(h->path, &cur_len))) {
+	if (h->path && (cur = read_user_file(h->path, CONFIG_FILE_MAX, &cur_len, NULL, 0))) {
 		sha256_hex(cur, cur_len, sha);
 		free(cur);
 		if (h->sha256 && !strcmp(sha, h->sha256)) {

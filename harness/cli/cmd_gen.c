@@ -81,10 +81,12 @@ int cmd_gen(int argc, char **argv)
 {
 	const char *pos[3] = { NULL };
 	uint64_t seed = 1, size;
+	double x;
 	struct opt opts[] = {
 		OPT_ARG("KIND", &pos[0],
 			"text (English-like prose) or binary (mixed binary segments)"),
-		OPT_ARG("SIZE", &pos[1], "bytes, or with a suffix K, M, G (powers of 1024): 64M"),
+		OPT_ARG("SIZE", &pos[1], "bytes, or with a suffix K, M, G (powers of 1024): 64M;\n"
+			"at most 1T"),
 		OPT_ARG("FILE", &pos[2], "output file, written atomically; - for standard output"),
 		OPT_UNSIGNED(0, "seed", &seed, "N",
 			     "the same seed gives the same bytes on every machine (default 1)"),
@@ -102,10 +104,13 @@ int cmd_gen(int argc, char **argv)
 		error("unknown kind '%s' (valid kinds: %s)", pos[0], gen_kinds());
 		return EXIT_USAGE;
 	}
-	if (parse_size(pos[1], &size)) {
-		error("invalid size '%s' (bytes, or with a suffix K, M, G: 64M)", pos[1]);
+	if (range_parse(&ranges[R_GEN_SIZE], pos[1], &x)) {
+		char what[128];
+		error("SIZE must be %s, got '%s'",
+		      range_describe(&ranges[R_GEN_SIZE], what, sizeof(what)), pos[1]);
 		return EXIT_USAGE;
 	}
+	size = (uint64_t)x;
 	if (!*pos[2]) {
 		error("empty file name");
 		return EXIT_USAGE;

@@ -41,7 +41,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	struct opt opts[] = {
 		OPT_ARG("EXPERIMENT.yaml", &o->file, "default ./experiments.yaml"),
 		OPT_STRING(0, "db", &o->db, "PATH", "results database (default results/perturb.db)"),
-		OPT_INTEGER(0, "repetitions", &o->filter.repetitions, 1, 1000000, "N",
+		OPT_COUNT(0, "repetitions", &o->filter.repetitions, R_REPETITIONS, "N",
 			    "measured runs per (variant, workload), overrides the file"),
 		OPT_LIST(0, "only-variant", &o->filter.variants, &o->filter.n_variants, "NAME",
 			 "run this variant (and the baseline); repeatable, or NAME,NAME"),
@@ -57,7 +57,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		OPT_PERCENT(0, "target-ci", &o->target_ci, 0, 10, OPT_ABOVE_MIN, "X%",
 			    "after the plan, add interleaved rounds until every wall\n"
 			    "dilation CI (p50 and mean) is at most +-X wide"),
-		OPT_DURATION(0, "max-time", &o->max_time, 0, INFINITY, OPT_ABOVE_MIN, "D",
+		OPT_DURATION(0, "max-time", &o->max_time, R_MAX_TIME, "D",
 			     "with --target-ci: stop adding rounds after D (default 10m)"),
 		OPT_FLAG(0, "self-check", &o->self_check,
 			 "add an A/A pair: the baseline again (BASELINE~aa) and\n"

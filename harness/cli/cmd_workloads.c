@@ -133,7 +133,7 @@ static int show(const char *name)
 {
 	for (size_t d = 0; d < ARRAY_SIZE(search_dirs); d++) {
 		char *path = xasprintf("%s/%s.yaml", search_dirs[d], name);
-		char *text = read_file(path, NULL);
+		char *text = read_user_file(path, CONFIG_FILE_MAX, NULL, NULL, 0);
 		if (text) {
 			struct experiment holder = { 0 };
 			char err[1024], why[512];
@@ -182,10 +182,16 @@ static int validate(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		struct experiment exp = { 0 };
 		struct workload w = { 0 };
-		char err[1024];
-		char *text = read_file(argv[i], NULL);
+		char err[1024], why[128];
+		/* a FIFO or a device is refused here, before the loader opens it */
+		char *text = read_user_file(argv[i], CONFIG_FILE_MAX, NULL, why, sizeof(why));
 		int r;
-		if (text && is_experiment(text)) {
+		if (!text) {
+			error("%s: cannot read: %s", argv[i], why);
+			bad = 1;
+			continue;
+		}
+		if (is_experiment(text)) {
 			r = config_load(argv[i], &exp, err, sizeof(err));
 		} else {
 			r = config_load_workload(argv[i], &exp, &w, err, sizeof(err));

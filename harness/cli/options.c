@@ -82,6 +82,12 @@ static int bad_value(const struct opt *o, const char *arg)
 	struct strbuf sb = STRBUF_INIT;
 	char b[4];
 
+	if (o->range) {
+		char what[128];
+		error("%s%s takes %s, got '%s'", DASHES(o), name_of(o, b),
+		      range_describe(o->range, what, sizeof(what)), arg);
+		return -1;
+	}
 	switch (o->type) {
 	case OPT_T_INTEGER:
 		if (o->max != LONG_MAX)
@@ -226,17 +232,25 @@ static int set_value(const struct opt *o, const char *arg, struct items *it)
 		*(const char **)o->value = arg;
 		return 0;
 	case OPT_T_INTEGER:
+		if (o->range) {
+			if (range_parse(o->range, arg, &x))
+				return bad_value(o, arg);
+			return store_integer(o, (long)x);
+		}
 		if (parse_long(arg, o->min, o->max, &l))
 			return bad_value(o, arg);
 		return store_integer(o, l);
 	case OPT_T_UNSIGNED:
 		return parse_u64(arg, o->value) ? bad_value(o, arg) : 0;
-	case OPT_T_DOUBLE:
 	case OPT_T_DURATION:
+		if (range_parse(o->range, arg, &x))
+			return bad_value(o, arg);
+		*(double *)o->value = x;
+		return 0;
+	case OPT_T_DOUBLE:
 	case OPT_T_PERCENT:
 	case OPT_T_LEVEL:
 		rc = o->type == OPT_T_DOUBLE ? parse_double(arg, &x) :
-		     o->type == OPT_T_DURATION ? parse_duration(arg, &x) :
 		     parse_percent_why(arg, &x, why, sizeof(why));
 		if (rc == PERCENT_AMBIGUOUS)	/* "5": say both spellings */
 			return error("%s%s: %s", DASHES(o), name_of(o, b), why);

@@ -22,12 +22,16 @@
  *   OPT_STRING      const char *: the argument itself (it points into argv)
  *   OPT_INTEGER     any integer type (int, long, unsigned, size_t, int64_t):
  *                   a decimal integer in [min, max]; the range must fit the
- *                   type (checked when the option is given)
+ *                   type (checked when the option is given).  For
+ *                   identifiers (--run ID); a count is an OPT_COUNT
+ *   OPT_COUNT       the same, in the range of its row rid of lib/range.h
+ *                   (the one range of that count, in the file and here)
  *   OPT_UNSIGNED    uint64_t: a decimal integer from 0 to UINT64_MAX
  *   OPT_DOUBLE      double: a finite number in the range (below)
  *   OPT_DURATION    double, in seconds: the grammar of the experiment's
  *                   durations (parse_duration(): 250ms, 30s, 5m, a bare
- *                   number is seconds), in the range
+ *                   number is seconds), in the range of its row rid of
+ *                   lib/range.h
  *   OPT_PERCENT     double, a fraction: "2%" or "0.02" (parse_percent()),
  *                   in the range (given as fractions)
  *   OPT_LEVEL       double: a confidence level in (0, 1), "0.95" or "95%"
@@ -42,7 +46,7 @@
  *   OPT_ARG         const char *: the next positional argument, in order
  *   OPT_ARGS        char ** and size_t: every further positional argument,
  *                   a malloc'd array of pointers into argv (free it)
- * Ranges of OPT_DOUBLE, OPT_DURATION and OPT_PERCENT: [min, max], or
+ * Ranges of OPT_DOUBLE and OPT_PERCENT: [min, max], or
  * (min, max] with OPT_ABOVE_MIN; -INFINITY / INFINITY for no bound.
  *
  * Spellings: "--name V", "--name=V", a unique prefix of a long name
@@ -63,6 +67,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "lib/range.h"
 
 enum opt_type {
 	OPT_T_END,
@@ -95,7 +100,8 @@ struct opt {
 	size_t *count;		/* OPT_LIST, OPT_ARGS: the number of items */
 	size_t size;		/* OPT_INTEGER: sizeof the integer */
 	long min, max;		/* OPT_INTEGER */
-	double rmin, rmax;	/* OPT_DOUBLE, OPT_DURATION, OPT_PERCENT */
+	double rmin, rmax;	/* OPT_DOUBLE, OPT_PERCENT */
+	const struct range *range;	/* OPT_COUNT, OPT_DURATION: lib/range.h */
 	unsigned flags;		/* enum opt_flags */
 	opt_cb cb;		/* OPT_CALLBACK */
 	const char *argh;	/* the value's name in help: "PATH", "N" */
@@ -124,7 +130,13 @@ struct opt {
 	{ .type = (t), .short_name = (s), .long_name = (l), .value = OPT_PTR(double *, v), \
 	  .rmin = (lo), .rmax = (hi), .flags = (f), .argh = (a), .help = (h) }
 #define OPT_DOUBLE(s, l, v, lo, hi, f, a, h) OPT_REAL_(OPT_T_DOUBLE, s, l, v, lo, hi, f, a, h)
-#define OPT_DURATION(s, l, v, lo, hi, f, a, h) OPT_REAL_(OPT_T_DURATION, s, l, v, lo, hi, f, a, h)
+#define OPT_DURATION(s, l, v, rid, a, h) \
+	{ .type = OPT_T_DURATION, .short_name = (s), .long_name = (l), \
+	  .value = OPT_PTR(double *, v), .range = &ranges[rid], .argh = (a), .help = (h) }
+#define OPT_COUNT(s, l, v, rid, a, h) \
+	{ .type = OPT_T_INTEGER, .short_name = (s), .long_name = (l), .value = (v), \
+	  .size = sizeof(*(v)) + 0 * sizeof((*(v)) & 1), .min = (long)ranges[rid].min, \
+	  .max = (long)ranges[rid].max, .range = &ranges[rid], .argh = (a), .help = (h) }
 #define OPT_PERCENT(s, l, v, lo, hi, f, a, h) OPT_REAL_(OPT_T_PERCENT, s, l, v, lo, hi, f, a, h)
 #define OPT_LEVEL(s, l, v, a, h) OPT_REAL_(OPT_T_LEVEL, s, l, v, 0, 1, OPT_ABOVE_MIN, a, h)
 #define OPT_LIST(s, l, v, n, a, h) \

@@ -38,6 +38,8 @@ extern char **environ;
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define TAIL_LINES 10
+/* what a setup, teardown or prepare command's output may hold (proc.h: capture) */
+#define COMMAND_OUTPUT_MAX (1024 * 1024)
 #define LOGGER_LINE_MAX (16 * 1024)
 #define QUICK_EXIT_S 0.05
 #define QUICK_EXIT_RUNS 5
@@ -124,6 +126,8 @@ static struct timespec to_timespec(double s)
 	struct timespec ts;
 	if (s < 0)
 		s = 0;
+	if (s > 1e9)	/* ~31 years: a time_t, and a time-out ppoll() takes */
+		s = 1e9;
 	ts.tv_sec = (time_t)s;
 	ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
 	if (ts.tv_nsec >= 1000000000L)
@@ -613,6 +617,131 @@ int proc_poll(struct pollfd *fds, nfds_t n, double deadline, int honour_stop)
 	}
 }
 
+/* ---- captured output ---- */
+
+int capture_open(struct capture *c, const char *name, size_t max, capture_feed feed, void *arg)
+{
+	*c = (struct capture){ .max = max < CAPTURE_MIN_MAX ? CAPTURE_MIN_MAX : max,
+			       .feed = feed, .arg = arg };
+	c->fd = memfd_create(name, MFD_CLOEXEC);
+	if (c->fd < 0)
+		return error("cannot create a memory file: %s", strerror(errno));
+	return 0;
+}
+
+/* Hand [c->fed, c->size) to c->feed in chunks; stops at an incomplete last
+ * line unless final. */
+static int capture_feed_new(struct capture *c, int final)
+{
+	char *buf = NULL;
+	int ret = 0;
+
+	while (c->fed < c->size) {
+		size_t want = c->size - c->fed < CAPTURE_CHUNK ? (size_t)(c->size - c->fed) : CAPTURE_CHUNK;
+		ssize_t got;
+		size_t took;
+
+		if (!buf)
+			buf = xmalloc(CAPTURE_CHUNK + 1);
+		got = pread(c->fd, buf, want, (off_t)c->fed);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			ret = got < 0 ? error("cannot read the captured output: %s", strerror(errno)) : 0;
+			break;
+		}
+		buf[got] = '\0';	/* a C string too (regexec() interceptors read one) */
+		took = c->feed(c->arg, buf, (size_t)got,
+			       final && c->fed + (uint64_t)got == c->size);
+		if (!took)
+			break;	/* an incomplete line: wait for the rest */
+		c->fed += took;
+	}
+	free(buf);
+	return ret;
+}
+
+int capture_drain(struct capture *c, int final)
+{
+	struct stat st;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t keep_from;
+
+	if (c->fd < 0)
+		return 0;
+	if (fstat(c->fd, &st) < 0)
+		return error("cannot stat the captured output: %s", strerror(errno));
+	c->size = (uint64_t)st.st_size;
+	if (!final && c->size - c->dropped <= c->max)
+		return 0;	/* the usual case while a run lasts: nothing to do */
+	if (!c->feed)
+		c->fed = c->size;
+	else if (capture_feed_new(c, final) < 0)
+		return -1;
+	if (c->size - c->dropped <= c->max)
+		return 0;
+	/* keep the last max / 2 bytes, and what feed has not taken yet */
+	keep_from = c->size - c->max / 2;
+	if (keep_from > c->fed)
+		keep_from = c->fed;
+	keep_from -= keep_from % (uint64_t)page;
+	if (keep_from <= c->dropped)
+		return 0;
+	if (fallocate(c->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)c->dropped,
+		      (off_t)(keep_from - c->dropped)) < 0)
+		return error("cannot drop captured output: %s", strerror(errno));
+	c->dropped = keep_from;
+	return 0;
+}
+
+char *capture_tail(const struct capture *c, size_t n, size_t *len)
+{
+	uint64_t from = c->size > n ? c->size - n : 0;
+	char *buf;
+	ssize_t got;
+
+	*len = 0;
+	if (from < c->dropped)
+		from = c->dropped;
+	if (c->fd < 0 || from >= c->size)
+		return NULL;
+	buf = xmalloc((size_t)(c->size - from) + 1);
+	do
+		got = pread(c->fd, buf, (size_t)(c->size - from), (off_t)from);
+	while (got < 0 && errno == EINTR);
+	if (got <= 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[got] = '\0';
+	*len = (size_t)got;
+	return buf;
+}
+
+void capture_close(struct capture *c)
+{
+	close_fd(&c->fd);
+}
+
+int proc_poll_capture(struct pollfd *fds, nfds_t n, double deadline, int honour_stop,
+		      struct capture *caps, size_t n_caps)
+{
+	for (;;) {
+		double next = now_mono() + CAPTURE_CHECK_S;
+		int r;
+
+		if (!n_caps)
+			return proc_poll(fds, n, deadline, honour_stop);
+		r = proc_poll(fds, n, deadline > 0 && deadline < next ? deadline : next,
+			      honour_stop);
+		if (r != 0 || (deadline > 0 && now_mono() >= deadline))
+			return r;
+		for (size_t i = 0; i < n_caps; i++)
+			if (capture_drain(&caps[i], 0) < 0)
+				return -1;
+	}
+}
+
 void proc_kill_group(pid_t pgid, int pidfd, double grace_s)
 {
 	if (kill(-pgid, SIGTERM) < 0 && errno == ESRCH)
@@ -625,16 +754,6 @@ void proc_kill_group(pid_t pgid, int pidfd, double grace_s)
 	kill(-pgid, SIGKILL);
 }
 
-/*
- * Wait for a child with pidfd until deadline (0 = none) or a stop request.
- * Returns 1 when it ended, 0 on time-out, PROC_STOP, or -1.
- */
-static int wait_child(int pidfd, double deadline)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-	return proc_poll(&p, 1, deadline, 1);
-}
-
 /* ---- commands ---- */
 
 int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
@@ -642,7 +761,8 @@ int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
 {
 	char *cmd = proc_argv_string(argv);
 	char why[512], how[128];
-	int out = -1, pidfd = -1, ret = -1, r, status = 0;
+	struct capture out = { .fd = -1 };
+	int pidfd = -1, ret = -1, r, status = 0;
 	struct spawn_opts o = {
 		.argv = argv, .envp = envp, .cwd = cwd, .err_fd = -1,
 	};
@@ -652,12 +772,9 @@ int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
 		what = "command";
 	if (stop_requested())
 		goto out;
-	out = memfd_create("perturb-command", MFD_CLOEXEC);
-	if (out < 0) {
-		error("cannot create a memory file: %s", strerror(errno));
+	if (capture_open(&out, "perturb-command", COMMAND_OUTPUT_MAX, NULL, NULL) < 0)
 		goto out;
-	}
-	o.out_fd = out;
+	o.out_fd = out.fd;
 	pid = proc_spawn_reason(&o, why, sizeof(why));
 	if (pid < 0) {
 		error("%s command '%s' failed: %s", what, cmd, why);
@@ -670,7 +787,11 @@ int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
 		reap(pid, NULL);
 		goto out;
 	}
-	r = wait_child(pidfd, timeout_s > 0 ? now_mono() + timeout_s : 0);
+	{
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		r = proc_poll_capture(&p, 1, timeout_s > 0 ? now_mono() + timeout_s : 0, 1,
+				      &out, 1);
+	}
 	if (r != 1)
 		proc_kill_group(pid, pidfd, STOP_KILL_GRACE_S);
 	kill(-pid, SIGKILL);	/* what it left behind */
@@ -691,10 +812,11 @@ int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
 		ret = 0;
 		goto out;
 	}
-	print_tail(out, 0);
+	capture_drain(&out, 1);
+	print_tail(out.fd, (off_t)out.dropped);
 out:
 	close_fd(&pidfd);
-	close_fd(&out);
+	capture_close(&out);
 	free(cmd);
 	return ret;
 }

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <regex.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct spawn_opts {
 	char *const *argv;
@@ -108,6 +109,49 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len);
  * signals are unblocked only inside ppoll().  -1 on error (errno). */
 #define PROC_STOP (-2)
 int proc_poll(struct pollfd *fds, nfds_t n, double deadline, int honour_stop);
+
+/*
+ * Captured output: a memfd that a child writes (it never blocks on it) and
+ * that perturb keeps bounded.  capture_drain() hands what is new, in whole
+ * lines, to feed (when set); once more than max bytes are held it punches
+ * all but the last max / 2 of them out of the file (their pages are freed;
+ * the file's size and the writer's offset stay) and counts them in
+ * dropped.  proc_poll_capture() drains every CAPTURE_CHECK_S while it
+ * waits, so that what a capture holds is at most max plus what the child
+ * writes in CAPTURE_CHECK_S; call capture_drain(c, 1) once the child has
+ * ended.  feed(arg, text, len, final) returns how much of text it took:
+ * whole lines, or all of text when final (the output ended) or when text is
+ * CAPTURE_CHUNK bytes without a newline (a longer line is cut there); text
+ * is NUL-terminated after len.
+ */
+#define CAPTURE_CHECK_S 0.1
+#define CAPTURE_CHUNK (256 * 1024)
+#define CAPTURE_MIN_MAX (64 * 1024)	/* the smallest max: keeps any tail */
+
+typedef size_t (*capture_feed)(void *arg, const char *text, size_t len, int final);
+
+struct capture {
+	int fd;			/* the memfd, -1 when not open */
+	size_t max;		/* >= CAPTURE_MIN_MAX */
+	capture_feed feed;	/* NULL: nothing reads the text as it comes */
+	void *arg;
+	uint64_t fed;		/* bytes handed to feed */
+	uint64_t dropped;	/* bytes punched out: [0, dropped) */
+	uint64_t size;		/* bytes written, as last seen */
+};
+
+/* A memfd named name; returns 0, or -1 (printed). */
+int capture_open(struct capture *c, const char *name, size_t max, capture_feed feed, void *arg);
+/* Feed and bound what is new; final: the writer is gone.  0, or -1 (printed). */
+int capture_drain(struct capture *c, int final);
+/* The last at most n bytes kept (malloc'd, NUL-terminated; *len without the
+ * NUL); NULL with *len 0 when nothing is kept. */
+char *capture_tail(const struct capture *c, size_t n, size_t *len);
+void capture_close(struct capture *c);
+
+/* proc_poll(), and capture_drain(caps[i], 0) every CAPTURE_CHECK_S. */
+int proc_poll_capture(struct pollfd *fds, nfds_t n, double deadline, int honour_stop,
+		      struct capture *caps, size_t n_caps);
 
 /* SIGTERM (and SIGCONT) to process group pgid, wait up to grace_s for the
  * leader's pidfd to report its exit, then SIGKILL the group.  Does not reap. */

@@ -1,12 +1,14 @@
 /*
  * result.c - see result.h.
  *
- * The output is scanned in chunks of whole lines, so that a workload
- * printing 100 MB (the host runner maps its output, it does not copy it)
- * costs page cache, not heap.
+ * The output is scanned in chunks of whole lines of at most SCAN_CHUNK
+ * bytes, as it comes (the host runner feeds it while the run lasts, see
+ * proc.h: capture), so that a workload printing gigabytes costs neither
+ * heap nor page cache beyond its bound.
  */
 #include "result.h"
 #include "counters/counters.h"
+#include "proc.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -18,7 +20,7 @@
 
 /* Metric regexes are matched on at most this much text at a time (whole
  * lines; a longer line is cut): bounds what regexec() allocates. */
-#define SCAN_CHUNK (256 * 1024)
+#define SCAN_CHUNK CAPTURE_CHUNK
 
 static void set_reason(struct run_result *res, const char *fmt, ...) PRINTF(2, 3);
 static void set_reason(struct run_result *res, const char *fmt, ...)
@@ -59,36 +61,6 @@ static void classify(const struct run_request *req, const struct run_outcome *o,
 	}
 }
 
-/*
- * First match of re in text, line-wise: the text is cut into chunks of
- * whole lines of at most SCAN_CHUNK bytes.  Returns 1 and fills m[0..2].
- */
-static int scan(const regex_t *re, const char *text, size_t len, regmatch_t *m)
-{
-	size_t off = 0;
-
-	while (off < len) {
-		size_t n = len - off;
-		if (n > SCAN_CHUNK) {
-			const char *nl = memrchr(text + off, '\n', SCAN_CHUNK);
-			n = nl ? (size_t)(nl - (text + off)) + 1 : SCAN_CHUNK;
-		}
-		m[0].rm_so = 0;
-		m[0].rm_eo = (regoff_t)n;
-		if (!regexec(re, text + off, 2, m, REG_STARTEND)) {
-			m[0].rm_so += (regoff_t)off;
-			m[0].rm_eo += (regoff_t)off;
-			if (m[1].rm_so >= 0) {
-				m[1].rm_so += (regoff_t)off;
-				m[1].rm_eo += (regoff_t)off;
-			}
-			return 1;
-		}
-		off += n;
-	}
-	return 0;
-}
-
 /* The one rule for numbers (see result.h); 0, or -1. */
 static int parse_metric(const char *text, double *v)
 {
@@ -101,50 +73,124 @@ static int parse_metric(const char *text, double *v)
 	return end == text || *end || errno || !isfinite(*v) ? -1 : 0;
 }
 
+struct scan_metric {
+	regex_t re;
+	int compiled;
+	int found[2];		/* in stdout, in stderr */
+	char num[2][128];	/* the matched text, cut */
+};
+
+struct metric_scan {
+	const struct run_request *req;
+	struct scan_metric *m;
+	struct metric_stream {
+		struct metric_scan *scan;
+		int k;
+	} stream[2];
+};
+
 /*
- * Extract every metric from stdout, then stderr.  The config compiles the
- * regexes POSIX extended; here they are recompiled with REG_NEWLINE so that
- * one regexec() over a chunk of lines finds the first line-wise match
- * ('^' and '$' at line boundaries, '.' never crossing a line).
+ * The config compiles the regexes POSIX extended; here they are recompiled
+ * with REG_NEWLINE so that one regexec() over a chunk of lines finds the
+ * first line-wise match ('^' and '$' at line boundaries, '.' never crossing
+ * a line).
  */
-static void extract_metrics(const struct run_request *req, const struct run_outcome *o,
+struct metric_scan *metric_scan_new(const struct run_request *req)
+{
+	struct metric_scan *s = xcalloc(1, sizeof(*s));
+
+	s->req = req;
+	s->m = xcalloc(req->n_metrics ? req->n_metrics : 1, sizeof(*s->m));
+	for (size_t i = 0; i < req->n_metrics; i++)
+		s->m[i].compiled = req->metrics[i].regex_src &&
+			!regcomp(&s->m[i].re, req->metrics[i].regex_src,
+				 REG_EXTENDED | REG_NEWLINE);
+	for (int k = 0; k < 2; k++)
+		s->stream[k] = (struct metric_stream){ .scan = s, .k = k };
+	return s;
+}
+
+void *metric_scan_stream(struct metric_scan *s, int k)
+{
+	return &s->stream[k];
+}
+
+void metric_scan_free(struct metric_scan *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->req->n_metrics; i++)
+		if (s->m[i].compiled)
+			regfree(&s->m[i].re);
+	free(s->m);
+	free(s);
+}
+
+/* Each metric not yet found in stream k, on a chunk of whole lines of at
+ * most SCAN_CHUNK bytes.  Offsets stay within the chunk (regoff_t is an
+ * int: never an offset into the whole output). */
+static void scan_chunk(struct metric_scan *s, int k, const char *text, size_t n)
+{
+	for (size_t i = 0; i < s->req->n_metrics; i++) {
+		const struct metric_def *md = &s->req->metrics[i];
+		struct scan_metric *sm = &s->m[i];
+		const regex_t *re = sm->compiled ? &sm->re : &md->re;
+		regmatch_t m[2];
+		size_t so, eo;
+		int g;
+
+		if (sm->found[k] || sm->found[0])
+			continue;
+		m[0].rm_so = 0;
+		m[0].rm_eo = (regoff_t)n;
+		if (regexec(re, text, 2, m, REG_STARTEND))
+			continue;
+		g = md->has_group && m[1].rm_so >= 0;
+		so = (size_t)m[g].rm_so;
+		eo = (size_t)m[g].rm_eo;
+		if (eo - so >= sizeof(sm->num[k]))
+			eo = so + sizeof(sm->num[k]) - 1;
+		memcpy(sm->num[k], text + so, eo - so);
+		sm->num[k][eo - so] = '\0';
+		sm->found[k] = 1;
+	}
+}
+
+size_t metric_scan_feed(void *arg, const char *text, size_t len, int final)
+{
+	struct metric_stream *st = arg;
+	size_t off = 0;
+
+	while (off < len) {
+		size_t n = len - off;
+		if (n > SCAN_CHUNK || !final) {
+			const char *nl;
+			if (n > SCAN_CHUNK)
+				n = SCAN_CHUNK;
+			nl = memrchr(text + off, '\n', n);
+			if (nl)
+				n = (size_t)(nl - (text + off)) + 1;
+			else if (n < SCAN_CHUNK)
+				break;	/* an incomplete line: more may come */
+		}
+		scan_chunk(st->scan, st->k, text + off, n);
+		off += n;
+	}
+	return off;
+}
+
+/* The metrics' values from the scan (see result.h). */
+static void extract_metrics(const struct run_request *req, const struct metric_scan *s,
 			    struct run_result *res)
 {
-	const char *text[2] = { o->out, o->err };
-	size_t len[2] = { o->out ? o->out_len : 0, o->err ? o->err_len : 0 };
-
 	res->values = xcalloc(req->n_metrics ? req->n_metrics : 1, sizeof(*res->values));
 	for (size_t i = 0; i < req->n_metrics; i++) {
 		const struct metric_def *md = &req->metrics[i];
+		const struct scan_metric *sm = &s->m[i];
 		struct metric_value *v = &res->values[res->n_values];
-		regex_t own;
-		const regex_t *re = &md->re;
-		regmatch_t m[2];
-		int found = 0, have_own = 0;
-		char num[128];
-		size_t so, eo;
+		const char *num = sm->found[0] ? sm->num[0] : sm->found[1] ? sm->num[1] : NULL;
 
-		if (md->regex_src &&
-		    !regcomp(&own, md->regex_src, REG_EXTENDED | REG_NEWLINE)) {
-			re = &own;
-			have_own = 1;
-		}
-		for (int k = 0; k < 2 && !found; k++) {
-			if (len[k])
-				found = scan(re, text[k], len[k], m);
-			if (found) {
-				int g = md->has_group && m[1].rm_so >= 0;
-				so = (size_t)m[g].rm_so;
-				eo = (size_t)m[g].rm_eo;
-				if (eo - so >= sizeof(num))
-					eo = so + sizeof(num) - 1;
-				memcpy(num, text[k] + so, eo - so);
-				num[eo - so] = '\0';
-			}
-		}
-		if (have_own)
-			regfree(&own);
-		if (!found) {
+		if (!num) {
 			if (res->status == RUN_OK) {
 				res->status = RUN_FAILED;
 				set_reason(res, "metric '%s' not found in output", md->name);
@@ -202,9 +248,21 @@ void result_build(const struct run_request *req, const struct run_outcome *o,
 	res->user_s = o->user_s;
 	res->sys_s = o->sys_s;
 	res->maxrss_kb = o->maxrss_kb;
+	res->output_dropped = o->dropped;
 	classify(req, o, res);
-	if (res->status == RUN_OK && req->n_metrics)
-		extract_metrics(req, o, res);
+	if (res->status == RUN_OK && req->n_metrics) {
+		struct metric_scan *own = NULL;
+		const struct metric_scan *s = o->scan;
+		if (!s) {
+			s = own = metric_scan_new(req);
+			if (o->out)
+				metric_scan_feed(metric_scan_stream(own, 0), o->out, o->out_len, 1);
+			if (o->err)
+				metric_scan_feed(metric_scan_stream(own, 1), o->err, o->err_len, 1);
+		}
+		extract_metrics(req, s, res);
+		metric_scan_free(own);
+	}
 	res->out_tail = output_tail(o);
 }
 

@@ -25,6 +25,10 @@
  * 'NAME': cannot parse 'TEXT' as a number"; the others still get their
  * values.
  *
+ * The metrics are scanned in chunks of whole lines of at most 256 KiB (a
+ * longer line is cut there), as the output comes: the whole output is
+ * scanned however long it is, also what is not kept (runner.h: the bound).
+ *
  * Output tail: the last RUNNER_TAIL_BYTES of stdout followed by stderr
  * (stderr first gets its share), starting on a UTF-8 character boundary
  * when cut, NUL bytes shown as spaces.
@@ -33,6 +37,7 @@
 #define PERTURB_RESULT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "core/runner.h"
 
 struct counter_reading;
@@ -51,10 +56,26 @@ struct run_outcome {
 	const char *why;	/* RUN_END_ERROR */
 	double wall_s, user_s, sys_s;
 	long maxrss_kb;
-	/* what the workload printed (NULL when nothing) */
+	/* what the workload printed (NULL when nothing), or its last part */
 	const char *out, *err;
 	size_t out_len, err_len;
+	/* NULL: the metrics are scanned from out and err; else the scan that
+	 * was fed all of the output as it came */
+	const struct metric_scan *scan;
+	uint64_t dropped;	/* bytes of output not kept (res->output_dropped) */
 };
+
+/*
+ * A metric scan fed as the output comes: metric_scan_stream(s, 0) is the
+ * arg of metric_scan_feed() for stdout, (s, 1) for stderr; the feed has
+ * the signature of proc.h's capture_feed (whole lines, see there).  req
+ * must outlive s.
+ */
+struct metric_scan;
+struct metric_scan *metric_scan_new(const struct run_request *req);
+void *metric_scan_stream(struct metric_scan *s, int k);
+size_t metric_scan_feed(void *stream, const char *text, size_t len, int final);
+void metric_scan_free(struct metric_scan *s);
 
 /*
  * Fill res (res->started is left as it is) from o and the request's

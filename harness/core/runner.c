@@ -1,10 +1,12 @@
 /*
  * runner.c - see runner.h.
  *
- * The workload's stdout and stderr are memfds: the workload never blocks on
- * a pipe and perturb does not wake up while it runs.  After the run the
- * memfds are mapped read-only and handed to the result builder (result.c:
- * status, metrics, output tail), which scans them in chunks of whole lines.
+ * The workload's stdout and stderr are memfds (proc.h: capture): the
+ * workload never blocks on a pipe, and perturb looks at them every
+ * CAPTURE_CHECK_S only to keep them bounded, feeding what it drops to the
+ * metric scan (result.h) first.  After the run the rest is fed, and the
+ * scan and the last bytes of each stream go to the result builder
+ * (result.c: status, metrics, output tail).
  */
 #include "runner.h"
 #include "result.h"
@@ -36,40 +38,6 @@ const char *run_status_name(enum run_status s)
 	case RUN_INTERRUPTED: return "interrupted";
 	}
 	return "unknown";
-}
-
-/* ---- output ---- */
-
-struct output {
-	int fd;
-	const char *data;	/* mapped, or NULL when empty */
-	size_t len;
-};
-
-static int output_map(struct output *o)
-{
-	struct stat st;
-
-	o->data = NULL;
-	o->len = 0;
-	if (fstat(o->fd, &st) < 0)
-		return error("cannot stat the workload's output: %s", strerror(errno));
-	if (!st.st_size)
-		return 0;
-	o->data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, o->fd, 0);
-	if (o->data == MAP_FAILED) {
-		o->data = NULL;
-		return error("cannot map the workload's output: %s", strerror(errno));
-	}
-	o->len = (size_t)st.st_size;
-	return 0;
-}
-
-static void output_unmap(struct output *o)
-{
-	if (o->data)
-		munmap((void *)o->data, o->len);
-	o->data = NULL;
 }
 
 /* ---- counters ---- */
@@ -113,7 +81,10 @@ static void outcome(int status, int how, struct run_outcome *o)
 
 int runner_run(const struct run_request *req, struct run_result *res)
 {
-	struct output out[2] = { { .fd = -1 }, { .fd = -1 } };
+	struct capture out[2] = { { .fd = -1 }, { .fd = -1 } };
+	struct metric_scan *scan = NULL;
+	char *tail[2] = { NULL, NULL };
+	size_t max = req->output_max ? req->output_max : RUNNER_OUTPUT_MAX;
 	struct spawn_opts o = {
 		.argv = req->argv, .envp = req->envp,
 		.cpus = req->cpus, .n_cpus = req->cpus ? req->n_cpus : 0,
@@ -122,7 +93,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	struct counter_set *counters = NULL;
 	struct rusage ru;
 	double t0, t1;
-	int pidfd = -1, ret = -1, how, status = 0;
+	int pidfd = -1, ret = -1, how, status = 0, wait_failed = 0;
 	pid_t pid, r;
 
 	memset(res, 0, sizeof(*res));
@@ -134,12 +105,13 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		ret = 0;
 		goto out;
 	}
-	out[0].fd = memfd_create("perturb-stdout", MFD_CLOEXEC);
-	out[1].fd = memfd_create("perturb-stderr", MFD_CLOEXEC);
-	if (out[0].fd < 0 || out[1].fd < 0) {
-		error("cannot create a memory file: %s", strerror(errno));
+	if (req->n_metrics)
+		scan = metric_scan_new(req);
+	if (capture_open(&out[0], "perturb-stdout", max, scan ? metric_scan_feed : NULL,
+			 scan ? metric_scan_stream(scan, 0) : NULL) < 0 ||
+	    capture_open(&out[1], "perturb-stderr", max, scan ? metric_scan_feed : NULL,
+			 scan ? metric_scan_stream(scan, 1) : NULL) < 0)
 		goto out;
-	}
 	o.out_fd = out[0].fd;
 	o.err_fd = out[1].fd;
 	if (counters_n_available(req->counters)) {
@@ -166,12 +138,11 @@ int runner_run(const struct run_request *req, struct run_result *res)
 
 	{
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-		how = proc_poll(&p, 1, req->timeout_s > 0 ? t0 + req->timeout_s : 0, 1);
+		how = proc_poll_capture(&p, 1, req->timeout_s > 0 ? t0 + req->timeout_s : 0, 1,
+					out, 2);
 	}
-	if (how < 0 && how != PROC_STOP) {
-		error("cannot wait for process %d: %s", (int)pid, strerror(errno));
-		how = PROC_STOP;
-	}
+	if (how < 0 && how != PROC_STOP)	/* perturb's failure, not the run's */
+		wait_failed = error("cannot wait for process %d: %s", (int)pid, strerror(errno));
 	if (how != 1)
 		proc_kill_group(pid, pidfd, STOP_KILL_GRACE_S);
 	t1 = now_mono();
@@ -183,6 +154,8 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		error("cannot reap process %d: %s", (int)pid, strerror(errno));
 		goto out;
 	}
+	if (wait_failed)
+		goto out;
 
 	struct run_outcome oc = {
 		.wall_s = t1 - t0,
@@ -191,12 +164,15 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		.maxrss_kb = ru.ru_maxrss,
 	};
 	outcome(status, how, &oc);
-	if (output_map(&out[0]) < 0 || output_map(&out[1]) < 0)
+	if (capture_drain(&out[0], 1) < 0 || capture_drain(&out[1], 1) < 0)
 		goto out;
-	oc.out = out[0].data;
-	oc.out_len = out[0].len;
-	oc.err = out[1].data;
-	oc.err_len = out[1].len;
+	/* a few bytes more than the tail: result_build() sees that it is cut */
+	tail[0] = capture_tail(&out[0], RUNNER_TAIL_BYTES + 4, &oc.out_len);
+	tail[1] = capture_tail(&out[1], RUNNER_TAIL_BYTES + 4, &oc.err_len);
+	oc.out = tail[0];
+	oc.err = tail[1];
+	oc.scan = scan;
+	oc.dropped = out[0].dropped + out[1].dropped;
 	result_build(req, &oc, res);
 	if (counters && res->status != RUN_INTERRUPTED)
 		add_counters(counters, res);
@@ -204,10 +180,10 @@ int runner_run(const struct run_request *req, struct run_result *res)
 out:
 	counters_detach(counters);
 	for (int k = 0; k < 2; k++) {
-		output_unmap(&out[k]);
-		if (out[k].fd >= 0)
-			close(out[k].fd);
+		capture_close(&out[k]);
+		free(tail[k]);
 	}
+	metric_scan_free(scan);
 	if (pidfd >= 0)
 		close(pidfd);
 	if (!res->out_tail)

@@ -25,6 +25,14 @@
  * that outlive it are not reaped through it).  When the workload's main
  * process ends, what is left of its process group is killed (SIGKILL).
  *
+ * Output is bounded (proc.h: capture): stdout and stderr each hold at most
+ * req->output_max bytes (RUNNER_OUTPUT_MAX, 16 MiB, by default) plus what
+ * the workload writes in CAPTURE_CHECK_S; beyond that the older part is
+ * scanned for the metrics and dropped, and result->output_dropped counts
+ * the bytes dropped (stored with the result, results.output_dropped).  The
+ * harness wakes up every CAPTURE_CHECK_S while the workload runs for this
+ * (an fstat() of each memory file when the output stays small).
+ *
  * Counters (counters.h): attached to the waiting child, read once after it
  * has been reaped, whatever the run's status; they come after the regex
  * metrics in result->values, named as written in the experiment, with
@@ -51,6 +59,7 @@
 #include "stop.h"
 
 #define RUNNER_TAIL_BYTES 2048
+#define RUNNER_OUTPUT_MAX (16 * 1024 * 1024)
 
 enum run_status {
 	RUN_OK,			/* exit status 0, all metrics found */
@@ -83,6 +92,7 @@ struct run_request {
 	size_t n_metrics;
 	const char *cwd;	/* NULL = inherit */
 	struct counter_set *counters;	/* NULL = none; see counters.h */
+	size_t output_max;	/* bytes kept per stream; 0 = RUNNER_OUTPUT_MAX */
 };
 
 struct run_result {
@@ -96,6 +106,7 @@ struct run_result {
 	struct metric_value *values;
 	size_t n_values;
 	char *out_tail;		/* last RUNNER_TAIL_BYTES of stdout+stderr (malloc'd, may be "") */
+	uint64_t output_dropped;	/* bytes of output not kept (see the bound above) */
 };
 
 /* Returns 0 when the run was carried out (whatever its status), -1 on an

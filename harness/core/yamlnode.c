@@ -502,16 +502,30 @@ int yn_want_long(struct yn_ctx *c, const struct ynode *n, const char *key,
 		    key, min, max, YN_GOT(n));
 }
 
-/* Optional int in [min, INT_MAX]: *out untouched when absent. */
-int yn_get_int(struct yn_ctx *c, const struct ynode *map, const char *key, long min, int *out)
+int yn_want_range(struct yn_ctx *c, const struct ynode *n, const char *key,
+		  enum range_id r, double *out)
+{
+	char gotbuf[64], what[128];
+
+	if (n->type == YN_SCALAR && strlen(n->str) == n->len &&
+	    !range_parse(&ranges[r], n->str, out))
+		return 0;
+	return yn_fail(c, n, "'%s' must be %s, got %s", key,
+		       range_describe(&ranges[r], what, sizeof(what)), YN_GOT(n));
+}
+
+/* Optional count: *out untouched when absent. */
+int yn_get_count(struct yn_ctx *c, const struct ynode *map, const char *key,
+		 enum range_id r, int *out)
 {
 	const struct ynode *v = yn_get(map, key);
-	long l;
+	double x;
+
 	if (!v)
 		return 0;
-	if (yn_want_long(c, v, key, min, INT_MAX, &l))
+	if (yn_want_range(c, v, key, r, &x))
 		return -1;
-	*out = (int)l;
+	*out = (int)x;
 	return 0;
 }
 
@@ -531,19 +545,27 @@ int yn_get_bool(struct yn_ctx *c, const struct ynode *map, const char *key, int 
 	return 0;
 }
 
-/* Optional duration, > 0: *out untouched when absent. */
-int yn_get_timeout(struct yn_ctx *c, const struct ynode *map, const char *key, double *out)
+/* Optional duration: *out untouched when absent. */
+int yn_get_duration(struct yn_ctx *c, const struct ynode *map, const char *key,
+		    enum range_id r, double *out)
 {
 	const struct ynode *v = yn_get(map, key);
-	char gotbuf[64];
-	double s;
+
+	return v ? yn_want_range(c, v, key, r, out) : 0;
+}
+
+/* Optional size: *out untouched when absent. */
+int yn_get_size(struct yn_ctx *c, const struct ynode *map, const char *key,
+		enum range_id r, uint64_t *out)
+{
+	const struct ynode *v = yn_get(map, key);
+	double x;
+
 	if (!v)
 		return 0;
-	if (v->type != YN_SCALAR || parse_duration(v->str, &s))
-		return yn_fail(c, v, "'%s' must be a duration like 30s or 250ms, got %s", key, YN_GOT(v));
-	if (!(s > 0))
-		return yn_fail(c, v, "'%s' must be greater than 0, got %s", key, YN_GOT(v));
-	*out = s;
+	if (yn_want_range(c, v, key, r, &x))
+		return -1;
+	*out = (uint64_t)x;
 	return 0;
 }
 

@@ -29,7 +29,9 @@
 #define PERTURB_YAMLNODE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "experiment.h"
+#include "lib/range.h"
 #include "lib/util.h"
 
 #define YN_MAX_NODES 10000
@@ -122,13 +124,27 @@ int yn_want_strv(struct yn_ctx *c, const struct ynode *n, const char *key, int n
 /* A command: a non-empty list of strings. */
 int yn_want_argv(struct yn_ctx *c, const struct ynode *n, const char *key, struct argv_list *a);
 
+/*
+ * A duration, count or size: n's text read and checked against its row of
+ * lib/range.h (the one check of every such key), or "'KEY' must be
+ * <range_describe()>, got 'TEXT'" at n.
+ */
+int yn_want_range(struct yn_ctx *c, const struct ynode *n, const char *key,
+		  enum range_id r, double *out);
+
 /* Optional values of map (absent: *out untouched). */
 int yn_get_str(struct yn_ctx *c, const struct ynode *map, const char *key, char **out);
-int yn_get_int(struct yn_ctx *c, const struct ynode *map, const char *key, long min, int *out);
+/* a count of row r (lib/range.h) */
+int yn_get_count(struct yn_ctx *c, const struct ynode *map, const char *key,
+		 enum range_id r, int *out);
 /* true or false only */
 int yn_get_bool(struct yn_ctx *c, const struct ynode *map, const char *key, int *out);
-/* a duration > 0, like 30s or 250ms */
-int yn_get_timeout(struct yn_ctx *c, const struct ynode *map, const char *key, double *out);
+/* a duration of row r, like 30s or 250ms */
+int yn_get_duration(struct yn_ctx *c, const struct ynode *map, const char *key,
+		    enum range_id r, double *out);
+/* a size of row r, like 512M */
+int yn_get_size(struct yn_ctx *c, const struct ynode *map, const char *key,
+		enum range_id r, uint64_t *out);
 int yn_get_argv(struct yn_ctx *c, const struct ynode *map, const char *key, struct argv_list *a);
 /* A list of commands: [[cmd, arg], [cmd2]]. */
 int yn_get_cmds(struct yn_ctx *c, const struct ynode *map, const char *key,

@@ -27,7 +27,7 @@
 #define PERTURB_SHARE_DIR "/usr/local/share/perturb"
 #endif
 
-#define MAX_FILE_SIZE (16u << 20)
+#define MAX_FILE_SIZE CONFIG_FILE_MAX
 
 /* Loading state. */
 struct ctx {
@@ -62,26 +62,18 @@ static const char *add_file(struct experiment *exp, const char *path)
 static int read_doc(struct ctx *c, const char *path, const struct ynode *at,
 		    struct ydoc *d, char **textp, size_t *lenp)
 {
-	struct stat st;
 	size_t len = 0;
-	char *text = NULL;
+	char *text, why[128];
 	int ret;
 
 	memset(d, 0, sizeof(*d));
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		errno = EISDIR;
-	else if (stat(path, &st) == 0 && st.st_size > (off_t)MAX_FILE_SIZE)
+	text = read_user_file(path, MAX_FILE_SIZE, &len, why, sizeof(why));
+	if (!text && errno == EFBIG)
 		goto too_big;
-	else
-		text = read_file(path, &len);
 	if (!text) {
 		if (at)
-			return yn_fail(&c->y, at, "cannot read '%s': %s", path, strerror(errno));
-		return yn_fail(&c->y, NULL, "cannot read: %s", strerror(errno));
-	}
-	if (len > MAX_FILE_SIZE) {
-		free(text);
-		goto too_big;
+			return yn_fail(&c->y, at, "cannot read '%s': %s", path, why);
+		return yn_fail(&c->y, NULL, "cannot read: %s", why);
 	}
 	c->y.file = add_file(c->exp, path);
 	free(c->y.dir);
@@ -174,8 +166,10 @@ static int parse_kernel(struct ctx *c, const struct ynode *n, struct variant *va
 	if (yn_get_str(&c->y, n, "tracer", &k->tracer) || yn_get_bool(&c->y, n, "tracing_on", &k->tracing_on))
 		return -1;
 	if ((v = yn_get(n, "buffer_size_kb"))) {
-		if (yn_want_long(&c->y, v, "buffer_size_kb", 1, LONG_MAX, &k->buffer_size_kb))
+		double kb;
+		if (yn_want_range(&c->y, v, "buffer_size_kb", R_BUFFER_SIZE_KB, &kb))
 			return -1;
+		k->buffer_size_kb = (long)kb;
 	}
 	if ((v = yn_get(n, "events"))) {
 		if (yn_want_strv(&c->y, v, "events", 0, &k->events, &k->n_events))
@@ -203,8 +197,8 @@ static int parse_daemon_ready(struct ctx *c, const struct ynode *n, struct varia
 		return -1;
 	if (!v->daemon.n)
 		return yn_fail(&c->y, n, "'daemon_ready' without a 'daemon'");
-	if (!parse_duration(s, &v->daemon_ready_s))
-		return 0;
+	if (!parse_duration(s, &v->daemon_ready_s))	/* a delay: within its range */
+		return yn_want_range(&c->y, n, "daemon_ready", R_DAEMON_READY, &v->daemon_ready_s);
 	v->daemon_ready_s = 0;
 	if (!*s)
 		return yn_fail(&c->y, n, "'daemon_ready' must be a duration or a regex, got ''");
@@ -437,8 +431,8 @@ static int parse_workload(struct ctx *c, const struct ynode *n, struct workload 
 			if (parse_metric(c, x->kids[i], w))
 				return -1;
 	}
-	if (yn_get_timeout(&c->y, n, "timeout", &w->timeout_s) ||
-	    yn_get_int(&c->y, n, "repetitions", 1, &w->repetitions))
+	if (yn_get_duration(&c->y, n, "timeout", R_TIMEOUT, &w->timeout_s) ||
+	    yn_get_count(&c->y, n, "repetitions", R_REPETITIONS, &w->repetitions))
 		return -1;
 	return 0;
 }
@@ -969,9 +963,9 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 		return yn_fail(&c->y, v, "'name' must not be empty");
 	exp->name = xstrdup(s);
 	if (yn_get_str(&c->y, root, "description", &exp->description) ||
-	    yn_get_int(&c->y, root, "repetitions", 1, &exp->repetitions) ||
-	    yn_get_int(&c->y, root, "warmup", 0, &exp->warmup) ||
-	    yn_get_timeout(&c->y, root, "timeout", &exp->timeout_s))
+	    yn_get_count(&c->y, root, "repetitions", R_REPETITIONS, &exp->repetitions) ||
+	    yn_get_count(&c->y, root, "warmup", R_WARMUP, &exp->warmup) ||
+	    yn_get_duration(&c->y, root, "timeout", R_TIMEOUT, &exp->timeout_s))
 		return -1;
 	if ((v = yn_get(root, "order"))) {
 		if (yn_want_enum(&c->y, v, "order", order_names, &order))
@@ -995,9 +989,11 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 			return -1;
 		exp->cpus = xcalloc(v->n, sizeof(*exp->cpus));
 		for (size_t i = 0; i < v->n; i++) {
+			double x;
 			long cpu;
-			if (yn_want_long(&c->y, v->kids[i], "cpus", 0, INT_MAX, &cpu))
+			if (yn_want_range(&c->y, v->kids[i], "cpus", R_CPU, &x))
 				return -1;
+			cpu = (long)x;
 			for (size_t j = 0; j < exp->n_cpus; j++)
 				if (exp->cpus[j] == cpu)
 					return yn_fail(&c->y, v->kids[i], "cpu %ld listed twice in 'cpus'", cpu);

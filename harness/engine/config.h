@@ -41,12 +41,18 @@ size_t config_workload_dirs(char *dirs[3]);
  * (static storage, valid until the next call). */
 const char *config_share_workloads_dir(void);
 
+/* The largest experiment, include or workload file (16 MiB). */
+#define CONFIG_FILE_MAX (16u << 20)
+
 /*
  * Load and validate PATH.  On success returns 0.  On failure returns -1 and
  * writes "FILE:LINE:COL: message" (or "FILE: message" when no position is
  * known) into err (always NUL-terminated, truncated to errlen).
- * Defences: files over 16 MiB, more than 10000 YAML nodes produced by
- * aliases, nesting deeper than 64 and invalid UTF-8 are errors.
+ * Defences: a file that is not a regular file (a FIFO, a device: never
+ * waited for, lib/util.h read_user_file()), files over CONFIG_FILE_MAX
+ * (never read further), more than 10000 YAML nodes produced by aliases,
+ * nesting deeper than 64 and invalid UTF-8 are errors; the same for every
+ * file the experiment includes or names as a workload.
  */
 int config_load(const char *path, struct experiment *exp, char *err, size_t errlen);
 

@@ -183,6 +183,20 @@ int plan_build(const struct experiment *exp, const struct plan_filter *f,
 		goto out;
 	}
 
+	/* the size first, in 64 bits: counts are bounded (lib/range.h), their
+	 * products are not */
+	uint64_t total = 0;
+	for (size_t j = 0; j < nws; j++)
+		total += (uint64_t)nb * (uint64_t)(exp->warmup > 0 ? exp->warmup : 0) +
+			 (uint64_t)(reps[j] > 0 ? reps[j] : 0);
+	total *= nvs;
+	if (total > PLAN_MAX_RUNS) {
+		snprintf(err, errlen, "%s: the plan has %llu runs (variants x workloads x "
+			 "(warmup + repetitions)), more than %d: run fewer, or in several studies",
+			 exp->path, (unsigned long long)total, PLAN_MAX_RUNS);
+		goto out;
+	}
+
 	rng = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng_set(rng, (unsigned long)seed);
 	int warm = exp->warmup;
@@ -297,6 +311,8 @@ size_t plan_add_round(struct plan *p, size_t n_variants, size_t n_workloads, uin
 				break;
 			}
 	if (!nvs || !nw)	/* gsl_ran_shuffle() wants n > 0 */
+		goto out;
+	if (p->n + nvs * nw > PLAN_MAX_RUNS)	/* full: seqs stay ints */
 		goto out;
 	rng = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng_set(rng, (unsigned long)(seed + (uint64_t)round));

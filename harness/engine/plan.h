@@ -64,7 +64,11 @@ struct plan_filter {
 	int repetitions;	/* > 0 overrides every workload's repetitions */
 };
 
-/* Returns 0, or -1 with err set (unknown name in the filter). */
+/* The most runs a plan holds (seqs are ints; every entry is stored). */
+#define PLAN_MAX_RUNS 10000000
+
+/* Returns 0, or -1 with err set (unknown name in the filter, a plan of
+ * more than PLAN_MAX_RUNS runs). */
 int plan_build(const struct experiment *exp, const struct plan_filter *filter,
 	       uint64_t seed, struct plan *out, char *err, size_t errlen);
 void plan_release(struct plan *p);
@@ -78,7 +82,8 @@ void plan_release(struct plan *p);
  * round, i.e. another order), so a seed gives the same extension
  * everywhere.  New entries get seqs p->n, p->n + 1, ..., and the block
  * one past the largest block of p.  Returns how many
- * entries were added (0 when p has no measured entry).
+ * entries were added (0 when p has no measured entry, or when the round
+ * would take p past PLAN_MAX_RUNS).
  */
 size_t plan_add_round(struct plan *p, size_t n_variants, size_t n_workloads, uint64_t seed);
 

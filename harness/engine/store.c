@@ -188,11 +188,32 @@ static int migrate_matrix(sqlite3 *db)
 			    NULL, NULL, NULL);
 }
 
+/* v3: results.output_dropped, the bytes of the run's output that were not
+ * kept (core/runner.h: the bound); 0 for results stored before.  Added
+ * only when missing, so that it does not depend on its place in the list. */
+static int migrate_output_dropped(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('results')"
+				    " WHERE name = 'output_dropped'", -1, &st, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return SQLITE_OK;
+	if (rc != SQLITE_DONE)
+		return rc;
+	return sqlite3_exec(db, "ALTER TABLE results ADD COLUMN"
+			    " output_dropped INTEGER NOT NULL DEFAULT 0;", NULL, NULL, NULL);
+}
+
 /* Each returns an SQLite result code. */
 static int (*const migrations[])(sqlite3 *db) = {
 	migrate_0_to_1,
 	migrate_1_to_2,
 	migrate_matrix,
+	migrate_output_dropped,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
@@ -745,8 +766,9 @@ int store_put_result(struct store *s, int64_t run_id, int seq,
 {
 	static const char result_sql[] =
 		"INSERT INTO results (run_id, seq, status, exit_code, signal,"
-		" reason, started, wall_s, user_s, sys_s, maxrss_kb, output_tail)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+		" reason, started, wall_s, user_s, sys_s, maxrss_kb, output_tail,"
+		" output_dropped)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 	sqlite3_stmt *res = NULL, *val = NULL;
 	int rc, ret = -1;
 
@@ -772,7 +794,8 @@ int store_put_result(struct store *s, int64_t run_id, int seq,
 	     sqlite3_bind_double(res, 8, r->wall_s) |
 	     sqlite3_bind_double(res, 9, r->user_s) |
 	     sqlite3_bind_double(res, 10, r->sys_s) |
-	     sqlite3_bind_int64(res, 11, r->maxrss_kb);
+	     sqlite3_bind_int64(res, 11, r->maxrss_kb) |
+	     sqlite3_bind_int64(res, 13, (sqlite3_int64)r->output_dropped);
 	if (r->status == RUN_OK || r->status == RUN_FAILED)
 		rc |= sqlite3_bind_int(res, 4, r->exit_code);
 	if (r->status == RUN_CRASHED)

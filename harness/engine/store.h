@@ -3,7 +3,7 @@
  *
  * Schema version 3 (PRAGMA user_version; store_open migrates older
  * databases forward, refuses newer ones; v2 added plan.block and
- * variants.timebase, v3 the table matrix):
+ * variants.timebase, v3 the table matrix, v4 results.output_dropped):
  *   experiments(id, name, path, text, sha256)
  *   runs(id, experiment_id, name, baseline, seed, "order", argv, started,
  *        ended, status, perturb_version, machine_json,
@@ -19,8 +19,9 @@
  *                                          block: the unit entered at once
  *                                          (plan.h; 0 in plans stored by v1)
  *   results(run_id, seq, status, exit_code, signal, reason, started,
- *           wall_s, user_s, sys_s, maxrss_kb, output_tail)
- *                                          one row per finished run
+ *           wall_s, user_s, sys_s, maxrss_kb, output_tail, output_dropped)
+ *                                          one row per finished run; output_dropped:
+ *                                          bytes of its output not kept (runner.h)
  *   metric_values(run_id, seq, metric, value, unit, scaled,
  *                 time_enabled_ns, time_running_ns)
  *                                          regex metrics and counters (counters.h:
@@ -63,7 +64,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 /*
  * Open (create = make the file and its folder if missing).  Without create a

@@ -323,6 +323,7 @@ struct study {
 	size_t n_real_variants;	/* before --self-check's */
 	int active, active_block;	/* the variant entered and its block (plan.h) */
 	int stopped;		/* the stop signal, 0 when none */
+	int walked;		/* the walk reached the end of the plan (and its rounds) */
 	int rounds;		/* added by target_ci */
 	size_t n_ok, n_bad;
 	double t0;
@@ -605,7 +606,9 @@ static int run_entry(struct study *s, size_t i, struct progress *prog)
 	}
 	if (res.status == RUN_INTERRUPTED) {
 		run_result_release(&res);
-		s->stopped = stop_requested();
+		if (!(s->stopped = stop_requested()))	/* never a silent end */
+			return error("%s/%s: the run was interrupted, and perturb was not asked "
+				     "to stop", var->name, wl->name);
 		return 1;
 	}
 	if (res.status != RUN_OK) {
@@ -657,12 +660,16 @@ static int walk(struct study *s)
 	progress_init(&prog, &s->plan, s->done);
 	for (size_t i = 0;; i++) {
 		if (i == s->plan.n) {
-			if (!s->o->target_ci)
+			if (!s->o->target_ci) {
+				s->walked = 1;
 				break;
+			}
 			if ((r = add_round(s, &prog)) < 0)
 				return -1;
-			if (!r)
+			if (!r) {
+				s->walked = !s->stopped;
 				break;
+			}
 		}
 		if (s->done && s->done[i])
 			continue;
@@ -843,6 +850,11 @@ enum study_result study_run(const struct study_opts *o)
 		free(hint);
 		store_end_run(s.st, s.run_id, "interrupted");
 		goto out;
+	}
+	if (!s.walked) {	/* a run that stopped early is never completed */
+		error("run %lld of '%s' ended before its plan did", (long long)s.run_id,
+		      s.exp.name);
+		goto fail_run;
 	}
 	if (store_end_run(s.st, s.run_id, "completed") < 0)
 		goto out;

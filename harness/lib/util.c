@@ -409,6 +409,93 @@ char *read_file(const char *path, size_t *len)
 	return strbuf_detach(&sb);
 }
 
+/* "16 MiB", "512 KiB", "100 bytes" */
+static void size_words(size_t n, char *buf, size_t len)
+{
+	if (n >= (1u << 20) && !(n & ((1u << 20) - 1)))
+		snprintf(buf, len, "%zu MiB", n >> 20);
+	else if (n >= 1024 && !(n & 1023))
+		snprintf(buf, len, "%zu KiB", n >> 10);
+	else
+		snprintf(buf, len, "%zu bytes", n);
+}
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" :
+	       S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a file";
+}
+
+char *read_user_file(const char *path, size_t max, size_t *len, char *why, size_t whylen)
+{
+	char size[32], *buf = NULL;
+	struct stat st;
+	size_t got = 0, alloc;
+	int fd, e = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		e = errno;
+		if (why)
+			snprintf(why, whylen, "%s", strerror(e));
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		if (why)
+			snprintf(why, whylen, "%s", strerror(e));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		if (why && e == EISDIR)
+			snprintf(why, whylen, "%s", strerror(e));
+		else if (why)
+			snprintf(why, whylen, "not a regular file (%s)", file_kind(st.st_mode));
+		goto out;
+	}
+	alloc = st.st_size > 0 && (uint64_t)st.st_size <= max ? (size_t)st.st_size + 1 : 4096;
+	buf = xmalloc(alloc + 1);
+	for (;;) {
+		ssize_t n;
+		if (got == alloc) {
+			alloc = alloc * 2 > max + 1 ? max + 1 : alloc * 2;
+			buf = xrealloc(buf, alloc + 1);
+		}
+		n = read(fd, buf + got, alloc - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			if (why)
+				snprintf(why, whylen, "%s", strerror(e));
+			goto out;
+		}
+		if (!n)
+			break;
+		got += (size_t)n;
+		if (got > max) {
+			e = EFBIG;
+			size_words(max, size, sizeof(size));
+			if (why)
+				snprintf(why, whylen, "larger than %s", size);
+			goto out;
+		}
+	}
+	buf[got] = '\0';
+	if (len)
+		*len = got;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (e) {
+		free(buf);
+		errno = e;
+		return NULL;
+	}
+	return buf;
+}
+
 char *read_line_file(const char *path)
 {
 	size_t len;

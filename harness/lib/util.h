@@ -111,8 +111,22 @@ int parse_long(const char *s, long min, long max, long *out);
 /* Strict finite double; -1 otherwise. */
 int parse_double(const char *s, double *out);
 
-/* Read a whole file; returns malloc'd NUL-terminated buffer or NULL (errno). */
+/* Read a whole file; returns malloc'd NUL-terminated buffer or NULL (errno).
+ * For files perturb knows (/proc, its own); a file the user names is read
+ * with read_user_file(). */
 char *read_file(const char *path, size_t *len);
+/*
+ * Read a file the user named (an experiment, an include, a workload file,
+ * a Kconfig fragment): opened once, without blocking (O_NONBLOCK: a FIFO
+ * never hangs the open), checked on that descriptor to be a regular file,
+ * read up to max bytes and no further.  Returns the malloc'd
+ * NUL-terminated text (*len its length), or NULL with errno and why[len]
+ * (why may be NULL) saying what was wrong: the open's error, "Is a
+ * directory" (EISDIR), "not a regular file (a FIFO)" (EINVAL; a
+ * character device, a block device, a socket), "larger than 16 MiB"
+ * (EFBIG; max as a size).
+ */
+char *read_user_file(const char *path, size_t max, size_t *len, char *why, size_t whylen);
 /* Read a small sysfs/procfs file, strip trailing newline; NULL if absent. */
 char *read_line_file(const char *path);
 /* mkdir -p; returns 0 or -errno. */
