@@ -212,6 +212,122 @@ Test(journal, stale_journal_of_processes_only_stops_them)
 	journal_release(&j);
 }
 
+/*
+ * A planted journal: one that names a running process (here a sleep of the
+ * test's own) and claims a perturb that is gone.  restore must refuse it
+ * while its folder or file is not the user's alone, and leave the process
+ * alive; once both are right it stops it (so the refusals are the checks,
+ * not a broken journal).
+ */
+static pid_t planted_journal(struct journal *j)
+{
+	pid_t child = fork();
+	cr_assert(child >= 0);
+	if (!child) {
+		setpgid(0, 0);
+		execlp("sleep", "sleep", "100", (char *)NULL);
+		_exit(127);
+	}
+	setpgid(child, child);
+	journal_init(j);
+	j->owner_start = 1;
+	j->procs = xcalloc(1, sizeof(*j->procs));
+	j->procs[0] = (struct journal_proc){ child, proc_start_time(child),
+					     xstrdup("daemon 'victim'") };
+	j->n_procs = 1;
+	cr_assert_eq(journal_write(j), 0);
+	return child;
+}
+
+static void restore_refuses(const char *expect, pid_t victim)
+{
+	struct cli_result r;
+
+	cli_run(jdir, &r, "restore", NULL);
+	cr_expect_eq(r.status, 3, "status %d: %s%s", r.status, r.out, r.err);
+	cr_expect(strstr(r.err, expect), "expected '%s' in: %s", expect, r.err);
+	cr_expect(!strstr(r.out, "stopped daemon"), "%s", r.out);
+	cr_expect(!tl_process_gone_now(victim), "restore killed the process a planted journal named");
+	cli_result_release(&r);
+}
+
+static void end_victim(pid_t victim, struct journal *j)
+{
+	kill(-victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+	chmod(jdir, 0700);
+	journal_release(j);
+}
+
+Test(journal, journal_folder_open_to_others_is_refused)
+{
+	struct journal j;
+	pid_t victim = planted_journal(&j);
+
+	cr_assert_eq(chmod(jdir, 0777), 0);
+	restore_refuses("its mode is 0777, it must be 0700", victim);
+	cr_assert_eq(chmod(jdir, 0700), 0);
+	{	/* and a writer refuses such a folder too */
+		struct journal w;
+		journal_init(&w);
+		cr_assert_eq(chmod(jdir, 0770), 0);
+		cr_expect_eq(journal_write(&w), -1);
+		cr_assert_eq(chmod(jdir, 0700), 0);
+		journal_release(&w);
+	}
+	{
+		struct cli_result r;
+		cli_run(jdir, &r, "restore", NULL);
+		cr_expect_eq(r.status, 0, "%s", r.err);
+		cr_expect(strstr(r.out, "stopped daemon 'victim'"), "%s", r.out);
+		cli_result_release(&r);
+	}
+	end_victim(victim, &j);
+}
+
+Test(journal, journal_file_writable_by_others_is_refused)
+{
+	struct journal j;
+	pid_t victim = planted_journal(&j);
+
+	cr_assert_eq(chmod(j.path, 0666), 0);
+	restore_refuses("can be written by others (mode 0666)", victim);
+	cr_expect(tl_exists(j.path), "a refused journal is kept");
+	end_victim(victim, &j);
+}
+
+Test(journal, journal_folder_or_file_of_another_user_is_refused)
+{
+	struct journal j;
+	pid_t victim;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (to give a folder and a file to another user)");
+	victim = planted_journal(&j);
+	cr_assert_eq(chown(j.path, 65534, 65534), 0);
+	restore_refuses("is owned by uid 65534, not by you", victim);
+	cr_assert_eq(chown(j.path, 0, 0), 0);
+	cr_assert_eq(chown(jdir, 65534, 65534), 0);
+	restore_refuses("it is owned by uid 65534, not by you", victim);
+	cr_assert_eq(chown(jdir, 0, 0), 0);
+	end_victim(victim, &j);
+}
+
+Test(journal, a_symbolic_link_as_journal_folder_is_refused)
+{
+	struct journal j;
+	pid_t victim = planted_journal(&j);
+	char *link = xasprintf("%s.link", jdir);
+
+	cr_assert_eq(symlink(jdir, link), 0);
+	setenv("PERTURB_STATE_DIR", link, 1);
+	restore_refuses("it is not a folder", victim);
+	setenv("PERTURB_STATE_DIR", jdir, 1);
+	unlink(link);
+	free(link);
+	end_victim(victim, &j);
+}
+
 Test(journal, proc_start_time_sees_only_live_processes)
 {
 	cr_assert_neq(proc_start_time(getpid()), 0);

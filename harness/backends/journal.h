@@ -9,7 +9,8 @@
  * tracefs is mounted and whether perturb mounted it, and the processes
  * perturb started that outlive it if it dies (daemons, background-load
  * supervisors), each with its start time so that a recycled pid is never
- * killed.  It is written atomically (temp file, fsync, rename, fsync of the
+ * killed.  Only a folder of the user's alone holds journals
+ * (journal_dir_trusted).  It is written atomically (temp file, fsync, rename, fsync of the
  * folder) before the first change, and removed after a successful restore.
  *
  * The format is text, one "key value" a line, "perturb-journal 1" first and
@@ -47,8 +48,21 @@ struct journal {
 	size_t n_procs;
 };
 
-/* The folder of journals (static storage). */
+/* The folder of journals (static storage).  Without $HOME, the home of the
+ * effective user in the password database. */
 const char *journal_dir(void);
+
+/*
+ * Journals name processes to kill and kernel state to write back, so only
+ * a folder of this user's alone is used: dir must be a real folder (not a
+ * symbolic link) owned by the effective user with mode 0700, and every
+ * folder above it root's or the user's and not writable by others unless
+ * sticky.  journal_write() and the recovery refuse any other (0, or -1
+ * with why saying what is wrong and how to fix it).  A journal file is
+ * trusted only when it is a regular file owned by the user that others
+ * cannot write; another is refused, and nothing it names is touched.
+ */
+int journal_dir_trusted(const char *dir, char *why, size_t len);
 
 /* An empty journal of this process (nothing written yet). */
 void journal_init(struct journal *j);
