@@ -595,6 +595,58 @@ Test(kernel, apply_verify_stats_restore_in_process)
 	assert_state_as_before("after restore");
 }
 
+/*
+ * A dry run changes nothing: tracefs byte for byte as before (and mounted
+ * or not as before), no journal (its folder is not even created), the
+ * kernel lock file not written; yet what can be read is checked (an event
+ * that does not exist is refused, exit 2) and what was not is said.
+ */
+Test(kernel, dry_run_changes_nothing_and_checks_what_it_can_read)
+{
+	struct cli_result r;
+	struct stat l0, l1;
+	char *state = xasprintf("%s/state", dir);
+
+	need_kernel();
+	cr_assert_eq(stat(PERTURB_LOCK, &l0), 0, "%s", strerror(errno));
+	tl_write(dir, "e.yaml",
+		 "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants:\n"
+		 "  - name: a\n"
+		 "  - name: k\n"
+		 "    kernel: {events: ['sched:sched_switch'], tracing_on: true, buffer_size_kb: 2048}\n"
+		 "workloads:\n"
+		 "  - {name: t, cmd: [true]}\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--dry-run", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'k': dry run"), "%s", r.err);
+	cr_assert(strstr(r.err, "was not tried"), "%s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before("after a dry run");
+	cr_assert(!tl_exists(state), "a dry run made the journal folder %s", state);
+	cr_assert(!tl_exists(db));
+	cr_assert_eq(stat(PERTURB_LOCK, &l1), 0);
+	cr_assert(l0.st_mtim.tv_sec == l1.st_mtim.tv_sec && l0.st_mtim.tv_nsec == l1.st_mtim.tv_nsec,
+		  "a dry run wrote the kernel lock %s", PERTURB_LOCK);
+
+	tl_write(dir, "bad.yaml",
+		 "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants:\n"
+		 "  - name: a\n"
+		 "  - name: nosuch\n"
+		 "    kernel: {events: ['nosuchsystem:*']}\n"
+		 "workloads:\n"
+		 "  - {name: t, cmd: [true]}\n");
+	cli_run(dir, &r, "run", "bad.yaml", "--db", db, "--dry-run", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'nosuch': event 'nosuchsystem:*' matches no event"),
+		  "%s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before("after a refused dry run");
+	cr_assert(!tl_exists(state));
+	free(state);
+}
+
 Test(kernel, refusals_are_found_before_the_study_and_named_by_variant)
 {
 	struct cli_result r;

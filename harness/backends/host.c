@@ -5,9 +5,11 @@
  *
  * Kernel state.  check() finds out before the study starts whether this
  * machine can put itself in the variant: root, tracefs mountable, the tracer
- * listed, every event glob matching, and a dry application (journal, apply,
+ * listed, every event glob matching, and a trial application (journal, apply,
  * verify, restore) so that refusals such as EPERM for `function` on a
  * locked-down kernel are reported by variant and never halfway through.
+ * A dry run (backend_dry_run) changes nothing: it checks what can be read
+ * (ktrace_check_readonly) and says that the trial was not made.
  * enter() writes the journal (the complete prior state) before the first
  * change, applies the block and reads it back: a difference is an error
  * (the study stops, exit 3, after leave()).  leave() stops the processes,
@@ -237,6 +239,17 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 		snprintf(why, len, "variant '%s': kernel: needs root (it changes the kernel's "
 			 "tracing state through tracefs)", v->name);
 		return -1;
+	}
+	if (backend_dry_run) {
+		/* nothing changed: no lock, no journal, no trial */
+		if (ktrace_check_readonly(k, msg, sizeof(msg)) < 0) {
+			snprintf(why, len, "variant '%s': %s", v->name, msg);
+			return -1;
+		}
+		note("variant '%s': dry run: the kernel: block's names, options and file "
+		     "permissions were checked; whether the kernel accepts its values was "
+		     "not tried (nothing was changed)", v->name);
+		return 0;
 	}
 	if (journal_lock_kernel(msg, sizeof(msg)) < 0) {
 		snprintf(why, len, "variant '%s': %s", v->name, msg);

@@ -838,6 +838,7 @@ enum study_result study_run(const struct study_opts *o)
 		goto out;
 	}
 	/* Every check that can fail happens before anything is written. */
+	backend_dry_run = o->dry_run;
 	if (load(&s, &ret) < 0 || check_available(&s) < 0)
 		goto out;
 	if (o->resume) {
