@@ -44,34 +44,6 @@ static void teardown(void)
 
 TestSuite(resume, .init = setup, .fini = teardown, .timeout = 60);
 
-/* `perturb ARGS...` in the background, cwd dir, output to dir/bg.{out,err}. */
-static pid_t start_perturb(const char *a1, const char *a2, const char *a3, const char *a4,
-			   const char *a5)
-{
-	const char *bin = getenv("PERTURB_BIN");
-	pid_t pid;
-
-	cr_assert(bin, "PERTURB_BIN is not set (run the tests with make test)");
-	pid = fork();
-	cr_assert(pid >= 0);
-	if (!pid) {
-		char *o = xasprintf("%s/bg.out", dir), *e = xasprintf("%s/bg.err", dir);
-		int of = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int ef = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int in = open("/dev/null", O_RDONLY);
-		sigset_t none;
-		if (of < 0 || ef < 0 || in < 0 || chdir(dir) < 0)
-			_exit(126);
-		dup2(in, 0);
-		dup2(of, 1);
-		dup2(ef, 2);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execl(bin, bin, a1, a2, a3, a4, a5, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
 
 static void make_fifos(void)
 {
@@ -98,12 +70,11 @@ static void wait_ready(void)
 static int release(pid_t first)
 {
 	char *g = xasprintf("%s/go", work);
-	int fd = open(g, O_WRONLY), st;
+	int fd = open(g, O_WRONLY);
 	cr_assert(fd >= 0, "%s", strerror(errno));
 	close(fd);
 	free(g);
-	cr_assert_eq(waitpid(first, &st, 0), first);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return cli_wait(first);
 }
 
 static void second_is_refused(pid_t first, const char *how)
@@ -137,7 +108,7 @@ Test(resume, two_resumes_of_one_run_the_second_is_refused)
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 0);
 	make_fifos();
 
-	first = start_perturb("run", "e.yaml", "--db", db, "--resume");
+	first = cli_start(dir, "run", "e.yaml", "--db", db, "--resume", NULL);
 	wait_ready();
 	second_is_refused(first, "resumed");
 	cr_assert_eq(release(first), 0);
@@ -156,7 +127,7 @@ Test(resume, a_resume_of_a_run_that_is_running_is_refused)
 		 "  - name: t\n"
 		 "    shell: 'echo up > ../ready; cat ../go'\n");
 	make_fifos();
-	first = start_perturb("run", "e.yaml", "--db", db, NULL);
+	first = cli_start(dir, "run", "e.yaml", "--db", db, NULL);
 	wait_ready();
 	second_is_refused(first, "run");
 	cr_assert_eq(release(first), 0);

@@ -1,5 +1,6 @@
 /* journal.c - undo records of what perturb changed; see journal.h */
 #include "journal.h"
+#include "core/cgroup.h"
 #include "lib/util.h"
 
 #include <dirent.h>
@@ -181,8 +182,18 @@ void journal_clear_procs(struct journal *j)
 	release_procs(j);
 }
 
+struct journal *journal_self(void)
+{
+	static struct journal self;
+
+	if (!self.path)
+		journal_init(&self);
+	return &self;
+}
+
 void journal_release(struct journal *j)
 {
+	free(j->cgroup);
 	free(j->path);
 	free(j->tracefs);
 	ktrace_state_release(&j->prior);
@@ -221,6 +232,8 @@ void journal_format(const struct journal *j, struct strbuf *sb)
 		strbuf_addf(sb, "functions_readable %d\n", s->functions_readable);
 		add_list(sb, "function", s->functions, s->n_functions);
 	}
+	if (j->cgroup)
+		strbuf_addf(sb, "cgroup %s\n", j->cgroup);
 	for (size_t i = 0; i < j->n_procs; i++)
 		strbuf_addf(sb, "proc %d %llu %s\n", (int)j->procs[i].pid, j->procs[i].start,
 			    j->procs[i].what);
@@ -282,6 +295,11 @@ static int parse_line(struct journal *j, const char *key, const char *val)
 			return -1;
 	} else if (!strcmp(key, "function")) {
 		push(&s->functions, &s->n_functions, val);
+	} else if (!strcmp(key, "cgroup")) {
+		if (*val != '/')
+			return -1;
+		free(j->cgroup);
+		j->cgroup = xstrdup(val);
 	} else if (!strcmp(key, "proc")) {
 		struct journal_proc p = { 0 };
 		int n = 0;
@@ -463,20 +481,32 @@ int journal_add_proc(struct journal *j, pid_t pid, const char *what)
 	return journal_write(j);
 }
 
+int journal_set_cgroup(struct journal *j, const char *path)
+{
+	if (!path && !j->cgroup)
+		return 0;
+	free(j->cgroup);
+	j->cgroup = path ? xstrdup(path) : NULL;
+	if (path || j->has_kernel || j->n_procs || j->tracefs)
+		return journal_write(j);
+	return journal_remove(j);
+}
+
 int journal_remove(struct journal *j)
 {
-	int ret = 0;
-	if (j->path && unlink(j->path) < 0 && errno != ENOENT)
-		ret = error("cannot remove the journal '%s': %s", j->path, strerror(errno));
-	else if (j->path)
-		fsync_dir(journal_dir());
 	release_procs(j);
 	ktrace_state_release(&j->prior);
 	j->has_kernel = 0;
 	free(j->tracefs);
 	j->tracefs = NULL;
 	j->mounted = 0;
-	return ret;
+	if (j->cgroup)	/* still to be undone after a SIGKILL */
+		return journal_write(j);
+	if (j->path && unlink(j->path) < 0 && errno != ENOENT)
+		return error("cannot remove the journal '%s': %s", j->path, strerror(errno));
+	if (j->path)
+		fsync_dir(journal_dir());
+	return 0;
 }
 
 /* ---- the kernel lock ---- */
@@ -627,6 +657,17 @@ static int recover_one(FILE *out, const char *path, const char *boot_id, int rep
 		else
 			fprintf(out, "perturb: %s (pid %d) had already ended\n", j.procs[i].what,
 				(int)j.procs[i].pid);
+	}
+	if (j.cgroup) {
+		int n = cgroup_purge(j.cgroup, j.owner, why, sizeof(why));
+		if (n < 0) {
+			ret = error("cannot stop what perturb pid %d left: %s", (int)j.owner, why);
+			goto out;
+		}
+		if (n)
+			fprintf(out, "perturb: stopped %d process%s left in cgroup %s\n", n,
+				n == 1 ? "" : "es", j.cgroup);
+		fprintf(out, "perturb: removed cgroup %s\n", j.cgroup);
 	}
 	if (j.has_kernel && restore_kernel(out, &j) < 0) {
 		ret = -1;

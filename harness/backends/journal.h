@@ -9,7 +9,9 @@
  * tracefs is mounted and whether perturb mounted it, and the processes
  * perturb started that outlive it if it dies (daemons, background-load
  * supervisors), each with its start time so that a recycled pid is never
- * killed.  Only a folder of the user's alone holds journals
+ * killed, and perturb's base cgroup, in which every run, daemon and
+ * background load runs (the recovery kills what is left in it and removes
+ * it, core/cgroup.h: cgroup_purge).  Only a folder of the user's alone holds journals
  * (journal_dir_trusted).  It is written atomically (temp file, fsync, rename, fsync of the
  * folder) before the first change, and removed after a successful restore.
  *
@@ -46,7 +48,16 @@ struct journal {
 	int mounted;			/* perturb mounted it there */
 	struct journal_proc *procs;
 	size_t n_procs;
+	char *cgroup;			/* perturb's base cgroup (core/cgroup.h); NULL: none */
 };
+
+/* This process's journal (journal_init'd at the first call): the one the
+ * host backend and the study share, so that one file says everything. */
+struct journal *journal_self(void);
+
+/* Record perturb's base cgroup (path), or forget it (NULL), and rewrite the
+ * journal, or remove it when nothing else is left in it.  -1 printed. */
+int journal_set_cgroup(struct journal *j, const char *path);
 
 /* The folder of journals (static storage).  Without $HOME, the home of the
  * effective user in the password database. */
@@ -75,7 +86,7 @@ int journal_add_proc(struct journal *j, pid_t pid, const char *what);
 /* Forget the processes (in memory; the file changes at the next write). */
 void journal_clear_procs(struct journal *j);
 /* Forget the processes and the kernel state, and remove the file (no error
- * when it does not exist). */
+ * when it does not exist), or rewrite it when a cgroup is still recorded. */
 int journal_remove(struct journal *j);
 
 /* Text form and its parser (exposed for tests).  journal_parse returns -1

@@ -9,6 +9,8 @@
 #include "study.h"
 #include "config.h"
 #include "backends/backend.h"
+#include "backends/journal.h"
+#include "core/cgroup.h"
 #include "core/packages.h"
 #include "core/runner.h"
 #include "counters/counters.h"
@@ -326,6 +328,7 @@ struct study {
 	int stopped;		/* the stop signal, 0 when none */
 	int rounds;		/* added by target_ci */
 	int lock_fd;		/* DB.lock (run_lock), -1 when not open */
+	int began;		/* begin() made perturb's cgroup (when it could) */
 	size_t n_ok, n_bad;
 	double t0;
 };
@@ -512,6 +515,12 @@ static int begin(struct study *s)
 			return -1;
 	}
 	machine_probe(&s->mi);
+	s->began = 1;
+	/* every process of the study goes into perturb's cgroup: journaled
+	 * first, so that a killed perturb's are stopped by the next one */
+	if (cgroup_base() && journal_set_cgroup(journal_self(), cgroup_base()) < 0)
+		warning("without a journal, what a killed perturb leaves in cgroup '%s' is not "
+			"stopped by 'perturb restore'", cgroup_base());
 	if (exp->n_counters && counters_open(exp->counters, exp->n_counters, &s->counters) < 0)
 		return -1;
 	if (!s->st && store_open(o->db, 1, &s->st) < 0)
@@ -784,6 +793,10 @@ static void study_release(struct study *s)
 	counters_close(s->counters);
 	if (s->st)
 		store_close(s->st);
+	if (s->began) {	/* nothing of the study is left running */
+		cgroup_base_remove();
+		journal_set_cgroup(journal_self(), NULL);
+	}
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);	/* the run's lock goes with it */
 	machine_release(&s->mi);
