@@ -211,6 +211,17 @@ Test(cgroup, a_study_leaves_no_cgroup_behind_and_stores_the_tree_cpu_time)
 		free(err);
 	}
 	free(base);
+
+	/* nor a study stopped by a signal in the middle of a run */
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 2\n"
+		 "variants: [{name: a}]\n"
+		 "workloads:\n"
+		 "  - {name: t, shell: 'setsid sleep 100 & kill -TERM $PPID; sleep 100'}\n");
+	p = cli_start(dir, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(cli_wait(p), 3);
+	base = base_of(p);
+	cr_expect(!tl_exists(base), "a stopped perturb left its cgroup %s", base);
+	free(base);
 }
 
 /* A workload that holds until released: "up" to ready, then EOF on go. */

@@ -169,6 +169,20 @@ Test(journal, write_is_atomic_and_remove_removes)
 	journal_release(&j);
 }
 
+/* `sleep 100` in a process group of its own. */
+static pid_t start_sleep(void)
+{
+	pid_t child = fork();
+	cr_assert(child >= 0);
+	if (!child) {
+		setpgid(0, 0);
+		execlp("sleep", "sleep", "100", (char *)NULL);
+		_exit(127);
+	}
+	setpgid(child, child);
+	return child;
+}
+
 Test(journal, restore_with_nothing_to_do_exits_0)
 {
 	struct cli_result r;
@@ -182,14 +196,7 @@ Test(journal, stale_journal_of_processes_only_stops_them)
 {
 	struct journal j;
 	struct cli_result r;
-	pid_t child = fork();
-	cr_assert(child >= 0);
-	if (!child) {
-		setpgid(0, 0);
-		execlp("sleep", "sleep", "100", (char *)NULL);
-		_exit(127);
-	}
-	setpgid(child, child);
+	pid_t child = start_sleep();
 	/* the journal of a perturb that is gone: owner start time 1 */
 	journal_init(&j);
 	j.owner_start = 1;
@@ -221,14 +228,7 @@ Test(journal, stale_journal_of_processes_only_stops_them)
  */
 static pid_t planted_journal(struct journal *j)
 {
-	pid_t child = fork();
-	cr_assert(child >= 0);
-	if (!child) {
-		setpgid(0, 0);
-		execlp("sleep", "sleep", "100", (char *)NULL);
-		_exit(127);
-	}
-	setpgid(child, child);
+	pid_t child = start_sleep();
 	journal_init(j);
 	j->owner_start = 1;
 	j->procs = xcalloc(1, sizeof(*j->procs));
