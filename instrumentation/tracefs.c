@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define TRACEFS_DEFAULT "/sys/kernel/tracing"
@@ -986,4 +988,96 @@ void ktrace_stats_delta(const struct ktrace_stats *b, const struct ktrace_stats 
 	*events = delta(wb, wa);
 	*lost = delta(b->overrun, a->overrun) + delta(b->dropped, a->dropped);
 	*bytes = delta(b->bytes, a->bytes);
+}
+
+/* ---- a check that changes nothing ---- */
+
+/* In the child of ktrace_check_readonly(): tracefs mounted (in its own
+ * mount namespace when the machine has it nowhere), every check. */
+static int check_readonly_here(const struct ktrace_spec *k, char *why, size_t len)
+{
+	/* what applying k writes (tracing_on always: it is off while the
+	 * state changes) */
+	const struct { const char *file; int used; } writes[] = {
+		{ "tracing_on", 1 },
+		{ "current_tracer", k->tracer != NULL },
+		{ "set_event", k->events != NULL },
+		{ "buffer_size_kb", k->buffer_size_kb > 0 },
+		{ "set_ftrace_filter", k->functions != NULL },
+		{ "trace_options", k->n_options > 0 },
+	};
+	struct ktrace_state cur, t;
+	const char *path;
+	char p[4200];
+	struct stat st;
+	int mounted;
+
+	if (!(path = ktrace_mount(&mounted, why, len)))
+		return -1;
+	if (ktrace_check_names(k, path, "this kernel", why, len) < 0 ||
+	    ktrace_read_state(&cur, why, len) < 0)
+		return -1;
+	if (ktrace_target(&cur, k, &t, why, len) < 0) {
+		ktrace_state_release(&cur);
+		return -1;
+	}
+	ktrace_state_release(&cur);
+	ktrace_state_release(&t);
+	for (size_t i = 0; i < ARRAY_SIZE(writes); i++) {
+		if (!writes[i].used)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, writes[i].file);
+		if (stat(p, &st) < 0)
+			return why_error(why, len, "%s: %s", p, strerror(errno));
+		if (!(st.st_mode & S_IWUSR))
+			return why_error(why, len, "%s is not writable (mode %04o)", p,
+					 (unsigned)(st.st_mode & 07777));
+	}
+	return 0;
+}
+
+int ktrace_check_readonly(const struct ktrace_spec *k, char *why, size_t len)
+{
+	int pfd[2], st = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return why_error(why, len, "cannot create a pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return why_error(why, len, "cannot fork: %s", strerror(errno));
+	}
+	if (!pid) {
+		char w[1024] = "";
+		int r = -1;
+
+		close(pfd[0]);
+		/* a mount namespace of its own, mounts not shared back: a
+		 * tracefs mounted here is seen by this child alone */
+		if (!ktrace_find_mount() &&
+		    (unshare(CLONE_NEWNS) < 0 ||
+		     mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0))
+			snprintf(w, sizeof(w), "cannot read tracefs without mounting it on the "
+				 "machine: %s", strerror(errno));
+		else
+			r = check_readonly_here(k, w, sizeof(w));
+		if (r < 0 && write(pfd[1], w, strlen(w)) < 0)
+			_exit(3);
+		_exit(r < 0 ? 1 : 0);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], why, len ? len - 1 : 0);
+	if (len)
+		why[n > 0 ? n : 0] = '\0';
+	close(pfd[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (!n && len)
+		snprintf(why, len, "the check of the kernel: block ended unexpectedly");
+	return -1;
 }

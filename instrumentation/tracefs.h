@@ -135,6 +135,18 @@ int ktrace_state_equal(const struct ktrace_state *a, const struct ktrace_state *
 int ktrace_check_names(const struct ktrace_spec *k, const char *path, const char *kernel,
 		       char *why, size_t len);
 
+/*
+ * Check k without changing anything on the machine (a dry run): no lock,
+ * no mount seen by others (where tracefs is mounted nowhere, a child
+ * process mounts it in a mount namespace of its own), no write.  Checked:
+ * the names (ktrace_check_names), the trace options (ktrace_target over
+ * the current state) and that every file k would write is writable by its
+ * permission bits.  Not checked: whether the kernel accepts the values
+ * (a locked-down kernel refuses `function` with EPERM; a buffer size it
+ * cannot allocate).  0, or -1 with why.
+ */
+int ktrace_check_readonly(const struct ktrace_spec *k, char *why, size_t len);
+
 /* Is tracer listed in available_tracers? */
 int ktrace_tracer_available(const char *tracer);
 

@@ -169,6 +169,20 @@ Test(journal, write_is_atomic_and_remove_removes)
 	journal_release(&j);
 }
 
+/* `sleep 100` in a process group of its own. */
+static pid_t start_sleep(void)
+{
+	pid_t child = fork();
+	cr_assert(child >= 0);
+	if (!child) {
+		setpgid(0, 0);
+		execlp("sleep", "sleep", "100", (char *)NULL);
+		_exit(127);
+	}
+	setpgid(child, child);
+	return child;
+}
+
 Test(journal, restore_with_nothing_to_do_exits_0)
 {
 	struct cli_result r;
@@ -182,14 +196,7 @@ Test(journal, stale_journal_of_processes_only_stops_them)
 {
 	struct journal j;
 	struct cli_result r;
-	pid_t child = fork();
-	cr_assert(child >= 0);
-	if (!child) {
-		setpgid(0, 0);
-		execlp("sleep", "sleep", "100", (char *)NULL);
-		_exit(127);
-	}
-	setpgid(child, child);
+	pid_t child = start_sleep();
 	/* the journal of a perturb that is gone: owner start time 1 */
 	journal_init(&j);
 	j.owner_start = 1;
@@ -210,6 +217,115 @@ Test(journal, stale_journal_of_processes_only_stops_them)
 	cr_assert(!tl_exists(j.path));
 	cli_result_release(&r);
 	journal_release(&j);
+}
+
+/*
+ * A planted journal: one that names a running process (here a sleep of the
+ * test's own) and claims a perturb that is gone.  restore must refuse it
+ * while its folder or file is not the user's alone, and leave the process
+ * alive; once both are right it stops it (so the refusals are the checks,
+ * not a broken journal).
+ */
+static pid_t planted_journal(struct journal *j)
+{
+	pid_t child = start_sleep();
+	journal_init(j);
+	j->owner_start = 1;
+	j->procs = xcalloc(1, sizeof(*j->procs));
+	j->procs[0] = (struct journal_proc){ child, proc_start_time(child),
+					     xstrdup("daemon 'victim'") };
+	j->n_procs = 1;
+	cr_assert_eq(journal_write(j), 0);
+	return child;
+}
+
+static void restore_refuses(const char *expect, pid_t victim)
+{
+	struct cli_result r;
+
+	cli_run(jdir, &r, "restore", NULL);
+	cr_expect_eq(r.status, 3, "status %d: %s%s", r.status, r.out, r.err);
+	cr_expect(strstr(r.err, expect), "expected '%s' in: %s", expect, r.err);
+	cr_expect(!strstr(r.out, "stopped daemon"), "%s", r.out);
+	cr_expect(!tl_process_gone_now(victim), "restore killed the process a planted journal named");
+	cli_result_release(&r);
+}
+
+static void end_victim(pid_t victim, struct journal *j)
+{
+	kill(-victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+	chmod(jdir, 0700);
+	journal_release(j);
+}
+
+Test(journal, journal_folder_open_to_others_is_refused)
+{
+	struct journal j;
+	pid_t victim = planted_journal(&j);
+
+	cr_assert_eq(chmod(jdir, 0777), 0);
+	restore_refuses("its mode is 0777, it must be 0700", victim);
+	cr_assert_eq(chmod(jdir, 0700), 0);
+	{	/* and a writer refuses such a folder too */
+		struct journal w;
+		journal_init(&w);
+		cr_assert_eq(chmod(jdir, 0770), 0);
+		cr_expect_eq(journal_write(&w), -1);
+		cr_assert_eq(chmod(jdir, 0700), 0);
+		journal_release(&w);
+	}
+	{
+		struct cli_result r;
+		cli_run(jdir, &r, "restore", NULL);
+		cr_expect_eq(r.status, 0, "%s", r.err);
+		cr_expect(strstr(r.out, "stopped daemon 'victim'"), "%s", r.out);
+		cli_result_release(&r);
+	}
+	end_victim(victim, &j);
+}
+
+Test(journal, journal_file_writable_by_others_is_refused)
+{
+	struct journal j;
+	pid_t victim = planted_journal(&j);
+
+	cr_assert_eq(chmod(j.path, 0666), 0);
+	restore_refuses("can be written by others (mode 0666)", victim);
+	cr_expect(tl_exists(j.path), "a refused journal is kept");
+	end_victim(victim, &j);
+}
+
+Test(journal, journal_folder_or_file_of_another_user_is_refused)
+{
+	struct journal j;
+	pid_t victim;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (to give a folder and a file to another user)");
+	victim = planted_journal(&j);
+	cr_assert_eq(chown(j.path, 65534, 65534), 0);
+	restore_refuses("is owned by uid 65534, not by you", victim);
+	cr_assert_eq(chown(j.path, 0, 0), 0);
+	cr_assert_eq(chown(jdir, 65534, 65534), 0);
+	restore_refuses("it is owned by uid 65534, not by you", victim);
+	cr_assert_eq(chown(jdir, 0, 0), 0);
+	end_victim(victim, &j);
+}
+
+Test(journal, a_symbolic_link_as_journal_folder_is_refused)
+{
+	struct journal j;
+	pid_t victim = planted_journal(&j);
+	char *link = xasprintf("%s.link", jdir);
+
+	cr_assert_eq(symlink(jdir, link), 0);
+	setenv("PERTURB_STATE_DIR", link, 1);
+	restore_refuses("it is not a folder", victim);
+	setenv("PERTURB_STATE_DIR", jdir, 1);
+	unlink(link);
+	free(link);
+	end_victim(victim, &j);
 }
 
 Test(journal, proc_start_time_sees_only_live_processes)
@@ -477,6 +593,58 @@ Test(kernel, apply_verify_stats_restore_in_process)
 	close(plock);
 	ktrace_state_release(&prior);
 	assert_state_as_before("after restore");
+}
+
+/*
+ * A dry run changes nothing: tracefs byte for byte as before (and mounted
+ * or not as before), no journal (its folder is not even created), the
+ * kernel lock file not written; yet what can be read is checked (an event
+ * that does not exist is refused, exit 2) and what was not is said.
+ */
+Test(kernel, dry_run_changes_nothing_and_checks_what_it_can_read)
+{
+	struct cli_result r;
+	struct stat l0, l1;
+	char *state = xasprintf("%s/state", dir);
+
+	need_kernel();
+	cr_assert_eq(stat(PERTURB_LOCK, &l0), 0, "%s", strerror(errno));
+	tl_write(dir, "e.yaml",
+		 "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants:\n"
+		 "  - name: a\n"
+		 "  - name: k\n"
+		 "    kernel: {events: ['sched:sched_switch'], tracing_on: true, buffer_size_kb: 2048}\n"
+		 "workloads:\n"
+		 "  - {name: t, cmd: [true]}\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--dry-run", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'k': dry run"), "%s", r.err);
+	cr_assert(strstr(r.err, "was not tried"), "%s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before("after a dry run");
+	cr_assert(!tl_exists(state), "a dry run made the journal folder %s", state);
+	cr_assert(!tl_exists(db));
+	cr_assert_eq(stat(PERTURB_LOCK, &l1), 0);
+	cr_assert(l0.st_mtim.tv_sec == l1.st_mtim.tv_sec && l0.st_mtim.tv_nsec == l1.st_mtim.tv_nsec,
+		  "a dry run wrote the kernel lock %s", PERTURB_LOCK);
+
+	tl_write(dir, "bad.yaml",
+		 "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants:\n"
+		 "  - name: a\n"
+		 "  - name: nosuch\n"
+		 "    kernel: {events: ['nosuchsystem:*']}\n"
+		 "workloads:\n"
+		 "  - {name: t, cmd: [true]}\n");
+	cli_run(dir, &r, "run", "bad.yaml", "--db", db, "--dry-run", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'nosuch': event 'nosuchsystem:*' matches no event"),
+		  "%s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before("after a refused dry run");
+	cr_assert(!tl_exists(state));
+	free(state);
 }
 
 Test(kernel, refusals_are_found_before_the_study_and_named_by_variant)

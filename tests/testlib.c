@@ -208,20 +208,19 @@ static char *slurp(const char *path)
 	return s;
 }
 
-static void run_va(const char *dir, const char *env, struct cli_result *r, va_list ap)
+/* perturb ARGS (from ap) with cwd dir, stdout/stderr to outp/errp. */
+static pid_t spawn_va(const char *dir, const char *env, const char *outp, const char *errp,
+		      va_list ap)
 {
 	const char *bin = getenv("PERTURB_BIN");
 	char *argv[64];
 	int n = 0;
-	char *outp, *errp;
 
 	cr_assert(bin, "PERTURB_BIN is not set (run the tests with make test)");
 	argv[n++] = (char *)bin;
 	for (const char *a; (a = va_arg(ap, const char *)) && n < 63;)
 		argv[n++] = (char *)a;
 	argv[n] = NULL;
-	cr_assert(asprintf(&outp, "%s/.stdout", dir) > 0);
-	cr_assert(asprintf(&errp, "%s/.stderr", dir) > 0);
 	pid_t pid = fork();
 	cr_assert(pid >= 0);
 	if (pid == 0) {
@@ -241,10 +240,38 @@ static void run_va(const char *dir, const char *env, struct cli_result *r, va_li
 		execv(bin, argv);
 		_exit(127);
 	}
+	return pid;
+}
+
+int cli_wait(pid_t pid)
+{
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+pid_t cli_start(const char *dir, ...)
+{
+	char *outp = xasprintf("%s/bg.out", dir), *errp = xasprintf("%s/bg.err", dir);
+	va_list ap;
+	pid_t pid;
+
+	va_start(ap, dir);
+	pid = spawn_va(dir, NULL, outp, errp, ap);
+	va_end(ap);
+	free(outp);
+	free(errp);
+	return pid;
+}
+
+static void run_va(const char *dir, const char *env, struct cli_result *r, va_list ap)
+{
+	char *outp, *errp;
+
+	cr_assert(asprintf(&outp, "%s/.stdout", dir) > 0);
+	cr_assert(asprintf(&errp, "%s/.stderr", dir) > 0);
+	r->status = cli_wait(spawn_va(dir, env, outp, errp, ap));
 	r->out = slurp(outp);
 	r->err = slurp(errp);
 	unlink(outp);

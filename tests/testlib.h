@@ -75,6 +75,11 @@ struct cli_result {
 void cli_run(const char *dir, struct cli_result *r, ...);
 /* The same, with an extra environment assignment ("K=V") or NULL. */
 void cli_run_env(const char *dir, const char *env, struct cli_result *r, ...);
+/* `perturb ARGS...` (NULL-terminated) in the background, cwd = dir, its
+ * stdout and stderr in dir/bg.out and dir/bg.err; cli_wait() reaps it and
+ * returns its exit status (or 128 + signal). */
+pid_t cli_start(const char *dir, ...);
+int cli_wait(pid_t pid);
 void cli_result_release(struct cli_result *r);
 /* An integer from a SQL query on a database (first column of first row);
  * -1 when there is no row. */

@@ -12,6 +12,8 @@ extern char **environ;
  * The table: the default backend (no key) first.  Adding a backend: its
  * file, and one row here.
  */
+int backend_dry_run;
+
 static const struct backend *const backends[] = {
 	&backend_host,
 	&backend_qemu,

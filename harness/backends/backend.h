@@ -99,6 +99,13 @@ struct backend {
 	int (*virtual_time)(const struct variant *v);
 };
 
+/*
+ * --dry-run: set by the study before the checks.  check() must then change
+ * nothing on the machine (no lock, mount, journal or trial application),
+ * check what it can by reading, and say (note()) what it did not check.
+ */
+extern int backend_dry_run;
+
 extern const struct backend backend_host;
 extern const struct backend backend_qemu;
 

@@ -5,9 +5,11 @@
  *
  * Kernel state.  check() finds out before the study starts whether this
  * machine can put itself in the variant: root, tracefs mountable, the tracer
- * listed, every event glob matching, and a dry application (journal, apply,
+ * listed, every event glob matching, and a trial application (journal, apply,
  * verify, restore) so that refusals such as EPERM for `function` on a
  * locked-down kernel are reported by variant and never halfway through.
+ * A dry run (backend_dry_run) changes nothing: it checks what can be read
+ * (ktrace_check_readonly) and says that the trial was not made.
  * enter() writes the journal (the complete prior state) before the first
  * change, applies the block and reads it back: a difference is an error
  * (the study stops, exit 3, after leave()).  leave() stops the processes,
@@ -35,12 +37,16 @@
 #include <unistd.h>
 
 /*
- * This process's journal, kept from the first change to the end of the
+ * This process's journal (journal_self(), shared with the study, which
+ * records its cgroup there), kept from the first change to the end of the
  * study (one variant is active at a time).  kernel_dirty: the kernel's
- * tracing state may differ from journal.prior (a kernel: variant is in
+ * tracing state may differ from its prior state (a kernel: variant is in
  * place, or its restore failed).
  */
-static struct journal journal;
+static struct journal *jr(void)
+{
+	return journal_self();
+}
 static int kernel_dirty;
 static int journal_broken;	/* journal of processes could not be written: said once */
 
@@ -59,7 +65,7 @@ struct host_state {
 	struct host_kernel kernel;
 };
 
-/* The target state of each kernel: block on top of journal.prior, computed
+/* The target state of each kernel: block on top of the journal's prior state, computed
  * at its first enter (expanding event globs takes milliseconds) and
  * dropped with the prior state. */
 static struct target_cache {
@@ -83,7 +89,7 @@ static const struct ktrace_state *target_of(const struct ktrace_spec *k, char *w
 	for (size_t i = 0; i < n_targets; i++)
 		if (targets[i].k == k)
 			return &targets[i].t;
-	if (ktrace_target(&journal.prior, k, &t, why, len) < 0)
+	if (ktrace_target(&jr()->prior, k, &t, why, len) < 0)
 		return NULL;
 	targets = xrealloc(targets, (n_targets + 1) * sizeof(*targets));
 	targets[n_targets].k = k;
@@ -127,11 +133,9 @@ static void journal_proc(struct backend_ctx *ctx, pid_t pid, const char *what,
 	char *cmd, *desc;
 	if (pid <= 0 || journal_broken)
 		return;
-	if (!journal.path)
-		journal_init(&journal);
 	cmd = proc_argv_string(a->v);
 	desc = xasprintf("%s '%s' of variant '%s'", what, cmd, ctx->variant->name);
-	if (journal_add_proc(&journal, pid, desc) < 0) {
+	if (journal_add_proc(jr(), pid, desc) < 0) {
 		warning("without a journal, a %s left by a killed perturb is not found by "
 			"'perturb restore'", what);
 		journal_broken = 1;
@@ -148,12 +152,12 @@ static int restore_prior(const char *variant)
 {
 	char why[1024];
 
-	if (!kernel_dirty || !journal.has_kernel)
+	if (!kernel_dirty || !jr()->has_kernel)
 		return 0;
-	if (ktrace_restore(&journal.prior, NULL, 0, why, sizeof(why)) < 0)
+	if (ktrace_restore(&jr()->prior, NULL, 0, why, sizeof(why)) < 0)
 		return error("variant '%s': cannot restore the kernel tracing state: %s; the "
 			     "journal '%s' keeps it for 'perturb restore'", variant, why,
-			     journal.path);
+			     jr()->path);
 	kernel_dirty = 0;
 	return 0;
 }
@@ -163,13 +167,13 @@ static int finish_journal(void)
 {
 	char why[512];
 
-	if (!journal.path || kernel_dirty)
+	if (kernel_dirty)
 		return 0;
 	drop_targets();
-	if (journal.has_kernel && journal.mounted && journal.tracefs &&
-	    ktrace_umount(journal.tracefs, why, sizeof(why)) < 0)
+	if (jr()->has_kernel && jr()->mounted && jr()->tracefs &&
+	    ktrace_umount(jr()->tracefs, why, sizeof(why)) < 0)
 		warning("%s", why);
-	return journal_remove(&journal);
+	return journal_remove(jr());
 }
 
 /*
@@ -189,21 +193,19 @@ static int kernel_enter(struct host_kernel *hk, const struct ktrace_spec *k,
 		return -1;
 	if (!(path = ktrace_mount(&mounted, why, len)))
 		return -1;
-	if (!journal.path)
-		journal_init(&journal);
-	if (!journal.has_kernel || mounted) {
-		if (!journal.has_kernel) {
+	if (!jr()->has_kernel || mounted) {
+		if (!jr()->has_kernel) {
 			struct ktrace_state prior;
 			if (ktrace_read_state(&prior, why, len) < 0)
 				goto fail_unmount;
-			journal.prior = prior;
-			free(journal.tracefs);
-			journal.tracefs = xstrdup(path);
+			jr()->prior = prior;
+			free(jr()->tracefs);
+			jr()->tracefs = xstrdup(path);
 		}
-		journal.mounted |= mounted;
-		journal.has_kernel = 1;
-		if (journal_write(&journal) < 0) {
-			snprintf(why, len, "cannot write the journal '%s'", journal.path);
+		jr()->mounted |= mounted;
+		jr()->has_kernel = 1;
+		if (journal_write(jr()) < 0) {
+			snprintf(why, len, "cannot write the journal '%s'", jr()->path);
 			goto fail_unmount;
 		}
 	}
@@ -213,10 +215,10 @@ static int kernel_enter(struct host_kernel *hk, const struct ktrace_spec *k,
 	kernel_dirty = 1;
 	return ktrace_set_state(target, NULL, 0, why, len);
 fail_unmount:
-	if (!kernel_dirty && !journal.n_procs) {
-		ktrace_state_release(&journal.prior);
-		journal.has_kernel = 0;
-		journal.mounted = 0;
+	if (!kernel_dirty && !jr()->n_procs) {
+		ktrace_state_release(&jr()->prior);
+		jr()->has_kernel = 0;
+		jr()->mounted = 0;
 	}
 	if (mounted) {
 		char w2[256];
@@ -237,6 +239,17 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 		snprintf(why, len, "variant '%s': kernel: needs root (it changes the kernel's "
 			 "tracing state through tracefs)", v->name);
 		return -1;
+	}
+	if (backend_dry_run) {
+		/* nothing changed: no lock, no journal, no trial */
+		if (ktrace_check_readonly(k, msg, sizeof(msg)) < 0) {
+			snprintf(why, len, "variant '%s': %s", v->name, msg);
+			return -1;
+		}
+		note("variant '%s': dry run: the kernel: block's names, options and file "
+		     "permissions were checked; whether the kernel accepts its values was "
+		     "not tried (nothing was changed)", v->name);
+		return 0;
 	}
 	if (journal_lock_kernel(msg, sizeof(msg)) < 0) {
 		snprintf(why, len, "variant '%s': %s", v->name, msg);
@@ -339,7 +352,7 @@ static int host_leave(struct backend_ctx *ctx)
 			ret = -1;
 		st->daemon = NULL;
 	}
-	journal_clear_procs(&journal);	/* stopped: the file catches up at its next write */
+	journal_clear_procs(jr());	/* stopped: the file catches up at its next write */
 	/*
 	 * Teardown runs when the variant was entered, or when part of its setup
 	 * ran: it undoes setup, so it runs in full either way.
@@ -444,6 +457,8 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 			warning("variant '%s': %s", ctx->variant->name, why);
 	}
 	r = runner_run(req, res);
+	if (r == 0)
+		runner_add_cgroup_values(res);
 	if (r == 0 && have && ktrace_read_stats(&after, why, sizeof(why)) == 0) {
 		double events, lost, bytes;
 		ktrace_stats_delta(&before, &after, &events, &lost, &bytes);

@@ -1,10 +1,12 @@
 /* journal.c - undo records of what perturb changed; see journal.h */
 #include "journal.h"
+#include "core/cgroup.h"
 #include "lib/util.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,8 @@
 #define JOURNAL_MAGIC "perturb-journal 1"
 #define KERNEL_LOCK "/run/perturb-tracefs.lock"
 #define KILL_GRACE_S 2.0
+
+static const char *home_dir(void);
 
 const char *journal_dir(void)
 {
@@ -32,8 +36,94 @@ const char *journal_dir(void)
 	else if ((e = getenv("XDG_STATE_HOME")) && *e)
 		dir = xasprintf("%s/perturb", e);
 	else
-		dir = xasprintf("%s/.local/state/perturb", getenv("HOME") ? getenv("HOME") : "/tmp");
+		dir = xasprintf("%s/.local/state/perturb", home_dir());
 	return dir;
+}
+
+/* $HOME, else the password database's home of the effective user, else
+ * "/tmp" (where journal_dir_trusted() refuses what another user made). */
+static const char *home_dir(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+
+	if (h && *h)
+		return h;
+	if ((pw = getpwuid(geteuid())) && pw->pw_dir && *pw->pw_dir)
+		return pw->pw_dir;
+	return "/tmp";
+}
+
+int journal_dir_trusted(const char *dir, char *why, size_t len)
+{
+	uid_t me = geteuid();
+	struct stat st;
+	char *p = xstrdup(dir), *slash;
+	int ret = -1;
+
+	if (lstat(dir, &st) < 0) {
+		why_error(why, len, "cannot use the journal folder '%s': %s", dir, strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		why_error(why, len, "refusing the journal folder '%s': it is not a folder "
+			  "(a symbolic link or another kind of file)", dir);
+		goto out;
+	}
+	if (st.st_uid != me) {
+		why_error(why, len, "refusing the journal folder '%s': it is owned by uid %u, not "
+			  "by you (uid %u); a journal names processes to kill, so its folder must be "
+			  "yours alone (set PERTURB_STATE_DIR to another one)", dir,
+			  (unsigned)st.st_uid, (unsigned)me);
+		goto out;
+	}
+	if (st.st_mode & 077) {
+		why_error(why, len, "refusing the journal folder '%s': its mode is %04o, it must be "
+			  "0700 (others could plant or read journals): chmod 700 '%s'", dir,
+			  (unsigned)(st.st_mode & 07777), dir);
+		goto out;
+	}
+	/* every folder above: root's or yours, and only sticky when others may write */
+	while ((slash = strrchr(p, '/'))) {
+		*(slash == p ? slash + 1 : slash) = '\0';
+		if (stat(p, &st) < 0) {
+			why_error(why, len, "cannot use the journal folder '%s': '%s': %s", dir, p,
+				  strerror(errno));
+			goto out;
+		}
+		if ((st.st_uid != 0 && st.st_uid != me) ||
+		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+			why_error(why, len, "refusing the journal folder '%s': '%s' above it (uid %u, "
+				  "mode %04o) can be changed by another user", dir, p,
+				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+			goto out;
+		}
+		if (slash == p)
+			break;
+	}
+	ret = 0;
+out:
+	free(p);
+	return ret;
+}
+
+/* A journal file is trusted when it is a regular file of this user that
+ * others cannot write.  0, or -1 with why. */
+static int journal_file_trusted(const char *path, char *why, size_t len)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return why_error(why, len, "cannot read '%s': %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return why_error(why, len, "'%s' is not a regular file", path);
+	if (st.st_uid != geteuid())
+		return why_error(why, len, "'%s' is owned by uid %u, not by you (uid %u)", path,
+				 (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & 022)
+		return why_error(why, len, "'%s' can be written by others (mode %04o)", path,
+				 (unsigned)(st.st_mode & 07777));
+	return 0;
 }
 
 static void read_boot_id(char *buf, size_t len)
@@ -92,8 +182,18 @@ void journal_clear_procs(struct journal *j)
 	release_procs(j);
 }
 
+struct journal *journal_self(void)
+{
+	static struct journal self;
+
+	if (!self.path)
+		journal_init(&self);
+	return &self;
+}
+
 void journal_release(struct journal *j)
 {
+	free(j->cgroup);
 	free(j->path);
 	free(j->tracefs);
 	ktrace_state_release(&j->prior);
@@ -132,6 +232,8 @@ void journal_format(const struct journal *j, struct strbuf *sb)
 		strbuf_addf(sb, "functions_readable %d\n", s->functions_readable);
 		add_list(sb, "function", s->functions, s->n_functions);
 	}
+	if (j->cgroup)
+		strbuf_addf(sb, "cgroup %s\n", j->cgroup);
 	for (size_t i = 0; i < j->n_procs; i++)
 		strbuf_addf(sb, "proc %d %llu %s\n", (int)j->procs[i].pid, j->procs[i].start,
 			    j->procs[i].what);
@@ -193,6 +295,11 @@ static int parse_line(struct journal *j, const char *key, const char *val)
 			return -1;
 	} else if (!strcmp(key, "function")) {
 		push(&s->functions, &s->n_functions, val);
+	} else if (!strcmp(key, "cgroup")) {
+		if (*val != '/')
+			return -1;
+		free(j->cgroup);
+		j->cgroup = xstrdup(val);
 	} else if (!strcmp(key, "proc")) {
 		struct journal_proc p = { 0 };
 		int n = 0;
@@ -265,11 +372,13 @@ out:
 int journal_load(const char *path, struct journal *j, char *why, size_t len)
 {
 	size_t n;
-	char *text = read_file(path, &n);
+	char *text = NULL;
 	int ret;
 
 	memset(j, 0, sizeof(*j));
-	if (!text)
+	if (journal_file_trusted(path, why, len) < 0)
+		return -1;
+	if (!(text = read_file(path, &n)))
 		return why_error(why, len, "cannot read '%s': %s", path, strerror(errno));
 	if (strlen(text) != n)
 		ret = why_error(why, len, "'%s' holds a NUL byte", path);
@@ -312,16 +421,20 @@ static int write_all(int fd, const char *p, size_t n)
 int journal_write(struct journal *j)
 {
 	struct strbuf sb = STRBUF_INIT;
-	char *tmp = NULL;
+	char *tmp = NULL, why[768];
 	int fd = -1, ret = -1, e;
 
 	if ((e = mkdir_p(journal_dir(), 0700)) < 0) {
 		error("cannot create the journal folder '%s': %s", journal_dir(), strerror(-e));
 		goto out;
 	}
+	if (journal_dir_trusted(journal_dir(), why, sizeof(why)) < 0) {
+		error("%s", why);
+		goto out;
+	}
 	journal_format(j, &sb);
 	tmp = xasprintf("%s.tmp", j->path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		error("cannot write the journal '%s': %s", tmp, strerror(errno));
 		goto out;
@@ -368,20 +481,32 @@ int journal_add_proc(struct journal *j, pid_t pid, const char *what)
 	return journal_write(j);
 }
 
+int journal_set_cgroup(struct journal *j, const char *path)
+{
+	if (!path && !j->cgroup)
+		return 0;
+	free(j->cgroup);
+	j->cgroup = path ? xstrdup(path) : NULL;
+	if (path || j->has_kernel || j->n_procs || j->tracefs)
+		return journal_write(j);
+	return journal_remove(j);
+}
+
 int journal_remove(struct journal *j)
 {
-	int ret = 0;
-	if (j->path && unlink(j->path) < 0 && errno != ENOENT)
-		ret = error("cannot remove the journal '%s': %s", j->path, strerror(errno));
-	else if (j->path)
-		fsync_dir(journal_dir());
 	release_procs(j);
 	ktrace_state_release(&j->prior);
 	j->has_kernel = 0;
 	free(j->tracefs);
 	j->tracefs = NULL;
 	j->mounted = 0;
-	return ret;
+	if (j->cgroup)	/* still to be undone after a SIGKILL */
+		return journal_write(j);
+	if (j->path && unlink(j->path) < 0 && errno != ENOENT)
+		return error("cannot remove the journal '%s': %s", j->path, strerror(errno));
+	if (j->path)
+		fsync_dir(journal_dir());
+	return 0;
 }
 
 /* ---- the kernel lock ---- */
@@ -501,6 +626,11 @@ static int recover_one(FILE *out, const char *path, const char *boot_id, int rep
 	char why[512];
 	int ret = 0;
 
+	if (journal_file_trusted(path, why, sizeof(why)) < 0) {
+		(*found)++;
+		return error("refusing the journal %s: perturb trusts only journals of yours that "
+			     "no one else can write; nothing it names was touched", why);
+	}
 	if (journal_load(path, &j, why, sizeof(why)) < 0) {
 		(*found)++;
 		return error("the journal '%s' is corrupt: %s; the state it recorded is unknown: "
@@ -528,6 +658,17 @@ static int recover_one(FILE *out, const char *path, const char *boot_id, int rep
 			fprintf(out, "perturb: %s (pid %d) had already ended\n", j.procs[i].what,
 				(int)j.procs[i].pid);
 	}
+	if (j.cgroup) {
+		int n = cgroup_purge(j.cgroup, j.owner, why, sizeof(why));
+		if (n < 0) {
+			ret = error("cannot stop what perturb pid %d left: %s", (int)j.owner, why);
+			goto out;
+		}
+		if (n)
+			fprintf(out, "perturb: stopped %d process%s left in cgroup %s\n", n,
+				n == 1 ? "" : "es", j.cgroup);
+		fprintf(out, "perturb: removed cgroup %s\n", j.cgroup);
+	}
 	if (j.has_kernel && restore_kernel(out, &j) < 0) {
 		ret = -1;
 		goto out;
@@ -550,13 +691,22 @@ out:
 static int scan(FILE *out, int *found, int dry, int report_live)
 {
 	const char *dir = journal_dir();
-	DIR *d = opendir(dir);
+	DIR *d;
 	struct dirent *de;
-	char boot_id[64];
+	char boot_id[64], why[768];
+	struct stat st;
 	int ret = 0;
 
 	*found = 0;
-	if (!d)
+	if (lstat(dir, &st) < 0 && errno == ENOENT)
+		return 0;
+	if (journal_dir_trusted(dir, why, sizeof(why)) < 0) {
+		(*found)++;
+		if (!dry)
+			error("%s", why);
+		return -1;
+	}
+	if (!(d = opendir(dir)))
 		return 0;
 	read_boot_id(boot_id, sizeof(boot_id));
 	while ((de = readdir(d))) {

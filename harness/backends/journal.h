@@ -9,7 +9,10 @@
  * tracefs is mounted and whether perturb mounted it, and the processes
  * perturb started that outlive it if it dies (daemons, background-load
  * supervisors), each with its start time so that a recycled pid is never
- * killed.  It is written atomically (temp file, fsync, rename, fsync of the
+ * killed, and perturb's base cgroup, in which every run, daemon and
+ * background load runs (the recovery kills what is left in it and removes
+ * it, core/cgroup.h: cgroup_purge).  Only a folder of the user's alone holds journals
+ * (journal_dir_trusted).  It is written atomically (temp file, fsync, rename, fsync of the
  * folder) before the first change, and removed after a successful restore.
  *
  * The format is text, one "key value" a line, "perturb-journal 1" first and
@@ -45,10 +48,32 @@ struct journal {
 	int mounted;			/* perturb mounted it there */
 	struct journal_proc *procs;
 	size_t n_procs;
+	char *cgroup;			/* perturb's base cgroup (core/cgroup.h); NULL: none */
 };
 
-/* The folder of journals (static storage). */
+/* This process's journal (journal_init'd at the first call): the one the
+ * host backend and the study share, so that one file says everything. */
+struct journal *journal_self(void);
+
+/* Record perturb's base cgroup (path), or forget it (NULL), and rewrite the
+ * journal, or remove it when nothing else is left in it.  -1 printed. */
+int journal_set_cgroup(struct journal *j, const char *path);
+
+/* The folder of journals (static storage).  Without $HOME, the home of the
+ * effective user in the password database. */
 const char *journal_dir(void);
+
+/*
+ * Journals name processes to kill and kernel state to write back, so only
+ * a folder of this user's alone is used: dir must be a real folder (not a
+ * symbolic link) owned by the effective user with mode 0700, and every
+ * folder above it root's or the user's and not writable by others unless
+ * sticky.  journal_write() and the recovery refuse any other (0, or -1
+ * with why saying what is wrong and how to fix it).  A journal file is
+ * trusted only when it is a regular file owned by the user that others
+ * cannot write; another is refused, and nothing it names is touched.
+ */
+int journal_dir_trusted(const char *dir, char *why, size_t len);
 
 /* An empty journal of this process (nothing written yet). */
 void journal_init(struct journal *j);
@@ -61,7 +86,7 @@ int journal_add_proc(struct journal *j, pid_t pid, const char *what);
 /* Forget the processes (in memory; the file changes at the next write). */
 void journal_clear_procs(struct journal *j);
 /* Forget the processes and the kernel state, and remove the file (no error
- * when it does not exist). */
+ * when it does not exist), or rewrite it when a cgroup is still recorded. */
 int journal_remove(struct journal *j);
 
 /* Text form and its parser (exposed for tests).  journal_parse returns -1

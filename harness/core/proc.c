@@ -15,6 +15,7 @@
  *  - the background supervisor restarts the load each time it ends.
  */
 #include "proc.h"
+#include "cgroup.h"
 #include "stop.h"
 #include "lib/util.h"
 
@@ -45,7 +46,8 @@ extern char **environ;
 #define QUICK_EXIT_RUNS 5
 #define BACKOFF_S 1.0
 
-enum spawn_stage { STAGE_FD, STAGE_AFFINITY, STAGE_CHDIR, STAGE_EXEC, STAGE_READY };
+enum spawn_stage { STAGE_FD, STAGE_AFFINITY, STAGE_CHDIR, STAGE_CGROUP, STAGE_EXEC,
+		   STAGE_READY };
 
 /* The stack of a CLONE_VM child (spawn_clone): one at a time, reused. */
 #define CLONE_STACK_SIZE (256 * 1024)
@@ -155,6 +157,18 @@ void proc_describe_status(int status, char *buf, size_t len)
 			 strsignal(WTERMSIG(status)));
 	else
 		snprintf(buf, len, "ended with wait status 0x%x", status);
+}
+
+void proc_end_cgroup(struct cgroup *cg, const char *what, const char *cmd)
+{
+	int n;
+
+	if (!cg)
+		return;
+	n = cgroup_destroy(cg);
+	if (n > 0)
+		warning("%s '%s' left %d process%s outside its process group; killed with its "
+			"cgroup", what, cmd, n, n == 1 ? "" : "es");
 }
 
 /*
@@ -303,7 +317,7 @@ CHILD_SIDE static _Noreturn void child_fail(int rep, int stage)
  */
 CHILD_SIDE static _Noreturn void spawn_child(const struct spawn_opts *o, char **cand,
 				  int devnull, const cpu_set_t *cpus,
-				  const sigset_t *ignored, int rep, int go)
+				  const sigset_t *ignored, int rep, int go, int cgfd)
 {
 	int src[3], tmp[3], saved = ENOENT, seen_eacces = 0;
 	char *const *envp = o->envp ? o->envp : environ;
@@ -325,6 +339,8 @@ CHILD_SIDE static _Noreturn void spawn_child(const struct spawn_opts *o, char **
 		child_fail(rep, STAGE_AFFINITY);
 	if (o->cwd && chdir(o->cwd) < 0)
 		child_fail(rep, STAGE_CHDIR);
+	if (cgfd >= 0 && write(cgfd, "0", 1) != 1)
+		child_fail(rep, STAGE_CGROUP);
 	if (go >= 0) {
 		struct spawn_report ready = { STAGE_READY, 0 };
 		char c;
@@ -372,7 +388,7 @@ static __attribute__((noinline)) pid_t spawn_vfork(const struct spawn_opts *o,
 		*o->started = now_mono();
 	pid_t pid = vfork();
 	if (!pid)
-		spawn_child(o, cand, devnull, cpus, ignored, rep, -1);
+		spawn_child(o, cand, devnull, cpus, ignored, rep, -1, -1);
 	return pid;
 }
 
@@ -397,7 +413,7 @@ struct clone_child {
 	int devnull;
 	const cpu_set_t *cpus;
 	const sigset_t *ignored;
-	int rep, go_r, go_w;
+	int rep, go_r, go_w, cgfd;
 };
 
 CHILD_SIDE static int clone_child_main(void *arg)
@@ -405,7 +421,7 @@ CHILD_SIDE static int clone_child_main(void *arg)
 	struct clone_child *c = arg;
 
 	close(c->go_w);
-	spawn_child(c->o, c->cand, c->devnull, c->cpus, c->ignored, c->rep, c->go_r);
+	spawn_child(c->o, c->cand, c->devnull, c->cpus, c->ignored, c->rep, c->go_r, c->cgfd);
 }
 
 static void *clone_stack(void)
@@ -432,7 +448,8 @@ static pid_t spawn_clone(const struct spawn_opts *o, char **cand, int devnull,
 			 const cpu_set_t *cpus, const sigset_t *ignored, int *rep,
 			 struct spawn_report *early)
 {
-	struct clone_child c = { o, cand, devnull, cpus, ignored, rep[1], -1, -1 };
+	struct clone_child c = { o, cand, devnull, cpus, ignored, rep[1], -1, -1,
+				 cgroup_procs_fd(o->cgroup) };
 	char *stack = clone_stack();
 	int go[2];
 	pid_t pid;
@@ -455,7 +472,8 @@ static pid_t spawn_clone(const struct spawn_opts *o, char **cand, int devnull,
 		}
 		if (early->stage == STAGE_READY) {
 			setpgid(pid, pid);
-			o->attach(pid, o->attach_arg);
+			if (o->attach)
+				o->attach(pid, o->attach_arg);
 			if (o->started)
 				*o->started = now_mono();
 			write_full(go[1], "g", 1);
@@ -527,7 +545,7 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	 */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old_mask);
-	if (o->attach)
+	if (o->attach || o->cgroup)
 		pid = spawn_clone(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
 				  ignored_signals(), rep, &r);
 	else
@@ -542,10 +560,10 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	/* Also done by the child; EACCES after exec.  spawn_clone() did it
 	 * before the release: from then on the parent makes no call that can
 	 * fail (set errno, shared with the child) until the exec. */
-	if (!o->attach)
+	if (!o->attach && !o->cgroup)
 		setpgid(pid, pid);
 	close_fd(&rep[1]);
-	if (!o->attach || r.stage == STAGE_READY) {
+	if ((!o->attach && !o->cgroup) || r.stage == STAGE_READY) {
 		n = read_full(rep[0], &r, sizeof(r));
 		if (n == 0)
 			goto out;	/* exec succeeded */
@@ -564,6 +582,10 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	case STAGE_CHDIR:
 		snprintf(why, len, "cannot change to directory '%s': %s",
 			 o->cwd, strerror(err));
+		break;
+	case STAGE_CGROUP:
+		snprintf(why, len, "cannot move into cgroup '%s': %s",
+			 cgroup_path(o->cgroup), strerror(err));
 		break;
 	case STAGE_AFFINITY:
 		cpu_list_string(o, cpulist, sizeof(cpulist));
@@ -853,6 +875,7 @@ static void keep_only_fds(int *fds, int n)
 /* ---- daemons ---- */
 
 struct daemon {
+	struct cgroup *cg;	/* NULL: process group only */
 	pid_t pid;		/* -1 when not started */
 	int pidfd;
 	pid_t logger;		/* -1 when none */
@@ -948,6 +971,9 @@ static void daemon_free(struct daemon *d, int *status)
 		proc_kill_group(d->pid, d->pidfd, STOP_KILL_GRACE_S);
 		reap(d->pid, &st);
 	}
+	/* before the logger: what is left may hold its pipe open */
+	proc_end_cgroup(d->cg, "daemon", d->cmd);
+	d->cg = NULL;
 	reap_logger(d);
 	if (status)
 		*status = st;
@@ -1053,6 +1079,7 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 	if (!fstat(log, &st))
 		d->log_start = st.st_size;
 	o.out_fd = log;
+	o.cgroup = d->cg = cgroup_create("daemon");
 
 	if (ready_re) {
 		if (pipe2(data, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
@@ -1132,6 +1159,7 @@ pid_t daemon_pid(const struct daemon *d)
 /* ---- background loads ---- */
 
 struct background {
+	struct cgroup *cg;	/* the supervisor's and the load's; NULL: none */
 	pid_t pid;		/* the supervisor */
 	int info;		/* read end: first the start errno, at the end the count */
 	char *cmd;
@@ -1252,9 +1280,14 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
 	b = xcalloc(1, sizeof(*b));
 	b->cmd = proc_argv_string(argv);
 	b->info = info[0];
+	b->cg = cgroup_create("background");
 	b->pid = fork();
 	if (!b->pid) {
 		setpgid(0, 0);
+		/* the loads it starts stay in the cgroup */
+		if (b->cg && write(cgroup_procs_fd(b->cg), "0", 1) != 1)
+			dprintf(log, "perturb: warning: cannot move into cgroup '%s': %s\n",
+				cgroup_path(b->cg), strerror(errno));
 		close(info[0]);
 		supervisor_main(argv, envp, cwd, log, info[1], parent);
 	}
@@ -1278,6 +1311,7 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
 	*out = b;
 	return 0;
 fail:
+	cgroup_destroy(b->cg);
 	close(b->info);
 	free(b->cmd);
 	free(b);
@@ -1307,6 +1341,7 @@ int background_stop(struct background *b, long *starts)
 	}
 	if (starts)
 		*starts = n;
+	proc_end_cgroup(b->cg, "background load", b->cmd);
 	close(b->info);
 	free(b->cmd);
 	free(b);

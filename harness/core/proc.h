@@ -3,7 +3,10 @@
  * teardown and prepare commands, daemons and background loads.
  *
  * All children run in their own process group with stdin from /dev/null,
- * without a shell.  A failure to exec is reported by the parent (through a
+ * without a shell; runs, daemons, background loads and commands each also
+ * in a cgroup of their own where the machine allows it (cgroup.h): when
+ * they end, whatever they left behind in it is killed, even what left
+ * their process group.  A failure to exec is reported by the parent (through a
  * close-on-exec pipe), never as a mysterious exit status 127.
  */
 #ifndef PERTURB_PROC_H
@@ -14,6 +17,8 @@
 #include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct cgroup;
 
 struct spawn_opts {
 	char *const *argv;
@@ -40,6 +45,15 @@ struct spawn_opts {
 	 */
 	void (*attach)(pid_t pid, void *arg);
 	void *attach_arg;
+	/*
+	 * When non-NULL (cgroup.h) the child moves itself into this cgroup
+	 * before its exec, so that everything it starts stays in it.  The
+	 * child is then created as with attach (which may be NULL), so that
+	 * the move happens before *started is taken, outside the timed
+	 * window.  A failed move is a set-up failure ("cannot move into
+	 * cgroup ...").
+	 */
+	struct cgroup *cgroup;
 };
 
 /* fork + exec in a new process group.  Returns the pid, or -1 with errno set
@@ -159,6 +173,10 @@ void proc_kill_group(pid_t pgid, int pidfd, double grace_s);
 
 /* "exited with status 3" / "killed by signal 11 (Segmentation fault)". */
 void proc_describe_status(int status, char *buf, size_t len);
+
+/* cgroup_destroy(cg) (NULL: nothing) and a warning naming what (of command
+ * cmd) when processes were still in it: they had left its process group. */
+void proc_end_cgroup(struct cgroup *cg, const char *what, const char *cmd);
 
 /* argv joined by spaces, for messages (malloc'd). */
 char *proc_argv_string(char *const *argv);

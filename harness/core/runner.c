@@ -12,6 +12,7 @@
 #include "result.h"
 #include "counters/counters.h"
 #include "proc.h"
+#include "cgroup.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -59,6 +60,49 @@ static void add_counters(struct counter_set *set, struct run_result *res)
 	free(rd);
 }
 
+/* ---- the run's cgroup ---- */
+
+/*
+ * The run's cgroup after its main process ended: what was still in it
+ * (res->leftover_procs, with a warning the first time), killed; then what
+ * the whole tree used (res->cgroup).  Removes the cgroup.
+ */
+static void end_cgroup(struct cgroup *cg, const struct run_request *req, int left,
+		       struct run_result *res)
+{
+	static int warned;
+
+	if (!cg)
+		return;
+	cgroup_kill(cg);
+	cgroup_read_usage(cg, &res->cgroup);
+	cgroup_destroy(cg);
+	res->leftover_procs = left > 0 ? left : 0;
+	if (left > 0 && res->status != RUN_INTERRUPTED && !warned++)
+		warning("'%s' left %d process%s running when it ended (killed with the run's "
+			"cgroup; each run's count is stored as leftover_procs)", req->argv[0], left,
+			left == 1 ? "" : "es");
+}
+
+void runner_add_cgroup_values(struct run_result *res)
+{
+	const struct cgroup_usage *u = &res->cgroup;
+
+	if (u->has_cpu) {
+		result_add_value(res, "cgroup_cpu_s", u->cpu_s, "s");
+		result_add_value(res, "cgroup_user_s", u->user_s, "s");
+		result_add_value(res, "cgroup_sys_s", u->sys_s, "s");
+	}
+	if (u->has_memory)
+		result_add_value(res, "cgroup_memory_peak", u->memory_peak_b, "B");
+	if (u->has_io) {
+		result_add_value(res, "cgroup_io_read", u->io_read_b, "B");
+		result_add_value(res, "cgroup_io_write", u->io_write_b, "B");
+	}
+	if (res->leftover_procs > 0)
+		result_add_value(res, "leftover_procs", res->leftover_procs, "procs");
+}
+
 /* ---- the run ---- */
 
 /* How the run ended, from wait4()'s status and proc_poll()'s answer. */
@@ -91,9 +135,10 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		.cwd = req->cwd,
 	};
 	struct counter_set *counters = NULL;
+	struct cgroup *cg = NULL;
 	struct rusage ru;
 	double t0, t1;
-	int pidfd = -1, ret = -1, how, status = 0, wait_failed = 0;
+	int pidfd = -1, ret = -1, how, status = 0, wait_failed = 0, left = 0;
 	pid_t pid, r;
 
 	memset(res, 0, sizeof(*res));
@@ -120,6 +165,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		o.attach_arg = counters;
 	}
 
+	o.cgroup = cg = cgroup_create("run");
 	o.started = &t0;
 	t0 = now_mono();
 	pid = proc_spawn_reason(&o, res->reason, sizeof(res->reason));
@@ -146,6 +192,9 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	if (how != 1)
 		proc_kill_group(pid, pidfd, STOP_KILL_GRACE_S);
 	t1 = now_mono();
+	/* still there when the main process ended: it tried to outlive the run */
+	if (how == 1 && cg)
+		left = cgroup_count(cg);
 	kill(-pid, SIGKILL);	/* what the workload left behind */
 	do
 		r = wait4(pid, &status, 0, &ru);
@@ -176,8 +225,11 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	result_build(req, &oc, res);
 	if (counters && res->status != RUN_INTERRUPTED)
 		add_counters(counters, res);
+	end_cgroup(cg, req, left, res);
+	cg = NULL;
 	ret = 0;
 out:
+	cgroup_destroy(cg);
 	counters_detach(counters);
 	for (int k = 0; k < 2; k++) {
 		capture_close(&out[k]);

@@ -9,21 +9,30 @@
  *
  * Wall time is CLOCK_MONOTONIC to the moment the workload's exit is seen,
  * from:
- *   - without counters: just before the child is created, so it includes
- *     the vfork, the child's set-up (fds, affinity, folder, signals) and
- *     the execve (tens of microseconds; see proc.c);
- *   - with counters (req->counters has an available one): just before the
- *     child, already created (clone sharing perturb's memory, like vfork)
- *     and set up, is released to reset its signals and exec; its creation,
- *     set-up and the opening of the counters on it are outside the window.
+ *   - without counters nor a cgroup: just before the child is created, so
+ *     it includes the vfork, the child's set-up (fds, affinity, folder,
+ *     signals) and the execve (tens of microseconds; see proc.c);
+ *   - with counters (req->counters has an available one) or a cgroup (the
+ *     usual case where cgroups are available): just before the child,
+ *     already created (clone sharing perturb's memory, like vfork), set up
+ *     and moved into its cgroup, is released to reset its signals and
+ *     exec; its creation, set-up, the move and the opening of the counters
+ *     on it are outside the window.
  *     (A fork would not do: its exec tears down a copy of perturb's
  *     address space inside the window, 2-5 ms here.)
  * So the two paths' wall times of the same workload differ by a few tens
  * of microseconds (the vfork path is the longer); every run of a study
- * takes the same path, so dilations are unaffected.  user/sys time and max
+ * takes the same path (the choice of cgroups is made once per process),
+ * so dilations are unaffected.  user/sys time and max
  * RSS come from wait4()'s rusage (the child and nothing else: descendants
  * that outlive it are not reaped through it).  When the workload's main
- * process ends, what is left of its process group is killed (SIGKILL).
+ * process ends, what is left of its process group is killed (SIGKILL), and
+ * so is everything in the run's cgroup (cgroup.h: each run has its own,
+ * where the machine allows it; the child enters it before its exec, outside
+ * the timed window, and takes the clone path described above, as with
+ * counters): even what left the process group (setsid) ends with the run;
+ * how many processes were still there is res->leftover_procs, and what the
+ * whole tree used (CPU time, memory peak, I/O) res->cgroup.
  *
  * Output is bounded (proc.h: capture): stdout and stderr each hold at most
  * req->output_max bytes (RUNNER_OUTPUT_MAX, 16 MiB, by default) plus what
@@ -55,6 +64,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "cgroup.h"
 #include "experiment.h"
 #include "stop.h"
 
@@ -107,6 +117,10 @@ struct run_result {
 	size_t n_values;
 	char *out_tail;		/* last RUNNER_TAIL_BYTES of stdout+stderr (malloc'd, may be "") */
 	uint64_t output_dropped;	/* bytes of output not kept (see the bound above) */
+	/* The run's cgroup (cgroup.h), when it had one: */
+	int leftover_procs;	/* processes still in it when the main process ended:
+				 * they tried to outlive the run (killed, warned once) */
+	struct cgroup_usage cgroup;	/* what the whole tree used; has_* 0 without */
 };
 
 /* Returns 0 when the run was carried out (whatever its status), -1 on an
@@ -114,5 +128,12 @@ struct run_result {
  * and must be released. */
 int runner_run(const struct run_request *req, struct run_result *result);
 void run_result_release(struct run_result *r);
+
+/* res->cgroup and res->leftover_procs as metrics of the run (the host
+ * backend stores them; docs/experiment.md "Metrics of every run"):
+ * cgroup_cpu_s, cgroup_user_s, cgroup_sys_s (cpu.stat), cgroup_memory_peak
+ * (memory.peak, B), cgroup_io_read, cgroup_io_write (io.stat, B), each
+ * where the machine has it, and leftover_procs when > 0. */
+void runner_add_cgroup_values(struct run_result *res);
 
 #endif

@@ -9,6 +9,8 @@
 #include "study.h"
 #include "config.h"
 #include "backends/backend.h"
+#include "backends/journal.h"
+#include "core/cgroup.h"
 #include "core/packages.h"
 #include "core/runner.h"
 #include "counters/counters.h"
@@ -16,6 +18,7 @@
 #include "lib/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,11 +328,63 @@ struct study {
 	int stopped;		/* the stop signal, 0 when none */
 	int walked;		/* the walk reached the end of the plan (and its rounds) */
 	int rounds;		/* added by target_ci */
+	int lock_fd;		/* DB.lock (run_lock), -1 when not open */
+	int began;		/* begin() made perturb's cgroup (when it could) */
 	size_t n_ok, n_bad;
 	double t0;
 };
 
 #define ERRLEN 1024
+
+/*
+ * One perturb at a time per stored run: while run N is executed its
+ * process holds a write lock on byte 2N of DB.lock (the database's path
+ * with ".lock" added), and a resumer holds byte 2N+1 too, so that a
+ * refusal can say which it is.  fcntl(2) record locks: the kernel drops
+ * them when the process ends however it ends, and F_GETLK names the
+ * holder's pid.  The file is opened once and kept open until the study
+ * ends (closing any descriptor of it would drop the locks).  0, or -1
+ * (printed): "run N is being resumed by pid P" (docs/perturb.1, EXIT
+ * STATUS 3) or an error of the lock file.
+ */
+static int run_lock(struct study *s, int64_t run_id, int resuming)
+{
+	char *path = xasprintf("%s.lock", s->o->db);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 2 * run_id,
+			    .l_len = resuming ? 2 : 1 };
+	int ret = -1;
+
+	if (s->lock_fd < 0 &&
+	    (s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644)) < 0) {
+		error("cannot open the lock file '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	if (fcntl(s->lock_fd, F_SETLK, &fl) == 0) {
+		ret = 0;
+		goto out;
+	}
+	if (errno != EACCES && errno != EAGAIN) {
+		error("cannot lock run %lld in '%s': %s", (long long)run_id, path, strerror(errno));
+		goto out;
+	}
+	{
+		struct flock held = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+				      .l_start = 2 * run_id, .l_len = 1 };
+		struct flock res = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+				     .l_start = 2 * run_id + 1, .l_len = 1 };
+		if (fcntl(s->lock_fd, F_GETLK, &held) < 0)
+			held.l_type = F_UNLCK;
+		if (fcntl(s->lock_fd, F_GETLK, &res) < 0)
+			res.l_type = F_UNLCK;
+		error("run %lld is being %s by pid %d; wait for it to end (or stop it: it "
+		      "keeps what it finished, and '--resume' completes the rest)",
+		      (long long)run_id, res.l_type != F_UNLCK ? "resumed" : "run",
+		      held.l_type != F_UNLCK ? (int)held.l_pid : (int)res.l_pid);
+	}
+out:
+	free(path);
+	return ret;
+}
 
 /* The experiment and its plan: built, or loaded to be resumed.  -1 with
  * *res set: STUDY_REFUSED, or STUDY_FAILED for a database error. */
@@ -361,6 +416,11 @@ static int load(struct study *s, enum study_result *res)
 		if (!s->run_id)
 			return error("--resume: '%s' holds no unfinished run of this version of '%s'",
 				     o->db, exp->path);
+		/* a dry run writes nothing, not even the lock file */
+		*res = STUDY_FAILED;
+		if (!o->dry_run && run_lock(s, s->run_id, 1) < 0)
+			return -1;
+		*res = STUDY_REFUSED;
 		if (stored_self_check(s->st, s->run_id, exp->baseline) &&
 		    (s->nocounters = self_check_add(exp, &s->filter)) < 0)
 			return -1;
@@ -456,6 +516,12 @@ static int begin(struct study *s)
 			return -1;
 	}
 	machine_probe(&s->mi);
+	s->began = 1;
+	/* every process of the study goes into perturb's cgroup: journaled
+	 * first, so that a killed perturb's are stopped by the next one */
+	if (cgroup_base() && journal_set_cgroup(journal_self(), cgroup_base()) < 0)
+		warning("without a journal, what a killed perturb leaves in cgroup '%s' is not "
+			"stopped by 'perturb restore'", cgroup_base());
 	if (exp->n_counters && counters_open(exp->counters, exp->n_counters, &s->counters) < 0)
 		return -1;
 	if (!s->st && store_open(o->db, 1, &s->st) < 0)
@@ -466,6 +532,9 @@ static int begin(struct study *s)
 		note("resuming run %lld of '%s'", (long long)s->run_id, exp->name);
 	} else if (store_begin_run(s->st, exp, &s->plan, s->seed, o->cmdline, &s->mi,
 				   &s->run_id) < 0) {
+		return -1;
+	} else if (run_lock(s, s->run_id, 0) < 0) {
+		s->run_id = 0;	/* a resumer took it first: its status is the resumer's */
 		return -1;
 	}
 	for (size_t i = 0; i < s->plan.n; i++)
@@ -766,6 +835,12 @@ static void study_release(struct study *s)
 	counters_close(s->counters);
 	if (s->st)
 		store_close(s->st);
+	if (s->began) {	/* nothing of the study is left running */
+		cgroup_base_remove();
+		journal_set_cgroup(journal_self(), NULL);
+	}
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);	/* the run's lock goes with it */
 	machine_release(&s->mi);
 	plan_release(&s->plan);
 	self_check_release(&s->exp, s->n_real_variants);
@@ -797,7 +872,7 @@ static char *resume_hint(const struct study_opts *o)
 enum study_result study_run(const struct study_opts *o)
 {
 	struct study s = {
-		.o = o, .nocounters = -1, .n_real_variants = SIZE_MAX,
+		.o = o, .nocounters = -1, .n_real_variants = SIZE_MAX, .lock_fd = -1,
 		.active = -1, .active_block = -1, .t0 = now_mono(),
 	};
 	enum study_result ret = STUDY_REFUSED;
@@ -818,6 +893,7 @@ enum study_result study_run(const struct study_opts *o)
 		goto out;
 	}
 	/* Every check that can fail happens before anything is written. */
+	backend_dry_run = o->dry_run;
 	if (load(&s, &ret) < 0 || check_available(&s) < 0)
 		goto out;
 	if (o->resume) {

@@ -1,0 +1,85 @@
+/*
+ * cgroup.h - a cgroup v2 around each tree of processes perturb starts:
+ * every measured run, daemon, background load and command (proc.h,
+ * runner.h), so that nothing they start can outlive them, not even a
+ * process that left its process group (setsid).
+ *
+ * Where.  The first use finds the cgroup2 hierarchy (/proc/self/mounts)
+ * and perturb's own cgroup (the "0::" line of /proc/self/cgroup) and makes
+ * perturb's base cgroup below its own: OWN/perturb-PID; each tree gets a
+ * cgroup below the base (run-N, daemon-N, background-N, command-N).
+ * Nothing outside the base is changed: perturb itself stays where it is,
+ * and of the controllers the base's parent already hands down
+ * (cgroup.controllers) memory, io and pids are enabled for the cgroups
+ * below the base, so that they have memory.peak and io.stat where the
+ * machine delegates those; cpu.stat (usage, user, system) is there always.
+ *
+ * Fallback.  Without a cgroup2 hierarchy, or where the base cannot be made
+ * (no right to write to perturb's own cgroup), cgroup_create() returns NULL
+ * and callers keep to process groups; one warning says why, once per
+ * process.  PERTURB_NO_CGROUP=1 in the environment asks for the fallback.
+ *
+ * End.  cgroup_destroy() kills what is left in a cgroup (cgroup.kill,
+ * else freezing it and SIGKILLing each process), waits until it is empty
+ * and removes it; cgroup_base_remove() removes the base at the end (also
+ * at exit).  A perturb killed by SIGKILL leaves its base: the study
+ * journals it (backends/journal.h) and cgroup_purge() stops what is in it
+ * and removes it (`perturb restore`, and any later `perturb run`).
+ */
+#ifndef PERTURB_CGROUP_H
+#define PERTURB_CGROUP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct cgroup;
+
+/* The base cgroup's path, made at the first call (static storage), or NULL
+ * when cgroups are not available here (the warning is said once). */
+const char *cgroup_base(void);
+
+/* A new, empty cgroup below the base, "KIND-N".  NULL when cgroups are not
+ * available, or (warning) when it cannot be made. */
+struct cgroup *cgroup_create(const char *kind);
+
+/* The cgroup's cgroup.procs, open for writing: a process that writes "0"
+ * to it moves itself in; a pid moves that process. */
+int cgroup_procs_fd(const struct cgroup *cg);
+const char *cgroup_path(const struct cgroup *cg);
+
+/* How many processes are in cg now (-1 when it cannot be read). */
+int cgroup_count(const struct cgroup *cg);
+
+/* Kill every process in cg (and below) and wait, at most a few seconds,
+ * until it is empty.  Returns the number of processes that were in it, or
+ * -1 (printed) when it could not be emptied. */
+int cgroup_kill(struct cgroup *cg);
+
+/* What the whole tree used, read from the cgroup's files; has_* say which
+ * parts this machine provides. */
+struct cgroup_usage {
+	int has_cpu, has_memory, has_io;
+	double cpu_s, user_s, sys_s;		/* cpu.stat usage/user/system_usec */
+	double memory_peak_b;			/* memory.peak */
+	double io_read_b, io_write_b;		/* io.stat rbytes/wbytes, all devices */
+};
+void cgroup_read_usage(const struct cgroup *cg, struct cgroup_usage *u);
+
+/* cgroup_kill(), remove the cgroup, free cg (NULL: nothing).  Returns
+ * cgroup_kill()'s count, or -1. */
+int cgroup_destroy(struct cgroup *cg);
+
+/* Remove the (empty) base at the end of the study; nothing when there is
+ * none or another process made it.  Also registered with atexit(). */
+void cgroup_base_remove(void);
+
+/*
+ * After a perturb died: kill everything in the cgroup tree at path and
+ * remove it, deepest first.  path must be a cgroup below a cgroup2 mount
+ * whose last part is "perturb-OWNER" (so that a journal can never name
+ * another tree).  Returns the number of processes killed (>= 0; 0 also when
+ * path no longer exists) or -1 with why.
+ */
+int cgroup_purge(const char *path, pid_t owner, char *why, size_t len);
+
+#endif

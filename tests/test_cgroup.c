@@ -1,0 +1,347 @@
+/*
+ * cgroups around runs, daemons and background loads (core/cgroup.h): what
+ * leaves its process group (setsid) is killed with the run and counted
+ * (leftover_procs, a warning), the run's tree's CPU time is stored, and
+ * after a SIGKILL of perturb `perturb restore` and `perturb run --resume`
+ * stop the workload that was running.  No cgroup is ever left behind.
+ *
+ * These tests make cgroups below the test process's own cgroup (named by
+ * pid, so that parallel test runs do not collide); without a writable
+ * cgroup2 hierarchy they are skipped with the reason, and the fallback
+ * (process groups, one warning) is tested with PERTURB_NO_CGROUP=1.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backends/journal.h"
+#include "core/cgroup.h"
+#include "core/proc.h"
+#include "core/runner.h"
+#include "testlib.h"
+#include "lib/util.h"
+
+static char *dir, *db, *work;
+
+static void setup(void)
+{
+	dir = tl_tmpdir();
+	db = xasprintf("%s/results/perturb.db", dir);
+	work = xasprintf("%s/results/work", dir);
+	cr_assert_eq(mkdir_p(work, 0755), 0);
+	char *state = xasprintf("%s/state", dir);
+	setenv("PERTURB_STATE_DIR", state, 1);
+	free(state);
+}
+
+static void teardown(void)
+{
+	tl_rmtree(dir);
+	free(dir);
+	free(db);
+	free(work);
+}
+
+TestSuite(cgroup, .init = setup, .fini = teardown, .timeout = 60);
+
+static void need_cgroups(void)
+{
+	struct tl_capture c;
+	const char *b;
+	char *err;
+
+	tl_capture_start(&c, 2);
+	b = cgroup_base();
+	err = tl_capture_end(&c);
+	if (!b)
+		cr_skip_test("no cgroup v2 here: %s", err);
+	free(err);
+}
+
+/* The base cgroup perturb pid would make: a sibling of this process's. */
+static char *base_of(pid_t pid)
+{
+	char *d = dir_name(cgroup_base());
+	char *p = xasprintf("%s/perturb-%d", d, (int)pid);
+	free(d);
+	return p;
+}
+
+static double value_of(const struct run_result *res, const char *name)
+{
+	for (size_t i = 0; i < res->n_values; i++)
+		if (!strcmp(res->values[i].name, name))
+			return res->values[i].value;
+	return -1;
+}
+
+Test(cgroup, a_run_kills_what_left_its_process_group_and_counts_it)
+{
+	char *argv[] = { "sh", "-c", "setsid sleep 100 & echo pid=$!; spin 0.02 >/dev/null", NULL };
+	struct metric_def md;
+	struct run_result res;
+	struct run_request req = {
+		.argv = argv, .envp = tl_test_env(), .timeout_s = 30,
+		.n_metrics = 1, .metrics = &md,
+	};
+	struct tl_capture c;
+	char *err;
+	pid_t escaped;
+
+	need_cgroups();
+	tl_metric_init(&md, "pid", "pid=([0-9]+)");
+	tl_capture_start(&c, 2);
+	cr_assert_eq(runner_run(&req, &res), 0);
+	err = tl_capture_end(&c);
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	escaped = (pid_t)value_of(&res, "pid");
+	cr_assert_gt(escaped, 0);
+	cr_expect(tl_process_gone(escaped), "the setsid child %d outlived its run", (int)escaped);
+	cr_expect_eq(res.leftover_procs, 1);
+	runner_add_cgroup_values(&res);
+	cr_expect_eq(value_of(&res, "leftover_procs"), 1);
+	cr_expect(strstr(err, "left 1 process running when it ended"), "%s", err);
+	/* the whole tree's CPU time: at least what wait4() saw of the shell and
+	 * the spin it reaped (a 5 ms allowance for the two clocks' accounting) */
+	cr_expect_gt(value_of(&res, "cgroup_cpu_s"), 0);
+	cr_expect_geq(value_of(&res, "cgroup_cpu_s"), res.user_s + res.sys_s - 0.005,
+		      "cgroup %g s, rusage %g s", value_of(&res, "cgroup_cpu_s"),
+		      res.user_s + res.sys_s);
+	cr_expect_geq(value_of(&res, "cgroup_user_s"), 0);
+	cr_expect_geq(value_of(&res, "cgroup_sys_s"), 0);
+	free(err);
+	run_result_release(&res);
+	regfree(&md.re);
+
+	/* a run that leaves nothing has no leftover_procs */
+	char *quiet[] = { "true", NULL };
+	req.argv = quiet;
+	req.n_metrics = 0;
+	cr_assert_eq(runner_run(&req, &res), 0);
+	cr_expect_eq(res.leftover_procs, 0);
+	runner_add_cgroup_values(&res);
+	cr_expect_eq(value_of(&res, "leftover_procs"), -1);
+	cr_expect_geq(value_of(&res, "cgroup_cpu_s"), 0);
+	run_result_release(&res);
+}
+
+Test(cgroup, a_daemon_and_a_background_load_take_their_escapees_with_them)
+{
+	char *f1 = xasprintf("%s/d.pid", dir), *f2 = xasprintf("%s/b.pid", dir);
+	char *dcmd = xasprintf("setsid sleep 100 & echo $! > %s; echo ready; exec sleep 100", f1);
+	char *bcmd = xasprintf("setsid sleep 100 & echo $! >> %s; exec sleep 100", f2);
+	char *dargv[] = { "sh", "-c", dcmd, NULL }, *bargv[] = { "sh", "-c", bcmd, NULL };
+	char *log = xasprintf("%s/log", dir);
+	struct daemon *d;
+	struct background *b;
+	regex_t re;
+	char *s;
+	pid_t p1, p2;
+
+	need_cgroups();
+	cr_assert_eq(regcomp(&re, "ready", REG_EXTENDED | REG_NOSUB), 0);
+	cr_assert_eq(daemon_start(dargv, tl_test_env(), NULL, log, 0, &re, 10, &d), 0);
+	s = read_file(f1, NULL);
+	cr_assert(s);
+	p1 = atoi(s);
+	free(s);
+	cr_assert_eq(background_start(bargv, tl_test_env(), NULL, log, &b), 0);
+	/* bounded: the load writes its child's pid and a newline at its start */
+	for (int i = 0; i < 500 && (!(s = read_file(f2, NULL)) || !strchr(s, '\n')); i++) {
+		free(s);
+		s = NULL;
+		tl_nap();
+	}
+	cr_assert(s, "the background load never started");
+	p2 = atoi(s);
+	free(s);
+	cr_assert(!tl_process_gone_now(p1) && !tl_process_gone_now(p2));
+	daemon_stop(d);
+	background_stop(b, NULL);
+	cr_expect(tl_process_gone(p1), "the daemon's setsid child %d survived", (int)p1);
+	cr_expect(tl_process_gone(p2), "the load's setsid child %d survived", (int)p2);
+	regfree(&re);
+	free(f1);
+	free(f2);
+	free(dcmd);
+	free(bcmd);
+	free(log);
+}
+
+/* ---- the real binary ---- */
+
+
+
+Test(cgroup, a_study_leaves_no_cgroup_behind_and_stores_the_tree_cpu_time)
+{
+	char *base;
+	pid_t p;
+
+	need_cgroups();
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 2\n"
+		 "variants:\n"
+		 "  - name: a\n"
+		 "  - name: d\n"
+		 "    daemon: [sleep, '100']\n"
+		 "    background: [sh, -c, 'setsid sleep 100 & exec sleep 100']\n"
+		 "workloads:\n"
+		 "  - {name: t, shell: 'setsid sleep 100 & echo x'}\n");
+	p = cli_start(dir, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(cli_wait(p), 0);
+	base = base_of(p);
+	cr_expect(!tl_exists(base), "perturb left its cgroup %s", base);
+	cr_expect_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values WHERE "
+				     "metric = 'cgroup_cpu_s' AND value >= 0"), 4);
+	cr_expect_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values WHERE "
+				     "metric = 'leftover_procs' AND value = 1"), 4);
+	{
+		char *err = xasprintf("%s/bg.err", dir), *text = read_file(err, NULL);
+		cr_expect(text && strstr(text, "left 1 process running when it ended"), "%s", text);
+		free(text);
+		free(err);
+	}
+	free(base);
+
+	/* nor a study stopped by a signal in the middle of a run */
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 2\n"
+		 "variants: [{name: a}]\n"
+		 "workloads:\n"
+		 "  - {name: t, shell: 'setsid sleep 100 & kill -TERM $PPID; sleep 100'}\n");
+	p = cli_start(dir, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(cli_wait(p), 3);
+	base = base_of(p);
+	cr_expect(!tl_exists(base), "a stopped perturb left its cgroup %s", base);
+	free(base);
+}
+
+/* A workload that holds until released: "up" to ready, then EOF on go. */
+static void held_workload(void)
+{
+	char *r = xasprintf("%s/ready", work), *g = xasprintf("%s/go", work);
+	cr_assert_eq(mkfifo(r, 0600), 0);
+	cr_assert_eq(mkfifo(g, 0600), 0);
+	free(r);
+	free(g);
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 2\n"
+		 "variants: [{name: a}]\n"
+		 "workloads:\n"
+		 "  - name: t\n"
+		 "    shell: 'if [ ! -e ../once ]; then touch ../once; echo $$ > ../pid; "
+		 "echo up > ../ready; cat ../go; fi; echo ok'\n");
+}
+
+static void wait_ready(void)
+{
+	char *r = xasprintf("%s/ready", work), buf[8] = "";
+	int fd = open(r, O_RDONLY);
+	cr_assert(fd >= 0);
+	cr_assert(read(fd, buf, sizeof(buf)) > 0);
+	close(fd);
+	free(r);
+}
+
+/* SIGKILL perturb while its workload runs; returns the workload's pid,
+ * still running (the journal names perturb's cgroup). */
+static pid_t killed_during_a_run(char **base)
+{
+	char *pf = xasprintf("%s/pid", work), *s;
+	pid_t p, w;
+
+	held_workload();
+	p = cli_start(dir, "run", "e.yaml", "--db", db, NULL);
+	wait_ready();
+	kill(p, SIGKILL);
+	cr_assert_eq(cli_wait(p), 128 + SIGKILL);
+	s = read_file(pf, NULL);
+	cr_assert(s);
+	w = atoi(s);
+	free(s);
+	free(pf);
+	cr_assert(!tl_process_gone_now(w), "the workload ended with perturb");
+	*base = base_of(p);
+	cr_assert(tl_exists(*base));
+	return w;
+}
+
+Test(cgroup, sigkill_then_restore_stops_the_running_workload)
+{
+	struct cli_result r;
+	char *base;
+	pid_t w;
+
+	need_cgroups();
+	w = killed_during_a_run(&base);
+	cli_run(dir, &r, "restore", NULL);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cr_expect(strstr(r.out, "processes left in cgroup"), "%s", r.out);
+	cr_expect(tl_process_gone(w), "the workload %d survived perturb restore", (int)w);
+	cr_expect(!tl_exists(base), "%s is still there", base);
+	cli_result_release(&r);
+	free(base);
+}
+
+Test(cgroup, sigkill_then_resume_stops_the_running_workload_first)
+{
+	struct cli_result r;
+	char *base;
+	pid_t w;
+
+	need_cgroups();
+	w = killed_during_a_run(&base);
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "processes left in cgroup"), "%s", r.err);
+	cr_expect(tl_process_gone(w), "the workload %d overlaps the resumed runs", (int)w);
+	cr_expect(!tl_exists(base));
+	cr_expect_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 2);
+	cli_result_release(&r);
+	free(base);
+}
+
+Test(cgroup, without_cgroups_a_warning_once_and_process_groups)
+{
+	struct cli_result r;
+
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 3\n"
+		 "variants: [{name: a}]\n"
+		 "workloads:\n"
+		 "  - {name: t, cmd: ['true']}\n");
+	cli_run_env(dir, "PERTURB_NO_CGROUP=1", &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "cgroups unavailable: PERTURB_NO_CGROUP is set"), "%s", r.err);
+	cr_expect(strstr(r.err, "cgroups unavailable") == strstr(r.err, "cgroups unavailable") &&
+		  !strstr(strstr(r.err, "cgroups unavailable") + 1, "cgroups unavailable"),
+		  "said more than once: %s", r.err);
+	cr_expect_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 3);
+	cr_expect_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values"), 0);
+	cli_result_release(&r);
+}
+
+Test(cgroup, purge_refuses_a_path_that_is_not_a_perturb_cgroup)
+{
+	char why[512];
+
+	need_cgroups();
+	char *d = dir_name(cgroup_base());
+	cr_expect_eq(cgroup_purge(d, getpid(), why, sizeof(why)), -1);
+	cr_expect(strstr(why, "is not a cgroup of perturb pid"), "%s", why);
+	char *sneaky = xasprintf("%s/../perturb-%d", cgroup_base(), (int)getpid());
+	cr_expect_eq(cgroup_purge(sneaky, getpid(), why, sizeof(why)), -1);
+	cr_expect_eq(cgroup_purge("/tmp/perturb-1", 1, why, sizeof(why)), -1);
+	/* a gone one is nothing to do */
+	char *gone = base_of(999999);
+	cr_expect_eq(cgroup_purge(gone, 999999, why, sizeof(why)), 0);
+	free(gone);
+	free(sneaky);
+	free(d);
+}

@@ -1,0 +1,136 @@
+/*
+ * One perturb at a time per stored run (harness/engine/study.c, run_lock):
+ * a second `perturb run --resume` of a run that a live perturb is running
+ * or resuming is refused, exit 3, with "run N is being resumed by pid P",
+ * and runs nothing.  Two real perturb processes; the first is held inside
+ * its workload by two FIFOs (no sleeps): the workload writes "up" to
+ * `ready` (the test reads it: the first perturb holds the run now) and
+ * then waits for EOF on `go` (the test opens and closes it to let it end).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "lib/util.h"
+
+static char *dir, *db, *work;
+
+static void setup(void)
+{
+	dir = tl_tmpdir();
+	db = xasprintf("%s/results/perturb.db", dir);
+	work = xasprintf("%s/results/work", dir);
+	cr_assert_eq(mkdir_p(work, 0755), 0);
+}
+
+static void teardown(void)
+{
+	tl_rmtree(dir);
+	free(dir);
+	free(db);
+	free(work);
+}
+
+TestSuite(resume, .init = setup, .fini = teardown, .timeout = 60);
+
+
+static void make_fifos(void)
+{
+	char *r = xasprintf("%s/ready", work), *g = xasprintf("%s/go", work);
+	cr_assert_eq(mkfifo(r, 0600), 0, "%s", strerror(errno));
+	cr_assert_eq(mkfifo(g, 0600), 0, "%s", strerror(errno));
+	free(r);
+	free(g);
+}
+
+/* Blocks until the held workload has written "up" to ready. */
+static void wait_ready(void)
+{
+	char *r = xasprintf("%s/ready", work), buf[8] = "";
+	int fd = open(r, O_RDONLY);
+	cr_assert(fd >= 0, "%s", strerror(errno));
+	cr_assert(read(fd, buf, sizeof(buf) - 1) > 0);
+	cr_assert(!strncmp(buf, "up", 2));
+	close(fd);
+	free(r);
+}
+
+/* Lets the held workload end; returns the first perturb's exit status. */
+static int release(pid_t first)
+{
+	char *g = xasprintf("%s/go", work);
+	int fd = open(g, O_WRONLY);
+	cr_assert(fd >= 0, "%s", strerror(errno));
+	close(fd);
+	free(g);
+	return cli_wait(first);
+}
+
+static void second_is_refused(pid_t first, const char *how)
+{
+	struct cli_result r;
+	char *want = xasprintf("run 1 is being %s by pid %d", how, (int)first);
+
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
+	cr_expect_eq(r.status, 3, "exit %d: %s", r.status, r.err);
+	cr_expect(strstr(r.err, want), "expected '%s' in: %s", want, r.err);
+	cr_expect(!strstr(r.err, "UNIQUE"), "%s", r.err);
+	cli_result_release(&r);
+	free(want);
+}
+
+Test(resume, two_resumes_of_one_run_the_second_is_refused)
+{
+	struct cli_result r;
+	pid_t first;
+
+	/* the first run stops itself (SIGINT) before anything is stored */
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants: [{name: a}]\n"
+		 "workloads:\n"
+		 "  - name: t\n"
+		 "    shell: 'if [ -e ../once ]; then echo up > ../ready; cat ../go; else "
+		 "touch ../once; kill -INT $PPID; sleep 30; fi'\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 3, "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 0);
+	make_fifos();
+
+	first = cli_start(dir, "run", "e.yaml", "--db", db, "--resume", NULL);
+	wait_ready();
+	second_is_refused(first, "resumed");
+	cr_assert_eq(release(first), 0);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 1);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 1);
+	tl_assert_no_children();
+}
+
+Test(resume, a_resume_of_a_run_that_is_running_is_refused)
+{
+	pid_t first;
+
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants: [{name: a}]\n"
+		 "workloads:\n"
+		 "  - name: t\n"
+		 "    shell: 'echo up > ../ready; cat ../go'\n");
+	make_fifos();
+	first = cli_start(dir, "run", "e.yaml", "--db", db, NULL);
+	wait_ready();
+	second_is_refused(first, "run");
+	cr_assert_eq(release(first), 0);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 1);
+	tl_assert_no_children();
+}
