@@ -1,6 +1,7 @@
 /* gate_out.c - the outputs of `perturb gate`; see gate_out.h */
 #include "gate_out.h"
 #include "fmt.h"
+#include "lib/output.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -158,42 +159,23 @@ static int write_markdown(FILE *f, const void *ctx)
 	return 0;
 }
 
-/* Write FILE through a temporary file beside it and rename: never a
- * half-written file.  -1 (printed) on error. */
-static int write_atomic(const char *path, int (*fn)(FILE *, const void *), const void *ctx)
+/* Write path as lib/output.h says.  -1 (printed) on error. */
+static int write_output(const char *path, int (*fn)(FILE *, const void *), const void *ctx)
 {
-	char *tmp = xasprintf("%s.tmp%d", path, (int)getpid());
-	FILE *f = fopen(tmp, "w");
-	int ret = -1, bad;
+	struct output o;
 
-	if (!f) {
-		error("cannot write '%s': %s", tmp, strerror(errno));
-		goto out;
-	}
-	fn(f, ctx);
-	bad = ferror(f);
-	if (fclose(f) || bad) {
-		error("cannot write '%s': %s", tmp, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path) < 0) {
-		error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	ret = 0;
-out:
-	free(tmp);
-	return ret;
+	if (output_open(&o, path) < 0)
+		return -1;
+	fn(o.f, ctx);
+	return output_close(&o);
 }
 
 int gate_write_junit(const char *path, const struct gate_outcome *o)
 {
-	return write_atomic(path, write_junit, o);
+	return write_output(path, write_junit, o);
 }
 
 int gate_write_markdown(const char *path, const struct gate_outcome *o)
 {
-	return write_atomic(path, write_markdown, o);
+	return write_output(path, write_markdown, o);
 }
