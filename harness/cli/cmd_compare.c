@@ -46,7 +46,7 @@ static int open_run(const char *db, int64_t id, struct store **st)
 		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
 		return EXIT_USAGE;
 	}
-	if (store_open(db, 0, st) < 0)
+	if (store_open(db, STORE_READ, st) < 0)
 		return EXIT_RUNTIME;
 	if (store_run_header(*st, id, &h) < 0)
 		return EXIT_USAGE;

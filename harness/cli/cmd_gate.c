@@ -381,7 +381,7 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 	ret = EXIT_RUNTIME;
-	if (store_open(db, 0, &g.st) < 0)
+	if (store_open(db, STORE_READ, &g.st) < 0)
 		goto out;
 	g.run_id = run;
 	if (!g.run_id) {
