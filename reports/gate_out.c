@@ -39,28 +39,26 @@ void gate_print(FILE *f, const struct gate_outcome *g)
 		gate_pct(est, sizeof(est), j->has_ci || j->reason == NULL ? j->est : NAN);
 		gate_interval(iv, sizeof(iv), j);
 		gate_pct(thr, sizeof(thr), j->thr);
-		fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", j->variant, j->workload,
-			j->rule->metric, statistic_name(j->rule->statistic), est, iv, thr,
+		char *v = fmt_text_dup(j->variant), *w = fmt_text_dup(j->workload);
+		char *m = fmt_text_dup(j->rule->metric);
+		fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-32s %8s  %s\n", v, w, m,
+			statistic_name(j->rule->statistic), est, iv, thr,
 			gate_verdict_names[j->verdict]);
+		free(v);
+		free(w);
+		free(m);
 	}
 }
 
+static const char *const xml_subst[256] = {
+	['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['"'] = "&quot;", ['\''] = "&apos;",
+	['\n'] = "&#10;", ['\t'] = "&#9;",
+};
+
+/* XML 1.0 text: control bytes (not allowed in XML) shown by fmt_escape(). */
 static void xml_escape(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-				fputc('?', f);
-			else
-				fputc(*s, f);
-		}
-	}
+	fmt_escape(f, s, xml_subst);
 }
 
 char *gate_describe(const struct gate_judgement *j)
@@ -70,13 +68,19 @@ char *gate_describe(const struct gate_judgement *j)
 	gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
 	gate_interval(iv, sizeof(iv), j);
 	gate_pct(thr, sizeof(thr), j->thr);
+	/* names from the database: shown, never obeyed by a terminal */
+	char *v = fmt_text_dup(j->variant), *w = fmt_text_dup(j->workload);
+	char *m = fmt_text_dup(j->rule->metric), *ret;
 	if (!j->has_ci)
-		return xasprintf("%s on %s, %s %s: no interval (%s); threshold %s",
-				 j->variant, j->workload, j->rule->metric,
-				 statistic_name(j->rule->statistic), j->reason, thr);
-	return xasprintf("%s on %s, %s %s: dilation %s, interval %s, threshold %s",
-			 j->variant, j->workload, j->rule->metric,
-			 statistic_name(j->rule->statistic), est, iv, thr);
+		ret = xasprintf("%s on %s, %s %s: no interval (%s); threshold %s", v, w, m,
+				statistic_name(j->rule->statistic), j->reason, thr);
+	else
+		ret = xasprintf("%s on %s, %s %s: dilation %s, interval %s, threshold %s", v, w, m,
+				statistic_name(j->rule->statistic), est, iv, thr);
+	free(v);
+	free(w);
+	free(m);
+	return ret;
 }
 
 static int write_junit(FILE *f, const void *ctx)
