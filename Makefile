@@ -15,6 +15,7 @@
 #   make kernels         build every kernels/configs/ fragment into build/kernels/
 #   make fuzz            build the libFuzzer targets (tests/fuzz/) with clang,
 #                        ASan and UBSan, and run each for FUZZ_SECONDS
+#   make deps-fuzz       install only clang and its libFuzzer (as root)
 #   make test-browser    render an HTML report in headless Chromium and check
 #                        the CDF plot (installs chromium and python3 as root)
 #   make install         install into $(DESTDIR)$(PREFIX)
@@ -155,7 +156,7 @@ $(B)/perturb-guest-agent: $(AGENT_SRC) harness/backends/proto.h instrumentation/
 $(B)/perturb-micro $(B)/perturb-micro-static: $(B)/instrumentation/markers.o
 # ---- end of markers ----
 
-.PHONY: all test check golden run bench deps deps-browser install clean smoke
+.PHONY: all test check golden run bench deps deps-browser deps-fuzz install clean smoke
 all: $(B)/perturb $(MICRO_BINS)
 
 $(B)/%.o: %.c
@@ -231,6 +232,9 @@ deps:
 
 deps-browser:
 	$(call install_debs,$(DEB_BROWSER))
+
+deps-fuzz:
+	$(call install_debs,$(DEB_FUZZ))
 
 install: $(B)/perturb $(MICRO_BINS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/perturb/workloads

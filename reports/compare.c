@@ -1,5 +1,6 @@
 /* compare.c - two stored runs side by side; see compare.h */
 #include "compare.h"
+#include "fmt.h"
 #include "lib/util.h"
 
 #include <inttypes.h>
@@ -142,7 +143,10 @@ static void print_provenance(const struct compare *c, FILE *out)
 			fprintf(out, "provenance differs between run %" PRId64 " (A) and run %" PRId64
 				" (B):\n", c->id[0], c->id[1]);
 		any = 1;
-		fprintf(out, "  %-16s A: %s\n  %-16s B: %s\n", store_provenance_keys[i], x, "", y);
+		char *xs = fmt_text_dup(x), *ys = fmt_text_dup(y);
+		fprintf(out, "  %-16s A: %s\n  %-16s B: %s\n", store_provenance_keys[i], xs, "", ys);
+		free(xs);
+		free(ys);
 	}
 	if (any)
 		fprintf(out, "\n");
@@ -175,9 +179,13 @@ void compare_print(const struct compare *c, FILE *out)
 			snprintf(p, sizeof(p), "p=%.3f", r->mw.p);
 		else
 			snprintf(p, sizeof(p), "n/a");
+		char *w = fmt_text_dup(r->workload), *v = fmt_text_dup(r->variant);
+		char *m = fmt_text_dup(r->metric);
 		fprintf(out, "%-16s %-16s %-12s %12.6g %12.6g %9s  %-22s %7s  (n=%zu+%zu)\n",
-			r->workload, r->variant, r->metric, r->median[0], r->median[1], change, iv, p,
-			r->n[0], r->n[1]);
+			w, v, m, r->median[0], r->median[1], change, iv, p, r->n[0], r->n[1]);
+		free(w);
+		free(v);
+		free(m);
 	}
 	fprintf(out, "\n~: the change is not significant (Mann-Whitney U, p >= %.3g); intervals: "
 		"%g%% bootstrap CI of the change of the median\n", 1 - conf, 100 * conf);

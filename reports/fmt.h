@@ -40,9 +40,20 @@ void fmt_level(char *buf, size_t len, double conf);
  * the x* allocators (lib/util.h). */
 FILE *fmt_memstream(char **buf, size_t *len);
 
-/* s (NULL: nothing) with each byte c written as subst[c] where that is set,
- * else as itself: the escaping of a format. */
+/*
+ * s (NULL: nothing) with each byte c written as subst[c] where that is set,
+ * else as itself: the escaping of a format.  What a terminal or a viewer
+ * would obey rather than show never passes (a foreign database's names
+ * may hold anything): a control byte (ESC, BEL, CR, ..., DEL), a C1
+ * control (U+0080..U+009F) and a byte that does not start valid UTF-8 are
+ * written as "\xNN", each of their bytes; valid UTF-8 as itself.
+ */
 void fmt_escape(FILE *out, const char *s, const char *const subst[256]);
+/* s as plain text (the text report, gate's and compare's text): only the
+ * escaping of fmt_escape() above. */
+void fmt_text(FILE *out, const char *s);
+/* fmt_text() into a malloc'd string, for printf's %-16s. */
+char *fmt_text_dup(const char *s);
 /* s as text of a Markdown table cell or paragraph (render_markdown, gate). */
 void fmt_markdown(FILE *out, const char *s);
 /* text as lines of at most width columns (a longer word stays whole), the

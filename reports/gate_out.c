@@ -1,6 +1,7 @@
 /* gate_out.c - the outputs of `perturb gate`; see gate_out.h */
 #include "gate_out.h"
 #include "fmt.h"
+#include "lib/output.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -66,9 +67,14 @@ void gate_print(FILE *f, const struct gate_outcome *g)
 		gate_pct(est, sizeof(est), j->has_ci || j->reason == NULL ? j->est : NAN);
 		gate_interval(iv, sizeof(iv), j);
 		gate_pct(thr, sizeof(thr), j->thr);
-		fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-34s %8s  %s\n", j->variant, j->workload,
-			j->rule->metric, statistic_name(j->rule->statistic), est, iv, thr,
+		char *v = fmt_text_dup(j->variant), *w = fmt_text_dup(j->workload);
+		char *m = fmt_text_dup(j->rule->metric);
+		fprintf(f, "%-16s %-16s %-10s %-5s %9s  %-34s %8s  %s\n", v, w, m,
+			statistic_name(j->rule->statistic), est, iv, thr,
 			gate_verdict_names[j->verdict]);
+		free(v);
+		free(w);
+		free(m);
 	}
 	if ((note = holm_note(g))) {
 		fprintf(f, "\n");
@@ -110,22 +116,15 @@ char *gate_more_runs(const struct gate_judgement *j)
 			 need - (double)j->n, need, j->n, 100 * GATE_POWER);
 }
 
+static const char *const xml_subst[256] = {
+	['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['"'] = "&quot;", ['\''] = "&apos;",
+	['\n'] = "&#10;", ['\t'] = "&#9;",
+};
+
+/* XML 1.0 text: control bytes (not allowed in XML) shown by fmt_escape(). */
 static void xml_escape(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-				fputc('?', f);
-			else
-				fputc(*s, f);
-		}
-	}
+	fmt_escape(f, s, xml_subst);
 }
 
 char *gate_describe(const struct gate_judgement *j)
@@ -135,13 +134,19 @@ char *gate_describe(const struct gate_judgement *j)
 	gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
 	gate_interval(iv, sizeof(iv), j);
 	gate_pct(thr, sizeof(thr), j->thr);
+	/* names from the database: shown, never obeyed by a terminal */
+	char *v = fmt_text_dup(j->variant), *w = fmt_text_dup(j->workload);
+	char *m = fmt_text_dup(j->rule->metric), *ret;
 	if (!j->has_ci)
-		return xasprintf("%s on %s, %s %s: no interval (%s); threshold %s",
-				 j->variant, j->workload, j->rule->metric,
-				 statistic_name(j->rule->statistic), j->reason, thr);
-	return xasprintf("%s on %s, %s %s: dilation %s, interval %s, threshold %s",
-			 j->variant, j->workload, j->rule->metric,
-			 statistic_name(j->rule->statistic), est, iv, thr);
+		ret = xasprintf("%s on %s, %s %s: no interval (%s); threshold %s", v, w, m,
+				statistic_name(j->rule->statistic), j->reason, thr);
+	else
+		ret = xasprintf("%s on %s, %s %s: dilation %s, interval %s, threshold %s", v, w, m,
+				statistic_name(j->rule->statistic), est, iv, thr);
+	free(v);
+	free(w);
+	free(m);
+	return ret;
 }
 
 static int write_junit(FILE *f, const void *ctx)
@@ -228,42 +233,23 @@ static int write_markdown(FILE *f, const void *ctx)
 	return 0;
 }
 
-/* Write FILE through a temporary file beside it and rename: never a
- * half-written file.  -1 (printed) on error. */
-static int write_atomic(const char *path, int (*fn)(FILE *, const void *), const void *ctx)
+/* Write path as lib/output.h says.  -1 (printed) on error. */
+static int write_output(const char *path, int (*fn)(FILE *, const void *), const void *ctx)
 {
-	char *tmp = xasprintf("%s.tmp%d", path, (int)getpid());
-	FILE *f = fopen(tmp, "w");
-	int ret = -1, bad;
+	struct output o;
 
-	if (!f) {
-		error("cannot write '%s': %s", tmp, strerror(errno));
-		goto out;
-	}
-	fn(f, ctx);
-	bad = ferror(f);
-	if (fclose(f) || bad) {
-		error("cannot write '%s': %s", tmp, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path) < 0) {
-		error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	ret = 0;
-out:
-	free(tmp);
-	return ret;
+	if (output_open(&o, path) < 0)
+		return -1;
+	fn(o.f, ctx);
+	return output_close(&o);
 }
 
 int gate_write_junit(const char *path, const struct gate_outcome *o)
 {
-	return write_atomic(path, write_junit, o);
+	return write_output(path, write_junit, o);
 }
 
 int gate_write_markdown(const char *path, const struct gate_outcome *o)
 {
-	return write_atomic(path, write_markdown, o);
+	return write_output(path, write_markdown, o);
 }

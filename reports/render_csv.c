@@ -9,7 +9,7 @@
  * timebase is "virtual" for a deterministic QEMU -icount variant (its times
  * count instructions) and "real" otherwise; status appears with
  * --include-failed.  Fields are quoted as RFC
- * 4180 says when they hold a comma, a quote or a line break.
+ * 4180 says when they hold a comma or a quote; control bytes are escaped.
  */
 #include "report.h"
 #include "lib/util.h"
@@ -17,18 +17,21 @@
 #include <math.h>
 #include <string.h>
 
+#include "fmt.h"
+
+/* A field, quoted (RFC 4180) when it holds a comma or a quote; control
+ * bytes and bytes that are not UTF-8 as "\xNN" (fmt_escape()), so that a
+ * row is one line and a terminal shows a field rather than obeys it. */
 static void field(FILE *out, const char *s)
 {
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
+	static const char *const quoted[256] = { ['"'] = "\"\"" };
+
+	if (!strpbrk(s, ",\"")) {
+		fmt_text(out, s);
 		return;
 	}
 	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
+	fmt_escape(out, s, quoted);
 	fputc('"', out);
 }
 

@@ -6,7 +6,8 @@
  * files, and of the golden files tests/golden/STUDY.json.
  *
  * Numbers that do not exist (NaN) are null.  Strings are encoded by jansson
- * (RFC 8259 escapes, UTF-8 checked: invalid bytes become U+FFFD); the
+ * (RFC 8259 escapes, UTF-8 checked: invalid bytes and C1 controls become
+ * U+FFFD, lib/json.h); the
  * numbers and the layout (one result a line) are written here, where
  * jansson would print 17 digits and no line breaks.
  */

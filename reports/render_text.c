@@ -333,7 +333,7 @@ static void t_end(struct tw *t)
 
 static void t_esc(FILE *out, const char *s)
 {
-	fputs(s ? s : "", out);
+	fmt_text(out, s);
 }
 
 static void t_reason(struct tw *t, const char *why)

@@ -418,3 +418,21 @@ int tl_check_report_schema(const char *json)
 		      "(errors above)");
 	return v == 1;
 }
+
+char *cli_load_golden(const char *dir, const char *study)
+{
+	const char *src = getenv("PERTURB_SRC");
+	char *sqlpath, *sql, *msg = NULL, *db = xasprintf("%s/%s.db", dir, study);
+	sqlite3 *h;
+
+	cr_assert(src, "PERTURB_SRC is not set (run the tests with make test)");
+	sqlpath = xasprintf("%s/tests/golden/%s.sql", src, study);
+	cr_assert((sql = read_file(sqlpath, NULL)), "cannot read '%s'", sqlpath);
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK, "open %s", db);
+	cr_assert_eq(sqlite3_exec(h, sql, NULL, NULL, &msg), SQLITE_OK, "%s: %s", sqlpath,
+		     msg ? msg : "");
+	sqlite3_close(h);
+	free(sql);
+	free(sqlpath);
+	return db;
+}

@@ -92,6 +92,9 @@ void tl_skip_unless_qemu(void);
 void cli_sql_exec(const char *db, const char *sql);
 /* A text from a SQL query (malloc'd, NULL when no row). */
 char *cli_sql_text(const char *db, const char *sql);
+/* Load tests/golden/STUDY.sql (a real stored study) into dir/STUDY.db;
+ * returns its path (malloc'd). */
+char *cli_load_golden(const char *dir, const char *study);
 
 /* Validate json (the output of perturb report --format json) against
  * docs/report-schema.json with python3's jsonschema; the test fails on an

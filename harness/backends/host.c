@@ -109,10 +109,8 @@ static char **expand_argv(struct backend_ctx *ctx, const struct argv_list *a)
 		{ "{variant}", ctx->variant->name },
 		{ "{perturb}", perturb_self_exe() },
 	};
-	char **v = xcalloc(a->n + 1, sizeof(char *));
-	for (size_t i = 0; i < a->n; i++)
-		v[i] = expand_placeholders(a->v[i], ph, ARRAY_SIZE(ph));
-	return v;
+	/* a shell's script so that no value is read as shell code */
+	return expand_placeholders_argv(a->v, a->n, ph, ARRAY_SIZE(ph));
 }
 
 static int run_cmd(struct backend_ctx *ctx, const struct argv_list *a, const char *what)

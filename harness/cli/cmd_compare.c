@@ -47,7 +47,7 @@ static int open_run(const char *db, const char *spec, struct store **st, int64_t
 		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
 		return EXIT_USAGE;
 	}
-	if (store_open(db, 0, st) < 0)
+	if (store_open(db, STORE_READ, st) < 0)
 		return EXIT_RUNTIME;
 	if (store_resolve_run(*st, spec, id, &usage) < 0)
 		return usage ? EXIT_USAGE : EXIT_RUNTIME;

@@ -375,7 +375,7 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 	ret = EXIT_RUNTIME;
-	if (store_open(db, 0, &g.st) < 0)
+	if (store_open(db, STORE_READ, &g.st) < 0)
 		goto out;
 	if (store_resolve_run(g.st, run, &g.run_id, &usage_error) < 0) {
 		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;

@@ -1,13 +1,14 @@
 /*
  * cmd_gen.c - `perturb gen KIND SIZE FILE [--seed N]`: write SIZE bytes of
  * deterministic input data of KIND (see gen.h) to FILE, or to standard
- * output when FILE is "-".  A file is written as FILE.tmp and renamed, so
- * that FILE is either absent, its old self, or complete; an existing FILE
- * that is not a regular file (/dev/null, a FIFO) is written in place.
+ * output when FILE is "-".  FILE is written as lib/output.h says: a file
+ * through a temporary one renamed over it, so that FILE is either absent,
+ * its old self, or complete; a device or a FIFO in place.
  */
 #include "commands.h"
 #include "options.h"
 #include "lib/gen.h"
+#include "lib/output.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -29,52 +30,19 @@ static int write_fd(const char *kind, uint64_t size, uint64_t seed, int fd, cons
 	return EXIT_OK;
 }
 
-static int write_in_place(const char *kind, uint64_t size, uint64_t seed, const char *path)
-{
-	int ret, fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		error("cannot open '%s': %s", path, strerror(errno));
-		return EXIT_RUNTIME;
-	}
-	ret = write_fd(kind, size, seed, fd, path);
-	if (close(fd) && ret == EXIT_OK) {
-		error("cannot write '%s': %s", path, strerror(errno));
-		ret = EXIT_RUNTIME;
-	}
-	return ret;
-}
-
+/* FILE as lib/output.h says: renamed into place, or written in place when
+ * it is a device or a FIFO. */
 static int write_file(const char *kind, uint64_t size, uint64_t seed, const char *path)
 {
-	char *tmp = xasprintf("%s.tmp", path);
-	int ret = EXIT_RUNTIME;
-	int fd;
+	struct output o;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		error("cannot create '%s': %s", tmp, strerror(errno));
-		goto out;
+	if (output_open(&o, path) < 0)
+		return EXIT_RUNTIME;
+	if (write_fd(kind, size, seed, fileno(o.f), path) != EXIT_OK) {
+		output_abort(&o);
+		return EXIT_RUNTIME;
 	}
-	if (write_fd(kind, size, seed, fd, tmp)) {
-		close(fd);
-		goto unlink;
-	}
-	if (close(fd)) {
-		error("cannot write '%s': %s", tmp, strerror(errno));
-		goto unlink;
-	}
-	if (rename(tmp, path)) {
-		error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-		goto unlink;
-	}
-	ret = EXIT_OK;
-	goto out;
-unlink:
-	unlink(tmp);
-out:
-	free(tmp);
-	return ret;
+	return output_close(&o) < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
 int cmd_gen(int argc, char **argv)
@@ -123,14 +91,6 @@ int cmd_gen(int argc, char **argv)
 			return EXIT_RUNTIME;
 		}
 		return EXIT_OK;
-	}
-	struct stat st;
-	if (!stat(pos[2], &st) && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode)) {
-			error("'%s' is a directory", pos[2]);
-			return EXIT_USAGE;
-		}
-		return write_in_place(pos[0], size, seed, pos[2]);
 	}
 	return write_file(pos[0], size, seed, pos[2]);
 }

@@ -7,6 +7,7 @@
 #include "options.h"
 #include "reports/report.h"
 #include "engine/store.h"
+#include "lib/output.h"
 #include "lib/util.h"
 #include "stats/stats.h"
 
@@ -96,7 +97,7 @@ int cmd_report(int argc, char **argv)
 	struct store *st = NULL;
 	const char *db = "results/perturb.db", *format = "text", *output = NULL, *run = NULL;
 	const struct renderer *r;
-	char *tmp = NULL;
+	struct output dest = { 0 };
 	FILE *out = stdout;
 	int ret = EXIT_USAGE, rc, usage_error;
 	struct opt opts[] = {
@@ -158,7 +159,7 @@ int cmd_report(int argc, char **argv)
 		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
 		goto out;
 	}
-	if (store_open(db, 0, &st) < 0) {
+	if (store_open(db, STORE_READ, &st) < 0) {
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
@@ -171,37 +172,22 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	ret = EXIT_RUNTIME;
+	/* lib/output.h: a file renamed into place, a device written where it is */
 	if (output) {
-		/* Written beside the target and renamed: never a half-written report. */
-		tmp = xasprintf("%s.tmp%d", output, (int)getpid());
-		if (!(out = fopen(tmp, "w"))) {
-			error("cannot write '%s': %s", tmp, strerror(errno));
-			out = stdout;
+		if (output_open(&dest, output) < 0)
 			goto out;
-		}
+		out = dest.f;
 	}
 	if (r->render(&m, out) < 0)
 		goto out;
 	if (output) {
-		int bad = ferror(out);
-		if (fclose(out) || bad) {
-			out = stdout;
-			error("cannot write '%s': %s", tmp, strerror(errno));
-			goto out;
-		}
 		out = stdout;
-		if (rename(tmp, output) < 0) {
-			error("cannot rename '%s' to '%s': %s", tmp, output, strerror(errno));
+		if (output_close(&dest) < 0)
 			goto out;
-		}
 	}
 	ret = EXIT_OK;
 out:
-	if (out != stdout)
-		fclose(out);
-	if (tmp && ret != EXIT_OK)
-		unlink(tmp);
-	free(tmp);
+	output_abort(&dest);
 	report_release(&m);
 	if (st)
 		store_close(st);

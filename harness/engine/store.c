@@ -39,6 +39,7 @@ enum cached_stmt { ST_BEGIN, ST_COMMIT, ST_RESULT, ST_VALUE, ST_COUNT };
 struct store {
 	sqlite3 *db;
 	char *path;
+	int readonly;
 	sqlite3_stmt *cache[ST_COUNT];
 };
 
@@ -417,8 +418,6 @@ static int configure(struct store *s)
 	const char *mode;
 	int ret = 0;
 
-	sqlite3_extended_result_codes(s->db, 1);
-	sqlite3_busy_timeout(s->db, 5000);
 	/* Set outside any transaction (foreign_keys is a no-op inside one). */
 	if (exec(s, "PRAGMA foreign_keys = ON", read_error) < 0 ||
 	    exec(s, "PRAGMA synchronous = NORMAL", read_error) < 0)
@@ -438,25 +437,172 @@ out:
 	return ret;
 }
 
-int store_open(const char *path, int create, struct store **out)
+/* PRAGMA user_version without a message: the SQLite result code. */
+static int user_version_quiet(struct store *s, int *version)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
+
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*version = sqlite3_column_int(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc & 0xff;
+}
+
+/* Open s->path again, read-only and immutable (a URI, the path
+ * percent-encoded).  -1 (printed). */
+static int reopen_immutable(struct store *s)
+{
+	struct strbuf uri = STRBUF_INIT;
+	int ret = 0;
+
+	strbuf_addstr(&uri, "file:");
+	for (const unsigned char *p = (const unsigned char *)s->path; *p; p++)
+		if (*p == '?' || *p == '#' || *p == '%' || *p < 0x21 || *p >= 0x7f)
+			strbuf_addf(&uri, "%%%02X", *p);
+		else
+			strbuf_add(&uri, p, 1);
+	strbuf_addstr(&uri, "?immutable=1");
+	sqlite3_close(s->db);
+	if (sqlite3_open_v2(uri.buf, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+		ret = error("cannot open results database '%s': %s", s->path,
+			    s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	strbuf_release(&uri);
+	return ret;
+}
+
+/* Is the open database perturb's?  user_version 0 is ours only while the
+ * file is empty (a store being created). */
+static int check_ours(struct store *s, int version)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = 0;
+
+	if (version > STORE_SCHEMA_VERSION)
+		return error("results database '%s' has schema version %d; this perturb knows version %d at most (upgrade perturb)",
+			     s->path, version, STORE_SCHEMA_VERSION);
+	if (version > 0 || !s->readonly)
+		return 0;
+	/* read-only: an empty file or some other program's database */
+	if (prepare(s, "SELECT count(*) FROM sqlite_master", &st, read_error) < 0)
+		return -1;
+	if (sqlite3_step(st) != SQLITE_ROW)
+		ret = read_error(s);
+	else if (sqlite3_column_int(st, 0) == 0)
+		ret = error("'%s' is empty: not a perturb results database (run 'perturb run' "
+			    "first, or give --db)", s->path);
+	else
+		ret = error("'%s' is an SQLite database but not a perturb results database",
+			    s->path);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/*
+ * PRAGMA quick_check (every page and every record readable, the b-trees
+ * well formed; not the cross-checks of indexes that integrity_check adds):
+ * a damaged file would give a report of the rows that still read, without
+ * a word.  -1 (printed, with the commands that copy what still reads into
+ * a new database) when damaged.
+ */
+static int check_integrity(struct store *s, int version)
+{
+	sqlite3_stmt *st = NULL;
+	struct strbuf cmd = STRBUF_INIT, what = STRBUF_INIT;
+	char *saved = NULL;
+	int rc, n = 0, ret = 0;
+
+	if (prepare(s, "PRAGMA quick_check", &st, read_error) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		if (t && !strcmp(t, "ok"))
+			goto out;
+		/* a row holds problems a line each (and "*** in database
+		 * main ***" headings): the first problem, then how many */
+		for (const char *p = t ? t : "?", *e; *p; p = *e ? e + 1 : e) {
+			e = strchrnul(p, '\n');
+			if (!strncmp(p, "***", 3) || e == p)
+				continue;
+			if (!n++)
+				strbuf_add(&what, p, (size_t)(e - p));
+		}
+	}
+	if (rc != SQLITE_DONE && !n)
+		strbuf_addstr(&what, sqlite3_errmsg(s->db));
+	else if (n > 1)
+		strbuf_addf(&what, " (%d problems)", n);
+	saved = xasprintf("%s.recovered", s->path);
+	strbuf_addstr(&cmd, "sqlite3 ");
+	strbuf_add_shell_word(&cmd, s->path);
+	strbuf_addstr(&cmd, " .dump | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | sqlite3 ");
+	strbuf_add_shell_word(&cmd, saved);
+	strbuf_addstr(&cmd, " && sqlite3 ");
+	strbuf_add_shell_word(&cmd, saved);
+	strbuf_addf(&cmd, " 'PRAGMA user_version = %d'", version);
+	ret = error("results database '%s' is damaged (SQLite's quick_check: %s); nothing is "
+		    "read from it: a report of the rows that still read would be silently "
+		    "partial.\nTo copy what still reads into a new database (the sqlite3 "
+		    "program, Debian package sqlite3), then report from the copy with --db:\n  %s",
+		    s->path, what.buf, cmd.buf);
+out:
+	sqlite3_finalize(st);
+	strbuf_release(&cmd);
+	strbuf_release(&what);
+	free(saved);
+	return ret;
+}
+
+/* A read-only store of an older schema: migrated in a copy in memory, the
+ * file untouched. */
+static int migrate_in_memory(struct store *s)
+{
+	sqlite3 *mem = NULL;
+	sqlite3_backup *b;
+	int rc;
+
+	if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		sqlite3_close(mem);
+		return error("cannot read results database '%s': out of memory", s->path);
+	}
+	b = sqlite3_backup_init(mem, "main", s->db, "main");
+	rc = b ? sqlite3_backup_step(b, -1) : sqlite3_errcode(mem);
+	if (b)
+		sqlite3_backup_finish(b);
+	if (rc != SQLITE_DONE) {
+		sqlite3_close(mem);
+		return read_error(s);
+	}
+	sqlite3_close(s->db);
+	s->db = mem;
+	return migrate(s);
+}
+
+int store_open(const char *path, enum store_mode mode, struct store **out)
 {
 	struct store *s = xcalloc(1, sizeof(*s));
 	struct stat sb;
 	/* NOMUTEX: a connection is only ever used by one thread (perturb has
 	 * no threads), so SQLite need not lock a mutex around every call; at
 	 * 10^6 runs that locking was 7 % of `perturb report`. */
-	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	int flags = SQLITE_OPEN_NOMUTEX;
 	int version;
 
 	*out = NULL;
 	s->path = xstrdup(path);
+	s->readonly = mode == STORE_READ;
+	flags |= s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
 	if (stat(path, &sb) < 0) {
 		if (errno != ENOENT) {
 			error("cannot open results database '%s': %s", path,
 			      strerror(errno));
 			goto fail;
 		}
-		if (!create) {
+		if (mode != STORE_CREATE) {
 			error("no results database at '%s'", path);
 			goto fail;
 		}
@@ -471,6 +617,9 @@ int store_open(const char *path, int create, struct store **out)
 	} else if (S_ISDIR(sb.st_mode)) {
 		error("cannot open results database '%s': Is a directory", path);
 		goto fail;
+	} else if (s->readonly && !S_ISREG(sb.st_mode)) {
+		error("cannot open results database '%s': not a regular file", path);
+		goto fail;
 	}
 
 	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
@@ -478,13 +627,23 @@ int store_open(const char *path, int create, struct store **out)
 		      s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto fail;
 	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, 5000);
+	/* A WAL database on a read-only medium: SQLite cannot make its -shm
+	 * file; nobody can write there either, so read it as immutable. */
+	if (s->readonly && user_version_quiet(s, &version) == SQLITE_CANTOPEN &&
+	    reopen_immutable(s) < 0)
+		goto fail;
 	/* The first read: a file that is not SQLite fails here. */
-	if (user_version(s, &version) < 0)
+	if (user_version(s, &version) < 0 || check_ours(s, version) < 0)
 		goto fail;
-	if (version > STORE_SCHEMA_VERSION) {
-		error("results database '%s' has schema version %d; this perturb knows version %d at most (upgrade perturb)",
-		      path, version, STORE_SCHEMA_VERSION);
-		goto fail;
+	if (s->readonly) {
+		if (check_integrity(s, version) < 0)
+			goto fail;
+		if (version < STORE_SCHEMA_VERSION && migrate_in_memory(s) < 0)
+			goto fail;
+		*out = s;
+		return 0;
 	}
 	if (configure(s) < 0)
 		goto fail;

@@ -67,14 +67,28 @@ struct store;
 #define STORE_SCHEMA_VERSION 4
 
 /*
- * Open (create = make the file and its folder if missing).  Without create a
- * missing file is the error "no results database at 'PATH'" and nothing is
- * created.  A file that is not SQLite, an SQLite file of some other program,
- * or a database of a newer schema version than STORE_SCHEMA_VERSION is
- * refused; an older one is migrated forward.  Close with store_close()
- * (NULL is fine).
+ * Open a results database.
+ *   STORE_WRITE (0)   an existing file, read and written (perturb run
+ *                     --resume): WAL is turned on, an older schema migrated
+ *                     in the file;
+ *   STORE_CREATE (1)  the same, made (with its folder) when missing;
+ *   STORE_READ        read only (report, compare, gate): nothing is ever
+ *                     written, the journal mode is left as it is, a
+ *                     read-only file or medium is fine.  The file must be a
+ *                     perturb database (an empty file or another program's
+ *                     SQLite file is refused, saying which) and pass
+ *                     SQLite's quick_check: a damaged file is refused with
+ *                     the command that saves what can be read (a report of
+ *                     the rows that still read would be silently partial).
+ *                     An older schema is migrated in a copy in memory.
+ * Without STORE_CREATE a missing file is the error "no results database at
+ * 'PATH'" and nothing is created.  A file that is not SQLite, an SQLite
+ * file of some other program, or a database of a newer schema version than
+ * STORE_SCHEMA_VERSION is refused.  Close with store_close() (NULL is
+ * fine).
  */
-int store_open(const char *path, int create, struct store **out);
+enum store_mode { STORE_WRITE = 0, STORE_CREATE = 1, STORE_READ = 2 };
+int store_open(const char *path, enum store_mode mode, struct store **out);
 void store_close(struct store *s);
 
 /* Machine provenance, gathered by machine_probe() (machine.h). */

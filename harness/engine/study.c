@@ -76,7 +76,9 @@ static void progress_end_run(struct progress *pg)
 }
 
 /* argv = prefix (may be NULL) + cmd, every word with {workdir}, {perturb}
- * and {micro} (perturb-micro next to perturb) expanded; NULL-terminated. */
+ * and {micro} (perturb-micro next to perturb) expanded; a shell's script
+ * (a workload's shell:, sh -c S) so that no value is read as shell code
+ * (expand_placeholders_argv()); NULL-terminated. */
 static char **build_argv(const struct argv_list *prefix, char **cmd, size_t ncmd,
 			 const char *workdir)
 {
@@ -86,11 +88,14 @@ static char **build_argv(const struct argv_list *prefix, char **cmd, size_t ncmd
 		{ "{micro}", perturb_micro_exe() },
 	};
 	size_t np = prefix ? prefix->n : 0;
-	char **v = xcalloc(np + ncmd + 1, sizeof(char *));
+	char **words = xcalloc(np + ncmd + 1, sizeof(char *)), **v;
+
 	for (size_t i = 0; i < np; i++)
-		v[i] = expand_placeholders(prefix->v[i], ph, ARRAY_SIZE(ph));
+		words[i] = prefix->v[i];
 	for (size_t i = 0; i < ncmd; i++)
-		v[np + i] = expand_placeholders(cmd[i], ph, ARRAY_SIZE(ph));
+		words[np + i] = cmd[i];
+	v = expand_placeholders_argv(words, np + ncmd, ph, ARRAY_SIZE(ph));
+	free(words);
 	return v;
 }
 
@@ -407,7 +412,7 @@ static int load(struct study *s, enum study_result *res)
 		sha256_hex(exp->text, exp->text_len, sha);
 		if (access(o->db, F_OK) < 0)
 			return error("--resume: no results database at '%s'", o->db);
-		if (store_open(o->db, 0, &s->st) < 0)
+		if (store_open(o->db, STORE_WRITE, &s->st) < 0)
 			return -1;
 		*res = STUDY_FAILED;
 		if (store_find_resumable(s->st, sha, &s->run_id) < 0)
@@ -524,7 +529,7 @@ static int begin(struct study *s)
 			"stopped by 'perturb restore'", cgroup_base());
 	if (exp->n_counters && counters_open(exp->counters, exp->n_counters, &s->counters) < 0)
 		return -1;
-	if (!s->st && store_open(o->db, 1, &s->st) < 0)
+	if (!s->st && store_open(o->db, STORE_CREATE, &s->st) < 0)
 		return -1;
 	if (o->resume) {
 		if (store_set_status(s->st, s->run_id, "running") < 0)

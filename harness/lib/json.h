@@ -13,7 +13,8 @@
 /*
  * A new JSON value for s: null when s is NULL, else the string s when it is
  * valid UTF-8, else s with each byte that does not start a valid UTF-8
- * sequence replaced by U+FFFD, the validity of each sequence decided by
+ * sequence, and each C1 control (U+0080..U+009F: U+009B is a terminal's
+ * CSI), replaced by U+FFFD, the validity of each sequence decided by
  * Jansson (a kernel command line, a host name or a foreign database's text
  * in another encoding still gives valid JSON).
  * Never NULL (aborts on out-of-memory, as xmalloc).

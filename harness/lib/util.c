@@ -236,6 +236,94 @@ char *expand_placeholders(const char *s, const struct placeholder *table, size_t
 	return strbuf_detach(&sb);
 }
 
+/* The placeholder of table that s starts with, or NULL. */
+static const struct placeholder *placeholder_at(const char *s, const struct placeholder *table,
+						size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(s, table[i].name, strlen(table[i].name)))
+			return &table[i];
+	return NULL;
+}
+
+/* "{logdir}" -> "perturb_logdir": the shell variable that holds it. */
+static void add_shell_var(struct strbuf *sb, const char *name)
+{
+	strbuf_addstr(sb, "perturb_");
+	strbuf_add(sb, name + 1, strlen(name) - 2);
+}
+
+char *expand_placeholders_script(const char *s, const struct placeholder *table, size_t n)
+{
+	struct strbuf set = STRBUF_INIT, body = STRBUF_INIT;
+	unsigned used = 0;
+	char quote = 0;		/* 0, '\'' or '"': where s is */
+
+	for (; *s; s++) {
+		const struct placeholder *p = placeholder_at(s, table, n);
+		if (p) {
+			size_t i = (size_t)(p - table);
+			if (i < 32 && !(used & 1u << i)) {
+				used |= 1u << i;
+				add_shell_var(&set, p->name);
+				strbuf_addstr(&set, "=");
+				strbuf_add_shell_word(&set, p->value);
+				strbuf_addstr(&set, "; ");
+			}
+			/* a reference, quoted for where it stands */
+			strbuf_addstr(&body, quote == '"' ? "${" : quote ? "'\"${" : "\"${");
+			add_shell_var(&body, p->name);
+			strbuf_addstr(&body, quote == '"' ? "}" : quote ? "}\"'" : "}\"");
+			s += strlen(p->name) - 1;
+			continue;
+		}
+		strbuf_add(&body, s, 1);
+		if (*s == '\\' && quote != '\'' && s[1]) {
+			strbuf_add(&body, ++s, 1);
+		} else if (*s == '\'' || *s == '"') {
+			if (!quote)
+				quote = *s;
+			else if (quote == *s)
+				quote = 0;
+		}
+	}
+	strbuf_addstr(&set, body.buf ? body.buf : "");
+	strbuf_release(&body);
+	return strbuf_detach(&set);
+}
+
+/* Does a shell run word as its script?  It follows an option cluster
+ * holding c (-c, -ec, -xc) that follows a shell's name. */
+static int is_script_word(char *const *words, size_t i)
+{
+	static const char *const shells[] = { "sh", "bash", "dash", "ash", "ksh", "mksh",
+					      "zsh", "busybox", NULL };
+	const char *o = i ? words[i - 1] : NULL;
+
+	if (!o || o[0] != '-' || !strchr(o, 'c') || strspn(o + 1, "abcdefghijklmnopqrstuvwxyz"
+							   "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(o + 1))
+		return 0;
+	for (size_t k = 0; k + 1 < i; k++) {
+		const char *base = strrchr(words[k], '/');
+		base = base ? base + 1 : words[k];
+		for (size_t j = 0; shells[j]; j++)
+			if (!strcmp(base, shells[j]))
+				return 1;
+	}
+	return 0;
+}
+
+char **expand_placeholders_argv(char *const *words, size_t nw, const struct placeholder *table,
+				size_t n)
+{
+	char **v = xcalloc(nw + 1, sizeof(char *));
+
+	for (size_t i = 0; i < nw; i++)
+		v[i] = is_script_word(words, i) ? expand_placeholders_script(words[i], table, n) :
+		       expand_placeholders(words[i], table, n);
+	return v;
+}
+
 double now_mono(void)
 {
 	struct timespec ts;

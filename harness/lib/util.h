@@ -70,6 +70,29 @@ struct placeholder {
 	const char *value;
 };
 char *expand_placeholders(const char *s, const struct placeholder *table, size_t n);
+/*
+ * The same for a shell script (text a shell parses: a workload's shell:,
+ * the word after sh -c): a value is never read as shell code, whatever it
+ * holds (spaces, quotes, ;, $(...), newlines).  Each placeholder used
+ * becomes a shell variable set at the script's start to its value, quoted
+ * (strbuf_add_shell_word: "perturb_logdir='/a b'; "), and each occurrence a
+ * reference to it, quoted for where it stands: "${perturb_logdir}"
+ * outside quotes, ${perturb_logdir} inside double quotes, '"${...}"'
+ * inside single quotes; so "{logdir}/x", {logdir}/x and '{logdir}' all
+ * give the value itself (docs/experiment.md).  malloc'd.
+ */
+char *expand_placeholders_script(const char *s, const struct placeholder *table, size_t n);
+/*
+ * A command's words with placeholders expanded (n words, a NULL-terminated
+ * malloc'd array for argv_free()): a word that a shell runs as its script
+ * - the word after an option cluster holding c (-c, -ec) somewhere after
+ * a shell's name (sh, bash, dash, ash, ksh, mksh, zsh, busybox: "sh -c S",
+ * "taskset -c 0 bash -ec S") - with expand_placeholders_script(), every
+ * other word with expand_placeholders() (it reaches the program as one
+ * argument, never through a shell).
+ */
+char **expand_placeholders_argv(char *const *words, size_t nw, const struct placeholder *table,
+				size_t n);
 
 /* CLOCK_MONOTONIC in seconds / nanoseconds. */
 double now_mono(void);

@@ -1,0 +1,103 @@
+/*
+ * test_escape.c - names from a foreign database never reach a terminal or
+ * a viewer as commands (reports/fmt.h, fmt_escape()): a stored study whose
+ * metric names hold ESC, BEL, CR, a C1 control and bytes that are not
+ * UTF-8 is rendered in every format, with compare and gate; no output
+ * holds a control byte (but tab and line breaks of the format itself), a
+ * C1 control or invalid UTF-8.
+ */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "testlib.h"
+
+static char *dir;
+
+static void setup(void)
+{
+	dir = tl_tmpdir();
+}
+
+static void teardown(void)
+{
+	tl_rmtree(dir);
+	free(dir);
+}
+
+TestSuite(escape, .init = setup, .fini = teardown, .timeout = 120);
+
+/* The first byte of s that a terminal would obey or that is not UTF-8
+ * (strict: no overlong form, no surrogate), or NULL. */
+static const char *hostile_byte(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		if (*p < 0x20 && *p != '\n' && *p != '\t')	/* DEL: ignored by terminals */
+			return (const char *)p;
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		size_t n = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
+		if (*p < 0xc2 || *p > 0xf4 || (*p == 0xc2 && p[1] < 0xa0))
+			return (const char *)p;	/* not a start byte, or a C1 control */
+		for (size_t i = 1; i < n; i++)
+			if (p[i] < 0x80 || p[i] > 0xbf)
+				return (const char *)p;
+		p += n;
+	}
+	return NULL;
+}
+
+Test(escape, hostile_names_in_every_writer)
+{
+	char *db = cli_load_golden(dir, "multi");
+	/* ESC [31m, BEL, CR, ESC ] title, a C1 CSI (U+009B), a lone 0xff, a
+	 * cut sequence (0xe2 0x82), DEL */
+	static const char hostile[] = "X'1b5b33316d07" "0d1b5d303b7469746c6507" "c29b" "ff" "e282" "7f'";
+	char *sql = xasprintf("UPDATE metric_values SET metric = CAST(%s AS TEXT) || 'ns' "
+			      "WHERE metric = 'loop_ns'; "
+			      "UPDATE runs SET kernel_release = CAST(%s AS TEXT) WHERE id = 2",
+			      hostile, hostile);
+	static const char *const cmds[][8] = {
+		{ "report", "--run", "1", "--format", "text" },
+		{ "report", "--run", "1", "--format", "markdown" },
+		{ "report", "--run", "1", "--format", "csv" },
+		{ "report", "--run", "1", "--format", "csv", "--include-failed" },
+		{ "report", "--run", "1", "--format", "json" },
+		{ "report", "--run", "1", "--format", "html" },
+		{ "compare", "1", "2" },
+		{ "gate", "--run", "1", "--max-dilation", "1.5%", "--junit", "g.xml" },
+		{ "gate", "--run", "1", "--max-dilation", "1.5%", "--markdown", "g.md" },
+	};
+	struct cli_result r;
+
+	cli_sql_exec(db, sql);
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
+		const char *const *a = cmds[i];
+		cli_run(dir, &r, a[0], "--db", db, a[1], a[2], a[3], a[4], a[5], a[6], a[7], NULL);
+		cr_assert(r.status == 0 || r.status == 1, "%s %s: exit %d: %s", a[0], a[4] ? a[4] : "",
+			  r.status, r.err);
+		const char *bad = hostile_byte(r.out), *bad_err = hostile_byte(r.err);
+		cr_assert_null(bad, "%s %s: byte 0x%02x on stdout at %zu", a[0], a[4] ? a[4] : "",
+			       bad ? (unsigned char)*bad : 0, bad ? (size_t)(bad - r.out) : 0);
+		cr_assert_null(bad_err, "%s: byte 0x%02x on stderr: %s", a[0],
+			       bad_err ? (unsigned char)*bad_err : 0, r.err);
+		cli_result_release(&r);
+	}
+	static const char *const files[] = { "g.xml", "g.md" };
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char *p = xasprintf("%s/%s", dir, files[i]), *text = read_file(p, NULL);
+		cr_assert(text, "%s", p);
+		const char *bad = hostile_byte(text);
+		cr_assert_null(bad, "%s: byte 0x%02x", files[i], bad ? (unsigned char)*bad : 0);
+		free(text);
+		free(p);
+	}
+	free(sql);
+	free(db);
+}
