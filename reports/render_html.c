@@ -300,6 +300,7 @@ static void tracer(const struct report_model *m, struct tw *t)
 static void notes(const struct report_model *m, FILE *out, const char *lvl)
 {
 	const char *dm[8], *pm[8], *hm[8];
+	char note[512];
 	size_t ndm = report_methods(m, 1, dm, ARRAY_SIZE(dm));
 	size_t npm = report_methods(m, 2, pm, ARRAY_SIZE(pm));
 	size_t nhm = report_methods(m, 4, hm, ARRAY_SIZE(hm));
@@ -325,9 +326,10 @@ static void notes(const struct report_model *m, FILE *out, const char *lvl)
 		esc(out, hm[i]);
 		fputs(".</li>\n", out);
 	}
-	fprintf(out, "<li>p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted across the "
-		"%zu comparisons of this report; significant at alpha = %g.</li>\n",
-		m->n_comparisons, m->alpha);
+	report_holm_note(m, note, sizeof(note));
+	fputs("<li>", out);
+	esc(out, note);
+	fputs(".</li>\n", out);
 	fprintf(out, "<li>Outliers: Tukey's fences (k = %g) / modified z-score |z| &gt; %g; "
 		"labelled, not dropped.</li>\n</ul>\n", REPORT_TUKEY_K, REPORT_MADZ);
 }

@@ -329,8 +329,10 @@ static int json(const struct report_model *m, FILE *out)
 	fprintf(out, "\"bootstrap\":{\"B\":%u,\"bca\":%s,\"max_n\":%zu,"
 		"\"seed\":\"derived from the run's seed and the compared names\"},",
 		m->bootstrap, m->bca ? "true" : "false", m->max_boot_n);
-	fprintf(out, "\"multiple_comparisons\":{\"method\":\"holm\",\"comparisons\":%zu},",
-		m->n_comparisons);
+	fprintf(out, "\"multiple_comparisons\":{\"method\":\"holm\",\"comparisons\":%zu,"
+		"\"primary\":%zu,\"secondary\":%zu,\"primary_metrics\":[\"wall\",\"ns_per_op\","
+		"\"tsc_cycles_per_op\",\"cycles_per_op\"]},",
+		m->n_comparisons, m->n_family[0], m->n_family[1]);
 	fprintf(out, "\"outliers\":{\"tukey_k\":%g,\"mad_z\":%g},", REPORT_TUKEY_K, REPORT_MADZ);
 	jkv_str(out, "configurations_metric", m->config_metric);
 	jkey(out, "ecdf_max_steps");

@@ -539,7 +539,7 @@ static void footer(const struct report_model *m, FILE *out, const struct notes *
 	const char *pm[8], *hm[8];
 	size_t npm = report_methods(m, 2, pm, ARRAY_SIZE(pm));
 	size_t nhm = report_methods(m, 4, hm, ARRAY_SIZE(hm));
-	char lvl[16];
+	char lvl[16], note[512];
 
 	fmt_level(lvl, sizeof(lvl), m->confidence);
 	fprintf(out, "\nNotes\n");
@@ -560,9 +560,8 @@ static void footer(const struct report_model *m, FILE *out, const struct notes *
 			 tg->n > 1 ? " " : "", tg->n > 1 ? letters[i] : "", lvl, tg->methods[i],
 			 extra);
 	}
-	wrappedf(out, "  - ", "p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted across "
-		 "the %zu comparisons of this report; * = significant at alpha = %g.",
-		 m->n_comparisons, m->alpha);
+	report_holm_note(m, note, sizeof(note));
+	wrappedf(out, "  - ", "%s (*).", note);
 	for (size_t i = 0; i < nhm; i++)
 		wrappedf(out, "  - ", "HL ratio: median of the pairwise ratios variant/baseline; "
 			 "its %s %% CI by %s.", lvl, hm[i]);

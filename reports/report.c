@@ -152,9 +152,7 @@ static int collect(const struct stored_value *v, void *vctx)
 		return error("run %lld: a value of an unknown workload or variant (seq %d)",
 			     (long long)m->run.id, v->seq);
 	sl = slot_for(b, v);
-	if (!sl->wanted)
-		return 0;
-	if (m->opts->want_rows) {
+	if (m->opts->want_rows && sl->wanted) {
 		ALLOC_GROW(m->rows, m->n_rows + 1, m->alloc_rows);
 		struct report_row *r = &m->rows[m->n_rows++];
 		r->seq = v->seq;
@@ -176,6 +174,7 @@ static int collect(const struct stored_value *v, void *vctx)
 	if (v->warmup || (v->status && strcmp(v->status, "ok")))
 		return 0;
 	g = group_for(b, sl, v);
+	g->hidden = !sl->wanted;	/* kept for the Holm family only */
 	s = &g->series[vi];
 	size_t cap = b->alloc_values[sl->group][vi];
 	grow_array((void **)&s->values, &b->alloc_values[sl->group][vi], s->n + 1,
@@ -390,6 +389,36 @@ static int time_like(const struct report_group *g)
 	return strstr(g->metric, "cycles") != NULL;
 }
 
+/* Whether s can be compared with base: NULL, or why not.  The same for
+ * the groups shown and those kept for the Holm family only. */
+static const char *not_comparable(const struct report_group *g,
+				  const struct report_series *base,
+				  const struct report_series *s)
+{
+	if (!base || !base->n)
+		return "the baseline has no successful run";
+	if (!s->n)
+		return "no successful run";
+	if (!stats_all_finite(base->sorted, base->n) || !stats_all_finite(s->sorted, s->n))
+		return "values that are not finite numbers";
+	if (base->virtual_time != s->virtual_time && time_like(g))
+		return s->virtual_time ?
+			"virtual time (QEMU -icount: instructions) against a baseline in real "
+			"time: not comparable; compare it with a deterministic baseline" :
+			"real time against a baseline in virtual time (QEMU -icount: "
+			"instructions): not comparable";
+	return NULL;
+}
+
+/* The U test of s against base (s->mw; p NaN when not valid). */
+static void u_test(const struct report_series *base, struct report_series *s)
+{
+	if (stats_mann_whitney_sorted(s->sorted, s->n, base->sorted, base->n, &s->mw) < 0)
+		s->mw.valid = 0;
+	if (!s->mw.valid)
+		s->mw.p = NAN;
+}
+
 /* Against the baseline: dilations, U test, KS test, Hodges-Lehmann. */
 static void compare(struct report_model *m, const struct report_group *g,
 		    const struct report_series *base, struct report_series *s)
@@ -398,26 +427,8 @@ static void compare(struct report_model *m, const struct report_group *g,
 	s->mw.p = s->ks.p = NAN;
 	if (s->is_baseline)
 		return;
-	if (!base || !base->n) {
-		s->no_compare_reason = "the baseline has no successful run";
+	if ((s->no_compare_reason = not_comparable(g, base, s)))
 		return;
-	}
-	if (!s->n) {
-		s->no_compare_reason = "no successful run";
-		return;
-	}
-	if (!stats_all_finite(base->sorted, base->n) || !stats_all_finite(s->sorted, s->n)) {
-		s->no_compare_reason = "values that are not finite numbers";
-		return;
-	}
-	if (base->virtual_time != s->virtual_time && time_like(g)) {
-		s->no_compare_reason = s->virtual_time ?
-			"virtual time (QEMU -icount: instructions) against a baseline in real "
-			"time: not comparable; compare it with a deterministic baseline" :
-			"real time against a baseline in virtual time (QEMU -icount: "
-			"instructions): not comparable";
-		return;
-	}
 	s->compared = 1;
 	if (base->median != 0.0) {
 		s->has_change = 1;
@@ -428,12 +439,9 @@ static void compare(struct report_model *m, const struct report_group *g,
 		dilate(m, g, base, s, STATK_QUANTILE, m->percentiles[k] / 100.0, 1 + k,
 		       &s->pct_dil[k]);
 	noise_floor(m, base, s);
-	if (stats_mann_whitney_sorted(s->sorted, s->n, base->sorted, base->n, &s->mw) < 0)
-		s->mw.valid = 0;
+	u_test(base, s);
 	if (stats_ks2_sorted(s->sorted, s->n, base->sorted, base->n, &s->ks) < 0)
 		s->ks.valid = 0;
-	if (!s->mw.valid)
-		s->mw.p = NAN;
 	if (!s->ks.valid)
 		s->ks.p = NAN;
 	if ((double)base->n * (double)s->n > REPORT_HL_MAX_PAIRS)
@@ -456,31 +464,110 @@ static int micro_metric(const char *metric)
 	return 0;
 }
 
+/*
+ * The Holm families (report.h): every U test of the stored run, shown or
+ * filtered out, in two families: the primary metrics (report_primary_metric)
+ * and the rest.  A p_holm is then a property of the data, not of --metric
+ * or --workload.
+ */
 static void holm(struct report_model *m)
 {
-	size_t n = 0, k = 0;
+	size_t n = 0;
 	double *p, *adj;
 
 	for (size_t gi = 0; gi < m->n_groups; gi++)
 		n += m->groups[gi].n_series;
 	p = xmalloc((n ? n : 1) * sizeof(*p));
 	adj = xmalloc((n ? n : 1) * sizeof(*adj));
-	for (size_t gi = 0; gi < m->n_groups; gi++)
-		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
-			const struct report_series *s = &m->groups[gi].series[i];
-			p[k++] = s->compared && s->mw.valid ? s->mw.p : NAN;
-			m->n_comparisons += s->compared && s->mw.valid;
+	for (int fam = 0; fam < 2; fam++) {
+		size_t k = 0;
+
+		for (size_t gi = 0; gi < m->n_groups; gi++) {
+			int in = report_primary_metric(m->groups[gi].metric) == !fam;
+			for (size_t i = 0; i < m->groups[gi].n_series; i++) {
+				const struct report_series *s = &m->groups[gi].series[i];
+				int t = in && s->compared && s->mw.valid;
+				p[k++] = t ? s->mw.p : NAN;
+				m->n_family[fam] += t;
+			}
 		}
-	stats_holm(p, n, adj);
-	k = 0;
-	for (size_t gi = 0; gi < m->n_groups; gi++)
-		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
-			struct report_series *s = &m->groups[gi].series[i];
-			s->p_holm = adj[k++];
-			s->significant = !isnan(s->p_holm) && s->p_holm < m->alpha;
+		stats_holm(p, n, adj);
+		k = 0;
+		for (size_t gi = 0; gi < m->n_groups; gi++) {
+			int in = report_primary_metric(m->groups[gi].metric) == !fam;
+			for (size_t i = 0; i < m->groups[gi].n_series; i++, k++) {
+				struct report_series *s = &m->groups[gi].series[i];
+				if (!in)
+					continue;
+				s->p_holm = adj[k];
+				s->significant = !isnan(s->p_holm) && s->p_holm < m->alpha;
+			}
 		}
+	}
+	m->n_comparisons = m->n_family[0] + m->n_family[1];
 	free(p);
 	free(adj);
+}
+
+/* A group kept for the Holm family only: its U tests, nothing else. */
+static void family_only(const struct report_group *g)
+{
+	const struct report_series *base = report_baseline(g);
+
+	for (size_t i = 0; i < g->n_series; i++) {
+		struct report_series *s = &g->series[i];
+		if (s->n && !(s->sorted = stats_sorted_copy(s->values, s->n))) {
+			fprintf(stderr, "perturb: fatal: out of memory sorting %zu values\n", s->n);
+			abort();
+		}
+	}
+	for (size_t i = 0; i < g->n_series; i++) {
+		struct report_series *s = &g->series[i];
+		s->p_holm = s->mw.p = NAN;
+		if (s->is_baseline || not_comparable(g, base, s))
+			continue;
+		s->compared = 1;
+		u_test(base, s);
+	}
+}
+
+static void release_group(struct report_group *g)
+{
+	for (size_t i = 0; i < g->n_series; i++) {
+		free(g->series[i].values);
+		free(g->series[i].blocks);
+		free(g->series[i].sorted);
+		free(g->series[i].ecdf_x);
+		free(g->series[i].ecdf_p);
+	}
+	free(g->series);
+}
+
+/* After holm(): the groups filtered out leave the model. */
+static void drop_hidden(struct report_model *m)
+{
+	size_t k = 0;
+
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		if (m->groups[gi].hidden)
+			release_group(&m->groups[gi]);
+		else
+			m->groups[k++] = m->groups[gi];
+	m->n_groups = k;
+}
+
+int report_primary_metric(const char *metric)
+{
+	return !strcmp(metric, "wall") || micro_metric(metric);
+}
+
+void report_holm_note(const struct report_model *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted within "
+		 "its family, whatever this report shows: the %zu comparisons of the primary "
+		 "metrics (wall and per-operation times) over every workload and variant of "
+		 "the run, and apart the %zu of the other metrics; significant at alpha = %g",
+		 m->n_family[0], m->n_family[1], m->alpha);
 }
 
 static void compute(struct report_model *m)
@@ -491,6 +578,10 @@ static void compute(struct report_model *m)
 
 		g->lo = g->hi = NAN;
 		g->micro = micro_metric(g->metric);
+		if (g->hidden) {
+			family_only(g);
+			continue;
+		}
 		for (size_t i = 0; i < g->n_series; i++)
 			describe(m, g, &g->series[i]);
 		for (size_t i = 0; i < g->n_series; i++)
@@ -501,6 +592,7 @@ static void compute(struct report_model *m)
 		}
 	}
 	holm(m);
+	drop_hidden(m);
 }
 
 /* ---- tracer accounting ---- */
@@ -951,15 +1043,8 @@ out:
 
 void report_release(struct report_model *m)
 {
-	for (size_t g = 0; g < m->n_groups; g++) {
-		for (size_t i = 0; i < m->groups[g].n_series; i++) {
-			free(m->groups[g].series[i].values);
-			free(m->groups[g].series[i].blocks);
-			free(m->groups[g].series[i].ecdf_x);
-			free(m->groups[g].series[i].ecdf_p);
-		}
-		free(m->groups[g].series);
-	}
+	for (size_t g = 0; g < m->n_groups; g++)
+		release_group(&m->groups[g]);
 	free(m->groups);
 	free(m->rows);
 	free(m->tracer);

@@ -18,8 +18,9 @@
  *    when either side's runs are nested in blocks - has_blocks - and both
  *    sides have at most max_boot_n runs, the CIs come from the two-stage
  *    bootstrap, nested_dilation_ci),
- *    the Mann-Whitney U test with its p-value Holm-adjusted across every
- *    comparison of the report and its significance at alpha = 1 - confidence,
+ *    the Mann-Whitney U test with its p-value Holm-adjusted within its
+ *    family (n_family: every comparison of the stored run, filters aside)
+ *    and its significance at alpha = 1 - confidence,
  *    the Hodges-Lehmann ratio with CI, and the two-sample KS test;
  *  - the ECDF, exact when it has at most REPORT_ECDF_MAX steps, else sampled
  *    at REPORT_ECDF_MAX + 1 evenly spaced probabilities (type-7 quantiles).
@@ -143,6 +144,8 @@ struct report_group {
 				   cycles_per_op (the Markers table) */
 	double lo, hi;		/* range of all values of the group (NaN if none) */
 	int nested;		/* a series has nested.ok */
+	int hidden;		/* private: filtered out (--metric, --workload), kept
+				   while report_build runs for the Holm family */
 };
 
 /* A stored value, for tidy formats (CSV). */
@@ -232,7 +235,17 @@ struct report_model {
 	unsigned bootstrap;
 	size_t max_boot_n;
 	int bca;
-	size_t n_comparisons;	/* valid U tests, the Holm family */
+	/*
+	 * The Holm families: every valid U test of the stored run, whatever
+	 * --metric and --workload show, so that a verdict is a property of the
+	 * data.  n_family[0]: the primary metrics (report_primary_metric: wall
+	 * and the per-operation times), every workload and variant;
+	 * n_family[1]: every other metric (user, sys, maxrss, counters, the
+	 * tracer's accounting), a family of its own so that secondary metrics
+	 * do not dilute the primary question.
+	 */
+	size_t n_family[2];
+	size_t n_comparisons;	/* n_family[0] + n_family[1] */
 	const char *config_metric;	/* configurations table */
 	/* groups with a series whose nested components are ok (blocks with
 	 * >= 2 runs): the report shows the between/within-block table */
@@ -269,6 +282,12 @@ const struct report_dilation *report_stat_dilation(const struct report_model *m,
 void report_stat_name(const struct report_model *m, char *buf, size_t len);
 /* What "(virtual time)" means, one sentence for every format. */
 extern const char report_virtual_time_note[];
+/* 1 for the metrics of the primary Holm family: wall, ns_per_op,
+ * tsc_cycles_per_op, cycles_per_op. */
+int report_primary_metric(const char *metric);
+/* The note on p (Holm) and its families, one sentence without a full stop,
+ * for every format. */
+void report_holm_note(const struct report_model *m, char *buf, size_t len);
 /* The baseline series of a group, or NULL. */
 const struct report_series *report_baseline(const struct report_group *g);
 

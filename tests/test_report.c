@@ -353,8 +353,52 @@ Test(report, text_has_every_table_fits_100_columns_and_no_colour)
 	cr_assert(strstr(r.out, "95 % confidence interval of the dilation by percentile bootstrap"),
 		  "%s", r.out);
 	cr_assert(strstr(r.out, "B = 500"), "%s", r.out);
-	cr_assert(strstr(r.out, "Holm-adjusted across the 18 comparisons"), "%s", r.out);
+	/* 3 wall comparisons (aa, plus1, plus5); 15 of user, sys, maxrss,
+	 * iterations, loop_ns */
+	cr_assert(strstr(r.out, "the 3 comparisons of the primary metrics"), "%s", r.out);
+	cr_assert(strstr(r.out, "apart the 15 of the other metrics"), "%s", r.out);
 	cli_result_release(&r);
+}
+
+/*
+ * The Holm family is the stored run's, not the report's: filtering the
+ * report by --metric or --workload changes no p (Holm) and no verdict.
+ */
+Test(report, holm_family_does_not_depend_on_the_filters)
+{
+	static const char *const metrics[] = { "wall", "iterations", "loop_ns" };
+	static const char *const variants[] = { "aa", "plus1", "plus5" };
+	struct cli_result full, part;
+	struct jv *a, *b;
+
+	run_spin_study(8, "200000", 0);
+	report(&full, "json", NULL, NULL);
+	a = json_parse(full.out);
+	cr_assert(a);
+	cr_expect_eq(jnum(a, "settings.multiple_comparisons.primary"), 3);
+	cr_expect_eq(jnum(a, "settings.multiple_comparisons.secondary"), 15);
+	for (size_t k = 0; k < ARRAY_SIZE(metrics); k++) {
+		char *opt = xasprintf("--metric=%s", metrics[k]);
+		report(&part, "json", opt, "--workload=spin");
+		b = json_parse(part.out);
+		cr_assert(b);
+		cr_expect_eq(jnum(b, "settings.multiple_comparisons.primary"), 3);
+		cr_expect_eq(jnum(b, "settings.multiple_comparisons.secondary"), 15);
+		for (size_t v = 0; v < ARRAY_SIZE(variants); v++) {
+			const struct jv *x = jresult(a, metrics[k], variants[v]);
+			const struct jv *y = jresult(b, metrics[k], variants[v]);
+			double px = jnum(x, "test.p_holm"), py = jnum(y, "test.p_holm");
+			cr_expect(px == py || (isnan(px) && isnan(py)), "%s/%s: p_holm %g != %g",
+				  metrics[k], variants[v], px, py);
+			cr_expect_eq(jpath(x, "test.significant")->num,
+				     jpath(y, "test.significant")->num);
+		}
+		json_free(b);
+		cli_result_release(&part);
+		free(opt);
+	}
+	json_free(a);
+	cli_result_release(&full);
 }
 
 Test(report, json_is_valid_and_has_the_spec_schema_and_the_text_numbers)
