@@ -147,7 +147,7 @@ static int markdown(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
 	const char *dm[8], *pm[8], *hm[8];
-	char note[512];
+	char note[1024];
 	size_t ndm = report_methods(m, 1, dm, ARRAY_SIZE(dm));
 	size_t npm = report_methods(m, 2, pm, ARRAY_SIZE(pm));
 	size_t nhm = report_methods(m, 4, hm, ARRAY_SIZE(hm));
@@ -221,6 +221,18 @@ static int markdown(const struct report_model *m, FILE *out)
 	}
 	report_holm_note(m, note, sizeof(note));
 	fprintf(out, "- %s.\n", note);
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		if (report_primary_metric(m->groups[gi].metric)) {
+			report_noise_verdict(m, &m->groups[gi], note, sizeof(note));
+			fputs("- noise: ", out);
+			md(out, note);
+			fputs(".\n", out);
+		}
+	if (report_paired_note(m, note, sizeof(note))) {
+		fputs("- ", out);
+		md(out, note);
+		fputs(".\n", out);
+	}
 	fprintf(out, "- Outliers: Tukey's fences (k = %g) / modified z-score |z| > %g; "
 		"labelled, not dropped.\n", REPORT_TUKEY_K, REPORT_MADZ);
 	return 0;

@@ -340,6 +340,65 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 	}
 	if (isnan(out->d.pct) && !out->d.ci_pct.has_ci && !out->d.ci_pct.reason)
 		out->d.ci_pct.reason = "baseline statistic is 0: no % dilation";
+	/* both sides measured in the same blocks: the interval from the pairs */
+	struct dilation pd;
+	size_t K = 0;
+	if (base->n <= m->max_boot_n && s->n <= m->max_boot_n &&
+	    nested_paired_dilation(base->values, base->blocks, base->n, s->values, s->blocks,
+				   s->n, kind, p, &bo, &pd, &K) == 0 && K >= NESTED_MIN_PAIRS) {
+		out->unpaired_ci_pct = out->d.ci_pct;
+		out->d = pd;
+		out->paired = 1;
+		out->pairs = K;
+	}
+}
+
+/* The A/A resolution of the group's baseline (report.h, struct report_noise). */
+static void noise(const struct report_model *m, struct report_group *g)
+{
+	const struct report_series *base = report_baseline(g);
+	struct report_noise *no = &g->noise;
+	struct boot_opts bo = { .B = m->bootstrap, .conf = m->confidence };
+	double *h[2] = { NULL, NULL };
+	int *pair[2] = { NULL, NULL }, one_block = 1;
+	size_t nh[2] = { 0, 0 }, K = 0;
+	struct dilation d;
+
+	memset(no, 0, sizeof(*no));
+	no->resolution_pct = NAN;
+	if (!base || base->n < 4 || !stats_all_finite(base->values, base->n)) {
+		no->reason = "fewer than 4 baseline runs: no A/A estimate of the noise";
+		return;
+	}
+	bo.seed = comparison_seed(m, g, base, 1000);
+	for (size_t i = 1; i < base->n; i++)
+		one_block &= base->blocks[i] == base->blocks[0];
+	for (int k = 0; k < 2; k++) {
+		h[k] = xmalloc(base->n * sizeof(double));
+		pair[k] = xmalloc(base->n * sizeof(int));
+	}
+	for (size_t i = 0; i < base->n; i++) {
+		long key = one_block ? (long)i : base->blocks[i];
+		int side = (int)(key & 1);
+		h[side][nh[side]] = base->values[i];
+		pair[side][nh[side]++] = (int)(key >> 1);
+	}
+	no->half = nh[0] < nh[1] ? nh[0] : nh[1];
+	if (nested_paired_dilation(h[0], pair[0], nh[0], h[1], pair[1], nh[1], STATK_QUANTILE,
+				   0.5, &bo, &d, &K) == 0 && K >= NESTED_MIN_PAIRS)
+		no->paired = 1;
+	else if (stats_dilation(h[0], nh[0], h[1], nh[1], STATK_QUANTILE, 0.5, &bo, &d) < 0)
+		d.ci_pct.has_ci = 0;
+	if (d.ci_pct.has_ci && isfinite(d.ci_pct.lo) && isfinite(d.ci_pct.hi)) {
+		no->ok = 1;
+		no->resolution_pct = (d.ci_pct.hi - d.ci_pct.lo) / 2 / sqrt(2.0);
+	} else {
+		no->reason = "no interval of the A/A median dilation";
+	}
+	for (int k = 0; k < 2; k++) {
+		free(h[k]);
+		free(pair[k]);
+	}
 }
 
 /* The noise floor of a compared series (see report.h). */
@@ -561,6 +620,84 @@ int report_primary_metric(const char *metric)
 	return !strcmp(metric, "wall") || micro_metric(metric);
 }
 
+void report_noise_verdict(const struct report_model *m, const struct report_group *g,
+			  char *buf, size_t len)
+{
+	const struct report_noise *no = &g->noise;
+	int k = -1, any = 0;
+	size_t at;
+
+	if (!no->ok) {
+		snprintf(buf, len, "noise on %s (%s): unknown, %s", g->workload, g->metric,
+			 no->reason);
+		return;
+	}
+	at = (size_t)snprintf(buf, len, "this machine resolves about %.2g %% on %s (%s, median "
+			      "dilation; A/A: the baseline's two halves of %zu runs%s); dilations "
+			      "below %.2g %% are not distinguishable", no->resolution_pct,
+			      g->workload, g->metric, no->half,
+			      no->paired ? ", paired by neighbouring rounds" : "",
+			      no->resolution_pct);
+	for (size_t i = 0; i < m->n_percentiles; i++)
+		if (m->percentiles[i] == 50)
+			k = (int)i;
+	for (size_t i = 0; k >= 0 && i < g->n_series && at < len; i++) {
+		const struct report_series *s = &g->series[i];
+		const struct report_dilation *d = &s->pct_dil[k];
+		if (!s->compared || !d->ok || !(fabs(d->d.pct) < no->resolution_pct))
+			continue;
+		at += (size_t)snprintf(buf + at, len - at, "%s %s (%+.2f %%)", any ? "," : ":",
+				       s->variant, d->d.pct);
+		any = 1;
+	}
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int report_paired_note(const struct report_model *m, char *buf, size_t len)
+{
+	double *r = NULL;
+	size_t n = 0, alloc = 0, pairs = 0;
+
+	buf[0] = 0;
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
+			const struct report_series *s = &m->groups[gi].series[i];
+			for (size_t k = 0; s->compared && k <= m->n_percentiles; k++) {
+				const struct report_dilation *d = k ? &s->pct_dil[k - 1] : &s->mean_dil;
+				const struct interval *p = &d->d.ci_pct, *u = &d->unpaired_ci_pct;
+				if (!d->ok || !d->paired)
+					continue;
+				if (d->pairs > pairs)
+					pairs = d->pairs;
+				if (!p->has_ci || !u->has_ci || !(u->hi > u->lo))
+					continue;
+				ALLOC_GROW(r, n + 1, alloc);
+				r[n++] = (p->hi - p->lo) / (u->hi - u->lo);
+			}
+		}
+	if (!pairs) {
+		free(r);
+		return 0;
+	}
+	if (n) {
+		qsort(r, n, sizeof(*r), cmp_dbl);
+		snprintf(buf, len, "paired: the dilation intervals come from the blocks both sides "
+			 "were measured in (rounds or boot pairs; up to %zu), resampled as pairs; their "
+			 "width is %.2f times the unpaired one's (median of %zu intervals; %.2f to "
+			 "%.2f)", pairs, stats_quantile_sorted(r, n, 0.5), n, r[0], r[n - 1]);
+	} else {
+		snprintf(buf, len, "paired: the dilation intervals come from the blocks both sides "
+			 "were measured in (rounds or boot pairs; up to %zu), resampled as pairs", pairs);
+	}
+	free(r);
+	return 1;
+}
+
 void report_holm_note(const struct report_model *m, char *buf, size_t len)
 {
 	snprintf(buf, len, "p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted within "
@@ -586,6 +723,7 @@ static void compute(struct report_model *m)
 			describe(m, g, &g->series[i]);
 		for (size_t i = 0; i < g->n_series; i++)
 			compare(m, g, base, &g->series[i]);
+		noise(m, g);
 		for (size_t i = 0; i < g->n_series; i++) {
 			free(g->series[i].sorted);
 			g->series[i].sorted = NULL;

@@ -56,6 +56,38 @@ struct report_dilation {
 	int ok;
 	const char *reason;	/* when !ok */
 	struct dilation d;	/* d.ci_abs / d.ci_pct carry has_ci, method, reason */
+	/* paired: the design measured both sides in the same blocks (an
+	 * interleaved plan's rounds, an ABBA plan's boots), at least
+	 * NESTED_MIN_PAIRS of them, and d's intervals come from the pairs
+	 * (nested_paired_dilation: the blocks resampled as pairs); pairs is
+	 * their number and unpaired_ci_pct the interval the samples give
+	 * resampled apart (stats_dilation, or the two-stage bootstrap), kept
+	 * to say how much the pairing narrowed it.  The verdicts (significance,
+	 * gate) read d, the interval printed. */
+	int paired;
+	size_t pairs;
+	struct interval unpaired_ci_pct;
+};
+
+/*
+ * The noise of the machine on one (workload, metric): an A/A comparison of
+ * the baseline with itself, its runs split in two halves by the parity of
+ * their block (an interleaved plan's rounds: even rounds against odd
+ * ones) or, with one block, of their place in plan order, the two halves
+ * paired block 2k with block 2k + 1 (nested_paired_dilation) when there
+ * are NESTED_MIN_PAIRS such pairs, apart otherwise (stats_dilation).  The
+ * resolution is the half-width of the 95 % (the report's level) CI of that
+ * A/A median dilation, scaled by 1/sqrt(2) from n/2 runs a side to the n
+ * of the real comparison (a CI's half-width shrinks like 1/sqrt(n)): the
+ * smallest median dilation this machine tells from nothing on this
+ * workload.  No resolution (reason) with fewer than 4 baseline runs.
+ */
+struct report_noise {
+	int ok;
+	const char *reason;	/* when !ok */
+	double resolution_pct;
+	size_t half;		/* runs in the smaller half */
+	int paired;		/* the halves were paired */
 };
 
 /* One variant's values of one (workload, metric). */
@@ -146,6 +178,7 @@ struct report_group {
 	int nested;		/* a series has nested.ok */
 	int hidden;		/* private: filtered out (--metric, --workload), kept
 				   while report_build runs for the Holm family */
+	struct report_noise noise;	/* the machine's A/A resolution */
 };
 
 /* A stored value, for tidy formats (CSV). */
@@ -285,6 +318,18 @@ extern const char report_virtual_time_note[];
 /* 1 for the metrics of the primary Holm family: wall, ns_per_op,
  * tsc_cycles_per_op, cycles_per_op. */
 int report_primary_metric(const char *metric);
+/*
+ * The noise verdict of a group, one sentence without a full stop: "this
+ * machine resolves about X % on W (metric, median dilation; A/A ...);
+ * dilations below X % are not distinguishable: V (+a %), ...", or why
+ * there is none.  Every format prints it for the primary metrics.
+ */
+void report_noise_verdict(const struct report_model *m, const struct report_group *g,
+			  char *buf, size_t len);
+/* The note on the paired intervals: how many dilations came from pairs
+ * and how much narrower (median ratio of half-widths paired / unpaired)
+ * they are; 0 (buf empty) when none did. */
+int report_paired_note(const struct report_model *m, char *buf, size_t len);
 /* The note on p (Holm) and its families, one sentence without a full stop,
  * for every format. */
 void report_holm_note(const struct report_model *m, char *buf, size_t len);

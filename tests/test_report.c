@@ -350,8 +350,8 @@ Test(report, text_has_every_table_fits_100_columns_and_no_colour)
 	cr_assert(strstr(r.out, "+10000 it (+5.00 %)"), "%s", r.out);
 	cr_assert(strstr(r.out, "200000 it"), "%s", r.out);
 	/* every interval says what it is */
-	cr_assert(strstr(r.out, "95 % confidence interval of the dilation by percentile bootstrap"),
-		  "%s", r.out);
+	cr_assert(strstr(r.out, "95 % confidence interval of the dilation by paired percentile "
+			  "bootstrap"), "%s", r.out);
 	cr_assert(strstr(r.out, "B = 500"), "%s", r.out);
 	/* 3 wall comparisons (aa, plus1, plus5); 15 of user, sys, maxrss,
 	 * iterations, loop_ns */
@@ -399,6 +399,44 @@ Test(report, holm_family_does_not_depend_on_the_filters)
 	}
 	json_free(a);
 	cli_result_release(&full);
+}
+
+/*
+ * Interleaved rounds hold one run of each variant: the dilations' intervals
+ * come from the pairs, say so and keep the unpaired one; the report says
+ * how much this machine resolves (A/A of the baseline's rounds), in every
+ * format.
+ */
+Test(report, interleaved_rounds_are_paired_and_the_noise_is_said)
+{
+	struct cli_result r;
+	struct jv *doc;
+	const struct jv *noise, *d;
+
+	run_spin_study(8, "200000", 0);
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	d = jpath(jresult(doc, "wall", "plus5"), "dilation.p50");
+	cr_expect_eq(jnum(d, "paired.pairs"), 8);
+	cr_expect(strstr(jstr(d, "method"), "paired percentile bootstrap"), "%s", jstr(d, "method"));
+	cr_expect(jpath(d, "paired.unpaired_ci")->t == J_ARR);
+	cr_expect(jnum(d, "paired.width_ratio") > 0);
+	noise = jget(doc, "noise");
+	cr_assert(noise && noise->t == J_ARR && noise->n == 1, "one primary group: wall");
+	cr_expect_str_eq(jstr(&noise->items[0], "metric"), "wall");
+	cr_expect(jnum(&noise->items[0], "resolution_pct") > 0);
+	cr_expect(strstr(jstr(&noise->items[0], "verdict"), "this machine resolves about "));
+	json_free(doc);
+	cli_result_release(&r);
+	static const char *const formats[] = { "text", "markdown", "html" };
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		report(&r, formats[i], NULL, NULL);
+		cr_expect(strstr(r.out, "this machine resolves about "), "%s: %s", formats[i], r.out);
+		cr_expect(strstr(r.out, "are not distinguishable"), "%s", formats[i]);
+		cr_expect(strstr(r.out, "resampled as pairs"), "%s", formats[i]);
+		cli_result_release(&r);
+	}
 }
 
 Test(report, json_is_valid_and_has_the_spec_schema_and_the_text_numbers)
@@ -953,8 +991,9 @@ Test(report, runs_nested_in_blocks_split_the_variance)
 	doc = json_parse(r.out);
 	cr_assert(doc);
 	cr_assert_null(jget(jresult(doc, "loop_ns", "aa"), "blocks"), "rounds of one run");
-	cr_assert_str_eq(jstr(jresult(doc, "loop_ns", "aa"), "dilation.mean.method"),
-			 "percentile bootstrap");
+	/* rounds of one run of each variant: paired, not nested */
+	cr_assert(strstr(jstr(jresult(doc, "loop_ns", "aa"), "dilation.mean.method"),
+			 "paired percentile bootstrap"));
 	json_free(doc);
 	cli_result_release(&r);
 	report(&r, "text", NULL, NULL);
