@@ -872,7 +872,7 @@ static void tracer(struct report_model *m)
 	}
 }
 
-static int metric_rank(const char *metric)
+int report_metric_rank(const char *metric)
 {
 	static const char *const builtin[] = { "wall", "user", "sys", "maxrss" };
 	for (size_t i = 0; i < ARRAY_SIZE(builtin); i++)
@@ -899,7 +899,7 @@ static int cmp_group(const void *a, const void *b, void *vctx)
 	const struct report_group *x = a, *y = b;
 	const struct order_ctx *c = vctx;
 	size_t wx = workload_rank(c, x->workload), wy = workload_rank(c, y->workload);
-	int mx = metric_rank(x->metric), my = metric_rank(y->metric);
+	int mx = report_metric_rank(x->metric), my = report_metric_rank(y->metric);
 
 	if (wx != wy)
 		return wx < wy ? -1 : 1;
@@ -926,8 +926,8 @@ static int cmp_row(const void *a, const void *b)
 	if (x->workload_idx != y->workload_idx)
 		return x->workload_idx < y->workload_idx ? -1 : 1;
 	if (x->metric != y->metric) {	/* interned */
-		mx = metric_rank(x->metric);
-		my = metric_rank(y->metric);
+		mx = report_metric_rank(x->metric);
+		my = report_metric_rank(y->metric);
 		if (mx != my)
 			return mx - my;
 		if ((c = strcmp(x->metric, y->metric)))

@@ -330,6 +330,9 @@ void report_noise_verdict(const struct report_model *m, const struct report_grou
  * and how much narrower (median ratio of half-widths paired / unpaired)
  * they are; 0 (buf empty) when none did. */
 int report_paired_note(const struct report_model *m, char *buf, size_t len);
+/* The order of metrics in reports: wall, user, sys, maxrss (0-3), then
+ * the others (4; by name). */
+int report_metric_rank(const char *metric);
 /* The note on p (Holm) and its families, one sentence without a full stop,
  * for every format. */
 void report_holm_note(const struct report_model *m, char *buf, size_t len);

@@ -170,6 +170,19 @@ int stats_dilation(const double *base, size_t nb, const double *var, size_t nv,
 		   enum stat_kind kind, double p, const struct boot_opts *o,
 		   struct dilation *out);
 
+/*
+ * The change of a dilation between two studies, in percentage points:
+ * x[0], x[1] the baseline and the variant of study A, x[2], x[3] those of
+ * study B; est = 100 (T(x3)/T(x2) - T(x1)/T(x0)), the dilation in B minus
+ * the dilation in A, with its percentile bootstrap interval (the four
+ * samples resampled independently, B resamples, seeded by o->seed; BCa and
+ * max_boot_n do not apply).  No interval (reason) when a side has n < 2 or
+ * a (resampled) baseline statistic is 0; est NaN when a baseline statistic
+ * is 0.  Errors as stats_dilation: -EINVAL, -EDOM, -ENOMEM.
+ */
+int stats_dilation_change(const double *const x[4], const size_t n[4], enum stat_kind kind,
+			  double p, const struct boot_opts *o, double *est, struct interval *ci);
+
 /* ---- tests ---- */
 
 struct test_result {
