@@ -256,7 +256,8 @@ static void series(const struct report_model *m, const struct report_group *g,
 		jkv_num(out, "p50_resolution_pct", s->p50_resolution_pct);
 		jkey(out, "test");
 		fputc('{', out);
-		jtest(out, "mann-whitney-u", &s->mw);
+		jtest(out, s->mw.method && strstr(s->mw.method, "Wilcoxon") ?
+		      "wilcoxon-signed-rank" : "mann-whitney-u", &s->mw);
 		fputc(',', out);
 		jkv_num(out, "p_holm", s->p_holm);
 		jkv_num(out, "alpha", m->alpha);

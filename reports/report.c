@@ -469,13 +469,35 @@ static const char *not_comparable(const struct report_group *g,
 	return NULL;
 }
 
-/* The U test of s against base (s->mw; p NaN when not valid). */
-static void u_test(const struct report_series *base, struct report_series *s)
+/*
+ * The rank test of s against base (s->mw; p NaN when not valid): on the
+ * pairs when the plan measured both in the same blocks (rounds, ABBA boot
+ * pairs; NESTED_MIN_PAIRS of them or more), the Wilcoxon signed-rank test
+ * of the differences of the block means (runs nested in a block are
+ * averaged first, so each pair counts once); the Mann-Whitney U test of
+ * the runs otherwise.  The choice depends on the data only: the same for
+ * the groups shown and those kept for the Holm family.
+ */
+static void rank_test(const struct report_series *base, struct report_series *s)
 {
-	if (stats_mann_whitney_sorted(s->sorted, s->n, base->sorted, base->n, &s->mw) < 0)
+	size_t m = base->n < s->n ? base->n : s->n;
+	double *mb = xmalloc(m * sizeof(double)), *mv = xmalloc(m * sizeof(double));
+	int K = nested_paired_means(base->values, base->blocks, base->n, s->values, s->blocks,
+				    s->n, mb, mv);
+
+	if (K >= NESTED_MIN_PAIRS) {
+		for (int k = 0; k < K; k++)
+			mb[k] = mv[k] - mb[k];
+		if (stats_wilcoxon_signed_rank(mb, (size_t)K, &s->mw) < 0)
+			s->mw.valid = 0;
+	} else if (stats_mann_whitney_sorted(s->sorted, s->n, base->sorted, base->n,
+					     &s->mw) < 0) {
 		s->mw.valid = 0;
+	}
 	if (!s->mw.valid)
 		s->mw.p = NAN;
+	free(mb);
+	free(mv);
 }
 
 /* Against the baseline: dilations, U test, KS test, Hodges-Lehmann. */
@@ -498,7 +520,7 @@ static void compare(struct report_model *m, const struct report_group *g,
 		dilate(m, g, base, s, STATK_QUANTILE, m->percentiles[k] / 100.0, 1 + k,
 		       &s->pct_dil[k]);
 	noise_floor(m, base, s);
-	u_test(base, s);
+	rank_test(base, s);
 	if (stats_ks2_sorted(s->sorted, s->n, base->sorted, base->n, &s->ks) < 0)
 		s->ks.valid = 0;
 	if (!s->ks.valid)
@@ -586,7 +608,7 @@ static void family_only(const struct report_group *g)
 		if (s->is_baseline || not_comparable(g, base, s))
 			continue;
 		s->compared = 1;
-		u_test(base, s);
+		rank_test(base, s);
 	}
 }
 
@@ -700,8 +722,9 @@ int report_paired_note(const struct report_model *m, char *buf, size_t len)
 
 void report_holm_note(const struct report_model *m, char *buf, size_t len)
 {
-	snprintf(buf, len, "p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted within "
-		 "its family, whatever this report shows: the %zu comparisons of the primary "
+	snprintf(buf, len, "p (Holm): two-sided rank-test p-value (Wilcoxon signed-rank on the "
+		 "block pairs where the plan pairs the runs, Mann-Whitney U otherwise), "
+		 "Holm-adjusted within its family, whatever this report shows: the %zu comparisons of the primary "
 		 "metrics (wall and per-operation times) over every workload and variant of "
 		 "the run, and apart the %zu of the other metrics; significant at alpha = %g",
 		 m->n_family[0], m->n_family[1], m->alpha);

@@ -241,6 +241,17 @@ int stats_hodges_lehmann_ratio(const double *x, size_t nx, const double *y,
 int stats_ks2(const double *x, size_t nx, const double *y, size_t ny,
 	      struct test_result *out);
 
+/*
+ * Wilcoxon signed-rank test of paired differences d[0..n-1] (Wilcoxon
+ * 1945), two-sided, as SciPy's wilcoxon (zero_method "wilcox", no
+ * continuity correction): zeros dropped, statistic = min(W+, W-); p from
+ * the exact null distribution with no ties and at most 50 non-zero
+ * differences, else the normal approximation with the tie correction.  Not
+ * valid (reason) with 1 to 5 non-zero differences; p = 1 when all are 0.  -EINVAL (n == 0),
+ * -EDOM (NaN/inf), -ENOMEM.
+ */
+int stats_wilcoxon_signed_rank(const double *d, size_t n, struct test_result *out);
+
 /* Holm-Bonferroni step-down adjustment (Holm 1979): adjusted[i] for p[i],
  * monotone, capped at 1.  NaN entries are skipped and stay NaN.  On
  * allocation failure every adjusted[i] is NaN. */

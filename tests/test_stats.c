@@ -785,3 +785,38 @@ Test(stats, paired_dilation_narrows_when_rounds_share_noise)
 	cr_assert_eq(nested_paired_dilation(b, blk, 20, v, other, 20, STATK_MEAN, 0, &o, &pd, &K), 0);
 	cr_expect_eq(K, 0);
 }
+
+/* Wilcoxon signed-rank against SciPy 1.10's wilcoxon(d) (zero_method
+ * "wilcox", correction False), computed on this machine: exact (10 pairs),
+ * ties and a zero (normal, tie correction), 60 pairs (normal). */
+Test(stats, wilcoxon_signed_rank_matches_scipy)
+{
+	double a[10] = { 1.5, -0.3, 2.2, 0.8, -1.1, 3.0, 0.4, 1.9, -0.2, 2.7 };
+	double b[12] = { 1, 2, 2, -1, 3, 3, 0, 4, -2, 5, 1, 2 };
+	double c[60], z[5] = { 1, -1, 2, 0, 3 };
+	struct test_result t;
+
+	cr_assert_eq(stats_wilcoxon_signed_rank(a, 10, &t), 0);
+	cr_expect(t.valid && t.exact);
+	cr_expect_eq(t.statistic, 8.0);
+	cr_expect_float_eq(t.p, 0.048828125, 1e-15);
+	cr_assert_eq(stats_wilcoxon_signed_rank(b, 12, &t), 0);
+	cr_expect(t.valid && !t.exact);
+	cr_expect_eq(t.statistic, 7.5);
+	cr_expect_float_eq(t.p, 0.022358708236257088, 1e-12);
+	for (int i = 0; i < 60; i++)
+		c[i] = 0.5 + 0.01 * i * (i % 2 ? -1 : 1);
+	c[3] = -0.2;
+	c[7] = -0.9;
+	cr_assert_eq(stats_wilcoxon_signed_rank(c, 60, &t), 0);
+	cr_expect(t.valid && !t.exact);
+	cr_expect_eq(t.statistic, 95.5);
+	cr_expect(fabs(t.p - 1.6104810379885154e-09) < 1e-9 * 1.6104810379885154e-09 + 1e-20,
+		  "%.17g", t.p);
+	cr_assert_eq(stats_wilcoxon_signed_rank(z, 5, &t), 0);
+	cr_expect_eq(t.valid, 0);
+	cr_expect(t.reason != NULL);
+	memset(z, 0, sizeof(z));
+	cr_assert_eq(stats_wilcoxon_signed_rank(z, 5, &t), 0);
+	cr_expect(t.valid && t.p == 1.0, "every pair equal: no evidence");
+}
