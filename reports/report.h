@@ -18,10 +18,14 @@
  *    when either side's runs are nested in blocks - has_blocks - and both
  *    sides have at most max_boot_n runs, the CIs come from the two-stage
  *    bootstrap, nested_dilation_ci),
- *    the Mann-Whitney U test with its p-value Holm-adjusted within its
- *    family (n_family: every comparison of the stored run, filters aside)
- *    and its significance at alpha = 1 - confidence,
+ *    when both sides were measured in the same blocks (rounds, ABBA boot
+ *    pairs) the CIs from the pairs instead (report_dilation.paired),
+ *    the rank test (Wilcoxon signed-rank on those pairs, else Mann-Whitney
+ *    U; in mw) with its p-value Holm-adjusted within its family
+ *    (n_family: every comparison of the stored run, filters aside) and its
+ *    significance at alpha = 1 - confidence,
  *    the Hodges-Lehmann ratio with CI, and the two-sample KS test;
+ *  - per group, the machine's noise (struct report_noise);
  *  - the ECDF, exact when it has at most REPORT_ECDF_MAX steps, else sampled
  *    at REPORT_ECDF_MAX + 1 evenly spaced probabilities (type-7 quantiles).
  * And per workload and variant with trace_events values (kernel variants:
@@ -122,7 +126,8 @@ struct report_series {
 	const char *no_compare_reason;
 	struct report_dilation mean_dil;
 	struct report_dilation pct_dil[REPORT_MAX_PERCENTILES];
-	struct test_result mw;		/* Mann-Whitney U (raw p) */
+	struct test_result mw;		/* the rank test (raw p): Wilcoxon signed-rank
+					   on block pairs, or Mann-Whitney U */
 	double p_holm;			/* Holm-adjusted; NaN when !mw.valid */
 	int significant;		/* mw.valid && p_holm < alpha */
 	struct test_result ks;
