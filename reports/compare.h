@@ -1,18 +1,33 @@
 /*
- * compare.h - two stored runs side by side (`perturb compare`, in the
- * spirit of benchstat): the model and its text output.
+ * compare.h - stored runs side by side (`perturb compare A B [C ...]`, in
+ * the spirit of benchstat): the model and its text output.
  *
- * For every (workload, variant, metric) that both runs measured (measured,
- * successful runs only): the median of A and of B, the change of the
- * median of B over A in % with its confidence interval (stats_dilation:
- * percentile bootstrap of the two independent samples, quantile 0.5,
- * seeded by the names, so the same databases print the same numbers), and
- * the two-sided Mann-Whitney U p-value (stats_mann_whitney).  The change
- * is significant when p < alpha = 1 - confidence (no Holm correction: as
- * benchstat, each row is read on its own).
+ * For every (workload, variant, metric) of the runs (measured, successful
+ * runs only), one table per metric with its unit in the header:
+ *  - each run's median and its spread, the half-width of the order-
+ *    statistic CI of the median in % of it (stats_quantile_ci; "±?" when
+ *    there are too few runs for one);
+ *  - for each run after the first, the change of the median over run A in
+ *    %, with the percentile bootstrap CI of that change (stats_dilation,
+ *    quantile 0.5, seeded by the names: the same databases print the same
+ *    numbers);
+ *  - a geomean row: the geometric mean of the medians of the rows every
+ *    run has (all > 0), and of the ratios, as a change in %;
+ *  - what a perturbation study is about: each variant's dilation against
+ *    its own run's baseline (median), in every run, and its change over
+ *    run A in percentage points with a CI (stats_dilation_change: the four
+ *    samples resampled apart).
+ * Verdicts come from the intervals and nothing else, as `perturb gate`'s
+ * (reports/decide.h): a change is significant when its interval excludes
+ * 0, read at the level of Holm's step-down over every change the output
+ * shows (raw and dilation changes, every row and run: one family), so that
+ * the interval printed is the one that decided.  A regression over a
+ * threshold t (compare_regressions) is a change whose interval lies above
+ * t, in its own Holm family of the raw changes.
  *
- * The provenance columns of the two runs (store_run_provenance) are kept
- * for the output: every difference is printed above the table.
+ * Above the tables: the provenance columns that differ between the runs,
+ * whether the experiments differ (their stored sha256), and every
+ * variant, workload or metric that only some runs have.
  */
 #ifndef PERTURB_REPORTS_COMPARE_H
 #define PERTURB_REPORTS_COMPARE_H
@@ -21,16 +36,36 @@
 #include <stdio.h>
 #include "stats/stats.h"
 #include "engine/store.h"
+#include "reports/decide.h"
+
+#define COMPARE_MAX_RUNS 8
 
 struct compare_row {
 	char *workload, *variant, *metric, *unit;
-	double *v[2];		/* the values of A and B */
-	size_t n[2], alloc[2];
-	/* computed by compare_build when both sides have values (n[0] && n[1]) */
-	double median[2];
-	struct dilation d;	/* d.pct NaN: no change could be computed */
-	struct test_result mw;	/* mw.valid = 0: no test */
-	int significant;	/* mw.valid && mw.p < 1 - confidence */
+	double *v[COMPARE_MAX_RUNS];	/* the values of each run */
+	size_t n[COMPARE_MAX_RUNS], alloc[COMPARE_MAX_RUNS];
+	/* computed by compare_build (where the run has values) */
+	double median[COMPARE_MAX_RUNS];
+	double spread[COMPARE_MAX_RUNS];	/* CI half-width of the median, %; NaN */
+	/* k >= 1 against run 0, when both have values: the change of the
+	 * median (pct, CI at the deciding level) and its verdict */
+	int has_change[COMPARE_MAX_RUNS];
+	double change[COMPARE_MAX_RUNS];
+	struct decide_item dec[COMPARE_MAX_RUNS];
+	/* the dilation against the run's own baseline (variant rows): pct of
+	 * the medians, NaN when there is none */
+	double dil[COMPARE_MAX_RUNS];
+	int has_dil_change[COMPARE_MAX_RUNS];
+	double dil_change[COMPARE_MAX_RUNS];	/* points, run k - run 0 */
+	struct decide_item dil_dec[COMPARE_MAX_RUNS];
+	const struct compare_row *base[COMPARE_MAX_RUNS];	/* the baseline's row */
+};
+
+struct compare_run {
+	struct store *st;	/* set by the caller */
+	int64_t id;
+	struct run_header h;
+	char *prov[STORE_N_PROVENANCE];
 };
 
 struct compare {
@@ -38,23 +73,31 @@ struct compare {
 	char **metrics;		/* filter; NULL/0 = all (not freed) */
 	size_t n_metrics;
 	double confidence;	/* 0 = 0.95 */
-	/* filled by compare_build: rows by workload, variant, metric (names) */
-	int64_t id[2];
-	char *prov[2][STORE_N_PROVENANCE];
+	struct compare_run runs[COMPARE_MAX_RUNS];	/* st and id */
+	size_t n_runs;		/* 2 .. COMPARE_MAX_RUNS */
+	/* filled by compare_build: rows by metric, workload, variant (names) */
 	struct compare_row *rows;
 	size_t n_rows, alloc_rows;
-	size_t n_common;	/* rows with values on both sides */
+	size_t n_common;	/* rows every run has */
+	size_t n_family;	/* the changes in the Holm family */
 	/* private */
 	size_t last;
 	int side;
 };
 
-/* Read run ida of a and run idb of b and compute every row.  Returns 0,
- * or -1 (printed) on a database error. */
-int compare_build(struct compare *c, struct store *a, int64_t ida, struct store *b, int64_t idb);
-/* The provenance differences, the table of the rows with values on both
- * sides, and a legend, as text. */
+/* Read every run and compute every row.  Returns 0, or -1 (printed) on a
+ * database error. */
+int compare_build(struct compare *c);
+/* The differences between the runs, the tables and a legend, as text. */
 void compare_print(const struct compare *c, FILE *out);
+/*
+ * The regressions over t (in %): Holm's step-down over the raw changes of
+ * every row and run with the hypotheses "change = t"; ABOVE verdicts are
+ * regressions.  Fills dec[] (one per row and run k >= 1, index
+ * row * n_runs + k, verdict UNDECIDED where there is no change) and
+ * returns how many; -1 on allocation failure.
+ */
+long compare_regressions(const struct compare *c, double t, struct decide_item *dec);
 void compare_release(struct compare *c);
 
 #endif

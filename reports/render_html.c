@@ -558,6 +558,7 @@ static void tracer(const struct report_model *m, struct tw *t, struct toc *toc)
 static void notes(const struct report_model *m, FILE *out, const char *lvl)
 {
 	const char *dm[8], *pm[8], *hm[8];
+	char note[1024];
 	size_t ndm = report_methods(m, 1, dm, ARRAY_SIZE(dm));
 	size_t npm = report_methods(m, 2, pm, ARRAY_SIZE(pm));
 	size_t nhm = report_methods(m, 4, hm, ARRAY_SIZE(hm));
@@ -583,9 +584,22 @@ static void notes(const struct report_model *m, FILE *out, const char *lvl)
 		esc(out, hm[i]);
 		fputs(".</li>\n", out);
 	}
-	fprintf(out, "<li>p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted across the "
-		"%zu comparisons of this report; significant at alpha = %g.</li>\n",
-		m->n_comparisons, m->alpha);
+	report_holm_note(m, note, sizeof(note));
+	fputs("<li>", out);
+	esc(out, note);
+	fputs(".</li>\n", out);
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		if (report_primary_metric(m->groups[gi].metric)) {
+			report_noise_verdict(m, &m->groups[gi], note, sizeof(note));
+			fputs("<li>noise: ", out);
+			esc(out, note);
+			fputs(".</li>\n", out);
+		}
+	if (report_paired_note(m, note, sizeof(note))) {
+		fputs("<li>", out);
+		esc(out, note);
+		fputs(".</li>\n", out);
+	}
 	fprintf(out, "<li>Outliers IQR/MAD: Tukey's fences (k = %g interquartile ranges) / "
 		"modified z-score from the median absolute deviation |z| &gt; %g; labelled, not "
 		"dropped.</li>\n<li>", REPORT_TUKEY_K, REPORT_MADZ);

@@ -115,7 +115,43 @@ static void jdilation(FILE *out, const char *key, const struct report_dilation *
 	jkv_num(out, "value", d->d.var);
 	jinterval(out, "ci_abs", &d->d.ci_abs, 0);
 	jinterval(out, "ci", &d->d.ci_pct, 1);
+	if (d->paired) {
+		const struct interval *u = &d->unpaired_ci_pct, *p = &d->d.ci_pct;
+		fprintf(out, "\"paired\":{\"pairs\":%zu,", d->pairs);
+		jinterval(out, "unpaired_ci", u, 0);
+		jkv_num(out, "width_ratio", p->has_ci && u->has_ci && u->hi > u->lo ?
+			(p->hi - p->lo) / (u->hi - u->lo) : NAN);
+		fputs("\"analysis\":\"paired\"},", out);
+	}
 	fputs("\"unit_ci\":\"%\"}", out);
+}
+
+/* The A/A resolution of every primary group (report.h, struct report_noise). */
+static void jnoise(const struct report_model *m, FILE *out)
+{
+	char buf[1024];
+	int first = 1;
+
+	fputs("\"noise\":[", out);
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *g = &m->groups[gi];
+		if (!report_primary_metric(g->metric))
+			continue;
+		fputs(first ? "\n{" : ",\n{", out);
+		first = 0;
+		jkv_str(out, "workload", g->workload);
+		jkv_str(out, "metric", g->metric);
+		jkv_num(out, "resolution_pct", g->noise.resolution_pct);
+		if (!g->noise.ok)
+			jkv_str(out, "reason", g->noise.reason);
+		fprintf(out, "\"half\":%zu,\"paired\":%s,", g->noise.half,
+			g->noise.paired ? "true" : "false");
+		report_noise_verdict(m, g, buf, sizeof(buf));
+		jkey(out, "verdict");
+		jstr(out, buf);
+		fputc('}', out);
+	}
+	fputs("\n],", out);
 }
 
 static void jtest(FILE *out, const char *name, const struct test_result *t)
@@ -221,7 +257,8 @@ static void series(const struct report_model *m, const struct report_group *g,
 		jkv_num(out, "p50_resolution_pct", s->p50_resolution_pct);
 		jkey(out, "test");
 		fputc('{', out);
-		jtest(out, "mann-whitney-u", &s->mw);
+		jtest(out, s->mw.method && strstr(s->mw.method, "Wilcoxon") ?
+		      "wilcoxon-signed-rank" : "mann-whitney-u", &s->mw);
 		fputc(',', out);
 		jkv_num(out, "p_holm", s->p_holm);
 		jkv_num(out, "alpha", m->alpha);
@@ -392,13 +429,16 @@ static int json(const struct report_model *m, FILE *out)
 	fprintf(out, "\"bootstrap\":{\"B\":%u,\"bca\":%s,\"max_n\":%zu,"
 		"\"seed\":\"derived from the run's seed and the compared names\"},",
 		m->bootstrap, m->bca ? "true" : "false", m->max_boot_n);
-	fprintf(out, "\"multiple_comparisons\":{\"method\":\"holm\",\"comparisons\":%zu},",
-		m->n_comparisons);
+	fprintf(out, "\"multiple_comparisons\":{\"method\":\"holm\",\"comparisons\":%zu,"
+		"\"primary\":%zu,\"secondary\":%zu,\"primary_metrics\":[\"wall\",\"ns_per_op\","
+		"\"tsc_cycles_per_op\",\"cycles_per_op\"]},",
+		m->n_comparisons, m->n_family[0], m->n_family[1]);
 	fprintf(out, "\"outliers\":{\"tukey_k\":%g,\"mad_z\":%g},", REPORT_TUKEY_K, REPORT_MADZ);
 	jkv_str(out, "configurations_metric", m->config_metric);
 	jkey(out, "ecdf_max_steps");
 	fprintf(out, "%d},", REPORT_ECDF_MAX);
 
+	jnoise(m, out);
 	fputs("\"results\":[", out);
 	for (size_t gi = 0; gi < m->n_groups; gi++)
 		for (size_t i = 0; i < m->groups[gi].n_series; i++) {

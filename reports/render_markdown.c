@@ -177,6 +177,7 @@ static int markdown(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
 	const char *dm[8], *pm[8], *hm[8];
+	char note[1024];
 	size_t ndm = report_methods(m, 1, dm, ARRAY_SIZE(dm));
 	size_t npm = report_methods(m, 2, pm, ARRAY_SIZE(pm));
 	size_t nhm = report_methods(m, 4, hm, ARRAY_SIZE(hm));
@@ -250,9 +251,20 @@ static int markdown(const struct report_model *m, FILE *out)
 		md(out, hm[i]);
 		fputs(".\n", out);
 	}
-	fprintf(out, "- p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted across the "
-		"%zu comparisons of this report; significant at alpha = %g.\n",
-		m->n_comparisons, m->alpha);
+	report_holm_note(m, note, sizeof(note));
+	fprintf(out, "- %s.\n", note);
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		if (report_primary_metric(m->groups[gi].metric)) {
+			report_noise_verdict(m, &m->groups[gi], note, sizeof(note));
+			fputs("- noise: ", out);
+			md(out, note);
+			fputs(".\n", out);
+		}
+	if (report_paired_note(m, note, sizeof(note))) {
+		fputs("- ", out);
+		md(out, note);
+		fputs(".\n", out);
+	}
 	fprintf(out, "- Outliers IQR/MAD: Tukey's fences (k = %g interquartile ranges) / "
 		"modified z-score from the median absolute deviation |z| > %g; labelled, not "
 		"dropped.\n- ", REPORT_TUKEY_K, REPORT_MADZ);

@@ -505,10 +505,17 @@ static void footer(const struct report_model *m, FILE *out, const struct notes *
 	const char *pm[8], *hm[8];
 	size_t npm = report_methods(m, 2, pm, ARRAY_SIZE(pm));
 	size_t nhm = report_methods(m, 4, hm, ARRAY_SIZE(hm));
-	char lvl[16];
+	char lvl[16], note[1024];
 
 	fmt_level(lvl, sizeof(lvl), m->confidence);
 	fprintf(out, "\nNotes\n");
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		if (report_primary_metric(m->groups[gi].metric)) {
+			report_noise_verdict(m, &m->groups[gi], note, sizeof(note));
+			wrappedf(out, "  - ", "noise: %s.", note);
+		}
+	if (report_paired_note(m, note, sizeof(note)))
+		wrappedf(out, "  - ", "%s.", note);
 	wrapped(out, "  - ", "percentiles are type 7 (linear interpolation between order statistics, "
 		"as R's default and GSL's gsl_stats_quantile_from_sorted_data).");
 	if (tg->n == 0)
@@ -518,17 +525,18 @@ static void footer(const struct report_model *m, FILE *out, const struct notes *
 		static const char *const letters[] = { "a", "b", "c", "d", "e", "f", "g", "h" };
 		char extra[200] = ".";
 		if (strstr(tg->methods[i], "bootstrap"))
-			snprintf(extra, sizeof(extra), " (B = %u resamples, the two samples resampled "
-				 "independently, seeds derived from the run's seed %llu: the same "
-				 "database gives the same intervals).", m->bootstrap,
+			snprintf(extra, sizeof(extra), " (B = %u resamples, %s, seeds derived from "
+				 "the run's seed %llu: the same database gives the same intervals).",
+				 m->bootstrap, strstr(tg->methods[i], "paired") ?
+				 "the blocks of the two samples drawn together" :
+				 "the two samples resampled independently",
 				 (unsigned long long)m->run.seed);
 		wrappedf(out, "  - ", "[lo, hi]%s%s: %s %% confidence interval of the dilation by %s%s",
 			 tg->n > 1 ? " " : "", tg->n > 1 ? letters[i] : "", lvl, tg->methods[i],
 			 extra);
 	}
-	wrappedf(out, "  - ", "p (Holm): two-sided Mann-Whitney U p-value, Holm-adjusted across "
-		 "the %zu comparisons of this report; * = significant at alpha = %g.",
-		 m->n_comparisons, m->alpha);
+	report_holm_note(m, note, sizeof(note));
+	wrappedf(out, "  - ", "%s (*).", note);
 	for (size_t i = 0; i < nhm; i++)
 		wrappedf(out, "  - ", "HL ratio: median of the pairwise ratios variant/baseline; "
 			 "its %s %% CI by %s.", lvl, hm[i]);

@@ -158,9 +158,7 @@ static int collect(const struct stored_value *v, void *vctx)
 		return error("run %lld: a value of an unknown workload or variant (seq %d)",
 			     (long long)m->run.id, v->seq);
 	sl = slot_for(b, v);
-	if (!sl->wanted)
-		return 0;
-	if (m->opts->want_rows) {
+	if (m->opts->want_rows && sl->wanted) {
 		ALLOC_GROW(m->rows, m->n_rows + 1, m->alloc_rows);
 		struct report_row *r = &m->rows[m->n_rows++];
 		r->seq = v->seq;
@@ -182,6 +180,7 @@ static int collect(const struct stored_value *v, void *vctx)
 	if (v->warmup || (v->status && strcmp(v->status, "ok")))
 		return 0;
 	g = group_for(b, sl, v);
+	g->hidden = !sl->wanted;	/* kept for the Holm family only */
 	s = &g->series[vi];
 	size_t cap = b->alloc_values[sl->group][vi];
 	grow_array((void **)&s->values, &b->alloc_values[sl->group][vi], s->n + 1,
@@ -347,6 +346,65 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 	}
 	if (isnan(out->d.pct) && !out->d.ci_pct.has_ci && !out->d.ci_pct.reason)
 		out->d.ci_pct.reason = "baseline statistic is 0: no % dilation";
+	/* both sides measured in the same blocks: the interval from the pairs */
+	struct dilation pd;
+	size_t K = 0;
+	if (base->n <= m->max_boot_n && s->n <= m->max_boot_n &&
+	    nested_paired_dilation(base->values, base->blocks, base->n, s->values, s->blocks,
+				   s->n, kind, p, &bo, &pd, &K) == 0 && K >= NESTED_MIN_PAIRS) {
+		out->unpaired_ci_pct = out->d.ci_pct;
+		out->d = pd;
+		out->paired = 1;
+		out->pairs = K;
+	}
+}
+
+/* The A/A resolution of the group's baseline (report.h, struct report_noise). */
+static void noise(const struct report_model *m, struct report_group *g)
+{
+	const struct report_series *base = report_baseline(g);
+	struct report_noise *no = &g->noise;
+	struct boot_opts bo = { .B = m->bootstrap, .conf = m->confidence };
+	double *h[2] = { NULL, NULL };
+	int *pair[2] = { NULL, NULL }, one_block = 1;
+	size_t nh[2] = { 0, 0 }, K = 0;
+	struct dilation d;
+
+	memset(no, 0, sizeof(*no));
+	no->resolution_pct = NAN;
+	if (!base || base->n < 4 || !stats_all_finite(base->values, base->n)) {
+		no->reason = "fewer than 4 baseline runs: no A/A estimate of the noise";
+		return;
+	}
+	bo.seed = comparison_seed(m, g, base, 1000);
+	for (size_t i = 1; i < base->n; i++)
+		one_block &= base->blocks[i] == base->blocks[0];
+	for (int k = 0; k < 2; k++) {
+		h[k] = xmalloc(base->n * sizeof(double));
+		pair[k] = xmalloc(base->n * sizeof(int));
+	}
+	for (size_t i = 0; i < base->n; i++) {
+		long key = one_block ? (long)i : base->blocks[i];
+		int side = (int)(key & 1);
+		h[side][nh[side]] = base->values[i];
+		pair[side][nh[side]++] = (int)(key >> 1);
+	}
+	no->half = nh[0] < nh[1] ? nh[0] : nh[1];
+	if (nested_paired_dilation(h[0], pair[0], nh[0], h[1], pair[1], nh[1], STATK_QUANTILE,
+				   0.5, &bo, &d, &K) == 0 && K >= NESTED_MIN_PAIRS)
+		no->paired = 1;
+	else if (stats_dilation(h[0], nh[0], h[1], nh[1], STATK_QUANTILE, 0.5, &bo, &d) < 0)
+		d.ci_pct.has_ci = 0;
+	if (d.ci_pct.has_ci && isfinite(d.ci_pct.lo) && isfinite(d.ci_pct.hi)) {
+		no->ok = 1;
+		no->resolution_pct = (d.ci_pct.hi - d.ci_pct.lo) / 2 / sqrt(2.0);
+	} else {
+		no->reason = "no interval of the A/A median dilation";
+	}
+	for (int k = 0; k < 2; k++) {
+		free(h[k]);
+		free(pair[k]);
+	}
 }
 
 /* The noise floor of a compared series (see report.h). */
@@ -407,6 +465,58 @@ int report_time_like(const struct report_group *g)
 	return time_like(g);
 }
 
+/* Whether s can be compared with base: NULL, or why not.  The same for
+ * the groups shown and those kept for the Holm family only. */
+static const char *not_comparable(const struct report_group *g,
+				  const struct report_series *base,
+				  const struct report_series *s)
+{
+	if (!base || !base->n)
+		return "the baseline has no successful run";
+	if (!s->n)
+		return "no successful run";
+	if (!stats_all_finite(base->sorted, base->n) || !stats_all_finite(s->sorted, s->n))
+		return "values that are not finite numbers";
+	if (base->virtual_time != s->virtual_time && time_like(g))
+		return s->virtual_time ?
+			"virtual time (QEMU -icount: instructions) against a baseline in real "
+			"time: not comparable; compare it with a deterministic baseline" :
+			"real time against a baseline in virtual time (QEMU -icount: "
+			"instructions): not comparable";
+	return NULL;
+}
+
+/*
+ * The rank test of s against base (s->mw; p NaN when not valid): on the
+ * pairs when the plan measured both in the same blocks (rounds, ABBA boot
+ * pairs; NESTED_MIN_PAIRS of them or more), the Wilcoxon signed-rank test
+ * of the differences of the block means (runs nested in a block are
+ * averaged first, so each pair counts once); the Mann-Whitney U test of
+ * the runs otherwise.  The choice depends on the data only: the same for
+ * the groups shown and those kept for the Holm family.
+ */
+static void rank_test(const struct report_series *base, struct report_series *s)
+{
+	size_t m = base->n < s->n ? base->n : s->n;
+	double *mb = xmalloc(m * sizeof(double)), *mv = xmalloc(m * sizeof(double));
+	int K = nested_paired_means(base->values, base->blocks, base->n, s->values, s->blocks,
+				    s->n, mb, mv);
+
+	if (K >= NESTED_MIN_PAIRS) {
+		for (int k = 0; k < K; k++)
+			mb[k] = mv[k] - mb[k];
+		if (stats_wilcoxon_signed_rank(mb, (size_t)K, &s->mw) < 0)
+			s->mw.valid = 0;
+	} else if (stats_mann_whitney_sorted(s->sorted, s->n, base->sorted, base->n,
+					     &s->mw) < 0) {
+		s->mw.valid = 0;
+	}
+	if (!s->mw.valid)
+		s->mw.p = NAN;
+	free(mb);
+	free(mv);
+}
+
 /* Against the baseline: dilations, U test, KS test, Hodges-Lehmann. */
 static void compare(struct report_model *m, const struct report_group *g,
 		    const struct report_series *base, struct report_series *s)
@@ -415,26 +525,8 @@ static void compare(struct report_model *m, const struct report_group *g,
 	s->mw.p = s->ks.p = NAN;
 	if (s->is_baseline)
 		return;
-	if (!base || !base->n) {
-		s->no_compare_reason = "the baseline has no successful run";
+	if ((s->no_compare_reason = not_comparable(g, base, s)))
 		return;
-	}
-	if (!s->n) {
-		s->no_compare_reason = "no successful run";
-		return;
-	}
-	if (!stats_all_finite(base->sorted, base->n) || !stats_all_finite(s->sorted, s->n)) {
-		s->no_compare_reason = "values that are not finite numbers";
-		return;
-	}
-	if (base->virtual_time != s->virtual_time && time_like(g)) {
-		s->no_compare_reason = s->virtual_time ?
-			"virtual time (QEMU -icount: instructions) against a baseline in real "
-			"time: not comparable; compare it with a deterministic baseline" :
-			"real time against a baseline in virtual time (QEMU -icount: "
-			"instructions): not comparable";
-		return;
-	}
 	s->compared = 1;
 	if (base->median != 0.0) {
 		s->has_change = 1;
@@ -445,12 +537,9 @@ static void compare(struct report_model *m, const struct report_group *g,
 		dilate(m, g, base, s, STATK_QUANTILE, m->percentiles[k] / 100.0, 1 + k,
 		       &s->pct_dil[k]);
 	noise_floor(m, base, s);
-	if (stats_mann_whitney_sorted(s->sorted, s->n, base->sorted, base->n, &s->mw) < 0)
-		s->mw.valid = 0;
+	rank_test(base, s);
 	if (stats_ks2_sorted(s->sorted, s->n, base->sorted, base->n, &s->ks) < 0)
 		s->ks.valid = 0;
-	if (!s->mw.valid)
-		s->mw.p = NAN;
 	if (!s->ks.valid)
 		s->ks.p = NAN;
 	if ((double)base->n * (double)s->n > REPORT_HL_MAX_PAIRS)
@@ -473,31 +562,190 @@ static int micro_metric(const char *metric)
 	return 0;
 }
 
+/*
+ * The Holm families (report.h): every U test of the stored run, shown or
+ * filtered out, in two families: the primary metrics (report_primary_metric)
+ * and the rest.  A p_holm is then a property of the data, not of --metric
+ * or --workload.
+ */
 static void holm(struct report_model *m)
 {
-	size_t n = 0, k = 0;
+	size_t n = 0;
 	double *p, *adj;
 
 	for (size_t gi = 0; gi < m->n_groups; gi++)
 		n += m->groups[gi].n_series;
 	p = xmalloc((n ? n : 1) * sizeof(*p));
 	adj = xmalloc((n ? n : 1) * sizeof(*adj));
+	for (int fam = 0; fam < 2; fam++) {
+		size_t k = 0;
+
+		for (size_t gi = 0; gi < m->n_groups; gi++) {
+			int in = report_primary_metric(m->groups[gi].metric) == !fam;
+			for (size_t i = 0; i < m->groups[gi].n_series; i++) {
+				const struct report_series *s = &m->groups[gi].series[i];
+				int t = in && s->compared && s->mw.valid;
+				p[k++] = t ? s->mw.p : NAN;
+				m->n_family[fam] += t;
+			}
+		}
+		stats_holm(p, n, adj);
+		k = 0;
+		for (size_t gi = 0; gi < m->n_groups; gi++) {
+			int in = report_primary_metric(m->groups[gi].metric) == !fam;
+			for (size_t i = 0; i < m->groups[gi].n_series; i++, k++) {
+				struct report_series *s = &m->groups[gi].series[i];
+				if (!in)
+					continue;
+				s->p_holm = adj[k];
+				s->significant = !isnan(s->p_holm) && s->p_holm < m->alpha;
+			}
+		}
+	}
+	m->n_comparisons = m->n_family[0] + m->n_family[1];
+	free(p);
+	free(adj);
+}
+
+/* A group kept for the Holm family only: its U tests, nothing else. */
+static void family_only(const struct report_group *g)
+{
+	const struct report_series *base = report_baseline(g);
+
+	for (size_t i = 0; i < g->n_series; i++) {
+		struct report_series *s = &g->series[i];
+		if (s->n && !(s->sorted = stats_sorted_copy(s->values, s->n))) {
+			fprintf(stderr, "perturb: fatal: out of memory sorting %zu values\n", s->n);
+			abort();
+		}
+	}
+	for (size_t i = 0; i < g->n_series; i++) {
+		struct report_series *s = &g->series[i];
+		s->p_holm = s->mw.p = NAN;
+		if (s->is_baseline || not_comparable(g, base, s))
+			continue;
+		s->compared = 1;
+		rank_test(base, s);
+	}
+}
+
+static void release_group(struct report_group *g)
+{
+	for (size_t i = 0; i < g->n_series; i++) {
+		free(g->series[i].values);
+		free(g->series[i].blocks);
+		free(g->series[i].sorted);
+		free(g->series[i].ecdf_x);
+		free(g->series[i].ecdf_p);
+		free(g->series[i].hist);
+	}
+	free(g->series);
+}
+
+/* After holm(): the groups filtered out leave the model. */
+static void drop_hidden(struct report_model *m)
+{
+	size_t k = 0;
+
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		if (m->groups[gi].hidden)
+			release_group(&m->groups[gi]);
+		else
+			m->groups[k++] = m->groups[gi];
+	m->n_groups = k;
+}
+
+int report_primary_metric(const char *metric)
+{
+	return !strcmp(metric, "wall") || micro_metric(metric);
+}
+
+void report_noise_verdict(const struct report_model *m, const struct report_group *g,
+			  char *buf, size_t len)
+{
+	const struct report_noise *no = &g->noise;
+	int k = -1, any = 0;
+	size_t at;
+
+	if (!no->ok) {
+		snprintf(buf, len, "noise on %s (%s): unknown, %s", g->workload, g->metric,
+			 no->reason);
+		return;
+	}
+	at = (size_t)snprintf(buf, len, "this machine resolves about %.2g %% on %s (%s, median "
+			      "dilation; A/A: the baseline's two halves of %zu runs%s); dilations "
+			      "below %.2g %% are not distinguishable", no->resolution_pct,
+			      g->workload, g->metric, no->half,
+			      no->paired ? ", paired by neighbouring rounds" : "",
+			      no->resolution_pct);
+	for (size_t i = 0; i < m->n_percentiles; i++)
+		if (m->percentiles[i] == 50)
+			k = (int)i;
+	for (size_t i = 0; k >= 0 && i < g->n_series && at < len; i++) {
+		const struct report_series *s = &g->series[i];
+		const struct report_dilation *d = &s->pct_dil[k];
+		if (!s->compared || !d->ok || !(fabs(d->d.pct) < no->resolution_pct))
+			continue;
+		at += (size_t)snprintf(buf + at, len - at, "%s %s (%+.2f %%)", any ? "," : ":",
+				       s->variant, d->d.pct);
+		any = 1;
+	}
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int report_paired_note(const struct report_model *m, char *buf, size_t len)
+{
+	double *r = NULL;
+	size_t n = 0, alloc = 0, pairs = 0;
+
+	buf[0] = 0;
 	for (size_t gi = 0; gi < m->n_groups; gi++)
 		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
 			const struct report_series *s = &m->groups[gi].series[i];
-			p[k++] = s->compared && s->mw.valid ? s->mw.p : NAN;
-			m->n_comparisons += s->compared && s->mw.valid;
+			for (size_t k = 0; s->compared && k <= m->n_percentiles; k++) {
+				const struct report_dilation *d = k ? &s->pct_dil[k - 1] : &s->mean_dil;
+				const struct interval *p = &d->d.ci_pct, *u = &d->unpaired_ci_pct;
+				if (!d->ok || !d->paired)
+					continue;
+				if (d->pairs > pairs)
+					pairs = d->pairs;
+				if (!p->has_ci || !u->has_ci || !(u->hi > u->lo))
+					continue;
+				ALLOC_GROW(r, n + 1, alloc);
+				r[n++] = (p->hi - p->lo) / (u->hi - u->lo);
+			}
 		}
-	stats_holm(p, n, adj);
-	k = 0;
-	for (size_t gi = 0; gi < m->n_groups; gi++)
-		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
-			struct report_series *s = &m->groups[gi].series[i];
-			s->p_holm = adj[k++];
-			s->significant = !isnan(s->p_holm) && s->p_holm < m->alpha;
-		}
-	free(p);
-	free(adj);
+	if (!pairs) {
+		free(r);
+		return 0;
+	}
+	if (n) {
+		qsort(r, n, sizeof(*r), cmp_dbl);
+		snprintf(buf, len, "paired: the dilation intervals come from the blocks both sides "
+			 "were measured in (rounds or boot pairs; up to %zu), resampled as pairs; their "
+			 "width is %.2f times the unpaired one's (median of %zu intervals; %.2f to "
+			 "%.2f)", pairs, stats_quantile_sorted(r, n, 0.5), n, r[0], r[n - 1]);
+	} else {
+		snprintf(buf, len, "paired: the dilation intervals come from the blocks both sides "
+			 "were measured in (rounds or boot pairs; up to %zu), resampled as pairs", pairs);
+	}
+	free(r);
+	return 1;
+}
+
+void report_holm_note(const struct report_model *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "p (Holm): two-sided rank-test p-value (Wilcoxon signed-rank on the "
+		 "block pairs where the plan pairs the runs, Mann-Whitney U otherwise), "
+		 "Holm-adjusted within its family, whatever this report shows: the %zu comparisons of the primary "
+		 "metrics (wall and per-operation times) over every workload and variant of "
+		 "the run, and apart the %zu of the other metrics; significant at alpha = %g",
+		 m->n_family[0], m->n_family[1], m->alpha);
 }
 
 static void compute(struct report_model *m)
@@ -508,16 +756,22 @@ static void compute(struct report_model *m)
 
 		g->lo = g->hi = NAN;
 		g->micro = micro_metric(g->metric);
+		if (g->hidden) {
+			family_only(g);
+			continue;
+		}
 		for (size_t i = 0; i < g->n_series; i++)
 			describe(m, g, &g->series[i]);
 		for (size_t i = 0; i < g->n_series; i++)
 			compare(m, g, base, &g->series[i]);
+		noise(m, g);
 		for (size_t i = 0; i < g->n_series; i++) {
 			free(g->series[i].sorted);
 			g->series[i].sorted = NULL;
 		}
 	}
 	holm(m);
+	drop_hidden(m);
 }
 
 /* ---- tracer accounting ---- */
@@ -670,7 +924,7 @@ static void tracer(struct report_model *m)
 	}
 }
 
-static int metric_rank(const char *metric)
+int report_metric_rank(const char *metric)
 {
 	static const char *const builtin[] = { "wall", "user", "sys", "maxrss" };
 	for (size_t i = 0; i < ARRAY_SIZE(builtin); i++)
@@ -697,7 +951,7 @@ static int cmp_group(const void *a, const void *b, void *vctx)
 	const struct report_group *x = a, *y = b;
 	const struct order_ctx *c = vctx;
 	size_t wx = workload_rank(c, x->workload), wy = workload_rank(c, y->workload);
-	int mx = metric_rank(x->metric), my = metric_rank(y->metric);
+	int mx = report_metric_rank(x->metric), my = report_metric_rank(y->metric);
 
 	if (wx != wy)
 		return wx < wy ? -1 : 1;
@@ -724,8 +978,8 @@ static int cmp_row(const void *a, const void *b)
 	if (x->workload_idx != y->workload_idx)
 		return x->workload_idx < y->workload_idx ? -1 : 1;
 	if (x->metric != y->metric) {	/* interned */
-		mx = metric_rank(x->metric);
-		my = metric_rank(y->metric);
+		mx = report_metric_rank(x->metric);
+		my = report_metric_rank(y->metric);
 		if (mx != my)
 			return mx - my;
 		if ((c = strcmp(x->metric, y->metric)))
@@ -1014,16 +1268,8 @@ out:
 
 void report_release(struct report_model *m)
 {
-	for (size_t g = 0; g < m->n_groups; g++) {
-		for (size_t i = 0; i < m->groups[g].n_series; i++) {
-			free(m->groups[g].series[i].values);
-			free(m->groups[g].series[i].blocks);
-			free(m->groups[g].series[i].ecdf_x);
-			free(m->groups[g].series[i].ecdf_p);
-			free(m->groups[g].series[i].hist);
-		}
-		free(m->groups[g].series);
-	}
+	for (size_t g = 0; g < m->n_groups; g++)
+		release_group(&m->groups[g]);
 	free(m->groups);
 	free(m->rows);
 	free(m->tracer);

@@ -18,9 +18,14 @@
  *    when either side's runs are nested in blocks - has_blocks - and both
  *    sides have at most max_boot_n runs, the CIs come from the two-stage
  *    bootstrap, nested_dilation_ci),
- *    the Mann-Whitney U test with its p-value Holm-adjusted across every
- *    comparison of the report and its significance at alpha = 1 - confidence,
+ *    when both sides were measured in the same blocks (rounds, ABBA boot
+ *    pairs) the CIs from the pairs instead (report_dilation.paired),
+ *    the rank test (Wilcoxon signed-rank on those pairs, else Mann-Whitney
+ *    U; in mw) with its p-value Holm-adjusted within its family
+ *    (n_family: every comparison of the stored run, filters aside) and its
+ *    significance at alpha = 1 - confidence,
  *    the Hodges-Lehmann ratio with CI, and the two-sample KS test;
+ *  - per group, the machine's noise (struct report_noise);
  *  - the ECDF, exact when it has at most REPORT_ECDF_MAX steps, else sampled
  *    at REPORT_ECDF_MAX + 1 evenly spaced probabilities (type-7 quantiles).
  * And per workload and variant with trace_events values (kernel variants:
@@ -58,6 +63,38 @@ struct report_dilation {
 	int ok;
 	const char *reason;	/* when !ok */
 	struct dilation d;	/* d.ci_abs / d.ci_pct carry has_ci, method, reason */
+	/* paired: the design measured both sides in the same blocks (an
+	 * interleaved plan's rounds, an ABBA plan's boots), at least
+	 * NESTED_MIN_PAIRS of them, and d's intervals come from the pairs
+	 * (nested_paired_dilation: the blocks resampled as pairs); pairs is
+	 * their number and unpaired_ci_pct the interval the samples give
+	 * resampled apart (stats_dilation, or the two-stage bootstrap), kept
+	 * to say how much the pairing narrowed it.  The verdicts (significance,
+	 * gate) read d, the interval printed. */
+	int paired;
+	size_t pairs;
+	struct interval unpaired_ci_pct;
+};
+
+/*
+ * The noise of the machine on one (workload, metric): an A/A comparison of
+ * the baseline with itself, its runs split in two halves by the parity of
+ * their block (an interleaved plan's rounds: even rounds against odd
+ * ones) or, with one block, of their place in plan order, the two halves
+ * paired block 2k with block 2k + 1 (nested_paired_dilation) when there
+ * are NESTED_MIN_PAIRS such pairs, apart otherwise (stats_dilation).  The
+ * resolution is the half-width of the 95 % (the report's level) CI of that
+ * A/A median dilation, scaled by 1/sqrt(2) from n/2 runs a side to the n
+ * of the real comparison (a CI's half-width shrinks like 1/sqrt(n)): the
+ * smallest median dilation this machine tells from nothing on this
+ * workload.  No resolution (reason) with fewer than 4 baseline runs.
+ */
+struct report_noise {
+	int ok;
+	const char *reason;	/* when !ok */
+	double resolution_pct;
+	size_t half;		/* runs in the smaller half */
+	int paired;		/* the halves were paired */
 };
 
 /* One variant's values of one (workload, metric). */
@@ -95,7 +132,8 @@ struct report_series {
 	const char *no_compare_reason;
 	struct report_dilation mean_dil;
 	struct report_dilation pct_dil[REPORT_MAX_PERCENTILES];
-	struct test_result mw;		/* Mann-Whitney U (raw p) */
+	struct test_result mw;		/* the rank test (raw p): Wilcoxon signed-rank
+					   on block pairs, or Mann-Whitney U */
 	double p_holm;			/* Holm-adjusted; NaN when !mw.valid */
 	int significant;		/* mw.valid && p_holm < alpha */
 	struct test_result ks;
@@ -159,6 +197,9 @@ struct report_group {
 	size_t n_bins;
 	double bin_w;
 	int nested;		/* a series has nested.ok */
+	int hidden;		/* private: filtered out (--metric, --workload), kept
+				   while report_build runs for the Holm family */
+	struct report_noise noise;	/* the machine's A/A resolution */
 };
 
 /* A stored value, for tidy formats (CSV). */
@@ -304,7 +345,17 @@ struct report_model {
 	unsigned bootstrap;
 	size_t max_boot_n;
 	int bca;
-	size_t n_comparisons;	/* valid U tests, the Holm family */
+	/*
+	 * The Holm families: every valid U test of the stored run, whatever
+	 * --metric and --workload show, so that a verdict is a property of the
+	 * data.  n_family[0]: the primary metrics (report_primary_metric: wall
+	 * and the per-operation times), every workload and variant;
+	 * n_family[1]: every other metric (user, sys, maxrss, counters, the
+	 * tracer's accounting), a family of its own so that secondary metrics
+	 * do not dilute the primary question.
+	 */
+	size_t n_family[2];
+	size_t n_comparisons;	/* n_family[0] + n_family[1] */
 	const char *config_metric;	/* configurations table */
 	/* groups with a series whose nested components are ok (blocks with
 	 * >= 2 runs): the report shows the between/within-block table */
@@ -367,6 +418,27 @@ extern const char report_virtual_time_note[];
 /* Is g's metric a time (unit s, ms, us, ns) or a count of cycles: more is
  * slower? */
 int report_time_like(const struct report_group *g);
+/* 1 for the metrics of the primary Holm family: wall, ns_per_op,
+ * tsc_cycles_per_op, cycles_per_op. */
+int report_primary_metric(const char *metric);
+/*
+ * The noise verdict of a group, one sentence without a full stop: "this
+ * machine resolves about X % on W (metric, median dilation; A/A ...);
+ * dilations below X % are not distinguishable: V (+a %), ...", or why
+ * there is none.  Every format prints it for the primary metrics.
+ */
+void report_noise_verdict(const struct report_model *m, const struct report_group *g,
+			  char *buf, size_t len);
+/* The note on the paired intervals: how many dilations came from pairs
+ * and how much narrower (median ratio of half-widths paired / unpaired)
+ * they are; 0 (buf empty) when none did. */
+int report_paired_note(const struct report_model *m, char *buf, size_t len);
+/* The order of metrics in reports: wall, user, sys, maxrss (0-3), then
+ * the others (4; by name). */
+int report_metric_rank(const char *metric);
+/* The note on p (Holm) and its families, one sentence without a full stop,
+ * for every format. */
+void report_holm_note(const struct report_model *m, char *buf, size_t len);
 /* The baseline series of a group, or NULL. */
 const struct report_series *report_baseline(const struct report_group *g);
 

@@ -347,6 +347,31 @@ static double statistic(double *x, size_t n, enum stat_kind kind, double p)
 	return sum / (double)n;
 }
 
+/* The percentile intervals of B replicates (Efron & Tibshirani 1993,
+ * ch. 13) into d->ci_abs and d->ci_pct (none, reason set, when no_pct:
+ * a resampled baseline statistic was 0 or d's pct is NaN).  Sorts both. */
+static void replicate_cis(double *abs_rep, double *pct_rep, unsigned B, double conf,
+			  const char *method, int no_pct, struct dilation *d)
+{
+	qsort(abs_rep, B, sizeof(*abs_rep), cmp_double);
+	d->ci_abs = (struct interval){
+		.has_ci = 1, .level = conf, .method = method,
+		.lo = stats_quantile_sorted(abs_rep, B, (1 - conf) / 2),
+		.hi = stats_quantile_sorted(abs_rep, B, 1 - (1 - conf) / 2),
+	};
+	if (no_pct) {
+		d->ci_pct = (struct interval){ .lo = NAN, .hi = NAN, .method = method,
+			.reason = "a resampled baseline statistic is 0: no % interval" };
+	} else {
+		qsort(pct_rep, B, sizeof(*pct_rep), cmp_double);
+		d->ci_pct = (struct interval){
+			.has_ci = 1, .level = conf, .method = method,
+			.lo = stats_quantile_sorted(pct_rep, B, (1 - conf) / 2),
+			.hi = stats_quantile_sorted(pct_rep, B, 1 - (1 - conf) / 2),
+		};
+	}
+}
+
 int nested_dilation_ci(const double *bx, const int *bb, size_t nb, const double *vx,
 		       const int *vb, size_t nv, enum stat_kind kind, double p,
 		       const struct boot_opts *o, struct dilation *d)
@@ -383,27 +408,209 @@ int nested_dilation_ci(const double *bx, const int *bb, size_t nb, const double 
 		pct_rep[r] = 100 * (tv - tb) / tb;
 		zero_base |= tb == 0;
 	}
-	/* percentile intervals of the replicates (Efron & Tibshirani 1993, ch. 13) */
-	qsort(abs_rep, B, sizeof(*abs_rep), cmp_double);
-	d->ci_abs = (struct interval){
-		.has_ci = 1, .level = conf, .method = m_two_stage,
-		.lo = stats_quantile_sorted(abs_rep, B, (1 - conf) / 2),
-		.hi = stats_quantile_sorted(abs_rep, B, 1 - (1 - conf) / 2),
-	};
-	if (zero_base || isnan(d->pct)) {
-		d->ci_pct = (struct interval){ .lo = NAN, .hi = NAN, .method = m_two_stage,
-			.reason = "a resampled baseline statistic is 0: no % interval" };
-	} else {
-		qsort(pct_rep, B, sizeof(*pct_rep), cmp_double);
-		d->ci_pct = (struct interval){
-			.has_ci = 1, .level = conf, .method = m_two_stage,
-			.lo = stats_quantile_sorted(pct_rep, B, (1 - conf) / 2),
-			.hi = stats_quantile_sorted(pct_rep, B, 1 - (1 - conf) / 2),
-		};
-	}
+	replicate_cis(abs_rep, pct_rep, B, conf, m_two_stage, zero_base || isnan(d->pct), d);
 	d->B = B;
 	rc = 0;
 out:
+	free(rb);
+	free(rv);
+	free(abs_rep);
+	free(pct_rep);
+	if (rng)
+		gsl_rng_free(rng);
+	return rc;
+}
+
+static const char m_paired[] = "paired percentile bootstrap (blocks measured on both sides "
+	"drawn together: rounds, or ABBA boot pairs; Davison & Hinkley 1997, sec. 3.8)";
+
+/* A side's runs ordered by block: idx[] into x, by block id then input
+ * order. */
+struct by_block {
+	const int *block;
+	size_t *idx, n;
+};
+
+static int cmp_by_block(const void *a, const void *b, void *ctx)
+{
+	const int *ids = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int bx = ids[x], byy = ids[y];
+	return bx != byy ? (bx > byy) - (bx < byy) : (x > y) - (x < y);
+}
+
+static int by_block_make(const int *block, size_t n, struct by_block *s)
+{
+	s->block = block;
+	s->n = n;
+	if (!(s->idx = malloc(n * sizeof(*s->idx))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		s->idx[i] = i;
+	qsort_r(s->idx, n, sizeof(*s->idx), cmp_by_block, (void *)block);
+	return 0;
+}
+
+/* The common blocks: ranges [bs[k], be[k]) of b->idx and [vs[k], ve[k])
+ * of v->idx, K of them (arrays of min(nb, nv) entries). */
+static size_t common_blocks(const struct by_block *b, const struct by_block *v,
+			    size_t *bs, size_t *be, size_t *vs, size_t *ve)
+{
+	size_t i = 0, j = 0, K = 0;
+
+	while (i < b->n && j < v->n) {
+		int x = b->block[b->idx[i]], y = v->block[v->idx[j]];
+		size_t i2 = i, j2 = j;
+
+		while (i2 < b->n && b->block[b->idx[i2]] == x)
+			i2++;
+		while (j2 < v->n && v->block[v->idx[j2]] == y)
+			j2++;
+		if (x == y) {
+			bs[K] = i;
+			be[K] = i2;
+			vs[K] = j;
+			ve[K++] = j2;
+		}
+		if (x <= y)
+			i = i2;
+		if (y <= x)
+			j = j2;
+	}
+	return K;
+}
+
+struct pairing {
+	struct by_block b, v;
+	size_t *bs, *be, *vs, *ve, K;
+};
+
+static void pairing_free(struct pairing *P)
+{
+	free(P->b.idx);
+	free(P->v.idx);
+	free(P->bs);
+	free(P->be);
+	free(P->vs);
+	free(P->ve);
+}
+
+static int pairing_make(const int *bb, size_t nb, const int *vb, size_t nv, struct pairing *P)
+{
+	size_t m = nb < nv ? nb : nv;
+
+	memset(P, 0, sizeof(*P));
+	P->bs = malloc(m * sizeof(size_t));
+	P->be = malloc(m * sizeof(size_t));
+	P->vs = malloc(m * sizeof(size_t));
+	P->ve = malloc(m * sizeof(size_t));
+	if (!P->bs || !P->be || !P->vs || !P->ve || by_block_make(bb, nb, &P->b) ||
+	    by_block_make(vb, nv, &P->v)) {
+		pairing_free(P);
+		return -ENOMEM;
+	}
+	P->K = common_blocks(&P->b, &P->v, P->bs, P->be, P->vs, P->ve);
+	return 0;
+}
+
+/* Append the runs of ranges [s[k], e[k]) of side (x, idx) to out. */
+static size_t gather(const double *x, const size_t *idx, size_t s, size_t e, double *out,
+		     size_t at)
+{
+	for (size_t i = s; i < e; i++)
+		out[at++] = x[idx[i]];
+	return at;
+}
+
+int nested_paired_means(const double *bx, const int *bb, size_t nb, const double *vx,
+			const int *vb, size_t nv, double *mb, double *mv)
+{
+	struct pairing P;
+
+	if (pairing_make(bb, nb, vb, nv, &P))
+		return -ENOMEM;
+	for (size_t k = 0; k < P.K; k++) {
+		double sb = 0, sv = 0;
+		for (size_t i = P.bs[k]; i < P.be[k]; i++)
+			sb += bx[P.b.idx[i]];
+		for (size_t i = P.vs[k]; i < P.ve[k]; i++)
+			sv += vx[P.v.idx[i]];
+		mb[k] = sb / (double)(P.be[k] - P.bs[k]);
+		mv[k] = sv / (double)(P.ve[k] - P.vs[k]);
+	}
+	pairing_free(&P);
+	return (int)P.K;
+}
+
+int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const double *vx,
+			   const int *vb, size_t nv, enum stat_kind kind, double p,
+			   const struct boot_opts *o, struct dilation *d, size_t *pairs)
+{
+	unsigned B = o && o->B ? o->B : 2000;
+	double conf = o && o->conf > 0 ? o->conf : 0.95;
+	double *rb = NULL, *rv = NULL, *abs_rep = NULL, *pct_rep = NULL, tb, tv;
+	size_t mb = 0, mv = 0;
+	struct pairing P;
+	gsl_rng *rng = NULL;
+	int rc = -ENOMEM, zero_base = 0;
+
+	*pairs = 0;
+	if (!bx || !vx || !bb || !vb || !d || !nb || !nv || !(conf > 0 && conf < 1) ||
+	    (kind == STATK_QUANTILE && !(p >= 0 && p <= 1)))
+		return -EINVAL;
+	if (pairing_make(bb, nb, vb, nv, &P))
+		return -ENOMEM;
+	*pairs = P.K;
+	if (P.K < NESTED_MIN_PAIRS) {
+		rc = 0;
+		goto out;
+	}
+	/* a resample takes at most K times the largest block of a side */
+	for (size_t k = 0; k < P.K; k++) {
+		if (P.be[k] - P.bs[k] > mb)
+			mb = P.be[k] - P.bs[k];
+		if (P.ve[k] - P.vs[k] > mv)
+			mv = P.ve[k] - P.vs[k];
+	}
+	rb = malloc(P.K * mb * sizeof(*rb));
+	rv = malloc(P.K * mv * sizeof(*rv));
+	abs_rep = malloc(B * sizeof(*abs_rep));
+	pct_rep = malloc(B * sizeof(*pct_rep));
+	rng = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!rb || !rv || !abs_rep || !pct_rep || !rng)
+		goto out;
+	/* the estimate: every run of the common blocks */
+	mb = mv = 0;
+	for (size_t k = 0; k < P.K; k++) {
+		mb = gather(bx, P.b.idx, P.bs[k], P.be[k], rb, mb);
+		mv = gather(vx, P.v.idx, P.vs[k], P.ve[k], rv, mv);
+	}
+	tb = statistic(rb, mb, kind, p);
+	tv = statistic(rv, mv, kind, p);
+	memset(d, 0, sizeof(*d));
+	d->base = tb;
+	d->var = tv;
+	d->abs = tv - tb;
+	d->pct = tb != 0 ? 100 * (tv - tb) / tb : NAN;
+	gsl_rng_set(rng, (unsigned long)(o ? o->seed : 0));
+	for (unsigned r = 0; r < B; r++) {
+		mb = mv = 0;
+		for (size_t k = 0; k < P.K; k++) {
+			size_t j = gsl_rng_uniform_int(rng, P.K);
+			mb = gather(bx, P.b.idx, P.bs[j], P.be[j], rb, mb);
+			mv = gather(vx, P.v.idx, P.vs[j], P.ve[j], rv, mv);
+		}
+		tb = statistic(rb, mb, kind, p);
+		tv = statistic(rv, mv, kind, p);
+		abs_rep[r] = tv - tb;
+		pct_rep[r] = 100 * (tv - tb) / tb;
+		zero_base |= tb == 0;
+	}
+	replicate_cis(abs_rep, pct_rep, B, conf, m_paired, zero_base || isnan(d->pct), d);
+	d->B = B;
+	rc = 0;
+out:
+	pairing_free(&P);
 	free(rb);
 	free(rv);
 	free(abs_rep);

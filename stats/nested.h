@@ -145,4 +145,40 @@ int nested_dilation_ci(const double *bx, const int *bb, size_t nb, const double 
 		       const int *vb, size_t nv, enum stat_kind kind, double p,
 		       const struct boot_opts *o, struct dilation *d);
 
+/* The fewest blocks on both sides for a paired analysis. */
+#define NESTED_MIN_PAIRS 5
+
+/*
+ * The dilation from pairs of blocks: when the two samples were measured in
+ * the same blocks - an interleaved plan's rounds (one run of each variant
+ * a round, close in time), or an ABBA plan's boots (block b of the
+ * baseline next to block b of the variant) - the noise of the moment falls
+ * on both sides of a block alike, and resampling the blocks as pairs keeps
+ * that shared part out of the interval.  The paired (cluster) bootstrap
+ * (Davison & Hinkley 1997, sec. 3.8 and 6.3's block resampling; Efron &
+ * Tibshirani 1993, sec. 9.3 on paired data): with K the block ids present
+ * on both sides, each replicate draws K of them with replacement and takes
+ * every run of each drawn block on each side; T* = mean or type-7 quantile
+ * p of each side's runs, abs* = T(var*) - T(base*), pct* = 100 abs* /
+ * T(base*); the intervals are the (1 - conf)/2 and (1 + conf)/2 type-7
+ * quantiles of the B replicates.  The point estimates are those of the
+ * runs in the K common blocks (the runs of a block present on one side
+ * only are left out: *pairs says how many blocks remain).
+ * With fewer than NESTED_MIN_PAIRS common blocks there is no paired
+ * analysis: returns 0 with *pairs set and *d untouched.  Otherwise *d is
+ * filled (its method names the paired bootstrap).  o: B (0 = 2000), conf
+ * (0 = 0.95) and seed.  Errors: -EINVAL, -ENOMEM; *d untouched then.
+ */
+int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const double *vx,
+			   const int *vb, size_t nv, enum stat_kind kind, double p,
+			   const struct boot_opts *o, struct dilation *d, size_t *pairs);
+
+/*
+ * The block means of the K blocks present on both sides, in ascending
+ * block id: mb[k], mv[k] (each holding min(nb, nv) doubles).  Returns K.
+ * -ENOMEM on allocation failure.
+ */
+int nested_paired_means(const double *bx, const int *bb, size_t nb, const double *vx,
+			const int *vb, size_t nv, double *mb, double *mv);
+
 #endif

@@ -170,13 +170,25 @@ int stats_dilation(const double *base, size_t nb, const double *var, size_t nv,
 		   enum stat_kind kind, double p, const struct boot_opts *o,
 		   struct dilation *out);
 
+/*
+ * The change of a dilation between two studies, in percentage points:
+ * x[0], x[1] the baseline and the variant of study A, x[2], x[3] those of
+ * study B; est = 100 (T(x3)/T(x2) - T(x1)/T(x0)), the dilation in B minus
+ * the dilation in A, with its percentile bootstrap interval (the four
+ * samples resampled independently, B resamples, seeded by o->seed; BCa and
+ * max_boot_n do not apply).  No interval (reason) when a side has n < 2 or
+ * a (resampled) baseline statistic is 0; est NaN when a baseline statistic
+ * is 0.  Errors as stats_dilation: -EINVAL, -EDOM, -ENOMEM.
+ */
+int stats_dilation_change(const double *const x[4], const size_t n[4], enum stat_kind kind,
+			  double p, const struct boot_opts *o, double *est, struct interval *ci);
+
 /* ---- tests ---- */
 
 struct test_result {
 	int valid;		/* 0: not computed, reason says why */
 	double statistic;	/* U, D, t, ... */
 	double p;		/* two-sided p-value */
-	double df;		/* Welch only */
 	int exact;		/* p from the exact null distribution */
 	const char *method;
 	const char *reason;
@@ -202,7 +214,8 @@ int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
  * distribution-free CI from the Mann-Whitney distribution (Hollander &
  * Wolfe 1999, 4.2/4.3; Bauer 1972), returned as a ratio exp(shift) with
  * ratio CI.  Values must be > 0 (-EDOM otherwise).  Critical values exact
- * for n <= 50 a side (ci.level the exact coverage), normal approximation
+ * while they are cheap (min(m,n) m n / 2 <= 1e8: 200 + 200 runs and well
+ * beyond; ci.level the coverage achieved, >= conf), normal approximation
  * above; no CI (reason set) when too few runs, e.g. 2 + 2.  Any size: the
  * needed order statistics of the nx ny differences are selected without
  * forming them (see rank.c), so 10^6 x 10^6 pairs need no fallback.
@@ -215,19 +228,29 @@ int stats_hodges_lehmann_ratio(const double *x, size_t nx, const double *y,
 			       size_t ny, double conf, struct hl_ratio *out);
 
 /* Two-sample Kolmogorov-Smirnov, two-sided: D = sup |F_x - F_y|, p from
- * the exact distribution (Hodges 1958 lattice-path count) when there are
- * no ties and nx ny <= 10000, otherwise the asymptotic Kolmogorov
- * distribution with Stephens' (1970) small-sample correction
- * (conservative with ties).  Valid for any n >= 1. */
+ * the exact distribution conditional on the ties (Hodges 1958 lattice
+ * paths, D read at the ends of groups of equal values; the upper tail
+ * summed directly, so p keeps its relative precision down to 1e-300) when
+ * nx ny <= 10000, otherwise the asymptotic Kolmogorov distribution with
+ * Stephens' (1970) small-sample correction (an approximation, not a bound,
+ * with ties).  Valid for any n >= 1.
+ *
+ * There is no t test: the mean's question is answered by the interval of
+ * its dilation (stats_dilation), and a second verdict on the same question
+ * from a t test could only disagree with it. */
 int stats_ks2(const double *x, size_t nx, const double *y, size_t ny,
 	      struct test_result *out);
 
-/* Welch's unequal-variance t test (Welch 1947), two-sided, df by
- * Welch-Satterthwaite; p from GSL's t distribution.  statistic = t of
- * mean(x) - mean(y).  Not valid (reason set) with n < 2 on a side or when
- * both variances are 0. */
-int stats_welch_t(const double *x, size_t nx, const double *y, size_t ny,
-		  struct test_result *out);
+/*
+ * Wilcoxon signed-rank test of paired differences d[0..n-1] (Wilcoxon
+ * 1945), two-sided, as SciPy's wilcoxon (zero_method "wilcox", no
+ * continuity correction): zeros dropped, statistic = min(W+, W-); p from
+ * the exact null distribution with no ties and at most 50 non-zero
+ * differences, else the normal approximation with the tie correction.  Not
+ * valid (reason) with 1 to 5 non-zero differences; p = 1 when all are 0.  -EINVAL (n == 0),
+ * -EDOM (NaN/inf), -ENOMEM.
+ */
+int stats_wilcoxon_signed_rank(const double *d, size_t n, struct test_result *out);
 
 /* Holm-Bonferroni step-down adjustment (Holm 1979): adjusted[i] for p[i],
  * monotone, capped at 1.  NaN entries are skipped and stay NaN.  On

@@ -37,11 +37,24 @@ static void teardown(void)
 
 TestSuite(gate, .init = setup, .fini = teardown, .timeout = 90);
 
+/* Write NAME.yaml (yaml is freed) and run it into db. */
+static void run_yaml(const char *name, char *yaml)
+{
+	struct cli_result r;
+	char *file = xasprintf("%s.yaml", name);
+
+	tl_write(dir, file, yaml);
+	free(yaml);
+	cli_run(dir, &r, "run", file, "--db", db, "-q", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+	free(file);
+}
+
 /* base = 100, slow = 110, same = 100, noisy = 100/110 alternating; the
  * values scaled by scale %.  gate_yaml: the experiment's gate: section. */
 static void run_study(const char *name, int scale, const char *gate_yaml)
 {
-	struct cli_result r;
 	char *yaml = xasprintf(
 		"name: %s\n"
 		"baseline: base\n"
@@ -67,13 +80,7 @@ static void run_study(const char *name, int scale, const char *gate_yaml)
 		"    metrics: *m\n"
 		"%s",
 		name, dir, dir, dir, dir, scale, scale, gate_yaml ? gate_yaml : "");
-	char *file = xasprintf("%s.yaml", name);
-	tl_write(dir, file, yaml);
-	free(yaml);
-	cli_run(dir, &r, "run", file, "--db", db, "-q", NULL);
-	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-	cli_result_release(&r);
-	free(file);
+	run_yaml(name, yaml);
 }
 
 
@@ -343,14 +350,14 @@ Test(gate, compare_marks_insignificant_changes_and_fails_on_regression)
 	run_study("f", 2, NULL);	/* run 3: every value doubled */
 	cli_run(dir, &r, "compare", "1", "2", "--db", db, "--metric", "value", NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
-	/* 4 variants x 2 workloads, no change: all "~". */
-	cr_assert_eq(tl_count_str(r.out, " ~ "), 8, "%s", r.out);
+	/* 4 variants x 2 workloads, no change: all "~" (and the 6 dilations) */
+	cr_assert_eq(tl_count_str(r.out, " ~ ["), 8 + 6, "%s", r.out);
 	cr_assert(!strstr(r.out, "provenance differs"), "%s", r.out);
 	cli_result_release(&r);
 
 	cli_run(dir, &r, "compare", "1", "3", "--db", db, "--metric", "value", NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
-	cr_assert_eq(tl_count_str(r.out, "  +100.00%  ["), 8, "%s", r.out);
+	cr_assert_eq(tl_count_str(r.out, "  +100.00% ["), 8, "%s", r.out);
 	cli_result_release(&r);
 
 	cli_run(dir, &r, "compare", "1", "3", "--db", db, "--metric", "value",
@@ -364,6 +371,82 @@ Test(gate, compare_marks_insignificant_changes_and_fails_on_regression)
 		"--fail-on-regression", "5%", NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
 	cr_assert(strstr(r.out, "-50.00%"), "%s", r.out);
+	cli_result_release(&r);
+}
+
+/* One workload whose k-th run prints the k-th of values (cycling). */
+static void run_list_study(const char *name, const char *values)
+{
+	char *yaml = xasprintf(
+		"name: %s\n"
+		"baseline: base\n"
+		"repetitions: 6\n"
+		"warmup: 0\n"
+		"variants:\n"
+		"  - {name: base, env: {CNT: %s/%s.cnt}}\n"
+		"workloads:\n"
+		"  - name: w\n"
+		"    shell: 'set -- %s; c=$(cat \"$CNT\" 2>/dev/null || echo 0); "
+		"echo $((c + 1)) > \"$CNT\"; shift $((c %% $#)); echo value=$1'\n"
+		"    metrics:\n"
+		"      - {name: value, regex: 'value=([0-9]+)', unit: x}\n",
+		name, dir, name, values);
+	run_yaml(name, yaml);
+}
+
+/*
+ * compare decides from the interval, as gate: B's median is 5.5 % above
+ * A's, over the 5 % threshold, but the interval of the change reaches
+ * below 5 %: no regression (the U test, p = 0.003, called it significant and
+ * compare exited 1 on the point estimate).  The change itself is read
+ * against 0 from the same interval.  Runs and names only on one side are
+ * said.
+ */
+Test(gate, compare_decides_regressions_from_the_interval_as_gate)
+{
+	struct cli_result r;
+
+	run_list_study("a", "100 100 100 100 100 100");	/* run 1 */
+	run_list_study("b", "101 103 105 106 110 115");	/* run 2 */
+	cli_run(dir, &r, "compare", "1", "2", "--db", db, "--fail-on-regression", "5%", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_expect(!strstr(r.err, "regression"), "%s", r.err);
+	cr_expect(strstr(r.out, "+5.50% ["), "above 0: %s", r.out);
+	cr_expect(strstr(r.out, "as perturb gate decides"), "%s", r.out);
+	cr_expect(strstr(r.out, "the experiments differ"), "%s", r.out);
+	cli_result_release(&r);
+	/* a third run, a workload of its own: one more column, said */
+	run_study("e", 1, NULL);	/* run 3: workloads w1, w2, variants of their own */
+	cli_run(dir, &r, "compare", "1", "2", "3", "--db", db, "--metric", "value", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_expect(strstr(r.out, "C vs A"), "%s", r.out);
+	cr_expect(strstr(r.out, "workload 'w1': only in C"), "%s", r.out);
+	cr_expect(strstr(r.out, "variant 'slow': only in C"), "%s", r.out);
+	cr_expect(strstr(r.out, "value (x)"), "units in the header: %s", r.out);
+	cr_expect(strstr(r.out, "geomean"), "%s", r.out);
+	cli_result_release(&r);
+}
+
+/*
+ * Each variant's dilation against its own run's baseline: run 3 doubles
+ * every value, so the raw medians change by +100 % while the dilations
+ * (slow: +10 %) do not change.
+ */
+Test(gate, compare_shows_each_runs_dilation)
+{
+	struct cli_result r;
+
+	run_study("e", 1, NULL);
+	run_study("f", 2, NULL);
+	cli_run(dir, &r, "compare", "1", "2", "--db", db, "--metric", "value", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_expect(strstr(r.out, "dilation against each run's own baseline"), "%s", r.out);
+	char *slow = strstr(r.out, "dilation against");
+	slow = slow ? strstr(slow, "slow") : NULL;
+	cr_assert(slow, "%s", r.out);
+	slow[strcspn(slow, "\n")] = 0;
+	cr_expect_eq(tl_count_str(slow, "+10.00"), 2, "%s", slow);
+	cr_expect(strstr(slow, " ~ ["), "%s", slow);
 	cli_result_release(&r);
 }
 

@@ -1,27 +1,22 @@
 /*
- * cmd_compare.c - `perturb compare A B`: two stored runs side by side, in
- * the spirit of benchstat.
+ * cmd_compare.c - `perturb compare A B [C ...]`: stored runs side by side,
+ * in the spirit of benchstat.
  *
- * For every (workload, variant, metric) that both runs measured (measured,
- * successful runs only): the median of A and of B, the change of the
- * median of B over A in % with its confidence interval (stats_dilation:
- * percentile bootstrap of the two independent samples, quantile 0.5,
- * seeded by the names, so the same databases print the same numbers), and
- * the two-sided Mann-Whitney U p-value (stats_mann_whitney).  The change
- * is printed as "~" when p >= alpha = 1 - confidence (no Holm correction:
- * as benchstat, each row is read on its own).
+ * What is computed and printed (medians with their spread, changes over A
+ * with their intervals, a geomean row, each variant's dilation against its
+ * own run's baseline, the differences between the runs): reports/compare.h.
+ * Verdicts come from the intervals alone, as `perturb gate`'s
+ * (reports/decide.h, the same code): "~" when the interval of a change
+ * holds 0, at the level of Holm's step-down over every change shown.
  *
- * A regression is a significant change whose estimate is above the
- * --fail-on-regression threshold: every metric is taken as lower-is-better
- * (times, counters, sizes).
+ * A regression is a raw change of a run over A whose interval lies above
+ * the --fail-on-regression threshold t (Holm's step-down over every raw
+ * change with the hypotheses "change = t"): the same rule as gate's FAIL,
+ * so that compare and gate cannot disagree on the same data.  Every metric
+ * is taken as lower-is-better (times, counters, sizes).
  *
- * The provenance columns of the two runs (perturb version, kernel release,
- * kernel command line, CPU model, cores, governor, SMT, ASLR) are compared
- * first and every difference is printed above the table: a change of the
- * machine is a change of the result.
- *
- * The rows and their output: reports/compare.h; this command parses the
- * options, opens the runs and judges the regressions.
+ * This command parses the options, opens the runs and judges the
+ * regressions.
  */
 #include "commands.h"
 #include "options.h"
@@ -56,26 +51,29 @@ static int open_run(const char *db, const char *spec, struct store **st, int64_t
 
 int cmd_compare(int argc, char **argv)
 {
-	struct store *sa = NULL, *sb = NULL;
 	struct compare t = { 0 };
+	struct decide_item *reg = NULL;
 	const char *db = "results/perturb.db", *db_b = NULL, *ids[2] = { 0 };
-	int64_t id[2];
+	char **more = NULL;
+	size_t n_more = 0;
 	double conf = 0.95, max_reg = NAN;
-	size_t n_reg = 0;
+	long n_reg = 0;
 	int ret = EXIT_USAGE, rc;
 	struct opt opts[] = {
 		OPT_ARG("RUN_A", &ids[0], "the run compared against: an id, latest, or a negative\noffset after --: perturb compare -- -2 -1"),
 		OPT_ARG("RUN_B", &ids[1], "the run compared"),
+		OPT_ARGS("RUN...", &more, &n_more, "more runs compared with A, one column each"),
 		OPT_STRING(0, "db", &db, "PATH",
-			   "results database of A (and B; default results/perturb.db)"),
-		OPT_STRING(0, "db-b", &db_b, "PATH", "results database of B"),
+			   "results database of the runs (default results/perturb.db)"),
+		OPT_STRING(0, "db-b", &db_b, "PATH", "results database of B and the runs after it"),
 		OPT_LIST(0, "metric", &t.metrics, &t.n_metrics, "M",
 			 "only this metric (repeatable, or M,M)"),
 		OPT_LEVEL(0, "confidence", &conf, "C",
-			  "level of the intervals and the tests (default 0.95)"),
+			  "family-wise level of the intervals' verdicts (default 0.95)"),
 		OPT_PERCENT(0, "fail-on-regression", &max_reg, 0, INFINITY, 0, "X",
-			    "exit 1 when a significant change is above X (5% or\n"
-			    "0.05); every metric is taken as lower-is-better"),
+			    "exit 1 when the interval of a change lies above X\n"
+			    "(5% or 0.05), as gate's FAIL; every metric is taken as\n"
+			    "lower-is-better"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
 		OPT_END(),
 	};
@@ -87,39 +85,52 @@ int cmd_compare(int argc, char **argv)
 	if (!isnan(max_reg))
 		max_reg *= 100;	/* in % */
 	if (!ids[1]) {
-		error("compare takes two run ids: perturb compare A B");
+		error("compare takes two run ids or more: perturb compare A B [C ...]");
 		goto out;
 	}
-	if ((rc = open_run(db, ids[0], &sa, &id[0]))) {
-		ret = rc;
+	if (2 + n_more > COMPARE_MAX_RUNS) {
+		error("compare takes at most %d runs, got %zu", COMPARE_MAX_RUNS, 2 + n_more);
 		goto out;
 	}
-	if ((rc = open_run(db_b ? db_b : db, ids[1], &sb, &id[1]))) {
-		ret = rc;
-		goto out;
+	t.n_runs = 2 + n_more;
+	for (size_t k = 0; k < t.n_runs; k++) {
+		const char *s = k < 2 ? ids[k] : more[k - 2];
+		if ((rc = open_run(k && db_b ? db_b : db, s, &t.runs[k].st, &t.runs[k].id))) {
+			ret = rc;
+			goto out;
+		}
 	}
 	ret = EXIT_RUNTIME;
 	t.confidence = conf;
-	if (compare_build(&t, sa, id[0], sb, id[1]) < 0)
+	if (compare_build(&t) < 0)
 		goto out;
 	compare_print(&t, stdout);
-	for (size_t i = 0; i < t.n_rows; i++) {
-		const struct compare_row *c = &t.rows[i];
-		if (c->n[0] && c->n[1] && c->significant && isfinite(max_reg) &&
-		    isfinite(c->d.pct) && c->d.pct > max_reg) {
-			n_reg++;
-			warning("regression: %s on %s, %s: %+.2f%% (over %.2f%%, p=%.3g)",
-				c->variant, c->workload, c->metric, c->d.pct, max_reg, c->mw.p);
-		}
+	if (isfinite(max_reg)) {
+		reg = xcalloc(t.n_rows * t.n_runs + 1, sizeof(*reg));
+		if ((n_reg = compare_regressions(&t, max_reg, reg)) < 0)
+			goto out;
+		for (size_t i = 0; i < t.n_rows; i++)
+			for (size_t k = 1; k < t.n_runs; k++) {
+				const struct compare_row *c = &t.rows[i];
+				const struct decide_item *d = &reg[i * t.n_runs + k];
+				if (d->verdict != DECIDE_ABOVE)
+					continue;
+				warning("regression: %s on %s, %s, run %lld over run %lld: %+.2f%%, "
+					"its %.4g%% interval [%+.2f%%, %+.2f%%] above %.2f%%",
+					c->variant, c->workload, c->metric, (long long)t.runs[k].id,
+					(long long)t.runs[0].id, c->change[k], 100 * d->level, d->lo,
+					d->hi, max_reg);
+			}
 	}
 	if (!t.n_common)
-		warning("runs %" PRId64 " and %" PRId64 " have no (workload, variant, metric) in common",
-			id[0], id[1]);
+		warning("the runs have no (workload, variant, metric) in common");
 	ret = n_reg ? EXIT_OVERHEAD : EXIT_OK;
 out:
 	compare_release(&t);
+	free(reg);
+	free(more);
 	free(t.metrics);
-	store_close(sa);
-	store_close(sb);
+	for (size_t k = 0; k < COMPARE_MAX_RUNS; k++)
+		store_close(t.runs[k].st);
 	return ret;
 }

@@ -46,6 +46,7 @@
 #include "engine/config.h"
 #include "reports/report.h"
 #include "reports/gate_out.h"
+#include "reports/decide.h"
 #include "engine/store.h"
 #include "lib/util.h"
 
@@ -166,32 +167,49 @@ static void judge_with(struct gate_judgement *j, const struct report_model *m)
 	j->level = m->confidence;
 }
 
-/* Holm's step-down (see the top of the file).  -1 (printed) on error. */
+struct judge_ctx {
+	struct gate *g;
+	int *usage_error;
+};
+
+/* decide_holm's interval: judgement i's from the model at level. */
+static int judge_at(void *vctx, size_t i, double level, double *lo, double *hi)
+{
+	struct judge_ctx *c = vctx;
+	struct gate_judgement *j = &c->g->j[i];
+	const struct report_model *model = model_at(c->g, level, c->usage_error);
+
+	if (!model)
+		return -1;
+	judge_with(j, model);
+	*lo = j->lo;
+	*hi = j->hi;
+	return j->has_ci;
+}
+
+/* Holm's step-down (see the top of the file; reports/decide.h, shared with
+ * compare).  -1 (printed) on error. */
 static int judge_all(struct gate *g, int *usage_error)
 {
-	size_t m = g->n_j, k = 0;
+	struct judge_ctx c = { .g = g, .usage_error = usage_error };
+	struct decide_item *items = xcalloc(g->n_j ? g->n_j : 1, sizeof(*items));
+	size_t m = g->n_j;
 
-	for (;;) {
-		size_t newly = 0;
-		for (size_t i = 0; i < m; i++) {
-			struct gate_judgement *j = &g->j[i];
-			const struct report_model *model;
-			if (j->decided)
-				continue;
-			model = model_at(g, 1 - j->alpha / (double)(m - k), usage_error);
-			if (!model)
-				return -1;
-			judge_with(j, model);
-			if (j->has_ci && (j->lo > j->thr || j->hi < j->thr)) {
-				j->decided = 1;
-				j->verdict = j->lo > j->thr ? GATE_FAIL : GATE_PASS;
-				newly++;
-			}
-		}
-		k += newly;
-		if (!newly || k == m)
-			break;
+	for (size_t i = 0; i < m; i++) {
+		items[i].t = g->j[i].thr;
+		items[i].alpha = g->j[i].alpha;
 	}
+	if (decide_holm(items, m, judge_at, &c) < 0) {
+		free(items);
+		return -1;
+	}
+	for (size_t i = 0; i < m; i++) {
+		struct gate_judgement *j = &g->j[i];
+		j->decided = items[i].verdict != DECIDE_UNDECIDED;
+		if (j->decided)
+			j->verdict = items[i].verdict == DECIDE_ABOVE ? GATE_FAIL : GATE_PASS;
+	}
+	free(items);
 	for (size_t i = 0; i < m; i++) {
 		struct gate_judgement *j = &g->j[i];
 		if (j->decided)
