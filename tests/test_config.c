@@ -193,6 +193,10 @@ Test(config, full_experiment)
 	cr_assert_eq(v->wrap.n, 4);
 	cr_expect_str_eq(v->wrap.v[3], "/dev/null");
 	cr_expect_null(v->wrap.v[4]);
+	/* cmd: in place of the workloads' own */
+	cr_assert_eq(v->cmd.n, 3);
+	cr_expect_str_eq(v->cmd.v[2], "exit 0");
+	cr_expect_null(exp.variants[0].cmd.v);
 	cr_assert_eq(v->n_setup, 2);
 	cr_expect_str_eq(v->setup[0].v[1], "setup");
 	cr_expect_eq(v->setup[1].n, 1);
@@ -245,6 +249,8 @@ Test(config, full_experiment)
 	cr_expect_eq(w->cmd.n, 4);
 	cr_expect_null(w->shell);
 	cr_expect_float_eq(w->timeout_s, 120.0, 1e-9);
+	cr_expect_str_eq(w->dir, "/tmp");
+	cr_expect_null(exp.workloads[1].dir);
 	cr_expect_eq(workload_timeout(&exp, w), 120.0);
 	cr_expect_eq(workload_repetitions(&exp, w), 20);
 
