@@ -432,6 +432,7 @@ static int html(const struct report_model *m, FILE *out)
 	tw_configurations(&t, m);
 	tracer(m, &t);
 	tw_markers(&t, m);
+	tw_warnings(&t, m);
 	notes(m, out, lvl);
 	provenance(m, out);
 	fprintf(out, "<p class=ci>perturb %s</p>\n</body></html>\n", PERTURB_VERSION);

@@ -197,6 +197,7 @@ static int markdown(const struct report_model *m, FILE *out)
 	tw_configurations(&t, m);
 	tracer(m, &t);
 	tw_markers(&t, m);
+	tw_warnings(&t, m);
 	fputs("\n## Notes\n\n- Percentiles are type 7 (linear interpolation between order "
 	      "statistics).\n", out);
 	for (size_t i = 0; i < ndm; i++) {

@@ -1,6 +1,7 @@
 /* table.c - the report's tables through a table writer; see table.h */
 #include "table.h"
 #include "fmt.h"
+#include "warnings.h"
 #include "lib/util.h"
 
 #include <math.h>
@@ -460,4 +461,95 @@ void tw_markers(struct tw *t, const struct report_model *m)
 		}
 	}
 	t->ops->end(t);
+}
+
+/* ---- perturb run's closing summary, the warnings ---- */
+
+void tw_summary(struct tw *t, const struct report_model *m)
+{
+	static const char *const labels[] = {
+		"workload: metric", "variant", NULL, "dilation", NULL, "p (Holm)", NULL,
+	};
+	char stat[32], lvl[16], v[48], p[48], ci[48];
+
+	report_stat_name(m, stat, sizeof(stat));
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	snprintf(ci, sizeof(ci), "%s %% CI", lvl);
+	begin(t);
+	head(t, 0, labels[0]);
+	head(t, 0, labels[1]);
+	head(t, 1, stat);
+	head(t, 1, labels[3]);
+	head(t, 0, ci);
+	head(t, 1, labels[5]);
+	t->ops->body(t);
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *g = &m->groups[gi];
+		if (!report_metric_matters(g->metric))
+			continue;
+		for (size_t i = 0; i < g->n_series; i++) {
+			const struct report_series *s = &g->series[i];
+			const struct report_dilation *d = report_stat_dilation(m, s);
+			t->ops->row(t);
+			if (i == 0) {
+				t->ops->cell(t, TW_TH);
+				tw_title(t->out, t->ops->esc, g);
+				t->ops->cell_end(t, TW_TH);
+			} else {
+				t->ops->empty(t);
+			}
+			cell_esc(t, 0, s->label);
+			if (!s->n) {
+				cellf(t, 0, "no run");
+				for (int c = 0; c < 3; c++)
+					t->ops->empty(t);
+				t->ops->row_end(t);
+				continue;
+			}
+			fmt_value(v, sizeof(v), report_stat_value(m, s));
+			t->ops->cell(t, 0);
+			fputs(v, t->out);
+			t->ops->unit(t, g->unit);
+			t->ops->cell_end(t, 0);
+			if (s->is_baseline) {
+				cellf(t, 0, "baseline");
+				t->ops->empty(t);
+				t->ops->empty(t);
+			} else if (!s->compared || !d || !d->ok) {
+				cell_reason(t, 0, !s->compared ? s->no_compare_reason :
+					    d && d->reason ? d->reason : "no dilation");
+				t->ops->empty(t);
+				t->ops->empty(t);
+			} else {
+				unsigned f = s->significant ? TW_MARK : 0;
+				fmt_pct(p, sizeof(p), d->d.pct);
+				cellf(t, f, "%s %%", p);
+				t->ops->cell(t, TW_CI);
+				t->ops->ci(t, &d->d.ci_pct, " %");
+				t->ops->cell_end(t, TW_CI);
+				if (s->mw.valid) {
+					fmt_p(p, sizeof(p), s->p_holm);
+					cellf(t, f, "%s%s", p, s->significant ? " *" : "");
+				} else {
+					cell_reason(t, 0, s->mw.reason ? s->mw.reason : "no test");
+				}
+			}
+			t->ops->row_end(t);
+		}
+	}
+	t->ops->end(t);
+}
+
+void tw_warnings(struct tw *t, const struct report_model *m)
+{
+	if (!m->n_warnings)
+		return;
+	t->ops->section(t, "Warnings");
+	for (size_t i = 0; i < m->n_warnings; i++) {
+		t->ops->para(t);
+		esc(t, report_warning_kinds[m->warnings[i].kind]);
+		fputs(": ", t->out);
+		esc(t, m->warnings[i].text);
+		t->ops->para_end(t);
+	}
 }

@@ -153,6 +153,7 @@ static const struct golden_case formats[] = {
 	{ "csv", 0, NULL, REPORT("csv", NULL) },
 	{ "json", 0, NULL, REPORT("json", NULL) },
 	{ "html", 0, NULL, REPORT("html", NULL) },
+	{ "summary.txt", 0, NULL, REPORT("summary", NULL) },
 };
 
 /* multi: run 1 (a failed run) in every format; compare run 1 with run 2
@@ -167,6 +168,7 @@ Test(golden, multi)
 					      "--include-warmup") },
 		{ "json", 0, NULL, REPORT("json", "--run", "1") },
 		{ "html", 0, NULL, REPORT("html", "--run", "1") },
+		{ "summary.txt", 0, NULL, REPORT("summary", "--run", "1") },
 		{ "compare.txt", 0, NULL, { "compare", "1", "2", "--db", "DB" } },
 		{ "gate.txt", 1, NULL, { "gate", "--db", "DB", "--max-dilation", "1.5%" } },
 		{ "gate.xml", 1, "junit.xml", { "gate", "--db", "DB", "--max-dilation", "1.5%",
