@@ -81,7 +81,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			     "with leading NAME=VALUE words as its env; repeatable"),
 		OPT_CALLBACK(0, "env", &o->env, add_str, "NAME=VALUE",
 			     "one-liner: set NAME in every run's environment; repeatable"),
-		OPT_FLAG(0, "shell", &o->shell, "one-liner: run each command by /bin/sh -c"),
+		OPT_FLAG(0, "shell", &o->shell, "one-liner: run each command by the shell, /bin/sh"),
 		OPT_LIST(0, "only-variant", &o->filter.variants, &o->filter.n_variants, "NAME",
 			 "run this variant (and the baseline); repeatable, or NAME,NAME"),
 		OPT_LIST(0, "only-workload", &o->filter.workloads, &o->filter.n_workloads, "NAME",
