@@ -51,11 +51,11 @@ int report_summary(const struct report_model *m, FILE *out)
 		fprintf(out, "%zu measured run%s each", hi, hi == 1 ? "" : "s");
 	else
 		fprintf(out, "%zu to %zu measured runs each", lo, hi);
-	fprintf(out, ", %s; baseline %s\n\n", h->status, m->baseline);
+	fprintf(out, ", %s; baseline %s\n", h->status, m->baseline);
 	if (m->n_groups)
-		tw_text(out, m, tw_summary);
+		tw_text(out, m, tw_summary);	/* each table after a blank line */
 	else
-		fputs("  no successful measured run\n", out);
+		fputs("\n  no successful measured run\n", out);
 	if (m->n_warnings)
 		fprintf(out, "\nwarnings (%zu):\n", m->n_warnings);
 	for (size_t i = 0; i < m->n_warnings; i++)

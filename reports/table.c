@@ -467,38 +467,37 @@ void tw_markers(struct tw *t, const struct report_model *m)
 
 void tw_summary(struct tw *t, const struct report_model *m)
 {
-	static const char *const labels[] = {
-		"workload: metric", "variant", NULL, "dilation", NULL, "p (Holm)", NULL,
-	};
 	char stat[32], lvl[16], v[48], p[48], ci[48];
 
 	report_stat_name(m, stat, sizeof(stat));
 	fmt_level(lvl, sizeof(lvl), m->confidence);
 	snprintf(ci, sizeof(ci), "%s %% CI", lvl);
-	begin(t);
-	head(t, 0, labels[0]);
-	head(t, 0, labels[1]);
-	head(t, 1, stat);
-	head(t, 1, labels[3]);
-	head(t, 0, ci);
-	head(t, 1, labels[5]);
-	t->ops->body(t);
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
 		const struct report_group *g = &m->groups[gi];
+		char *title = NULL;
+		size_t len = 0;
+		FILE *f;
+
 		if (!report_metric_matters(g->metric))
 			continue;
+		f = open_memstream(&title, &len);
+		if (f) {
+			tw_title(f, t->ops->esc, g);
+			fclose(f);
+		}
+		t->ops->section(t, title ? title : g->metric);
+		free(title);
+		begin(t);
+		head(t, 0, "variant");
+		head(t, 1, stat);
+		head(t, 1, "dilation");
+		head(t, 0, ci);
+		head(t, 1, "p (Holm)");
+		t->ops->body(t);
 		for (size_t i = 0; i < g->n_series; i++) {
 			const struct report_series *s = &g->series[i];
 			const struct report_dilation *d = report_stat_dilation(m, s);
-			t->ops->row(t);
-			if (i == 0) {
-				t->ops->cell(t, TW_TH);
-				tw_title(t->out, t->ops->esc, g);
-				t->ops->cell_end(t, TW_TH);
-			} else {
-				t->ops->empty(t);
-			}
-			cell_esc(t, 0, s->label);
+			row(t, s->label);
 			if (!s->n) {
 				cellf(t, 0, "no run");
 				for (int c = 0; c < 3; c++)
@@ -536,8 +535,8 @@ void tw_summary(struct tw *t, const struct report_model *m)
 			}
 			t->ops->row_end(t);
 		}
+		t->ops->end(t);
 	}
-	t->ops->end(t);
 }
 
 void tw_warnings(struct tw *t, const struct report_model *m)

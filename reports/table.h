@@ -91,9 +91,10 @@ void tw_markers(struct tw *t, const struct report_model *m);
 
 /*
  * perturb run's closing summary (summary.h): per workload and metric that
- * matters (report_metric_matters), each variant's configurations-table
- * statistic with its unit, its dilation (marked when significant), the
- * dilation's CI and the Holm-adjusted p of the U test.
+ * matters (report_metric_matters) a section titled by it and a table, a
+ * row per variant: its configurations-table statistic with its unit, its
+ * dilation (marked when significant), the dilation's CI and the
+ * Holm-adjusted p of the U test.
  */
 void tw_summary(struct tw *t, const struct report_model *m);
 /* The warnings (m->warnings) under a heading, a paragraph each: "kind:

@@ -128,6 +128,11 @@ static void list_seqs(struct strbuf *sb, const int *seqs, size_t n)
 		strbuf_addf(sb, " and %zu more", n - MAX_SEQS);
 }
 
+static double x_max(const struct report_series *s)
+{
+	return s->has_summary ? s->sum.max : NAN;
+}
+
 /* The first measured run much slower than the others: the seq, or -1. */
 static int warmup(struct report_model *m, const struct report_group *g,
 		  const struct report_series *s)
@@ -138,7 +143,7 @@ static int warmup(struct report_model *m, const struct report_group *g,
 	struct report_warning *w;
 	int *seq;
 
-	if (strcmp(g->metric, "wall") || s->n < 5 ||
+	if (strcmp(g->metric, "wall") || s->n < 6 || x_max(s) != s->values[0] ||
 	    stats_summary(s->values + 1, s->n - 1, &rest) < 0 || !(rest.median > 0))
 		return -1;
 	x0 = s->values[0];
@@ -157,36 +162,51 @@ static int warmup(struct report_model *m, const struct report_group *g,
 	return s->seqs[0];
 }
 
-static void outliers(struct report_model *m, const struct report_group *g,
-		     const struct report_series *s, int skip_seq)
+/* The runs of a group's series far from their medians, in one warning;
+ * cold[i] is series i's seq said as a cold start (-1: none), not said again. */
+static void outliers(struct report_model *m, const struct report_group *g, const int *cold)
 {
-	unsigned char *flag;
 	struct strbuf sb = STRBUF_INIT;
-	size_t n;
-	int *seqs;
+	const char *variant = NULL;
+	int *all = NULL;
+	size_t n_all = 0, n_series = 0;
 
-	if (!s->has_summary || s->n < 3)
-		return;
-	flag = xcalloc(s->n, 1);
-	if (stats_outliers_mad_summary(s->values, s->n, &s->sum, REPORT_MADZ, flag) ==
-	    (size_t)-1) {
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		unsigned char *flag;
+		size_t n;
+		int *seqs;
+
+		if (!s->has_summary || s->n < 3)
+			continue;
+		flag = xcalloc(s->n, 1);
+		if (stats_outliers_mad_summary(s->values, s->n, &s->sum, REPORT_MADZ, flag) ==
+		    (size_t)-1) {
+			free(flag);
+			continue;
+		}
+		seqs = flagged_seqs(s, flag, cold[i], &n);
 		free(flag);
-		return;
-	}
-	seqs = flagged_seqs(s, flag, skip_seq, &n);
-	free(flag);
-	if (!n) {
+		if (n) {
+			strbuf_addf(&sb, "%s%s seq ", n_series++ ? ", " : "", s->variant);
+			list_seqs(&sb, seqs, n);
+			all = xrealloc(all, (n_all + n) * sizeof(int));
+			memcpy(all + n_all, seqs, n * sizeof(int));
+			n_all += n;
+			variant = s->variant;
+		}
 		free(seqs);
-		return;
 	}
-	about(&sb, g, s);
-	strbuf_addf(&sb, ": %zu run%s far from the median (modified z-score > %g), seq ", n,
-		    n == 1 ? "" : "s", REPORT_MADZ);
-	list_seqs(&sb, seqs, n);
-	strbuf_addstr(&sb, "; labelled, not dropped: look at what else ran then, or add runs (-n)");
-	struct report_warning *w = add(m, RW_OUTLIERS, g, s->variant, seqs, "%s", sb.buf);
-	if (w)
-		w->n_seqs = n;
+	if (n_all) {
+		struct report_warning *w = add(m, RW_OUTLIERS, g, n_series == 1 ? variant : NULL,
+					       all, "%s %s: %zu run%s far from the median "
+					       "(modified z-score > %g): %s; labelled, not dropped: "
+					       "look at what else ran then, or add runs (-n)",
+					       g->workload, g->metric, n_all, n_all == 1 ? "" : "s",
+					       REPORT_MADZ, sb.buf);
+		if (w)
+			w->n_seqs = n_all;
+	}
 	strbuf_release(&sb);
 }
 
@@ -246,6 +266,45 @@ static void machine_start(struct report_model *m)
 	json_decref(j);
 }
 
+/* One line for every percentile whose CI needs more runs than the
+ * smallest series (fewest) has. */
+static void few_runs(struct report_model *m, size_t fewest)
+{
+	struct strbuf need = STRBUF_INIT, ext = STRBUF_INIT;
+	size_t most = 0, n_need = 0, n_ext = 0;
+	double ext_lbl[REPORT_MAX_PERCENTILES];
+	char lbl[32], lvl[16];
+
+	for (size_t k = 0; k < m->n_percentiles && fewest; k++) {
+		double p = m->percentiles[k];
+		size_t n = stats_quantile_ci_min_n(p / 100, m->confidence);
+		if (!report_few_runs(m, p, fewest))
+			continue;
+		report_pct_label(lbl, sizeof(lbl), p);
+		strbuf_addf(&need, "%s%s (%s%zu)", n_need ? ", " : "", lbl,
+			    n_need ? ">= " : "needs >= ", n);
+		n_need++;
+		if (n > most)
+			most = n;
+		if (report_pct_extreme(p, fewest))
+			ext_lbl[n_ext++] = m->percentiles[k];
+	}
+	for (size_t k = 0; k < n_ext; k++) {	/* "p80, p90 and p99" */
+		report_pct_label(lbl, sizeof(lbl), ext_lbl[k]);
+		strbuf_addf(&ext, "%s%s", !k ? "" : k + 1 < n_ext ? ", " : " and ", lbl);
+	}
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	if (n_need)
+		add(m, RW_FEW_RUNS, NULL, NULL, NULL, "%zu run%s in the smallest series, too few "
+		    "for a %s %% CI of %s%s%s%s; give -n %zu for %s", fewest,
+		    fewest == 1 ? "" : "s", lvl, need.buf, n_ext ? "; " : "", n_ext ? ext.buf : "",
+		    !n_ext ? "" : n_ext == 1 ? " lies between extreme runs: read it as one run's "
+		    "value, not a percentile" : " lie between extreme runs: read them as one run's "
+		    "value, not a percentile", most, n_need == 1 ? "it" : "all");
+	strbuf_release(&need);
+	strbuf_release(&ext);
+}
+
 void report_warnings(struct report_model *m)
 {
 	struct tested *drift = NULL, *spread = NULL;
@@ -257,14 +316,15 @@ void report_warnings(struct report_model *m)
 		const struct report_series *base = report_baseline(g);
 		if (!report_metric_matters(g->metric))
 			continue;
+		int *cold = xcalloc(g->n_series + 1, sizeof(int));
 		for (size_t i = 0; i < g->n_series; i++) {
 			const struct report_series *s = &g->series[i];
+			cold[i] = -1;
 			if (!s->n)
 				continue;
 			if (!fewest || s->n < fewest)
 				fewest = s->n;
-			int cold = warmup(m, g, s), skip = cold >= 0;
-			outliers(m, g, s, cold);
+			int skip = (cold[i] = warmup(m, g, s)) >= 0;
 			/* a cold start said is left out of the trend */
 			ALLOC_GROW(drift, nd + 1, ad);
 			drift[nd] = (struct tested){ .g = g, .s = s };
@@ -283,20 +343,14 @@ void report_warnings(struct report_model *m)
 				ns++;
 			}
 		}
+		outliers(m, g, cold);
+		free(cold);
 	}
 	holm_warn(m, drift, nd, 0);
 	holm_warn(m, spread, ns, 1);
 	free(drift);
 	free(spread);
-	for (size_t k = 0; k < m->n_percentiles && fewest; k++) {
-		const char *why = report_few_runs(m, m->percentiles[k], fewest);
-		size_t need = stats_quantile_ci_min_n(m->percentiles[k] / 100, m->confidence);
-		if (why)
-			add(m, RW_FEW_RUNS, NULL, NULL, NULL, "%s: give -n %zu or more for an "
-			    "interval%s", why, need,
-			    report_pct_extreme(m->percentiles[k], fewest) ?
-			    ", or read it as one run's value, not a percentile" : "");
-	}
+	few_runs(m, fewest);
 }
 
 void report_warn_machine(struct report_model *m, const struct machine_load *start,

@@ -11,19 +11,23 @@
  * is held twice.
  *
  * The rules (every group of a metric that matters, report_metric_matters):
- *  - RW_WARMUP: a wall series of >= 5 runs whose first measured run is
- *    more than 1.2 times the median of the others and an outlier among
- *    them (modified z-score > REPORT_MADZ; with MAD 0, any value above);
+ *  - RW_WARMUP: a wall series of >= 6 runs whose first measured run is
+ *    its slowest, more than 1.2 times the median of the others and an
+ *    outlier among them (modified z-score > REPORT_MADZ; with MAD 0, any
+ *    value above);
  *  - RW_OUTLIERS: runs with a modified z-score > REPORT_MADZ (Iglewicz &
- *    Hoaglin 1993), named by their plan seq (at most 5, then a count);
+ *    Hoaglin 1993) in their series, one warning per group naming each
+ *    variant's runs by plan seq (at most 5 a variant, then a count);
  *  - RW_DRIFT: Spearman's rho of the values against run order
  *    (stats_trend; without a first run said to be a cold start),
  *    Holm-adjusted across every series tested, below the model's alpha;
  *  - RW_SPREAD: the Brown-Forsythe test of a variant against the baseline
  *    (stats_brown_forsythe), Holm-adjusted across the comparisons, below
  *    alpha, and the MADs at least 2 times apart;
- *  - RW_FEW_RUNS: per percentile asked for, when the smallest series has
- *    fewer runs than a distribution-free CI of it needs (report_few_runs);
+ *  - RW_FEW_RUNS: one line naming every percentile asked for whose
+ *    distribution-free CI needs more runs than the smallest series has
+ *    (report_few_runs), and those that lie between extreme runs
+ *    (report_pct_extreme);
  *  - RW_MACHINE: the load average stored with the run (at its start)
  *    above what the machine could spare (machine_overloaded, one CPU
  *    assumed used), and report_warn_machine()'s findings.
