@@ -689,6 +689,14 @@ Test(cli, one_liner_quiet_shell_dry_run_and_mistakes)
 	cr_assert_eq(r.status, 2);
 	cr_assert(strstr(r.err, "not both"), "%s", r.err);
 	cli_result_release(&r);
+	cli_run(dir, &r, "run", "--db", db, "-n", "2", "nosuch-perturb-prog -x", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "requires 'nosuch-perturb-prog', not found on PATH"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "--db", db, "a.yaml", "b.yaml", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "one experiment file at a time"), "%s", r.err);
+	cli_result_release(&r);
 	cli_run(dir, &r, "run", "--db", db, "--variant", "base=nice", "--", "true", NULL);
 	cr_assert_eq(r.status, 2);
 	cr_assert(strstr(r.err, "the name is taken"), "%s", r.err);

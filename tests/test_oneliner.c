@@ -130,6 +130,10 @@ Test(oneliner, several_commands_are_variants_the_first_the_baseline)
 	cr_assert_str_eq(exp.variants[1].env[0].value, "C");
 	cr_assert_eq(exp.n_workloads, 1);
 	cr_assert_str_eq(exp.workloads[0].name, "commands");
+	/* every command's program, so that a missing one is said before any run */
+	cr_assert_eq(exp.workloads[0].n_requires, 3);
+	cr_assert_str_eq(exp.workloads[0].requires[1], "zstd");
+	cr_assert_str_eq(exp.workloads[0].requires[2], "/usr/bin/gzip");
 	cr_assert_eq(exp.warmup, 1, "the default warm-up");
 	experiment_release(&exp);
 }

@@ -229,6 +229,10 @@ static int resolve_study(struct run_opts *o)
 			o->file = o->args[0];
 		return 0;
 	}
+	for (size_t i = 0; !o->dashdash && o->n_args > 1 && i < o->n_args; i++)
+		if (ends_with(o->args[i], ".yaml") || ends_with(o->args[i], ".yml"))
+			return error("'%s': one experiment file at a time (or, for a command "
+				     "of that name, put it after --)", o->args[i]);
 	if (o->dashdash && o->n_args > (size_t)o->dashdash)
 		return error("give the commands either as strings ('CMD ARGS' ...) or as one "
 			     "command after --, not both");
@@ -258,6 +262,7 @@ static int resolve_study(struct run_opts *o)
 		int fd = mkstemps(tmpl, 5);
 		fputs(yaml, stdout);
 		fputc('\n', stdout);
+		fflush(stdout);	/* before the study's messages on stderr */
 		if (fd < 0) {
 			error("cannot create a temporary file: %s", strerror(errno));
 			goto out;

@@ -252,6 +252,35 @@ static void key_env(struct emit *em, const struct oneliner *o, const struct argv
 	map_end(em);
 }
 
+/* prog into req unless there or unless a relative path (requires: takes
+ * programs on PATH and absolute paths: docs/experiment.md). */
+static void require(struct names *req, const char *prog)
+{
+	if (strchr(prog, '/') && prog[0] != '/')
+		return;
+	for (size_t i = 0; i < req->n; i++)
+		if (!strcmp(req->v[i], prog))
+			return;
+	names_add(req, prog);
+}
+
+/* requires: the programs of cmds[from..to), so that a missing one stops
+ * the study before anything runs, naming its Debian package (the host
+ * backend checks the wraps' programs itself). */
+static void key_requires(struct emit *em, const struct argv_list *cmds, size_t from, size_t to)
+{
+	struct names req = { 0 };
+	struct argv_list list;
+
+	for (size_t i = from; i < to; i++)
+		require(&req, cmds[i].v[0]);
+	list.v = req.v;
+	list.n = req.n;
+	if (req.n)
+		key_argv(em, "requires", &list);
+	names_release(&req);
+}
+
 /* A command line as an argv: split, or /bin/sh -c LINE with shell. */
 static int command(const struct oneliner *o, const char *line, struct argv_list *a, char *err,
 		   size_t len)
@@ -391,6 +420,8 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 			unique_name(&wnames, &cmds[i], o->shell) : "commands");
 		if (o->dir)
 			key_str(&em, "dir", o->dir);
+		key_requires(&em, cmds, o->n_variants || nc == 1 ? i : 0,
+			     o->n_variants || nc == 1 ? i + 1 : nc);
 		key_argv(&em, "cmd", &cmds[i]);
 		map_end(&em);
 	}

@@ -17,7 +17,8 @@
  *    the rest (may be empty) its wrap: `--variant strace='strace -f -o
  *    /dev/null'`, `--variant bind='LD_BIND_NOW=1'`.
  * --env NAME=VALUE goes on every variant.  Workloads run in the folder
- * perturb was started in (dir:).  Names: the program's base name, its
+ * perturb was started in (dir:), and require (requires:) the programs of
+ * their commands named bare or by an absolute path.  Names: the program's base name, its
  * characters outside [A-Za-z0-9_.+-] as '_', "-2", "-3" after a name
  * already taken.
  */
