@@ -5,6 +5,12 @@
  * or a stop (SIGINT/SIGTERM/SIGHUP: the run is marked "interrupted" and
  * `--resume` finishes exactly the runs still missing).
  *
+ * Without a file, the arguments are commands: a one-liner (--variant,
+ * --env, --shell), whose study engine/oneliner.h writes next to the
+ * database and runs like a file's.  After the study, one screen on stdout
+ * (reports/summary.h) with the warnings of the report model and of the
+ * machine seen before and after (reports/warnings.h); -q prints none.
+ *
  * --target-ci's intervals are the report's (reports/report.h): the widest
  * half-width is read from the report model built with the report's own
  * settings, so that the run stops when `perturb report` would show every
