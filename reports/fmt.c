@@ -164,6 +164,21 @@ void fmt_escape(FILE *out, const char *s, const char *const subst[256])
 	}
 }
 
+void fmt_lines(FILE *out, const char *text, const char *prefix,
+	       void (*esc)(FILE *, const char *))
+{
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, "\n");
+		char *line = xstrndup(p, len);
+
+		fputs(prefix, out);
+		esc(out, line);
+		fputc('\n', out);
+		free(line);
+		p += len + (p[len] == '\n');
+	}
+}
+
 FILE *fmt_memstream(char **buf, size_t *len)
 {
 	FILE *f = open_memstream(buf, len);

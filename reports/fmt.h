@@ -40,6 +40,12 @@ void fmt_level(char *buf, size_t len, double conf);
  * the x* allocators (lib/util.h). */
 FILE *fmt_memstream(char **buf, size_t *len);
 
+/* text line by line, each as prefix then the line escaped by esc then a
+ * newline: a run's output in a report (its newlines kept, whatever else
+ * it holds shown, not obeyed). */
+void fmt_lines(FILE *out, const char *text, const char *prefix,
+	       void (*esc)(FILE *, const char *));
+
 /*
  * s (NULL: nothing) with each byte c written as subst[c] where that is set,
  * else as itself: the escaping of a format.  What a terminal or a viewer

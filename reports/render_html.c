@@ -505,9 +505,16 @@ static void h_para_end(struct tw *t)
 
 static void h_pre(struct tw *t, const char *text)
 {
-	fputs("<pre>", t->out);
-	esc(t->out, text);
-	fputs("</pre>\n", t->out);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = fmt_memstream(&buf, &len);
+
+	fmt_lines(f, text, "", esc);
+	fclose(f);
+	if (len && buf[len - 1] == '\n')
+		buf[--len] = 0;
+	fprintf(t->out, "<pre>%s</pre>\n", buf);
+	free(buf);
 }
 
 static const struct tw_ops html_ops = {
@@ -814,6 +821,7 @@ static int html(const struct report_model *m, FILE *out)
 	tracer(m, &t, &toc);
 	curves(m, &t, &toc, lvl);
 	tw_markers(&t, m);
+	tw_warnings(&t, m);
 	toc_h2(&toc, t.out, "Notes");
 	notes(m, t.out, lvl);
 	toc_h2(&toc, t.out, "Provenance");

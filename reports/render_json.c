@@ -464,6 +464,23 @@ static int json(const struct report_model *m, FILE *out)
 		fputs(i ? ",\n" : "\n", out);
 		failure(&m->failures[i], out);
 	}
+	fputs("\n],\"warnings\":[", out);
+	for (size_t i = 0; i < m->n_warnings; i++) {
+		const struct report_warning *w = &m->warnings[i];
+		fputs(i ? ",\n{" : "\n{", out);
+		jkv_str(out, "kind", report_warning_kinds[w->kind]);
+		jkv_str(out, "workload", w->workload);
+		jkv_str(out, "metric", w->metric);
+		jkv_str(out, "variant", w->variant);
+		jkey(out, "seqs");
+		fputc('[', out);
+		for (size_t k = 0; k < w->n_seqs; k++)
+			fprintf(out, "%s%d", k ? "," : "", w->seqs[k]);
+		fputs("],", out);
+		jkey(out, "text");
+		jstr(out, w->text);
+		fputc('}', out);
+	}
 	fputs("\n]}\n", out);
 	return 0;
 }

@@ -104,11 +104,7 @@ static void md_para_end(struct tw *t)
 /* An indented code block: shown as it is, nothing to escape. */
 static void md_pre(struct tw *t, const char *text)
 {
-	for (const char *p = text; *p;) {
-		size_t len = strcspn(p, "\n");
-		fprintf(t->out, "    %.*s\n", (int)len, p);
-		p += len + (p[len] == '\n');
-	}
+	fmt_lines(t->out, text, "    ", fmt_text);
 	fputc('\n', t->out);
 }
 
@@ -230,6 +226,7 @@ static int markdown(const struct report_model *m, FILE *out)
 	tracer(m, &t);
 	curves(m, &t);
 	tw_markers(&t, m);
+	tw_warnings(&t, m);
 	fputs("\n## Notes\n\n- Percentiles are type 7 (linear interpolation between order "
 	      "statistics).\n", out);
 	for (size_t i = 0; i < ndm; i++) {

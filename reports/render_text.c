@@ -385,11 +385,7 @@ static void t_para_end(struct tw *t)
 /* Each line indented and marked: "    | line". */
 static void t_pre(struct tw *t, const char *text)
 {
-	for (const char *p = text; *p;) {
-		size_t len = strcspn(p, "\n");
-		fprintf(t->out, "    | %.*s\n", (int)len, p);
-		p += len + (p[len] == '\n');
-	}
+	fmt_lines(t->out, text, "    | ", t->ops->esc);
 }
 
 static const struct tw_ops text_ops = {
@@ -602,12 +598,30 @@ static int text(const struct report_model *m, FILE *out)
 	tracer(m, &t);
 	curves(m, &t);
 	tw_markers(&t, m);
+	tw_warnings(&t, m);
 	footer(m, out, &x.notes, &x.tags);
 out:
 	notes_release(&x.notes);
 	free(x.cells);
 	free(x.right);
 	return 0;
+}
+
+void tw_text(FILE *out, const struct report_model *m, tw_walk_fn *walk)
+{
+	struct text_tw x = { .color = m->opts->color };
+	struct tw t = { .out = out, .ops = &text_ops, .priv = &x };
+
+	x.tags.n = report_methods(m, 1, x.tags.methods, ARRAY_SIZE(x.tags.methods));
+	walk(&t, m);
+	for (size_t i = 0; i < x.notes.n; i++) {
+		char first[32];
+		snprintf(first, sizeof(first), "  note %zu: ", i + 1);
+		wrapped(out, first, x.notes.text[i]);
+	}
+	notes_release(&x.notes);
+	free(x.cells);
+	free(x.right);
 }
 
 const struct renderer render_text = {

@@ -1,5 +1,6 @@
 /* report.c - building the report model from the store; see report.h */
 #include "report.h"
+#include "warnings.h"
 #include <gsl/gsl_cdf.h>
 #include "stats/stats.h"
 #include "lib/util.h"
@@ -15,6 +16,7 @@ static const struct renderer *renderers[] = {
 	&render_csv_curves,
 	&render_json,
 	&render_html,
+	&render_summary,
 };
 
 const struct renderer *renderer_find(const char *name)
@@ -38,17 +40,17 @@ const char *renderer_names(void)
 /* Strings of the model: interned so that pointers can be compared. */
 static const char *intern(struct report_model *m, const char *s)
 {
+	return report_intern(m, s);
+}
+
+const char *report_intern(struct report_model *m, const char *s)
+{
 	for (size_t i = m->n_strings; i-- > 0;)
 		if (!strcmp(m->strings[i], s))
 			return m->strings[i];
 	ALLOC_GROW(m->strings, m->n_strings + 1, m->alloc_strings);
 	m->strings[m->n_strings] = xstrdup(s);
 	return m->strings[m->n_strings++];
-}
-
-const char *report_intern(struct report_model *m, const char *s)
-{
-	return intern(m, s);
 }
 
 static int in_list(char **list, size_t n, const char *s)
@@ -185,9 +187,12 @@ static int collect(const struct stored_value *v, void *vctx)
 	size_t cap = b->alloc_values[sl->group][vi];
 	grow_array((void **)&s->values, &b->alloc_values[sl->group][vi], s->n + 1,
 		   sizeof(double));
-	if (cap != b->alloc_values[sl->group][vi])
+	if (cap != b->alloc_values[sl->group][vi]) {
 		s->blocks = xrealloc(s->blocks, b->alloc_values[sl->group][vi] * sizeof(int));
+		s->seqs = xrealloc(s->seqs, b->alloc_values[sl->group][vi] * sizeof(int));
+	}
 	s->blocks[s->n] = v->block;
+	s->seqs[s->n] = v->seq;
 	s->values[s->n++] = v->value;
 	return 0;
 }
@@ -280,6 +285,8 @@ static void describe(struct report_model *m, struct report_group *g, struct repo
 		if (stats_quantile_ci(sorted, s->n, p, m->confidence, &s->pct_ci[k]) < 0) {
 			s->pct_ci[k].has_ci = 0;
 			s->pct_ci[k].reason = "not finite values";
+		} else if (!s->pct_ci[k].has_ci && report_few_runs(m, m->percentiles[k], s->n)) {
+			s->pct_ci[k].reason = report_few_runs(m, m->percentiles[k], s->n);
 		}
 	}
 	if (s->has_summary) {
@@ -533,9 +540,20 @@ static void compare(struct report_model *m, const struct report_group *g,
 		s->median_change_pct = stats_pct_change(base->median, s->median);
 	}
 	dilate(m, g, base, s, STATK_MEAN, 0, 0, &s->mean_dil);
-	for (size_t k = 0; k < m->n_percentiles; k++)
+	for (size_t k = 0; k < m->n_percentiles; k++) {
+		struct dilation *d = &s->pct_dil[k].d;
+		size_t fewest = base->n < s->n ? base->n : s->n;
+		const char *few = report_pct_extreme(m->percentiles[k], fewest) ?
+			report_few_runs(m, m->percentiles[k], fewest) : NULL;
 		dilate(m, g, base, s, STATK_QUANTILE, m->percentiles[k] / 100.0, 1 + k,
 		       &s->pct_dil[k]);
+		/* an extreme run resampled looks precise and is not: no interval */
+		if (few && s->pct_dil[k].ok) {
+			d->ci_abs.has_ci = d->ci_pct.has_ci = 0;
+			d->ci_abs.lo = d->ci_abs.hi = d->ci_pct.lo = d->ci_pct.hi = NAN;
+			d->ci_abs.reason = d->ci_pct.reason = few;
+		}
+	}
 	noise_floor(m, base, s);
 	rank_test(base, s);
 	if (stats_ks2_sorted(s->sorted, s->n, base->sorted, base->n, &s->ks) < 0)
@@ -634,6 +652,7 @@ static void release_group(struct report_group *g)
 	for (size_t i = 0; i < g->n_series; i++) {
 		free(g->series[i].values);
 		free(g->series[i].blocks);
+		free(g->series[i].seqs);
 		free(g->series[i].sorted);
 		free(g->series[i].ecdf_x);
 		free(g->series[i].ecdf_p);
@@ -1071,6 +1090,13 @@ const struct report_series *report_baseline(const struct report_group *g)
 	return NULL;
 }
 
+int report_pct_extreme(double p, size_t n)
+{
+	double h = (double)(n - 1) * p / 100;	/* type 7: order statistics h, h + 1 */
+
+	return n >= 2 && p > 0 && p < 100 && (h >= (double)n - 2 || h <= 1);
+}
+
 void report_pct_label(char *buf, size_t len, double p)
 {
 	snprintf(buf, len, "p%g", p);
@@ -1241,6 +1267,7 @@ int report_build(struct store *st, const struct report_opts *o,
 	report_histograms(m);
 	if (report_curves(st, id, m) < 0)
 		goto out;
+	report_warnings(m);
 	ret = 0;
 out:
 	for (size_t i = 0; i < m->n_groups; i++)
@@ -1278,6 +1305,9 @@ void report_release(struct report_model *m)
 	free(m->curves);
 	free(m->failures);
 	free(m->virtual_variants);
+	for (size_t i = 0; i < m->n_warnings; i++)
+		free(m->warnings[i].seqs);
+	free(m->warnings);
 	for (size_t i = 0; i < m->n_strings; i++)
 		free(m->strings[i]);
 	free(m->strings);

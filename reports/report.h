@@ -102,6 +102,7 @@ struct report_series {
 	const char *variant;
 	double *values;		/* measured, successful runs, in plan order */
 	int *blocks;		/* the plan block (a boot) of each value */
+	int *seqs;		/* the plan seq (run number) of each value */
 	size_t n;
 	int virtual_time;	/* a deterministic (QEMU -icount) variant: its
 				   times count instructions, 1 ns each */
@@ -301,6 +302,32 @@ struct report_failure {
 	const char *tail;	/* interned; its last lines, "" when it printed nothing */
 };
 
+/*
+ * What a careful reader should know before trusting the numbers, each
+ * saying what to do (reports/warnings.h computes them; the wording is
+ * there).  One line each; the model holds no text twice.  workload,
+ * metric and variant are NULL when the warning is about the whole run.
+ */
+enum report_warning_kind {
+	RW_MACHINE,	/* the machine was loaded, its frequency changed */
+	RW_WARMUP,	/* the first measured run much slower than the rest */
+	RW_OUTLIERS,	/* runs far from the median, by seq */
+	RW_DRIFT,	/* a trend of the values over the runs */
+	RW_SPREAD,	/* a variant's spread far from the baseline's */
+	RW_FEW_RUNS,	/* fewer runs than a percentile's CI needs */
+	RW_N_KINDS
+};
+/* "machine", "warm-up", ...: by kind, the group heading. */
+extern const char *const report_warning_kinds[RW_N_KINDS];
+
+struct report_warning {
+	enum report_warning_kind kind;
+	const char *workload, *metric, *variant;	/* interned or NULL */
+	const char *text;				/* interned, one line */
+	int *seqs;		/* RW_OUTLIERS, RW_WARMUP: the runs (plan seq) */
+	size_t n_seqs;
+};
+
 /* The statistic of the configurations (LTT) table. */
 enum report_statistic {
 	REPORT_STAT_MEDIAN,
@@ -328,6 +355,8 @@ struct report_opts {
 	enum report_statistic statistic;	/* configurations table */
 	double statistic_p;	/* in [0, 100] for REPORT_STAT_PERCENTILE */
 	const char *config_metric;	/* configurations table; NULL = wall */
+	const char *db;		/* the database, for the commands a report
+				   suggests; NULL: the default one */
 };
 
 struct report_model {
@@ -373,10 +402,14 @@ struct report_model {
 	/* failed runs, by (workload, variant) (struct report_failure) */
 	struct report_failure *failures;
 	size_t n_failures;
+	/* warnings (reports/warnings.h), grouped by kind, in kind order */
+	struct report_warning *warnings;
+	size_t n_warnings;
 	/* private */
 	char **strings;
 	size_t n_strings, alloc_strings;
 	size_t alloc_groups, alloc_rows, alloc_tracer, alloc_virtual, alloc_curves, alloc_failures;
+	size_t alloc_warnings;
 };
 
 /* Returns 0, or -1 (printed) for a database error or a bad option value
@@ -398,6 +431,23 @@ void report_histograms(struct report_model *m);
 /* Fill m->curves from the run's stored matrix (reports/curve.c); 0 or -1
  * (a database error, printed). */
 int report_curves(struct store *st, int64_t run_id, struct report_model *m);
+/*
+ * Too few runs for a distribution-free CI of the p-th percentile (p in
+ * (0, 100)) at the model's confidence: why, e.g. "p99 of 10 runs lies
+ * between the two largest: a 95 % CI of it needs >= 299 runs" (interned;
+ * reports/warnings.c); NULL when n is enough, or for p0 and p100 (they
+ * never have one).
+ */
+const char *report_few_runs(struct report_model *m, double p, size_t n);
+/*
+ * Is the p-th percentile (p in (0, 100)) of n >= 2 runs an interpolation
+ * that involves an extreme run (type 7: between the two largest or the two
+ * smallest order statistics)?  Then a bootstrap interval of its dilation
+ * resamples mostly that one run: the model gives it no interval
+ * (pct_dil[].d.ci_pct.reason from report_few_runs()) when the runs are
+ * also fewer than its order-statistic CI needs.
+ */
+int report_pct_extreme(double p, size_t n);
 
 /* Helpers for renderers (formatting only). */
 
@@ -463,5 +513,6 @@ extern const struct renderer render_csv;
 extern const struct renderer render_csv_curves;
 extern const struct renderer render_json;
 extern const struct renderer render_html;
+extern const struct renderer render_summary;	/* summary.h */
 
 #endif

@@ -1,6 +1,7 @@
 /* table.c - the report's tables through a table writer; see table.h */
 #include "table.h"
 #include "fmt.h"
+#include "warnings.h"
 #include "lib/util.h"
 
 #include <math.h>
@@ -582,5 +583,93 @@ void tw_failures(struct tw *t, const struct report_model *m)
 		t->ops->para_end(t);
 		if (*f->tail)
 			t->ops->pre(t, f->tail);
+	}
+}
+
+/* ---- perturb run's closing summary, the warnings ---- */
+
+void tw_summary(struct tw *t, const struct report_model *m)
+{
+	char stat[32], lvl[16], v[48], p[48], ci[48];
+
+	report_stat_name(m, stat, sizeof(stat));
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	snprintf(ci, sizeof(ci), "%s %% CI", lvl);
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *g = &m->groups[gi];
+		char *title = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		if (!report_metric_matters(g->metric))
+			continue;
+		f = fmt_memstream(&title, &len);
+		tw_title(f, t->ops->esc, g);
+		fclose(f);
+		t->ops->section(t, title ? title : g->metric);
+		free(title);
+		begin(t);
+		head(t, 0, "variant");
+		head(t, 1, stat);
+		head(t, 1, "dilation");
+		head(t, 0, ci);
+		head(t, 1, "p (Holm)");
+		t->ops->body(t);
+		for (size_t i = 0; i < g->n_series; i++) {
+			const struct report_series *s = &g->series[i];
+			const struct report_dilation *d = report_stat_dilation(m, s);
+			row(t, s->label);
+			if (!s->n) {
+				cellf(t, 0, "no run");
+				for (int c = 0; c < 3; c++)
+					t->ops->empty(t);
+				t->ops->row_end(t);
+				continue;
+			}
+			fmt_value(v, sizeof(v), report_stat_value(m, s));
+			t->ops->cell(t, 0);
+			fputs(v, t->out);
+			t->ops->unit(t, g->unit);
+			t->ops->cell_end(t, 0);
+			if (s->is_baseline) {
+				cellf(t, 0, "baseline");
+				t->ops->empty(t);
+				t->ops->empty(t);
+			} else if (!s->compared || !d || !d->ok) {
+				cell_reason(t, 0, !s->compared ? s->no_compare_reason :
+					    d && d->reason ? d->reason : "no dilation");
+				t->ops->empty(t);
+				t->ops->empty(t);
+			} else {
+				unsigned f = s->significant ? TW_MARK : 0;
+				fmt_pct(p, sizeof(p), d->d.pct);
+				cellf(t, f, "%s %%", p);
+				t->ops->cell(t, TW_CI);
+				t->ops->ci(t, &d->d.ci_pct, " %");
+				t->ops->cell_end(t, TW_CI);
+				if (s->mw.valid) {
+					fmt_p(p, sizeof(p), s->p_holm);
+					cellf(t, f, "%s%s", p, s->significant ? " *" : "");
+				} else {
+					cell_reason(t, 0, s->mw.reason ? s->mw.reason : "no test");
+				}
+			}
+			t->ops->row_end(t);
+		}
+		t->ops->end(t);
+	}
+}
+
+void tw_warnings(struct tw *t, const struct report_model *m)
+{
+	if (!m->n_warnings)
+		return;
+	t->ops->section(t, "Warnings");
+	for (size_t i = 0; i < m->n_warnings; i++) {
+		t->ops->para(t);
+		esc(t, report_warning_kinds[m->warnings[i].kind]);
+		fputs(": ", t->out);
+		esc(t, m->warnings[i].text);
+		t->ops->para_end(t);
 	}
 }

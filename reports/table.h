@@ -100,5 +100,24 @@ void tw_markers(struct tw *t, const struct report_model *m);
 void tw_curve_title(FILE *out, void (*e)(FILE *, const char *), const struct report_model *m,
 		    const struct report_curve *c);
 void tw_curve(struct tw *t, const struct report_model *m, const struct report_curve *c);
+/*
+ * perturb run's closing summary (summary.h): per workload and metric that
+ * matters (report_metric_matters) a section titled by it and a table, a
+ * row per variant: its configurations-table statistic with its unit, its
+ * dilation (marked when significant), the dilation's CI and the
+ * Holm-adjusted p of the U test.
+ */
+void tw_summary(struct tw *t, const struct report_model *m);
+/* The warnings (m->warnings) under a heading, a paragraph each: "kind:
+ * text".  Nothing when there is none. */
+void tw_warnings(struct tw *t, const struct report_model *m);
+
+/*
+ * A walk through the text writer (render_text.c) onto out, for text that
+ * is not the text report (summary.c): the tables as the text report
+ * prints them, then the notes their cells refer to ("note N: why").
+ */
+typedef void tw_walk_fn(struct tw *t, const struct report_model *m);
+void tw_text(FILE *out, const struct report_model *m, tw_walk_fn *walk);
 
 #endif

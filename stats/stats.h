@@ -189,6 +189,7 @@ struct test_result {
 	int valid;		/* 0: not computed, reason says why */
 	double statistic;	/* U, D, t, ... */
 	double p;		/* two-sided p-value */
+	double df;		/* degrees of freedom of a t or F test (trend.c); 0 else */
 	int exact;		/* p from the exact null distribution */
 	const char *method;
 	const char *reason;

@@ -6,11 +6,13 @@
 #define _GNU_SOURCE
 #endif
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "testlib.h"
 #include "engine/config.h"
@@ -805,5 +807,258 @@ Test(cli, report_tables_are_titled_by_what_they_show_with_units_at_any_width)
 		rows++;
 	}
 	cr_assert_geq(rows, 2, "the table was not split:\n%s", r.out);
+	cli_result_release(&r);
+}
+
+/* ---- one-liners (engine/oneliner.h) and the closing summary ---- */
+
+
+/* The path of the one-liner's study written next to db (malloc'd), or
+ * NULL when there is none. */
+static char *oneliner_file(void)
+{
+	char *pat = xasprintf("%s/results/oneliner-*.yaml", dir), *path = NULL;
+	glob_t g;
+
+	if (glob(pat, 0, NULL, &g) == 0) {
+		cr_assert_eq(g.gl_pathc, 1, "one generated study, not %zu", g.gl_pathc);
+		path = xstrdup(g.gl_pathv[0]);
+		globfree(&g);
+	}
+	free(pat);
+	return path;
+}
+
+Test(cli, one_liner_after_dashdash_is_a_stored_study_with_a_summary)
+{
+	struct cli_result r;
+	char *path, *text, *stored;
+
+	cli_run(dir, &r, "run", "-n", "3", "--warmup", "0", "--db", db, "--seed", "9", "--",
+		"sh", "-c", "exit 0", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.out, "run 1 'sh': 1 variant x 1 workload, 3 measured runs each, "
+			 "completed; baseline base"), "%s", r.out);
+	cr_assert(strstr(r.out, "sh: wall (s)"), "%s", r.out);
+	/* the database is not the default one: the command says which */
+	cr_assert(strstr(r.out, "full report: perturb report --run 1 --db "), "%s", r.out);
+	cli_result_release(&r);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 3);
+	cr_assert_eq(cli_sql_int(db, "SELECT seed FROM runs"), 9);
+	/* its YAML next to the database, and stored as a file study's */
+	path = oneliner_file();
+	cr_assert(path, "no oneliner-*.yaml next to the database");
+	text = read_file(path, NULL);
+	stored = cli_sql_text(db, "SELECT text FROM experiments");
+	cr_assert(text && stored);
+	cr_assert_str_eq(stored, text);
+	cr_assert(strstr(text, "repetitions: 3\n") && strstr(text, "warmup: 0\n"), "%s", text);
+	cr_assert(strstr(text, "cmd: [sh, -c, exit 0]"), "%s", text);
+	free(stored);
+	free(text);
+	/* report and compare work on it like on any study */
+	cli_run(dir, &r, "report", "--db", db, "--format", "json", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\"experiment\":\"sh\""), "%.300s", r.out);
+	cli_result_release(&r);
+	/* the same command line is the same study file: --resume finds it */
+	cli_run(dir, &r, "run", path, "--db", db, "--resume", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "holds no unfinished run"), "%s", r.err);
+	cli_result_release(&r);
+	free(path);
+}
+
+Test(cli, several_commands_are_compared_with_the_first)
+{
+	struct cli_result r;
+	char *base;
+
+	cli_run(dir, &r, "run", "-n", "4", "--warmup", "0", "--db", db, "/bin/true",
+		"sh -c 'exit 0'", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.out, "run 1 'true vs sh': 2 variants x 1 workload"), "%s", r.out);
+	cr_assert(strstr(r.out, "commands: wall (s)"), "%s", r.out);
+	cr_assert(strstr(r.out, "baseline true"), "%s", r.out);
+	cli_result_release(&r);
+	base = cli_sql_text(db, "SELECT baseline FROM runs");
+	cr_assert_str_eq(base, "true");
+	free(base);
+	cr_assert_eq(count_with_plan("results r", "p.variant = 'sh' AND r.status = 'ok'"), 4);
+	cr_assert_eq(count_with_plan("results r", "p.variant = 'true' AND r.status = 'ok'"), 4);
+	cli_run(dir, &r, "report", "--db", db, "--format", "summary", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	/* sh against true: a dilation in % on the sh row */
+	cr_assert(strstr(r.out, "  sh "), "%s", r.out);
+	cr_assert(strstr(r.out, " %  ["), "%s", r.out);
+	cli_result_release(&r);
+}
+
+/* "How much does a wrap cost this command?" with no file: --variant NAME=
+ * with env words and a wrap, --env on every variant. */
+Test(cli, variant_and_env_need_no_file)
+{
+	struct cli_result r;
+	char *seen, *path = xasprintf("%s/seen", dir);
+
+	cli_run(dir, &r, "run", "-n", "2", "--warmup", "0", "--seed", "1", "--db", db,
+		"--env", "PERTURB_Y=3", "--variant", "seven=PERTURB_X=7", "--variant",
+		"wrapped=sh -c 'echo w >> wraps; exec \"$@\"' wrapper", "--",
+		"sh", "-c", "echo \"$PERTURB_X$PERTURB_Y\" >> seen", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.out, "baseline base"), "%s", r.out);
+	cli_result_release(&r);
+	/* base and wrapped saw 3, seven saw 73; the order is shuffled */
+	seen = read_file(path, NULL);
+	cr_assert(seen, "the command did not run in the current folder");
+	cr_assert_eq(tl_count_lines(seen), 6, "%s", seen);
+	{
+		int n73 = 0, n3 = 0;
+		for (char *l = seen; *l; l = strchr(l, '\n') + 1) {
+			n73 += !strncmp(l, "73\n", 3);
+			n3 += !strncmp(l, "3\n", 2);
+		}
+		cr_assert(n73 == 2 && n3 == 4, "%s", seen);
+	}
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM variants"), 3);
+	free(seen);
+	free(path);
+	path = xasprintf("%s/wraps", dir);
+	seen = read_file(path, NULL);
+	cr_assert(seen && tl_count_lines(seen) == 2, "the wrap ran %d times",
+		  seen ? tl_count_lines(seen) : 0);
+	free(seen);
+	free(path);
+}
+
+Test(cli, one_liner_quiet_shell_dry_run_and_mistakes)
+{
+	struct cli_result r;
+	char *path;
+
+	/* -q: nothing on stdout, the run stored */
+	cli_run(dir, &r, "run", "-q", "-n", "2", "--warmup", "0", "--db", db, "--", "/bin/true",
+		NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "");
+	cli_result_release(&r);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 2);
+
+	/* --shell runs the line by /bin/sh -c */
+	cli_run(dir, &r, "run", "--shell", "-n", "2", "--warmup", "0", "--db", db,
+		"echo hi | cat > /dev/null", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "run 2 'echo'"), "%s", r.out);
+	cli_result_release(&r);
+
+	/* --dry-run: the YAML and the plan, nothing written */
+	tl_rmtree(dir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	cli_run(dir, &r, "run", "--dry-run", "--db", db, "-n", "2", "gzip -c 'a: #b'",
+		"zstd -c x", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "name: gzip vs zstd\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "cmd: [gzip, -c, 'a: #b']"), "%s", r.out);
+	cli_result_release(&r);
+	path = xasprintf("%s/results", dir);
+	cr_assert(access(path, F_OK) != 0, "--dry-run created %s", path);
+	free(path);
+
+	/* mistakes: exit 2, saying what to do */
+	cli_run(dir, &r, "run", "--db", db, "ls | wc -l", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "give --shell"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--variant", "s=strace", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "are for a one-liner"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "--db", db, "true", "--", "false", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "not both"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "--db", db, "-n", "2", "nosuch-perturb-prog -x", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "requires 'nosuch-perturb-prog', not found on PATH"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "--db", db, "a.yaml", "b.yaml", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "one experiment file at a time"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "--db", db, "--variant", "base=nice", "--", "true", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "the name is taken"), "%s", r.err);
+	cli_result_release(&r);
+}
+
+/*
+ * Warnings with known answers, from real runs whose metrics are set by a
+ * counter: one variant, no warm-up, so the c-th run is seq c - 1.  The
+ * first run sleeps (a cold start: warm-up, seq 0), "out" is 100..102 but
+ * 1000 at the 8th run (an outlier, seq 7), "up" grows with every run (a
+ * drift).  A second study: a variant whose spread is 20 times the
+ * baseline's.  A load average written into the stored machine description
+ * (the report reads the stored one) is a loaded machine.
+ */
+Test(cli, warnings_name_what_was_seen_and_what_to_do)
+{
+	struct cli_result r;
+
+	run_study("name: w\nwarmup: 0\nrepetitions: 12\n"
+		  "variants: [{name: base}]\n"
+		  "workloads:\n"
+		  "  - name: w\n"
+		  "    shell: 'c=$(cat ../n 2>/dev/null || echo 0); c=$((c + 1)); echo $c > ../n; "
+		  "[ $c = 1 ] && sleep 0.5; o=$((100 + c % 3)); [ $c = 8 ] && o=1000; "
+		  "echo out=$o up=$((c * c))'\n"
+		  "    metrics:\n"
+		  "      - {name: out, regex: 'out=([0-9]+)'}\n"
+		  "      - {name: up, regex: 'up=([0-9]+)'}\n", 0, NULL);
+	cli_sql_exec(db, "UPDATE runs SET machine_json = '{\"loadavg\": \"9.00 8.00 7.00\", "
+		     "\"cores\": 2}'");
+	cli_run(dir, &r, "report", "--db", db, "--format", "json", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "{\"kind\":\"warm-up\",\"workload\":\"w\",\"metric\":\"wall\","
+			 "\"variant\":\"base\",\"seqs\":[0],\"text\":\"w wall of base: the first "
+			 "measured run (seq 0) took"), "%s", strstr(r.out, "\"warnings\""));
+	cr_assert(strstr(r.out, "{\"kind\":\"outliers\",\"workload\":\"w\",\"metric\":\"out\","
+			 "\"variant\":\"base\",\"seqs\":[7],"), "%s", strstr(r.out, "\"warnings\""));
+	cr_assert(strstr(r.out, "{\"kind\":\"drift\",\"workload\":\"w\",\"metric\":\"up\","
+			 "\"variant\":\"base\",\"seqs\":[],\"text\":\"w up of base grows over the "
+			 "runs (Spearman's rho +1.00"), "%s", strstr(r.out, "\"warnings\""));
+	cr_assert(strstr(r.out, "{\"kind\":\"machine\",\"workload\":null,\"metric\":null,"
+			 "\"variant\":null,\"seqs\":[],\"text\":\"load average 9.00 on 2 CPUs when "
+			 "the run started"), "%s", strstr(r.out, "\"warnings\""));
+	/* the slow first run is said once, as a cold start, not as an outlier too */
+	cr_assert_null(strstr(r.out, "\"kind\":\"outliers\",\"workload\":\"w\",\"metric\":\"wall\""),
+		       "%s", strstr(r.out, "\"warnings\""));
+	/* nothing about out's or wall's order: no drift there */
+	cr_assert_null(strstr(r.out, "w out of base grows"), "%s", r.out);
+	tl_check_report_schema(r.out);
+	cli_result_release(&r);
+	/* the text report: a section, each warning once */
+	cli_run(dir, &r, "report", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\nWarnings\n"), "%s", r.out);
+	cr_assert(strstr(r.out, " outliers: w out: 1 run far from the median (modified z-score > "
+			 "3.5): base seq 7;"), "%s", r.out);
+	cr_assert_null(strstr(strstr(r.out, "w out: 1 run") + 1, "w out: 1 run"));
+	cli_result_release(&r);
+
+	tl_rmtree(dir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	run_study("name: s\nwarmup: 0\nrepetitions: 12\n"
+		  "variants:\n"
+		  "  - {name: calm, env: {K: '1', F: calm}}\n"
+		  "  - {name: wild, env: {K: '20', F: wild}}\n"
+		  "workloads:\n"
+		  "  - name: w\n"
+		  "    shell: 'c=$(cat ../$F 2>/dev/null || echo 0); c=$((c + 1)); echo $c > ../$F; "
+		  "echo s=$((1000 + K * (c % 5)))'\n"
+		  "    metrics: [{name: s, regex: 's=([0-9]+)'}]\n", 0, NULL);
+	cli_run(dir, &r, "report", "--db", db, "--format", "summary", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "  spread: w s of wild: its spread (MAD) is 20.0x the baseline's "
+			 "(Brown-Forsythe p "), "%s", r.out);
 	cli_result_release(&r);
 }

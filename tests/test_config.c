@@ -197,6 +197,10 @@ Test(config, full_experiment)
 	cr_assert_eq(v->wrap.n, 4);
 	cr_expect_str_eq(v->wrap.v[3], "/dev/null");
 	cr_expect_null(v->wrap.v[4]);
+	/* cmd: in place of the workloads' own */
+	cr_assert_eq(v->cmd.n, 3);
+	cr_expect_str_eq(v->cmd.v[2], "exit 0");
+	cr_expect_null(exp.variants[0].cmd.v);
 	cr_assert_eq(v->n_setup, 2);
 	cr_expect_str_eq(v->setup[0].v[1], "setup");
 	cr_expect_eq(v->setup[1].n, 1);
@@ -249,6 +253,8 @@ Test(config, full_experiment)
 	cr_expect_eq(w->cmd.n, 4);
 	cr_expect_null(w->shell);
 	cr_expect_float_eq(w->timeout_s, 120.0, 1e-9);
+	cr_expect_str_eq(w->dir, "/tmp");
+	cr_expect_null(exp.workloads[1].dir);
 	cr_expect_eq(workload_timeout(&exp, w), 120.0);
 	cr_expect_eq(workload_repetitions(&exp, w), 20);
 
@@ -729,6 +735,7 @@ static const struct range_site {
 	{ R_REPETITIONS, STUDY("", "", ", repetitions: %s"), { NULL } },
 	{ R_REPETITIONS, NULL, { "run", "--repetitions", "%s", "--dry-run", "e.yaml" } },
 	{ R_WARMUP, STUDY("warmup: %s\n", "", ""), { NULL } },
+	{ R_WARMUP, NULL, { "run", "--warmup", "%s", "--dry-run", "e.yaml" } },
 	{ R_TIMEOUT, STUDY("timeout: %s\n", "", ""), { NULL } },
 	{ R_TIMEOUT, STUDY("", "", ", timeout: %s"), { NULL } },
 	{ R_DAEMON_READY, STUDY("", ", daemon: [sleep, \"9\"], daemon_ready: %s", ""), { NULL } },

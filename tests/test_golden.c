@@ -39,7 +39,8 @@ static void teardown(void)
 TestSuite(golden, .init = setup, .fini = teardown, .timeout = 120);
 
 /*
- * One output: `perturb ARGS` on the study's database (DB in args), its
+ * One output: `perturb ARGS` on the study's database (DB in args; DBNAME:
+ * its name, relative to the folder the command runs in), its
  * stdout (or the file it writes, out, in the temporary folder) compared
  * with tests/golden/STUDY.EXT; status is the expected exit status.
  */
@@ -121,7 +122,9 @@ static void check_study(const char *study, const struct golden_case *cases, size
 		char *golden = xasprintf("%s/tests/golden/%s.%s", src_dir(), study, c->ext);
 
 		for (size_t k = 0; k < ARRAY_SIZE(a); k++)
-			a[k] = c->args[k] && !strcmp(c->args[k], "DB") ? db : c->args[k];
+			a[k] = c->args[k] && !strcmp(c->args[k], "DB") ? db :
+			       c->args[k] && !strcmp(c->args[k], "DBNAME") ? strrchr(db, '/') + 1 :
+			       c->args[k];
 		cli_run_env(dir, "NO_COLOR=1", &r, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
 			    a[7], a[8], a[9], a[10], a[11], NULL);
 		cr_assert_eq(r.status, c->status, "%s.%s: exit %d: %s", study, c->ext, r.status,
@@ -153,6 +156,7 @@ static const struct golden_case formats[] = {
 	{ "csv", 0, NULL, REPORT("csv", NULL) },
 	{ "json", 0, NULL, REPORT("json", NULL) },
 	{ "html", 0, NULL, REPORT("html", NULL) },
+	{ "summary.txt", 0, NULL, { "report", "--db", "DBNAME", "--format", "summary" } },
 };
 
 /* multi: run 1 (a failed run) in every format; compare run 1 with run 2
@@ -167,6 +171,8 @@ Test(golden, multi)
 					      "--include-warmup") },
 		{ "json", 0, NULL, REPORT("json", "--run", "1") },
 		{ "html", 0, NULL, REPORT("html", "--run", "1") },
+		{ "summary.txt", 0, NULL, { "report", "--db", "DBNAME", "--format", "summary",
+					    "--run", "1" } },
 		{ "compare.txt", 0, NULL, { "compare", "1", "2", "--db", "DB" } },
 		{ "gate.txt", 1, NULL, { "gate", "--db", "DB", "--max-dilation", "1.5%" } },
 		{ "gate.xml", 1, "junit.xml", { "gate", "--db", "DB", "--max-dilation", "1.5%",

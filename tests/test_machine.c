@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,4 +94,35 @@ Test(machine, json_text_null_and_utf8)
 	v = json_text("\xff\xfe ok");
 	cr_expect_str_eq(json_string_value(v), "\xef\xbf\xbd\xef\xbf\xbd ok");
 	json_decref(v);
+}
+
+/* The load rule of perturb run's warnings, on load averages whose answer
+ * is known: 2 CPUs, one used by the study, leave one spare (+ 0.5). */
+Test(machine, overloaded_compares_the_load_with_the_cpus_left_free)
+{
+	cr_assert_not(machine_overloaded(0.2, 2, 1, 0));
+	cr_assert_not(machine_overloaded(1.5, 2, 1, 0));
+	cr_assert(machine_overloaded(1.6, 2, 1, 0));
+	/* after the runs our own load counts: 2.4 - 1 = 1.4 is not too much */
+	cr_assert_not(machine_overloaded(2.4, 2, 1, 1));
+	cr_assert(machine_overloaded(2.6, 2, 1, 1));
+	/* every CPU pinned: anyone else's half CPU is too much */
+	cr_assert(machine_overloaded(0.6, 4, 4, 0));
+	cr_assert_not(machine_overloaded(0.4, 4, 4, 0));
+	/* one CPU, unknown values */
+	cr_assert(machine_overloaded(0.7, 1, 1, 0));
+	cr_assert_not(machine_overloaded(NAN, 2, 1, 0));
+	cr_assert_not(machine_overloaded(5, 0, 1, 0));
+}
+
+Test(machine, load_sample_reads_proc_loadavg)
+{
+	struct machine_load l;
+
+	machine_load_sample(&l);
+	cr_assert(l.load1 >= 0, "load %g", l.load1);
+	cr_assert_geq(l.running, 0);
+	cr_assert_gt(l.cores, 0);
+	if (l.has_freq)
+		cr_assert(l.freq_min_mhz > 0 && l.freq_min_mhz <= l.freq_max_mhz);
 }

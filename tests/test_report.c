@@ -473,7 +473,12 @@ Test(report, json_is_valid_and_has_the_spec_schema_and_the_text_numbers)
 	cr_assert(jnum(p5, "percentiles.50") == 210000);
 	cr_assert_float_eq(jnum(p5, "dilation.p50.pct"), 5.0, 1e-9);
 	cr_assert_float_eq(jnum(p5, "dilation.p50.abs"), 10000.0, 1e-6);
-	for (const char *const *k = (const char *const[]){ "mean", "p0", "p50", "p80", "p99", NULL };
+	/* p99 of 8 runs lies between the two largest: no interval, and why */
+	cr_assert(jpath(p5, "dilation.p99.ci")->t == J_NULL, "p99 of 8 runs has an interval");
+	cr_assert_str_eq(jstr(p5, "dilation.p99.reason"),
+			 "p99 of 8 runs lies between the two largest: a 95 % CI of it needs "
+			 ">= 299 runs");
+	for (const char *const *k = (const char *const[]){ "mean", "p0", "p50", "p80", NULL };
 	     *k; k++) {
 		char path[64];
 		snprintf(path, sizeof(path), "dilation.%s.ci", *k);

@@ -80,12 +80,13 @@ static int parse_statistic(const struct opt *opt, const char *val)
 	return 0;
 }
 
-/* Colour: the text report on a terminal, unless NO_COLOR (no-color.org) or
- * TERM=dumb says otherwise. */
+/* Colour: the text report (or summary) on a terminal, unless NO_COLOR
+ * (no-color.org) or TERM=dumb says otherwise. */
 static int want_color(const char *format, const char *output)
 {
 	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
-	if (strcmp(format, "text") || output || (nc && *nc) || (term && !strcmp(term, "dumb")))
+	if ((strcmp(format, "text") && strcmp(format, "summary")) || output || (nc && *nc) ||
+	    (term && !strcmp(term, "dumb")))
 		return 0;
 	return isatty(STDOUT_FILENO);
 }
@@ -110,7 +111,8 @@ int cmd_report(int argc, char **argv)
 			 "only this metric (repeatable, or M,M)"),
 		OPT_LIST(0, "workload", &o.workloads, &o.n_workloads, "W",
 			 "only this workload (repeatable, or W,W)"),
-		OPT_STRING(0, "format", &format, "F", "text (default), markdown, csv, csv-curves, json or html"),
+		OPT_STRING(0, "format", &format, "F",
+			   "text (default), markdown, csv, csv-curves, json, html or summary"),
 		OPT_STRING(0, "output", &output, "FILE", "write to FILE instead of standard output"),
 		OPT_CALLBACK(0, "percentiles", &o, parse_percentiles, "LIST",
 			     "percentiles of the dilation table (default 0,50,80,99)"),
@@ -155,6 +157,7 @@ int cmd_report(int argc, char **argv)
 	}
 	o.want_rows = r->tidy;
 	o.color = want_color(format, output);
+	o.db = strcmp(db, "results/perturb.db") ? db : NULL;	/* for the commands it suggests */
 	if (access(db, F_OK) < 0) {
 		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
 		goto out;

@@ -5,6 +5,12 @@
  * or a stop (SIGINT/SIGTERM/SIGHUP: the run is marked "interrupted" and
  * `--resume` finishes exactly the runs still missing).
  *
+ * Without a file, the arguments are commands: a one-liner (--variant,
+ * --env, --shell), whose study engine/oneliner.h writes next to the
+ * database and runs like a file's.  After the study, one screen on stdout
+ * (reports/summary.h) with the warnings of the report model and of the
+ * machine seen before and after (reports/warnings.h); -q prints none.
+ *
  * --target-ci's intervals are the report's (reports/report.h): the widest
  * half-width is read from the report model built with the report's own
  * settings, so that the run stops when `perturb report` would show every
@@ -12,8 +18,13 @@
  */
 #include "commands.h"
 #include "options.h"
+#include "engine/config.h"
+#include "engine/oneliner.h"
 #include "engine/study.h"
 #include "reports/report.h"
+#include "reports/summary.h"
+#include "reports/warnings.h"
+#include "lib/machine.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -21,10 +32,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* --variant and --env: repeatable, each value whole (commas and all). */
+struct str_list {
+	char **v;
+	size_t n;
+};
+
+#define DEFAULT_DB "results/perturb.db"
 
 struct run_opts {
 	const char *file;
+	char **args;		/* the positional arguments: a file or commands */
+	size_t n_args;
+	int dashdash;		/* how many of args came after "--" */
+	int shell;
+	struct str_list variants, env;
+	char *yaml_path;	/* a one-liner's generated file (malloc'd) */
+	int temp_yaml;		/* ... to be removed (--dry-run) */
 	const char *db;
 	struct plan_filter filter;
 	int has_seed;
@@ -35,14 +62,33 @@ struct run_opts {
 	int self_check;
 };
 
+static int add_str(const struct opt *opt, const char *arg)
+{
+	struct str_list *l = opt->value;
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(char *));
+	l->v[l->n++] = (char *)arg;
+	return 0;
+}
+
 /* 0, -1 (printed: exit 2) or OPT_EXIT_DONE (help printed: exit 0). */
 static int parse_args(int argc, char **argv, struct run_opts *o)
 {
 	struct opt opts[] = {
-		OPT_ARG("EXPERIMENT.yaml", &o->file, "default ./experiments.yaml"),
+		OPT_ARGS("EXPERIMENT.yaml | 'CMD ARGS'... | -- CMD ARGS", &o->args, &o->n_args,
+			 "an experiment file (*.yaml, *.yml; default ./experiments.yaml),\n"
+			 "or commands to compare, the first the baseline (a one-liner)"),
 		OPT_STRING(0, "db", &o->db, "PATH", "results database (default results/perturb.db)"),
-		OPT_COUNT(0, "repetitions", &o->filter.repetitions, R_REPETITIONS, "N",
+		OPT_COUNT('n', "repetitions", &o->filter.repetitions, R_REPETITIONS, "N",
 			    "measured runs per (variant, workload), overrides the file"),
+		OPT_COUNT(0, "warmup", &o->filter.warmup, R_WARMUP, "N",
+			    "warm-up runs (not counted) per (variant, workload),\n"
+			    "overrides the file's warmup:"),
+		OPT_CALLBACK(0, "variant", &o->variants, add_str, "NAME=CMD",
+			     "one-liner: also run each command under CMD, a wrap\n"
+			     "with leading NAME=VALUE words as its env; repeatable"),
+		OPT_CALLBACK(0, "env", &o->env, add_str, "NAME=VALUE",
+			     "one-liner: set NAME in every run's environment; repeatable"),
+		OPT_FLAG(0, "shell", &o->shell, "one-liner: run each command by the shell, /bin/sh"),
 		OPT_LIST(0, "only-variant", &o->filter.variants, &o->filter.n_variants, "NAME",
 			 "run this variant (and the baseline); repeatable, or NAME,NAME"),
 		OPT_LIST(0, "only-workload", &o->filter.workloads, &o->filter.n_workloads, "NAME",
@@ -68,10 +114,16 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	int rc;
 
 	o->file = "experiments.yaml";
-	o->db = "results/perturb.db";
+	o->db = DEFAULT_DB;
 	if ((rc = parse_options(argc, argv, opts, "run")))
 		return rc;
 	o->has_seed = !!opt_given(opts, &o->seed);
+	o->filter.has_warmup = !!opt_given(opts, &o->filter.warmup);
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			o->dashdash = argc - i - 1;
+			break;
+		}
 	o->target_ci *= 100;	/* in % */
 	if (o->max_time > 0 && !o->target_ci)
 		return error("--max-time bounds --target-ci; give --target-ci too");
@@ -145,6 +197,173 @@ out:
 	return 0;
 }
 
+/* ---- a one-liner (engine/oneliner.h) ---- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* An existing path that is not a program (a file, a folder, a device, a
+ * FIFO): meant as the experiment, whatever its name; the loader then says
+ * what is wrong with it rather than a one-liner trying to run it. */
+static int is_file_not_program(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return 0;
+	return !S_ISREG(st.st_mode) || access(path, X_OK) < 0;
+}
+
+/* Commands, not a file: after "--", several arguments, or one that does
+ * not end in .yaml or .yml and is not an existing file but a program. */
+static int is_oneliner(const struct run_opts *o)
+{
+	return o->dashdash || o->n_args > 1 ||
+	       (o->n_args == 1 && !ends_with(o->args[0], ".yaml") &&
+		!ends_with(o->args[0], ".yml") && !is_file_not_program(o->args[0]));
+}
+
+/*
+ * o->file for the arguments: the file given, or a one-liner's study,
+ * generated (engine/oneliner.h) and written next to the database as
+ * DBDIR/oneliner-HASH.yaml (HASH: 12 hex digits of its SHA-256: the same
+ * commands and options, the same file, so that --resume finds its run);
+ * with --dry-run printed and written to a temporary file instead.  0, or
+ * -1 (printed: exit 2).
+ */
+static int resolve_study(struct run_opts *o)
+{
+	struct oneliner ol = { .warmup = -1 };
+	char err[512], hash[65], cwd[4096], *yaml = NULL, *dir = NULL;
+	int ret = -1, e;
+
+	if (!is_oneliner(o)) {
+		if (o->variants.n || o->env.n || o->shell)
+			return error("--variant, --env and --shell are for a one-liner "
+				     "(perturb run -- CMD); an experiment file says it all");
+		if (o->n_args)
+			o->file = o->args[0];
+		return 0;
+	}
+	for (size_t i = 0; !o->dashdash && o->n_args > 1 && i < o->n_args; i++)
+		if (ends_with(o->args[i], ".yaml") || ends_with(o->args[i], ".yml"))
+			return error("'%s': one experiment file at a time (or, for a command "
+				     "of that name, put it after --)", o->args[i]);
+	if (o->dashdash && o->n_args > (size_t)o->dashdash)
+		return error("give the commands either as strings ('CMD ARGS' ...) or as one "
+			     "command after --, not both");
+	if (o->resume && o->dry_run)
+		return error("--resume with --dry-run: nothing to resume");
+	if (!getcwd(cwd, sizeof(cwd)))
+		return error("cannot read the current folder: %s", strerror(errno));
+	if (o->dashdash) {
+		ol.argv = o->args;
+		ol.argc = o->n_args;
+	} else {
+		ol.commands = o->args;
+		ol.n_commands = o->n_args;
+	}
+	ol.shell = o->shell;
+	ol.variants = o->variants.v;
+	ol.n_variants = o->variants.n;
+	ol.env = o->env.v;
+	ol.n_env = o->env.n;
+	ol.repetitions = o->filter.repetitions;
+	ol.warmup = o->filter.has_warmup ? o->filter.warmup : -1;
+	ol.dir = cwd;
+	if (oneliner_yaml(&ol, &yaml, err, sizeof(err)) < 0)
+		return error("%s", err);
+	if (o->dry_run) {
+		char tmpl[] = "/tmp/perturb-oneliner-XXXXXX.yaml";
+		int fd = mkstemps(tmpl, 5);
+		fputs(yaml, stdout);
+		fputc('\n', stdout);
+		fflush(stdout);	/* before the study's messages on stderr */
+		if (fd < 0) {
+			error("cannot create a temporary file: %s", strerror(errno));
+			goto out;
+		}
+		close(fd);
+		o->yaml_path = xstrdup(tmpl);
+		o->temp_yaml = 1;
+	} else {
+		sha256_hex(yaml, strlen(yaml), hash);
+		dir = dir_name(o->db);
+		if ((e = mkdir_p(dir, 0755)) < 0) {
+			error("cannot create '%s': %s", dir, strerror(-e));
+			goto out;
+		}
+		o->yaml_path = xasprintf("%s/oneliner-%.12s.yaml", dir, hash);
+	}
+	FILE *f = fopen(o->yaml_path, "w");
+	int bad = !f || fputs(yaml, f) < 0;
+	if ((f && fclose(f) != 0) || bad) {
+		error("cannot write '%s': %s", o->yaml_path, strerror(errno));
+		goto out;
+	}
+	o->file = o->yaml_path;
+	ret = 0;
+out:
+	free(dir);
+	free(yaml);
+	return ret;
+}
+
+/* ---- the closing summary (reports/summary.h) ---- */
+
+/* The CPUs the study keeps busy: its cpus:, else 1. */
+static int cpus_used(const char *file)
+{
+	struct experiment exp = { 0 };
+	char err[256];
+	int n = 1;
+
+	if (config_load(file, &exp, err, sizeof(err)) == 0 && exp.n_cpus)
+		n = (int)exp.n_cpus;
+	experiment_release(&exp);
+	return n;
+}
+
+/* Before the first run: say now when the machine is busy. */
+static void machine_before(const struct machine_load *l, int used)
+{
+	if (machine_overloaded(l->load1, l->cores, used, 0))
+		warning("load average %.2f on %d CPUs before the study: its times will "
+			"include waiting for the CPU; wait for a quiet machine, or stop what runs",
+			l->load1, l->cores);
+}
+
+/*
+ * One screen on stdout after the study: the latest run of the database
+ * (the one just made), its report model with perturb run's sight of the
+ * machine added (report_warn_machine); nothing with -q.  Errors (no run
+ * stored) print nothing more than the study did.
+ */
+static void run_summary(const struct run_opts *o, const struct machine_load *start, int used)
+{
+	struct report_opts ro = { .db = strcmp(o->db, DEFAULT_DB) ? o->db : NULL };
+	struct machine_load end;
+	struct report_model m;
+	struct store *st = NULL;
+	int usage = 0;
+
+	if (perturb_quiet || o->dry_run)
+		return;
+	machine_load_sample(&end);
+	if (store_open(o->db, 0, &st) < 0)
+		return;
+	if (report_build(st, &ro, &m, &usage) == 0) {
+		report_warn_machine(&m, start, &end, used);
+		fputc('\n', stdout);
+		report_summary(&m, stdout);
+		report_release(&m);
+	}
+	store_close(st);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
@@ -160,7 +379,14 @@ int cmd_run(int argc, char **argv)
 	default:
 		goto out;
 	}
+	if (resolve_study(&o) < 0)
+		goto out;
 	cmdline = join_argv(argc, argv);
+	struct machine_load start;
+	int used = cpus_used(o.file);
+	machine_load_sample(&start);
+	if (!o.dry_run)
+		machine_before(&start, used);
 	struct study_opts so = {
 		.file = o.file, .db = o.db, .filter = &o.filter,
 		.has_seed = o.has_seed, .seed = o.seed,
@@ -172,15 +398,23 @@ int cmd_run(int argc, char **argv)
 	switch (study_run(&so)) {
 	case STUDY_DONE:
 		ret = EXIT_OK;
+		run_summary(&o, &start, used);
 		break;
 	case STUDY_REFUSED:
 		ret = EXIT_USAGE;
 		break;
 	case STUDY_FAILED:
 		ret = EXIT_RUNTIME;
+		run_summary(&o, &start, used);
 		break;
 	}
 out:
+	if (o.temp_yaml)
+		unlink(o.yaml_path);
+	free(o.yaml_path);
+	free(o.args);
+	free(o.variants.v);
+	free(o.env.v);
 	free(cmdline);
 	free(o.filter.variants);
 	free(o.filter.workloads);

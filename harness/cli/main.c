@@ -13,8 +13,11 @@
 #include <string.h>
 
 static const struct command commands[] = {
-	{ "run", cmd_run, CMD_TOUCHES_KERNEL, "run [EXPERIMENT.yaml] [options]",
-	  "Run every workload under every variant of a study and store each run.\n" },
+	{ "run", cmd_run, CMD_TOUCHES_KERNEL,
+	  "run [EXPERIMENT.yaml | 'CMD ARGS'... | -- CMD ARGS] [options]",
+	  "Run every workload under every variant of a study and store each run, or,\n"
+	  "with no file, compare commands with the first (a one-liner).  Ends with one\n"
+	  "screen: each variant's median, dilation, interval, significance, warnings.\n" },
 	{ "report", cmd_report, 0, "report [options]",
 	  "Print tables from a stored run.\n" },
 	{ "runs", cmd_runs, 0, "runs [--db PATH] [--json]",

@@ -67,6 +67,9 @@ struct variant {
 	struct env_var *env;
 	size_t n_env;
 	struct argv_list wrap;		/* n == 0: none */
+	struct argv_list cmd;		/* n == 0: none; else run in place of
+					 * every workload's cmd or shell (the
+					 * commands of `perturb run CMD CMD`) */
 	struct argv_list *setup;	/* commands, each an argv */
 	size_t n_setup;
 	struct argv_list *teardown;
@@ -109,6 +112,9 @@ struct workload {
 	size_t n_prepare;
 	struct argv_list cmd;		/* n == 0 when shell is used */
 	char *shell;			/* NULL when cmd is used */
+	char *dir;			/* absolute: where setup, prepare and the
+					 * runs run ({workdir}); NULL: the work
+					 * folder results/work/NAME */
 	struct metric_def *metrics;
 	size_t n_metrics;
 	double timeout_s;		/* 0 = the experiment's */

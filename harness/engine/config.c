@@ -124,7 +124,7 @@ static int get_name(struct ctx *c, const struct ynode *map, const char *what, ch
 
 /* Every variant's keys; each backend's key follows (backends/backend.h). */
 static const char *const common_keys[] = {
-	"name", "description", "env", "wrap", "setup", "teardown", "daemon",
+	"name", "description", "env", "wrap", "cmd", "setup", "teardown", "daemon",
 	"daemon_ready", "background", "kernel", "matrix", NULL
 };
 static const char *const kernel_keys[] = {
@@ -280,7 +280,8 @@ static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v
 		return -1;
 	if ((x = yn_get(n, "env")) && parse_env(c, x, v))
 		return -1;
-	if (yn_get_argv(&c->y, n, "wrap", &v->wrap) || yn_get_argv(&c->y, n, "daemon", &v->daemon) ||
+	if (yn_get_argv(&c->y, n, "wrap", &v->wrap) || yn_get_argv(&c->y, n, "cmd", &v->cmd) ||
+	    yn_get_argv(&c->y, n, "daemon", &v->daemon) ||
 	    yn_get_argv(&c->y, n, "background", &v->background) ||
 	    yn_get_cmds(&c->y, n, "setup", &v->setup, &v->n_setup) ||
 	    yn_get_cmds(&c->y, n, "teardown", &v->teardown, &v->n_teardown))
@@ -290,7 +291,12 @@ static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v
 	if ((x = yn_get(n, "kernel")) && parse_kernel(c, x, v))
 		return -1;
 	/* kernel: with boot: is the tracing state set inside the guest */
-	return parse_backend(c, n, v);
+	if (parse_backend(c, n, v))
+		return -1;
+	if (v->cmd.n && v->be->key)
+		return yn_fail(&c->y, yn_get(n, "cmd"), "variant '%s': cmd: is not supported with %s: "
+			       "(the guest holds the workloads' programs only)", v->name, v->be->key);
+	return 0;
 }
 
 static void variant_release(struct variant *v)
@@ -305,6 +311,7 @@ static void variant_release(struct variant *v)
 	}
 	free(v->env);
 	yn_argv_free(&v->wrap);
+	yn_argv_free(&v->cmd);
 	yn_cmds_free(v->setup, v->n_setup);
 	yn_cmds_free(v->teardown, v->n_teardown);
 	yn_argv_free(&v->daemon);
@@ -326,7 +333,7 @@ static void variant_release(struct variant *v)
 
 static const char *const workload_keys[] = {
 	"name", "kind", "description", "requires", "setup", "prepare", "cmd", "shell",
-	"metrics", "timeout", "repetitions", "matrix", NULL
+	"metrics", "timeout", "repetitions", "dir", "matrix", NULL
 };
 static const char *const metric_keys[] = { "name", "regex", "unit", NULL };
 static const char *const reserved_metrics[] = { "wall", "user", "sys", "maxrss", NULL };
@@ -432,8 +439,12 @@ static int parse_workload(struct ctx *c, const struct ynode *n, struct workload 
 				return -1;
 	}
 	if (yn_get_duration(&c->y, n, "timeout", R_TIMEOUT, &w->timeout_s) ||
-	    yn_get_count(&c->y, n, "repetitions", R_REPETITIONS, &w->repetitions))
+	    yn_get_count(&c->y, n, "repetitions", R_REPETITIONS, &w->repetitions) ||
+	    yn_get_str(&c->y, n, "dir", &w->dir))
 		return -1;
+	if (w->dir && w->dir[0] != '/')
+		return yn_fail(&c->y, yn_get(n, "dir"), "'dir' must be an absolute path, got '%s'",
+			       w->dir);
 	return 0;
 }
 
@@ -448,6 +459,7 @@ void workload_release(struct workload *w)
 	yn_cmds_free(w->prepare, w->n_prepare);
 	yn_argv_free(&w->cmd);
 	free(w->shell);
+	free(w->dir);
 	for (size_t i = 0; i < w->n_metrics; i++) {
 		struct metric_def *m = &w->metrics[i];
 		free(m->name);

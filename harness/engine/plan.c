@@ -146,11 +146,18 @@ int plan_build(const struct experiment *exp, const struct plan_filter *f,
 	       uint64_t seed, struct plan *out, char *err, size_t errlen)
 {
 	static const struct plan_filter none;
+	struct experiment with_warmup;
 	size_t nv = exp->n_variants, nw = exp->n_workloads;
 	int *vsel = NULL, *wsel = NULL, *reps = NULL;
 	size_t nvs = 0, nws = 0;
 	int ret = -1;
 	gsl_rng *rng = NULL;
+
+	if (f && f->has_warmup) {	/* --warmup: the experiment as if it said so */
+		with_warmup = *exp;
+		with_warmup.warmup = f->warmup;
+		exp = &with_warmup;
+	}
 
 	if (!f)
 		f = &none;

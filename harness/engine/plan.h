@@ -62,6 +62,8 @@ struct plan_filter {
 	char **workloads;
 	size_t n_workloads;
 	int repetitions;	/* > 0 overrides every workload's repetitions */
+	int has_warmup;		/* 1: warmup overrides the experiment's */
+	int warmup;
 };
 
 /* The most runs a plan holds (seqs are ints; every entry is stored). */

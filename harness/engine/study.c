@@ -102,6 +102,8 @@ static char **build_argv(const struct argv_list *prefix, char **cmd, size_t ncmd
 static char **workload_argv(const struct workload *w, const struct variant *v,
 			    const char *workdir)
 {
+	if (v->cmd.n)
+		return build_argv(&v->wrap, v->cmd.v, v->cmd.n, workdir);
 	if (w->shell) {
 		char *sh[] = { "/bin/sh", "-c", w->shell };
 		return build_argv(&v->wrap, sh, 3, workdir);
@@ -564,8 +566,8 @@ static int begin(struct study *s)
 		if (s->skip_w[w] ||
 		    !plan_uses_workload(&s->plan, o->target_ci ? NULL : s->done, (int)w))
 			continue;
-		rel = xasprintf("%s/%s", s->workroot, wl->name);
-		if ((e = mkdir_p(rel, 0755)) < 0) {
+		rel = wl->dir ? xstrdup(wl->dir) : xasprintf("%s/%s", s->workroot, wl->name);
+		if (!wl->dir && (e = mkdir_p(rel, 0755)) < 0) {
 			error("cannot create '%s': %s", rel, strerror(-e));
 			free(rel);
 			return -1;

@@ -3,6 +3,7 @@
 #include "json.h"
 #include "util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,4 +196,50 @@ char *machine_json(const struct machine_info *m)
 		json_object_set_new(obj, f[i].k, json_text(f[i].v ? f[i].v : "unavailable"));
 	json_object_set_new(obj, "cores", json_integer(m->cores));
 	return json_line(obj);
+}
+
+void machine_load_sample(struct machine_load *l)
+{
+	char *line = read_line_file("/proc/loadavg"), path[96];
+	int running = -1, total;
+
+	l->load1 = NAN;
+	l->running = -1;
+	l->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	l->has_freq = 0;
+	l->freq_min_mhz = l->freq_max_mhz = NAN;
+	if (line && sscanf(line, "%lf %*f %*f %d/%d", &l->load1, &running, &total) == 3)
+		l->running = running > 0 ? running - 1 : 0;	/* not the reader */
+	free(line);
+	for (int cpu = 0; cpu < 4096; cpu++) {
+		char *f;
+		double mhz;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq",
+			 cpu);
+		if (!(f = read_line_file(path))) {
+			if (cpu >= l->cores)
+				break;
+			continue;
+		}
+		mhz = strtod(f, NULL) / 1000;
+		free(f);
+		if (!l->has_freq || mhz < l->freq_min_mhz)
+			l->freq_min_mhz = mhz;
+		if (!l->has_freq || mhz > l->freq_max_mhz)
+			l->freq_max_mhz = mhz;
+		l->has_freq = 1;
+	}
+}
+
+int machine_overloaded(double load, int cores, int cpus_used, int ours)
+{
+	double others, spare;
+
+	if (isnan(load) || cores < 1)
+		return 0;
+	if (cpus_used < 1)
+		cpus_used = 1;
+	others = ours ? load - cpus_used : load;
+	spare = cores > cpus_used ? cores - cpus_used : 0;
+	return others > spare + 0.5;
 }

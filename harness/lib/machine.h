@@ -50,4 +50,33 @@ int machine_has(const char *field);
  */
 char *machine_json(const struct machine_info *m);
 
+/*
+ * How busy the machine is now, read in a few microseconds (for `perturb
+ * run`'s warnings before and after a study): the 1-minute load average and
+ * the runnable tasks of /proc/loadavg (the reader itself not counted), and
+ * the lowest and highest current frequency of the online CPUs
+ * (cpuN/cpufreq/scaling_cur_freq, in MHz; has_freq 0 where cpufreq is
+ * absent, as in most virtual machines).  Fields that cannot be read are
+ * NaN / -1.
+ */
+struct machine_load {
+	double load1;
+	int running;
+	int cores;
+	int has_freq;
+	double freq_min_mhz, freq_max_mhz;
+};
+void machine_load_sample(struct machine_load *l);
+
+/*
+ * Is a load average too high for a study that keeps cpus_used CPUs busy on
+ * a machine of cores CPUs?  The others' load is load minus cpus_used when
+ * ours counts in it (ours: sampled while or just after the runs ran), the
+ * whole load otherwise; it is too high when it is more than half a CPU
+ * beyond the CPUs the study leaves free (cores - cpus_used, at least 0):
+ * then other work had to share the study's CPUs.  0 for a NaN load or
+ * cores < 1.
+ */
+int machine_overloaded(double load, int cores, int cpus_used, int ours);
+
 #endif

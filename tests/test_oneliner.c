@@ -1,0 +1,214 @@
+/*
+ * test_oneliner.c - a study from a command line (engine/oneliner.h): the
+ * shell-like split, and the generated YAML read back by the loader
+ * (engine/config.h) to exactly the argv, env and names asked for, hostile
+ * strings included.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/config.h"
+#include "engine/oneliner.h"
+#include "lib/util.h"
+#include "testlib.h"
+
+static char *dir;
+
+static void setup(void)
+{
+	dir = tl_tmpdir();
+}
+
+static void teardown(void)
+{
+	tl_rmtree(dir);
+	free(dir);
+}
+
+TestSuite(oneliner, .init = setup, .fini = teardown);
+
+static void split_is(const char *s, size_t n, const char *const *want)
+{
+	struct argv_list a;
+	char err[256];
+
+	cr_assert_eq(oneliner_split(s, &a, err, sizeof(err)), 0, "%s: %s", s, err);
+	cr_assert_eq(a.n, n, "%s: %zu words", s, a.n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_str_eq(a.v[i], want[i], "%s: word %zu", s, i);
+	cr_assert_null(a.v[n]);
+	oneliner_argv_free(&a);
+}
+
+static void split_fails(const char *s, const char *want)
+{
+	struct argv_list a;
+	char err[256];
+
+	cr_assert_eq(oneliner_split(s, &a, err, sizeof(err)), -1, "%s split", s);
+	cr_assert(strstr(err, want), "%s: %s", s, err);
+	cr_assert_null(a.v);
+}
+
+Test(oneliner, split_like_a_shell_without_expanding)
+{
+	split_is("gzip -6 -c in", 4, (const char *[]){ "gzip", "-6", "-c", "in" });
+	split_is("  a\t b \n", 2, (const char *[]){ "a", "b" });
+	split_is("echo 'a  b' \"c d\" e\\ f", 4, (const char *[]){ "echo", "a  b", "c d", "e f" });
+	split_is("echo 'it'\\''s' \"\\\"q\\\" \\\\ \\$HOME `x` $y\"", 3,
+		 (const char *[]){ "echo", "it's", "\"q\" \\ $HOME `x` $y" });
+	split_is("a '' \"\"", 3, (const char *[]){ "a", "", "" });
+	split_is("a b\\\nc", 2, (const char *[]){ "a", "bc" });
+	split_is("sh -c 'exit 0'", 3, (const char *[]){ "sh", "-c", "exit 0" });
+	split_is("echo '#: x' a:b", 3, (const char *[]){ "echo", "#: x", "a:b" });
+}
+
+Test(oneliner, split_refuses_what_needs_a_shell)
+{
+	split_fails("ls | wc -l", "'|' in 'ls | wc -l' needs a shell");
+	split_fails("ls > out", "give --shell");
+	split_fails("echo $HOME", "'$'");
+	split_fails("ls *.c", "'*'");
+	split_fails("echo 'open", "an unclosed quote");
+	split_fails("echo \"open", "an unclosed quote");
+	split_fails("   ", "an empty command");
+}
+
+/* Generate, write, load: the experiment the loader makes of it. */
+static void load(const struct oneliner *o, struct experiment *exp)
+{
+	char err[512], *yaml, *path;
+
+	cr_assert_eq(oneliner_yaml(o, &yaml, err, sizeof(err)), 0, "%s", err);
+	tl_write(dir, "o.yaml", yaml);
+	path = xasprintf("%s/o.yaml", dir);
+	memset(exp, 0, sizeof(*exp));
+	cr_assert_eq(config_load(path, exp, err, sizeof(err)), 0, "%s\n%s", err, yaml);
+	free(path);
+	free(yaml);
+}
+
+Test(oneliner, hostile_arguments_come_back_exactly)
+{
+	char *argv[] = { "/bin/echo", "a: b # c", "line1\nline2", "it's \"q\"", "- x", "{y}",
+			 "&z *w", "", "true", "3", "null", "~", "\t tab", "[1, 2]", "é ü" };
+	struct oneliner o = { .argv = argv, .argc = 15, .warmup = 0, .repetitions = 2,
+			      .dir = "/tmp/a dir: #1" };
+	struct experiment exp;
+
+	load(&o, &exp);
+	cr_assert_eq(exp.n_workloads, 1);
+	cr_assert_eq(exp.n_variants, 1);
+	cr_assert_str_eq(exp.variants[0].name, "base");
+	cr_assert_str_eq(exp.workloads[0].name, "echo");
+	cr_assert_str_eq(exp.workloads[0].dir, "/tmp/a dir: #1");
+	cr_assert_eq(exp.repetitions, 2);
+	cr_assert_eq(exp.warmup, 0);
+	cr_assert_eq(exp.workloads[0].cmd.n, 15);
+	for (size_t i = 0; i < 15; i++)
+		cr_assert_str_eq(exp.workloads[0].cmd.v[i], argv[i], "word %zu", i);
+	experiment_release(&exp);
+}
+
+Test(oneliner, several_commands_are_variants_the_first_the_baseline)
+{
+	char *cmds[] = { "gzip -6 -c 'in: #1'", "zstd -19 -c in", "/usr/bin/gzip -1 -c in" };
+	char *env[] = { "LC_ALL=C" };
+	struct oneliner o = { .commands = cmds, .n_commands = 3, .env = env, .n_env = 1,
+			      .warmup = -1 };
+	struct experiment exp;
+
+	load(&o, &exp);
+	cr_assert_eq(exp.n_variants, 3);
+	cr_assert_str_eq(exp.baseline, "gzip");
+	cr_assert_str_eq(exp.variants[1].name, "zstd");
+	cr_assert_str_eq(exp.variants[2].name, "gzip-2");
+	cr_assert_str_eq(exp.variants[0].cmd.v[3], "in: #1");
+	cr_assert_str_eq(exp.variants[2].cmd.v[0], "/usr/bin/gzip");
+	cr_assert_eq(exp.variants[1].n_env, 1);
+	cr_assert_str_eq(exp.variants[1].env[0].value, "C");
+	cr_assert_eq(exp.n_workloads, 1);
+	cr_assert_str_eq(exp.workloads[0].name, "commands");
+	/* every command's program, so that a missing one is said before any run */
+	cr_assert_eq(exp.workloads[0].n_requires, 3);
+	cr_assert_str_eq(exp.workloads[0].requires[1], "zstd");
+	cr_assert_str_eq(exp.workloads[0].requires[2], "/usr/bin/gzip");
+	cr_assert_eq(exp.warmup, 1, "the default warm-up");
+	experiment_release(&exp);
+}
+
+Test(oneliner, variants_wrap_each_command_with_their_env)
+{
+	char *cmds[] = { "ls -l", "sh -c 'exit 0'" };
+	char *vars[] = { "strace=strace -f -o /dev/null", "bind=LD_BIND_NOW=1 X=\"a b\"",
+			 "both=X=2 nice -n 5" };
+	char *env[] = { "X=1", "Y=y" };
+	struct oneliner o = { .commands = cmds, .n_commands = 2, .variants = vars,
+			      .n_variants = 3, .env = env, .n_env = 2, .warmup = -1 };
+	struct experiment exp;
+
+	load(&o, &exp);
+	cr_assert_eq(exp.n_workloads, 2);
+	cr_assert_str_eq(exp.workloads[0].name, "ls");
+	cr_assert_str_eq(exp.workloads[1].name, "sh");
+	cr_assert_str_eq(exp.workloads[1].cmd.v[2], "exit 0");
+	cr_assert_eq(exp.n_variants, 4);
+	cr_assert_str_eq(exp.baseline, "base");
+	cr_assert_eq(exp.variants[0].n_env, 2);
+	cr_assert_eq(exp.variants[0].wrap.n, 0);
+	cr_assert_eq(exp.variants[1].wrap.n, 4);
+	cr_assert_str_eq(exp.variants[1].wrap.v[3], "/dev/null");
+	/* bind: env only; its X wins over --env's */
+	cr_assert_eq(exp.variants[2].wrap.n, 0);
+	cr_assert_eq(exp.variants[2].n_env, 3);
+	cr_assert_str_eq(exp.variants[2].env[0].key, "Y");
+	cr_assert_str_eq(exp.variants[2].env[1].key, "LD_BIND_NOW");
+	cr_assert_str_eq(exp.variants[2].env[2].value, "a b");
+	cr_assert_eq(exp.variants[3].wrap.n, 3);
+	cr_assert_str_eq(exp.variants[3].wrap.v[0], "nice");
+	cr_assert_str_eq(exp.variants[3].env[1].value, "2");
+	experiment_release(&exp);
+}
+
+Test(oneliner, shell_runs_the_line_by_sh)
+{
+	char *cmds[] = { "echo hi | cat > /dev/null" };
+	struct oneliner o = { .commands = cmds, .n_commands = 1, .shell = 1, .warmup = -1 };
+	struct experiment exp;
+
+	load(&o, &exp);
+	cr_assert_eq(exp.workloads[0].cmd.n, 3);
+	cr_assert_str_eq(exp.workloads[0].cmd.v[0], "/bin/sh");
+	cr_assert_str_eq(exp.workloads[0].cmd.v[2], cmds[0]);
+	cr_assert_str_eq(exp.workloads[0].name, "echo");
+	experiment_release(&exp);
+}
+
+Test(oneliner, bad_variants_and_env_are_refused)
+{
+	char *cmds[] = { "true" }, *bad_env[] = { "1X=2" };
+	char *v1[] = { "base=strace" }, *v2[] = { "strace" }, *v3[] = { "a b=x" };
+	char *v4[] = { "s=strace | x" };
+	char err[256], *yaml;
+	struct oneliner o = { .commands = cmds, .n_commands = 1, .warmup = -1 };
+
+	o.variants = v1;
+	o.n_variants = 1;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "the name is taken"), "%s", err);
+	o.variants = v2;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--variant takes NAME=COMMAND"), "%s", err);
+	o.variants = v3;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	o.variants = v4;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "needs a shell"), "%s", err);
+	o.n_variants = 0;
+	o.env = bad_env;
+	o.n_env = 1;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--env takes NAME=VALUE"), "%s", err);
+	cr_assert_null(yaml);
+}
