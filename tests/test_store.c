@@ -733,7 +733,7 @@ Test(store, version_1_database_gains_plan_blocks)
 	sqlite3_stmt *st;
 	cr_assert_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
 	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
-	cr_assert_eq(sqlite3_column_int(st, 0), 2);
+	cr_assert_eq(sqlite3_column_int(st, 0), STORE_SCHEMA_VERSION);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	free(done);
