@@ -581,12 +581,21 @@ int nested3_components(const double *x, const int *node, const int *block, size_
 		out->reason = r3_one_node;
 		goto out;
 	}
-	if (g.nboots == g.k) {
-		out->reason = r3_one_boot;
-		goto out;
-	}
 	if (n == g.nboots) {
 		out->reason = r3_one_run;
+		goto out;
+	}
+	if (g.nboots == g.k) {
+		/* two levels: nodes and the runs within them */
+		c3 = ((double)n - sum_nk2 / (double)n) / out->df_node;
+		out->var_node = (out->ms_node - out->ms_within) / c3;
+		if (!(out->var_node > 0))
+			out->var_node = 0;
+		tot = out->var_node + out->var_within;
+		out->share_node = tot > 0 ? out->var_node / tot : 0;
+		out->share_within = tot > 0 ? out->var_within / tot : 0;
+		out->reason = r3_one_boot;
+		out->ok = 1;
 		goto out;
 	}
 	c1 = ((double)n - sum_sk_nk) / out->df_boot;

@@ -165,9 +165,12 @@ int nested_dilation_ci(const double *bx, const int *bb, size_t nb, const double 
  * MSW) / c1 and s_n^2 = (MSN - MSW - c2 s_b^2) / c3, each clamped at 0
  * (s_n^2 uses the clamped s_b^2).  The shares are each component over
  * their sum (0 each when the sum is 0).
- * ok = 0 with reason when K < 2, no node has two boots (B = K), or no
- * boot has two runs (N = B); the components that can be estimated are
- * still given, the others NaN.
+ * ok = 0 with reason when K < 2 or no boot has two runs (N = B); the
+ * components that can be estimated are still given, the others NaN.
+ * One boot per node (B = K: a node's runs are one block, as an
+ * interleaved study's nodes) gives two levels, ok = 1 with reason set:
+ * s_n^2 = (MSN - MSW) / c3 (one-way, Searle et al. ch. 3), var_boot and
+ * share_boot NaN, the shares over node and within.
  * Errors as nested_components(): -EINVAL, -EDOM, -ENOMEM (*out zeroed).
  */
 struct nested3_result {

@@ -84,10 +84,15 @@ Test(nested3, too_little_data_is_said)
 
 	cr_assert_eq(nested3_components(x8, one_node, boot8, 8, &r), 0);
 	cr_expect(!r.ok && strstr(r.reason, "one node"));
+	/* one boot per node: two levels.  Node means 4, 14, grand 9: MSN =
+	 * 4 (25 + 25) / 1 = 200, MSW = (20 + 20) / 6, c3 = (8 - 32/8) / 1 = 4:
+	 * s_n^2 = (200 - 40/6) / 4. */
 	cr_assert_eq(nested3_components(x8, node8, boot_per_node, 8, &r), 0);
-	cr_expect(!r.ok && strstr(r.reason, "one boot per node"));
-	cr_expect_float_eq(r.var_within, (4 * 5.0 + 4 * 5.0) / 6, 1e-12,
-			   "the within variance is still given");
+	cr_expect(r.ok && strstr(r.reason, "one boot per node"));
+	cr_expect_float_eq(r.var_within, 40.0 / 6, 1e-12);
+	cr_expect_float_eq(r.var_node, (200 - 40.0 / 6) / 4, 1e-12);
+	cr_expect(isnan(r.var_boot) && isnan(r.share_boot));
+	cr_expect_float_eq(r.share_node + r.share_within, 1, 1e-12);
 	cr_assert_eq(nested3_components(x8, node8, (const int[]){ 0, 1, 2, 3, 4, 5, 6, 7 }, 8, &r), 0);
 	cr_expect(!r.ok && strstr(r.reason, "one run per boot"));
 	const double bad[] = { 1, NAN };

@@ -51,6 +51,10 @@ static void start_cluster(void)
 	cr_assert(asprintf(&conf, "%s/slurm.conf", cluster) > 0);
 	setenv("SLURM_CONF", conf, 1);
 	free(conf);
+	/* perturb's journals of this test's own (the tasks inherit it) */
+	cr_assert(asprintf(&conf, "%s/perturb-state", cluster) > 0);
+	setenv("PERTURB_STATE_DIR", conf, 1);
+	free(conf);
 }
 
 static void stop_cluster(void)
@@ -140,6 +144,14 @@ Test(slurm, four_shards_submitted_run_merged_reported)
 	cli_run(work, &r, "report", "--db", "r/p.db", NULL);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "w2: wall"), "%s", r.out);
+	cr_expect(strstr(r.out, "Runs on several nodes"), "the node table: %s", r.out);
+	cr_expect(strstr(r.out, "n1 ") && strstr(r.out, "n2 "), "dilation per node: %s", r.out);
+	cr_expect(strstr(r.out, "resample nodes"), "%s", r.out);
+	cli_result_release(&r);
+	cli_run(work, &r, "report", "--db", "r/p.db", "--format", "json", NULL);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"nodes\":{\"n\":2"), "%s", r.out);
+	tl_check_report_schema(r.out);
 	cli_result_release(&r);
 }
 
