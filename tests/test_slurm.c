@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -251,4 +255,87 @@ Test(slurm, shard_of_another_experiment_refused)
 	cr_expect(strstr(r.err, "a shard of another plan"), "%s", r.err);
 	cli_result_release(&r);
 	cr_expect_eq(q(db, "SELECT count(*) FROM results"), 24, "nothing merged twice or from others");
+}
+
+/* ---- a tracefs variant on a node, cancelled ---- */
+
+#define TRACEFS "/sys/kernel/tracing"
+#define TEST_LOCK "/run/perturb-tracefs-tests.lock"	/* test_tracefs.c's */
+
+/* The tracing state as text: mounted or not, and the files a kernel:
+ * variant changes (mounting to read them when it is not). */
+static char *tracing_state(void)
+{
+	static const char *const files[] = {
+		"current_tracer", "tracing_on", "buffer_size_kb", "set_event", NULL
+	};
+	struct strbuf sb = STRBUF_INIT;
+	int mounted = access(TRACEFS "/tracing_on", F_OK) == 0;
+
+	strbuf_addstr(&sb, mounted ? "mounted\n" : "not mounted\n");
+	if (!mounted && mount("nodev", TRACEFS, "tracefs", 0, NULL) < 0)
+		cr_skip_test("no tracefs: cannot mount %s: %s", TRACEFS, strerror(errno));
+	for (size_t i = 0; files[i]; i++) {
+		char *path = xasprintf("%s/%s", TRACEFS, files[i]);
+		char *text = read_file(path, NULL);
+		strbuf_addf(&sb, "== %s\n%s", files[i], text ? text : "(unreadable)\n");
+		free(text);
+		free(path);
+	}
+	if (!mounted)
+		umount(TRACEFS);
+	return strbuf_detach(&sb);
+}
+
+Test(slurm, tracefs_variant_restored_after_scancel)
+{
+	struct cli_result r;
+	char yaml[2048], seen[512], cmd[256], *before, *after, *j;
+	int lock;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (changes the kernel's tracing state)");
+	/* one kernel test at a time on this machine (test_tracefs.c's lock) */
+	lock = open(TEST_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lock >= 0)
+		flock(lock, LOCK_EX);
+	before = tracing_state();
+	snprintf(seen, sizeof(seen), "%s/tracing-seen", work);
+	snprintf(yaml, sizeof(yaml),
+		 "name: traced\nrepetitions: 20\nwarmup: 0\norder: sequential\n"
+		 "variants:\n  - name: base\n  - name: traced\n"
+		 "    kernel: {events: ['sched:sched_switch'], tracing_on: true}\n"
+		 "workloads:\n  - name: w\n"
+		 "    shell: \"if [ \\\"$(cat " TRACEFS "/tracing_on 2>/dev/null)\\\" = 1 ]; then "
+		 "touch %s; fi; sleep 0.2\"\n", seen);
+	tl_write(work, "t.yaml", yaml);
+	cli_run(work, &r, "run", "t.yaml", "--db", "r/p.db", "--slurm", "--shards", "1", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	/* once a run has seen the traced variant active (bounded: 60 s) */
+	for (int i = 0; i < 6000 && !tl_exists(seen); i++)
+		tl_nap();
+	cr_assert(tl_exists(seen), "the traced variant never ran");
+	snprintf(cmd, sizeof(cmd), "%s/r/p.db", work);
+	j = cli_sql_text(cmd, "SELECT job FROM shards WHERE shard = 0");
+	cr_assert(j);
+	j[strcspn(j, " ")] = '\0';
+	snprintf(cmd, sizeof(cmd), "scancel '%s'", j);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "squeue -h -r -o %%i | grep -qx '%s'", j);
+	for (int i = 0; i < 6000 && system(cmd) == 0; i++)
+		tl_nap();
+	free(j);
+	after = tracing_state();
+	cr_expect_str_eq(after, before, "the tracing state after scancel");
+	cli_run(work, &r, "restore", NULL);
+	cr_expect(strstr(r.out, "nothing to restore"), "no journal left: %s%s", r.out, r.err);
+	cli_result_release(&r);
+	cli_run(work, &r, "status", "--db", "r/p.db", NULL);
+	cr_expect(strstr(r.out, "CANCELLED"), "%s", r.out);
+	cli_result_release(&r);
+	free(before);
+	free(after);
+	if (lock >= 0)
+		close(lock);
 }

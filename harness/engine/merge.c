@@ -37,8 +37,10 @@ int merge_open(const char *db, int64_t run_id, struct store **st, int64_t *out)
 	return merge_find_run(*st, run_id, out) < 0 ? -2 : 0;
 }
 
-/* The plan hash and experiment hash of a run. */
-static int run_hashes(struct store *st, int64_t run_id, char plan_sha[65], char **exp_sha)
+/* The plan hash and experiment hash of a run: the plan's as its shard rows
+ * recorded it, else computed from the stored plan. */
+static int run_hashes(struct store *st, int64_t run_id, const struct store_shard *rows,
+		      size_t n, char plan_sha[65], char **exp_sha)
 {
 	struct run_header h = { 0 };
 	struct plan p = { 0 };
@@ -49,6 +51,11 @@ static int run_hashes(struct store *st, int64_t run_id, char plan_sha[65], char 
 	*exp_sha = h.sha256;
 	h.sha256 = NULL;
 	run_header_release(&h);
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].plan_sha && strlen(rows[i].plan_sha) == 64) {
+			memcpy(plan_sha, rows[i].plan_sha, 65);
+			return 0;
+		}
 	if (store_load_plan(st, run_id, &p, &done) < 0)
 		return -1;
 	shard_plan_hash(&p, plan_sha);
@@ -87,7 +94,8 @@ static int merge_one(struct store *st, int64_t run_id, const char *exp_sha,
 		error("'%s' is not the database of a shard (no shard was run in it)", file);
 		goto out;
 	}
-	if (run_hashes(sh, src, psha, &esha) < 0 || store_load_shards(sh, src, &srows, &n_srows) < 0)
+	if (store_load_shards(sh, src, &srows, &n_srows) < 0 ||
+	    run_hashes(sh, src, srows, n_srows, psha, &esha) < 0)
 		goto out;
 	if (strcmp(esha, exp_sha)) {
 		error("refused '%s': a shard of another experiment (its text has SHA-256 %.12s, "
@@ -140,7 +148,7 @@ int merge_run(struct store *st, int64_t run_id, char *const *files, size_t n_fil
 
 	memset(t, 0, sizeof(*t));
 	if (store_load_shards(st, run_id, &rows, &n) < 0 ||
-	    run_hashes(st, run_id, plan_sha, &exp_sha) < 0)
+	    run_hashes(st, run_id, rows, n, plan_sha, &exp_sha) < 0)
 		goto out;
 	if (n_files) {
 		for (size_t i = 0; i < n_files; i++)

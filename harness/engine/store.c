@@ -181,6 +181,7 @@ static int migrate_add_shards(sqlite3 *db)
 			    " db TEXT,"
 			    " job TEXT,"
 			    " node TEXT,"
+			    " plan_sha256 TEXT,"
 			    " PRIMARY KEY (run_id, shard)) WITHOUT ROWID;",
 			    NULL, NULL, NULL);
 }
@@ -1370,7 +1371,8 @@ int store_put_shards(struct store *s, int64_t run_id, const struct store_shard *
 	if (begin(s) < 0)
 		return -1;
 	if (prepare(s, "INSERT OR REPLACE INTO shards (run_id, shard, n_shards, seq_lo,"
-		    " seq_hi, db, job, node) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+		    " seq_hi, db, job, node, plan_sha256)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 		    &st, write_error) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++)
@@ -1381,7 +1383,8 @@ int store_put_shards(struct store *s, int64_t run_id, const struct store_shard *
 				   sqlite3_bind_int(st, 5, sh[i].seq_hi) |
 				   bind_opt_text(st, 6, sh[i].db) |
 				   bind_opt_text(st, 7, sh[i].job) |
-				   bind_opt_text(st, 8, sh[i].node)) < 0)
+				   bind_opt_text(st, 8, sh[i].node) |
+				   bind_opt_text(st, 9, sh[i].plan_sha)) < 0)
 			goto out;
 	ret = commit(s);
 out:
@@ -1402,6 +1405,7 @@ void store_shards_free(struct store_shard *sh, size_t n)
 		free(sh[i].db);
 		free(sh[i].job);
 		free(sh[i].node);
+		free(sh[i].plan_sha);
 	}
 	free(sh);
 }
@@ -1415,7 +1419,7 @@ int store_load_shards(struct store *s, int64_t run_id, struct store_shard **out,
 
 	*out = NULL;
 	*n = 0;
-	if (prepare_run(s, "SELECT shard, n_shards, seq_lo, seq_hi, db, job, node,"
+	if (prepare_run(s, "SELECT shard, n_shards, seq_lo, seq_hi, db, job, node, plan_sha256,"
 			" (SELECT count(*) FROM results r WHERE r.run_id = ?1"
 			"  AND r.seq >= s.seq_lo AND r.seq < s.seq_hi)"
 			" FROM shards s WHERE run_id = ?1 ORDER BY shard", run_id, &st) < 0)
@@ -1431,7 +1435,8 @@ int store_load_shards(struct store *s, int64_t run_id, struct store_shard **out,
 		x->db = column_dup(st, 4);
 		x->job = column_dup(st, 5);
 		x->node = column_dup(st, 6);
-		x->n_results = sqlite3_column_int(st, 7);
+		x->plan_sha = column_dup(st, 7);
+		x->n_results = sqlite3_column_int(st, 8);
 	}
 	if (rc != SQLITE_DONE) {
 		read_error(s);

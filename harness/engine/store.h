@@ -29,12 +29,16 @@
  *                                          multiplexed counter's value was scaled
  *                                          (raw * enabled / running); the times are
  *                                          NULL but for perf_event counters
- *   shards(run_id, shard, n_shards, seq_lo, seq_hi, db, job, node)
+ *   shards(run_id, shard, n_shards, seq_lo, seq_hi, db, job, node,
+ *          plan_sha256)
  *                                          v3: a study split for a cluster
  *                                          (engine/shard.h): shard K holds the
  *                                          plan's seqs [seq_lo, seq_hi), its
  *                                          results in database db (until merged),
- *                                          run by Slurm task job on node
+ *                                          run by Slurm task job on node;
+ *                                          plan_sha256: the whole plan's hash
+ *                                          (engine/shard.h), so that a merge
+ *                                          compares plans without reading them
  *   unavailable(run_id, metric, reason)     counters/metrics that could not be measured
  *                                          (a counter this machine cannot count has a
  *                                          row here and no metric_values rows)
@@ -238,6 +242,7 @@ struct store_shard {
 	char *db;		/* its database (as the task was told), or NULL */
 	char *job;		/* the Slurm job of the task that ran it last, or NULL */
 	char *node;		/* the node it ran on, or NULL */
+	char *plan_sha;		/* shard_plan_hash() of the whole plan, or NULL */
 	int n_results;		/* filled by store_load_shards(): results of
 				 * [seq_lo, seq_hi) stored in this database */
 };

@@ -503,6 +503,13 @@ static int check_available(struct study *s)
 static int put_shards(struct study *s)
 {
 	const struct study_opts *o = s->o;
+	char sha[65];
+
+	shard_plan_hash(&s->plan, sha);
+	for (int k = 0; k < o->n_shards; k++) {
+		free(s->shards[k].plan_sha);
+		s->shards[k].plan_sha = xstrdup(sha);
+	}
 
 	if (o->shard >= 0) {
 		struct store_shard *row = &s->shards[o->shard];
