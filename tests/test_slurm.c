@@ -173,10 +173,28 @@ static int executions(int k)
 	return n;
 }
 
+/* scancel the task of shard k of db's run, and wait (bounded: 60 s)
+ * until Slurm has ended it. */
+static void cancel_shard(const char *db, int k)
+{
+	char sql[128], cmd[256], *j;
+
+	snprintf(sql, sizeof(sql), "SELECT job FROM shards WHERE shard = %d", k);
+	j = cli_sql_text(db, sql);
+	cr_assert(j, "shard %d has no job", k);
+	j[strcspn(j, " ")] = '\0';
+	snprintf(cmd, sizeof(cmd), "scancel '%s'", j);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "squeue -h -r -o %%i | grep -qx '%s'", j);
+	for (int i = 0; i < 6000 && system(cmd) == 0; i++)
+		tl_nap();
+	free(j);
+}
+
 Test(slurm, cancelled_task_resumed_runs_exactly_the_missing)
 {
 	struct cli_result r;
-	char db[512], shard0[512], cmd[256], *j;
+	char db[512], shard0[512];
 	int64_t n0;
 
 	/* shard 0 of 2: 3 x 2 x 3 = 18 runs, 9 of them of 0.3 s */
@@ -190,16 +208,7 @@ Test(slurm, cancelled_task_resumed_runs_exactly_the_missing)
 	for (int i = 0; i < 6000 && executions(0) < 3; i++)
 		tl_nap();
 	cr_assert_geq(executions(0), 3, "shard 0 did not start");
-	j = cli_sql_text(db, "SELECT job FROM shards WHERE shard = 0");
-	cr_assert(j);
-	j[strcspn(j, " ")] = '\0';
-	snprintf(cmd, sizeof(cmd), "scancel '%s'", j);
-	cr_assert_eq(system(cmd), 0);
-	/* until Slurm has ended it (bounded: 60 s) */
-	snprintf(cmd, sizeof(cmd), "squeue -h -r -o %%i | grep -qx '%s'", j);
-	for (int i = 0; i < 6000 && system(cmd) == 0; i++)
-		tl_nap();
-	free(j);
+	cancel_shard(db, 0);
 	cli_run(work, &r, "merge", "--db", "r/p.db", NULL);
 	cli_result_release(&r);
 	n0 = cli_sql_int(db, "SELECT count(*) FROM results r JOIN shards s ON s.shard = 0"
@@ -290,7 +299,7 @@ static char *tracing_state(void)
 Test(slurm, tracefs_variant_restored_after_scancel)
 {
 	struct cli_result r;
-	char yaml[2048], seen[512], cmd[256], *before, *after, *j;
+	char yaml[2048], seen[512], db[512], *before, *after;
 	int lock;
 
 	if (geteuid() != 0)
@@ -316,16 +325,8 @@ Test(slurm, tracefs_variant_restored_after_scancel)
 	for (int i = 0; i < 6000 && !tl_exists(seen); i++)
 		tl_nap();
 	cr_assert(tl_exists(seen), "the traced variant never ran");
-	snprintf(cmd, sizeof(cmd), "%s/r/p.db", work);
-	j = cli_sql_text(cmd, "SELECT job FROM shards WHERE shard = 0");
-	cr_assert(j);
-	j[strcspn(j, " ")] = '\0';
-	snprintf(cmd, sizeof(cmd), "scancel '%s'", j);
-	cr_assert_eq(system(cmd), 0);
-	snprintf(cmd, sizeof(cmd), "squeue -h -r -o %%i | grep -qx '%s'", j);
-	for (int i = 0; i < 6000 && system(cmd) == 0; i++)
-		tl_nap();
-	free(j);
+	snprintf(db, sizeof(db), "%s/r/p.db", work);
+	cancel_shard(db, 0);
 	after = tracing_state();
 	cr_expect_str_eq(after, before, "the tracing state after scancel");
 	cli_run(work, &r, "restore", NULL);
