@@ -225,7 +225,7 @@ Test(slurm, cancelled_task_resumed_runs_exactly_the_missing)
 	cr_expect_eq(cli_sql_int(shard0, "SELECT count(*) FROM results"), 18);
 	/* shard 1 ran once; shard 0's w2 ran its 9 runs, plus at most the one
 	 * the cancel cut short */
-	cr_expect_eq(executions(1), 9);
+	cr_expect_eq(executions(1), 9, "shard 1's w2 ran %d times", executions(1));
 	cr_expect(executions(0) >= 9 && executions(0) <= 10, "shard 0's w2 ran %d times",
 		  executions(0));
 }

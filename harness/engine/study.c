@@ -853,9 +853,16 @@ static char *resume_hint(const struct study_opts *o)
 
 	strbuf_addstr(&sb, "perturb run ");
 	strbuf_add_shell_word(&sb, o->file);
+	if (o->n_shards && o->shard >= 0) {
+		/* a task: its shard is submitted again from the main database */
+		strbuf_addstr(&sb, " --slurm --resume' (with the main database) or 'perturb run ");
+		strbuf_add_shell_word(&sb, o->file);
+		strbuf_addf(&sb, " --shard %d/%d", o->shard, o->n_shards);
+	}
 	strbuf_addstr(&sb, " --db ");
 	strbuf_add_shell_word(&sb, o->db);
-	strbuf_addstr(&sb, " --resume");
+	if (!o->n_shards || o->shard < 0)
+		strbuf_addstr(&sb, " --resume");
 	return strbuf_detach(&sb);
 }
 

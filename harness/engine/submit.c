@@ -140,12 +140,17 @@ static int wait_and_merge(const struct submit_opts *o, struct store *st, int64_t
 	jobs = xcalloc(n + 1, sizeof(char *));
 	nj = row_jobs(rows, n, jobs);
 	stop_install_signals();
-	for (;;) {
+	for (int failures = 0;;) {
 		struct timespec ts;
-		if (slurm_active(jobs, nj, &active) < 0)
-			goto out;
-		if (!active)
+		/* a busy controller may time out: a few tries before giving up */
+		if (slurm_active(jobs, nj, &active) < 0) {
+			if (++failures >= 5)
+				goto out;
+		} else if (!active) {
 			break;
+		} else {
+			failures = 0;
+		}
 		if (stop_requested()) {
 			error("stopped while waiting; the tasks go on: 'perturb merge --db %s' "
 			      "collects their results", o->db);
@@ -221,7 +226,11 @@ static enum study_result resume(const struct submit_opts *o, const struct experi
 		/* this task: "ARRAY_K" */
 		jobs[0] = rows[k].job ? xstrndup(rows[k].job, strcspn(rows[k].job, " ")) : NULL;
 		nj = !!jobs[0];
-		if (nj && slurm_active(jobs, nj, &active) == 0 && active) {
+		if (nj && slurm_active(jobs, nj, &active) < 0) {
+			/* squeue failed (said): a task we cannot see may be alive */
+			warning("shard %zu: cannot tell whether its task %s is alive; not "
+				"submitted again", k, rows[k].job);
+		} else if (nj && active) {
 			note("shard %zu: its task %s is still queued or running", k, rows[k].job);
 		} else {
 			which[k] = 1;
