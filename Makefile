@@ -54,7 +54,10 @@ DEB_BENCH := hyperfine
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,
 # the kernels tests): Debian's kernel source and the tools to build it.
 DEB_KERNELS := linux-source-6.1 flex bison bc libelf-dev xz-utils
-DEB_PACKAGES := $(DEB_BUILD) $(DEB_RUN) $(DEB_BENCH) $(DEB_KERNELS)
+# Studies on Slurm (docs/distributed.md): the tests start a private
+# cluster of two nodes with tests/slurm-cluster.sh.
+DEB_SLURM := slurm-wlm munge
+DEB_PACKAGES := $(DEB_BUILD) $(DEB_RUN) $(DEB_BENCH) $(DEB_KERNELS) $(DEB_SLURM)
 # Only for `make fuzz` (clang's libFuzzer).
 DEB_FUZZ := clang libclang-rt-14-dev
 # Only for `make test-browser` (headless Chromium renders the HTML report).

@@ -815,6 +815,12 @@ static int html(const struct report_model *m, FILE *out)
 				"block means; F p: is there a block effect?</p>\n", lvl);
 			tw_nested(&t, m, g);
 		}
+		if (g->nodes) {
+			fputs("<h3>Runs on several nodes</h3>\n<p>", t.out);
+			esc(t.out, report_nodes_note);
+			fputs("</p>\n", t.out);
+			tw_nodes(&t, m, g);
+		}
 		fputs("</section>\n", t.out);
 	}
 	tw_configurations(&t, m);

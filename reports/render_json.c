@@ -239,6 +239,34 @@ static void series(const struct report_model *m, const struct report_group *g,
 		jkv_num(out, "p", r->p_value);
 		fputs("\"method\":\"one-way random-effects ANOVA (Kalibera & Jones 2013)\"},", out);
 	}
+	if (s->has_nodes) {
+		const struct nested3_result *r = &s->nested3;
+		jkey(out, "nodes");
+		fprintf(out, "{\"n\":%zu,\"boots\":%zu,\"runs\":%zu,", r->n_nodes,
+			isnan(r->var_boot) ? r->n_nodes : r->n_boots, r->n);
+		jkv_num(out, "var_node", r->var_node);
+		jkv_num(out, "var_boot", r->var_boot);
+		jkv_num(out, "var_within", r->var_within);
+		jkv_num(out, "share_node", r->share_node);
+		jkv_num(out, "share_boot", r->share_boot);
+		jkv_num(out, "share_within", r->share_within);
+		if (s->node_dil_pct) {
+			jkey(out, "mean_dilation_pct");
+			fputc('{', out);
+			for (size_t j = 0, first = 1; j < m->n_nodes; j++) {
+				if (isnan(s->node_dil_pct[j]))
+					continue;
+				fputs(first ? "" : ",", out);
+				first = 0;
+				jkey(out, m->node_names[j]);
+				jnum(out, s->node_dil_pct[j]);
+			}
+			fputs("},", out);
+			jkv_num(out, "spread_sd_pct", s->node_dil_sd);
+		}
+		fputs("\"method\":\"nested random-effects ANOVA, nodes > boots > runs "
+		      "(Sokal & Rohlf 1995)\"},", out);
+	}
 	if (s->compared) {
 		jkey(out, "dilation");
 		fputc('{', out);

@@ -221,6 +221,10 @@ static int markdown(const struct report_model *m, FILE *out)
 				"is there a block effect?\n\n", lvl);
 			tw_nested(&t, m, g);
 		}
+		if (g->nodes) {
+			fprintf(out, "\n### Runs on several nodes\n\n%s\n\n", report_nodes_note);
+			tw_nodes(&t, m, g);
+		}
 	}
 	tw_configurations(&t, m);
 	tracer(m, &t);

@@ -439,6 +439,11 @@ static void group(const struct report_model *m, const struct report_group *g, st
 			 "effect?", lvl);
 		tw_nested(t, m, g);
 	}
+	if (g->nodes) {
+		fputc('\n', out);
+		wrappedf(out, " ", "%s", report_nodes_note);
+		tw_nodes(t, m, g);
+	}
 }
 
 /* Tracer accounting: a row per workload and variant with trace_events. */

@@ -84,7 +84,59 @@ struct build_ctx {
 	size_t n_slot_metrics;
 	size_t **alloc_values;	/* per group, per series: capacity of values */
 	size_t alloc_caps;
+	struct store_shard *shards;	/* a study run in shards: by seq range */
+	size_t n_shards;
+	int *shard_node;		/* by shard: its node index, -1 unknown */
 };
+
+/* The node of plan entry seq: its shard's (-1 when not known). */
+static int node_of(const struct build_ctx *b, int seq)
+{
+	size_t lo = 0, hi = b->n_shards;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (seq < b->shards[mid].seq_lo)
+			hi = mid;
+		else if (seq >= b->shards[mid].seq_hi)
+			lo = mid + 1;
+		else
+			return b->shard_node[mid];
+	}
+	return -1;
+}
+
+const char report_nodes_note[] =
+	"Runs on several nodes (a study run in shards, docs/distributed.md): the variance "
+	"split into between-node, between-boot and within-boot parts by nested random-effects "
+	"ANOVA (Sokal & Rohlf 1995, sec. 10.3); the dilation CIs above resample nodes, then "
+	"boots, then runs; the mean dilation on each node alone, and its spread: sd over the "
+	"nodes [min, max].";
+
+/* Nodes of a study run in shards, each named once. */
+static int load_nodes(struct store *st, int64_t id, struct build_ctx *b)
+{
+	struct report_model *m = b->m;
+
+	if (store_load_shards(st, id, &b->shards, &b->n_shards) < 0)
+		return -1;
+	b->shard_node = xcalloc(b->n_shards + 1, sizeof(int));
+	for (size_t k = 0; k < b->n_shards; k++) {
+		const char *name = b->shards[k].node;
+		size_t j;
+		b->shard_node[k] = -1;
+		if (!name)
+			continue;
+		for (j = 0; j < m->n_nodes && strcmp(m->node_names[j], name); j++)
+			;
+		if (j == m->n_nodes) {
+			m->node_names = xrealloc(m->node_names, (j + 1) * sizeof(char *));
+			m->node_names[m->n_nodes++] = intern(m, name);
+		}
+		b->shard_node[k] = (int)j;
+	}
+	return 0;
+}
 
 static struct slot *slot_for(struct build_ctx *b, const struct stored_value *v)
 {
@@ -190,9 +242,13 @@ static int collect(const struct stored_value *v, void *vctx)
 	if (cap != b->alloc_values[sl->group][vi]) {
 		s->blocks = xrealloc(s->blocks, b->alloc_values[sl->group][vi] * sizeof(int));
 		s->seqs = xrealloc(s->seqs, b->alloc_values[sl->group][vi] * sizeof(int));
+		if (b->n_shards)
+			s->nodes = xrealloc(s->nodes, b->alloc_values[sl->group][vi] * sizeof(int));
 	}
 	s->blocks[s->n] = v->block;
 	s->seqs[s->n] = v->seq;
+	if (b->n_shards)
+		s->nodes[s->n] = node_of(b, v->seq);
 	s->values[s->n++] = v->value;
 	return 0;
 }
@@ -250,6 +306,30 @@ static void ecdf(struct report_series *s, const double *sorted)
 		s->ecdf_x[k] = stats_quantile_sorted(sorted, n, p);
 	}
 	s->ecdf_exact = 0;
+}
+
+/* The node level (report.h: has_nodes): boots in nodes, every value's
+ * node known. */
+static void describe_nodes(const struct report_model *m, struct report_group *g,
+			   struct report_series *s)
+{
+	if (m->n_nodes < 2 || !s->nodes)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->nodes[i] < 0)
+			return;
+	if (nested3_components(s->values, s->nodes, s->blocks, s->n, &s->nested3) < 0)
+		return;
+	if (!s->nested3.ok) {
+		/* one run per block (an interleaved plan's rounds): a node's runs
+		 * are its one block */
+		s->node_blocks = 1;
+		if (nested3_components(s->values, s->nodes, s->nodes, s->n, &s->nested3) < 0 ||
+		    !s->nested3.ok)
+			return;
+	}
+	s->has_nodes = 1;
+	g->nodes = 1;
 }
 
 /*
@@ -312,10 +392,51 @@ static void describe(struct report_model *m, struct report_group *g, struct repo
 		m->n_nested_groups += !g->nested;
 		g->nested = 1;
 	}
+	describe_nodes(m, g, s);
 	if (isnan(g->lo) || sorted[0] < g->lo)
 		g->lo = sorted[0];
 	if (isnan(g->hi) || sorted[s->n - 1] > g->hi)
 		g->hi = sorted[s->n - 1];
+}
+
+/* Dilation of the mean on each node alone, and its spread (report.h). */
+static void node_dilations(const struct report_model *m, const struct report_series *base,
+			   struct report_series *s)
+{
+	size_t k = m->n_nodes, have = 0;
+	double *sum = xcalloc(4 * k, sizeof(double)), mean = 0, ss = 0;
+
+	s->node_dil_pct = xcalloc(k, sizeof(double));
+	for (size_t i = 0; i < base->n; i++) {
+		sum[base->nodes[i]] += base->values[i];
+		sum[k + base->nodes[i]] += 1;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		sum[2 * k + s->nodes[i]] += s->values[i];
+		sum[3 * k + s->nodes[i]] += 1;
+	}
+	s->node_dil_min = s->node_dil_max = s->node_dil_sd = NAN;
+	for (size_t j = 0; j < k; j++) {
+		double mb = sum[j] / sum[k + j], mv = sum[2 * k + j] / sum[3 * k + j];
+		double d = 100 * (mv - mb) / mb;
+		s->node_dil_pct[j] = sum[k + j] > 0 && sum[3 * k + j] > 0 && mb != 0 ? d : NAN;
+		if (isnan(s->node_dil_pct[j]))
+			continue;
+		if (!have || d < s->node_dil_min)
+			s->node_dil_min = d;
+		if (!have || d > s->node_dil_max)
+			s->node_dil_max = d;
+		have++;
+		mean += d;
+	}
+	if (have >= 2) {
+		mean /= (double)have;
+		for (size_t j = 0; j < k; j++)
+			if (!isnan(s->node_dil_pct[j]))
+				ss += (s->node_dil_pct[j] - mean) * (s->node_dil_pct[j] - mean);
+		s->node_dil_sd = sqrt(ss / (double)(have - 1));
+	}
+	free(sum);
 }
 
 static void dilate(const struct report_model *m, const struct report_group *g,
@@ -344,7 +465,16 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 	out->ok = 1;
 	/* runs nested in boots are not independent: resample boots, then runs
 	 * (as the plain bootstrap, up to max_boot_n runs a side) */
-	if ((base->has_blocks || s->has_blocks) && base->n <= m->max_boot_n &&
+	if (base->has_nodes && s->has_nodes && base->n <= m->max_boot_n &&
+	    s->n <= m->max_boot_n) {
+		/* runs on several nodes: resample nodes, then boots, then runs */
+		if (nested3_dilation_ci(base->values, base->nodes,
+					base->node_blocks ? base->nodes : base->blocks, base->n,
+					s->values, s->nodes, s->node_blocks ? s->nodes : s->blocks,
+					s->n, kind, p, &bo, &out->d) < 0)
+			out->d.ci_abs = out->d.ci_pct = (struct interval){
+				.lo = NAN, .hi = NAN, .reason = "three-stage bootstrap failed" };
+	} else if ((base->has_blocks || s->has_blocks) && base->n <= m->max_boot_n &&
 	    s->n <= m->max_boot_n &&
 	    nested_dilation_ci(base->values, base->blocks, base->n, s->values, s->blocks, s->n,
 			       kind, p, &bo, &out->d) < 0) {
@@ -535,6 +665,8 @@ static void compare(struct report_model *m, const struct report_group *g,
 	if ((s->no_compare_reason = not_comparable(g, base, s)))
 		return;
 	s->compared = 1;
+	if (base->has_nodes && s->has_nodes)
+		node_dilations(m, base, s);
 	if (base->median != 0.0) {
 		s->has_change = 1;
 		s->median_change_pct = stats_pct_change(base->median, s->median);
@@ -653,6 +785,8 @@ static void release_group(struct report_group *g)
 		free(g->series[i].values);
 		free(g->series[i].blocks);
 		free(g->series[i].seqs);
+		free(g->series[i].nodes);
+		free(g->series[i].node_dil_pct);
 		free(g->series[i].sorted);
 		free(g->series[i].ecdf_x);
 		free(g->series[i].ecdf_p);
@@ -1255,7 +1389,7 @@ int report_build(struct store *st, const struct report_opts *o,
 	w.failed = failed = xcalloc(b.n_workloads * b.n_variants + 1, sizeof(*failed));
 	w.n_workloads = b.n_workloads;
 	w.n_variants = b.n_variants;
-	if (store_walk_values(st, id, &w) < 0)
+	if (load_nodes(st, id, &b) < 0 || store_walk_values(st, id, &w) < 0)
 		goto out;
 	if (store_each_failure(st, id, add_failure, m) < 0)
 		goto out;
@@ -1273,6 +1407,8 @@ out:
 	for (size_t i = 0; i < m->n_groups; i++)
 		free(b.alloc_values[i]);
 	free(b.alloc_values);
+	store_shards_free(b.shards, b.n_shards);
+	free(b.shard_node);
 	for (size_t i = 0; i < b.n_slot_metrics; i++)
 		free(b.slots[i]);
 	free(b.slots);
@@ -1308,6 +1444,7 @@ void report_release(struct report_model *m)
 	for (size_t i = 0; i < m->n_warnings; i++)
 		free(m->warnings[i].seqs);
 	free(m->warnings);
+	free(m->node_names);
 	for (size_t i = 0; i < m->n_strings; i++)
 		free(m->strings[i]);
 	free(m->strings);

@@ -174,6 +174,25 @@ struct report_series {
 	int has_blocks;
 	struct nested_result nested;
 
+	/*
+	 * Runs on several nodes (a study run in shards on a cluster,
+	 * docs/distributed.md): nodes[i] is the node (an index into
+	 * report_model.node_names) of values[i], -1 when not known.  has_nodes:
+	 * the series spans >= 2 nodes and nested3 (boots in nodes,
+	 * stats/nested.h) is ok; then the dilation CIs resample nodes, then
+	 * boots, then runs (nested3_dilation_ci), and for a compared series
+	 * node_dil_pct[j] is the dilation of the mean on node j alone
+	 * (100 (mean_v,j - mean_b,j) / mean_b,j; NaN when a side has no run
+	 * there), with node_dil_sd their sample sd over the nodes that have
+	 * one (NaN below 2) and node_dil_min, node_dil_max their range.
+	 */
+	int *nodes;
+	int has_nodes;
+	int node_blocks;	/* one run per block: a node's runs taken as one boot */
+	struct nested3_result nested3;
+	double *node_dil_pct;	/* n_nodes of the model, or NULL */
+	double node_dil_sd, node_dil_min, node_dil_max;
+
 	/* kept for the first renderers' callers */
 	double median;		/* type-7 quantile at 0.5; NaN when n == 0 */
 	int has_change;		/* baseline exists with n > 0 and median != 0 */
@@ -201,6 +220,7 @@ struct report_group {
 	int hidden;		/* private: filtered out (--metric, --workload), kept
 				   while report_build runs for the Holm family */
 	struct report_noise noise;	/* the machine's A/A resolution */
+	int nodes;		/* a series has has_nodes */
 };
 
 /* A stored value, for tidy formats (CSV). */
@@ -389,6 +409,10 @@ struct report_model {
 	/* groups with a series whose nested components are ok (blocks with
 	 * >= 2 runs): the report shows the between/within-block table */
 	size_t n_nested_groups;
+	/* the nodes of a study run in shards (store_load_shards()), by index;
+	 * none for a study run on one machine */
+	const char **node_names;
+	size_t n_nodes;
 	/* variants whose times are virtual (store_variant_timebases()) */
 	const char **virtual_variants;
 	size_t n_virtual;
@@ -414,6 +438,9 @@ struct report_model {
 
 /* Returns 0, or -1 (printed) for a database error or a bad option value
  * (unknown baseline, no such run): *usage_error is set in the latter case. */
+/* What the node table (tw_nodes) shows, for the writers' text above it. */
+extern const char report_nodes_note[];
+
 int report_build(struct store *st, const struct report_opts *o,
 		 struct report_model *m, int *usage_error);
 void report_release(struct report_model *m);

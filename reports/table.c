@@ -309,6 +309,60 @@ void tw_nested(struct tw *t, const struct report_model *m, const struct report_g
 	t->ops->end(t);
 }
 
+void tw_nodes(struct tw *t, const struct report_model *m, const struct report_group *g)
+{
+	static const char *const labels[] = {
+		"variant", "nodes", "boots", "runs", "sd node", "sd boot", "sd within",
+		"shares node/boot/within", "mean dilation per node", "spread (sd)", NULL,
+	};
+	char a[160];
+
+	header(t, "rrrrrrrrr", labels);
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		const struct nested3_result *r = &s->nested3;
+		struct strbuf sb = STRBUF_INIT;
+		if (!s->has_nodes)
+			continue;
+		row(t, s->label);
+		cellf(t, 0, "%zu", r->n_nodes);
+		/* one boot per node: no boot level (nested.h) */
+		if (isnan(r->var_boot))
+			cellf(t, 0, "-");
+		else
+			cellf(t, 0, "%zu", r->n_boots);
+		cellf(t, 0, "%zu", r->n);
+		fmt_value(a, sizeof(a), sqrt(r->var_node));
+		cellf(t, 0, "%s", a);
+		if (isnan(r->var_boot)) {
+			cellf(t, 0, "-");
+		} else {
+			fmt_value(a, sizeof(a), sqrt(r->var_boot));
+			cellf(t, 0, "%s", a);
+		}
+		fmt_value(a, sizeof(a), sqrt(r->var_within));
+		cellf(t, 0, "%s", a);
+		if (isnan(r->share_boot))
+			cellf(t, 0, "%.0f/-/%.0f %%", 100 * r->share_node, 100 * r->share_within);
+		else
+			cellf(t, 0, "%.0f/%.0f/%.0f %%", 100 * r->share_node, 100 * r->share_boot,
+			      100 * r->share_within);
+		for (size_t j = 0; s->node_dil_pct && j < m->n_nodes; j++)
+			if (!isnan(s->node_dil_pct[j]))
+				strbuf_addf(&sb, "%s%s %+.2f %%", sb.len ? ", " : "", m->node_names[j],
+					    s->node_dil_pct[j]);
+		cellf(t, 0, "%s", sb.len ? sb.buf : s->is_baseline ? "baseline" : "-");
+		if (!s->node_dil_pct || isnan(s->node_dil_sd))
+			cellf(t, 0, "-");
+		else
+			cellf(t, 0, "%.2f %% [%+.2f, %+.2f]", s->node_dil_sd, s->node_dil_min,
+			      s->node_dil_max);
+		strbuf_release(&sb);
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}
+
 void tw_virtual(FILE *out, void (*e)(FILE *, const char *), const struct report_model *m,
 		const char *dash)
 {

@@ -82,6 +82,10 @@ void tw_virtual(FILE *out, void (*e)(FILE *, const char *), const struct report_
 		const char *dash);
 /* Runs nested in blocks (g->nested): the between/within-block variance. */
 void tw_nested(struct tw *t, const struct report_model *m, const struct report_group *g);
+/* Runs on several nodes (g->nodes): the between-node, between-boot and
+ * within-boot shares, the dilation of the mean on each node and its
+ * spread; the caller's text before it is report_nodes_note. */
+void tw_nodes(struct tw *t, const struct report_model *m, const struct report_group *g);
 
 /* The configurations section (LTT's table): per workload its config_metric group,
  * else its first; nothing without groups. */

@@ -619,3 +619,277 @@ out:
 		gsl_rng_free(rng);
 	return rc;
 }
+
+/* ------------------------------------------------------------------ */
+/* Three levels: nodes, boots, runs */
+
+/*
+ * The values grouped by node, then by boot within a node: node j holds
+ * boots nb[j] .. nb[j+1]-1, boot b holds idx[bs[b]] .. idx[bs[b+1]-1].
+ */
+struct groups3 {
+	size_t k, nboots;
+	size_t *idx;		/* n */
+	size_t *bs;		/* nboots + 1 */
+	size_t *nb;		/* k + 1 */
+	size_t max_boots, max_runs;
+};
+
+struct id3 {
+	int node, block;
+	size_t i;
+};
+
+static int cmp_id3(const void *a, const void *b)
+{
+	const struct id3 *p = a, *q = b;
+
+	if (p->node != q->node)
+		return p->node < q->node ? -1 : 1;
+	if (p->block != q->block)
+		return p->block < q->block ? -1 : 1;
+	return p->i < q->i ? -1 : p->i > q->i;
+}
+
+static void groups3_free(struct groups3 *g)
+{
+	free(g->idx);
+	free(g->bs);
+	free(g->nb);
+	memset(g, 0, sizeof(*g));
+}
+
+static int groups3_make(const int *node, const int *block, size_t n, struct groups3 *g)
+{
+	struct id3 *p;
+	size_t b = 0, k = 0;
+
+	memset(g, 0, sizeof(*g));
+	if (n > SIZE_MAX / sizeof(*p) - 1)
+		return -ENOMEM;
+	p = malloc(n * sizeof(*p));
+	g->idx = malloc(n * sizeof(size_t));
+	g->bs = malloc((n + 1) * sizeof(size_t));
+	g->nb = malloc((n + 1) * sizeof(size_t));
+	if (!p || !g->idx || !g->bs || !g->nb) {
+		free(p);
+		groups3_free(g);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		p[i] = (struct id3){ node[i], block[i], i };
+	qsort(p, n, sizeof(*p), cmp_id3);
+	for (size_t i = 0; i < n; i++) {
+		int new_node = !i || p[i].node != p[i - 1].node;
+		if (new_node || p[i].block != p[i - 1].block)
+			g->bs[b++] = i;
+		if (new_node)
+			g->nb[k++] = b - 1;
+		g->idx[i] = p[i].i;
+	}
+	g->bs[b] = n;
+	g->nb[k] = b;
+	g->k = k;
+	g->nboots = b;
+	for (size_t j = 0; j < k; j++)
+		if (g->nb[j + 1] - g->nb[j] > g->max_boots)
+			g->max_boots = g->nb[j + 1] - g->nb[j];
+	for (size_t j = 0; j < b; j++)
+		if (g->bs[j + 1] - g->bs[j] > g->max_runs)
+			g->max_runs = g->bs[j + 1] - g->bs[j];
+	free(p);
+	return 0;
+}
+
+static const char r3_one_node[] = "one node: the between-node variance needs at least 2 nodes";
+static const char r3_one_boot[] = "one boot per node: the between-boot variance needs a "
+	"node with at least 2 boots";
+static const char r3_one_run[] = "one run per boot: the within-boot variance needs a boot "
+	"with at least 2 runs";
+
+int nested3_components(const double *x, const int *node, const int *block, size_t n,
+		       struct nested3_result *out)
+{
+	struct groups3 g;
+	double *mb = NULL, *mk = NULL, base, m = 0, ssw = 0, ssb = 0, ssn = 0;
+	double sum_sk_nk = 0, s_all = 0, sum_nk2 = 0, c1, c2, c3, tot;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!x || !node || !block || !n)
+		return -EINVAL;
+	if (!stats_all_finite(x, n))
+		return -EDOM;
+	if ((rc = groups3_make(node, block, n, &g)))
+		return rc;
+	mb = malloc(g.nboots * sizeof(double));
+	mk = malloc(g.k * sizeof(double));
+	if (!mb || !mk) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* means about the first value (as nested_components()) */
+	base = x[g.idx[0]];
+	for (size_t j = 0; j < g.k; j++) {
+		double sk = 0, nk = 0, sq = 0;
+		for (size_t b = g.nb[j]; b < g.nb[j + 1]; b++) {
+			double s = 0, nb = (double)(g.bs[b + 1] - g.bs[b]);
+			for (size_t i = g.bs[b]; i < g.bs[b + 1]; i++)
+				s += x[g.idx[i]] - base;
+			mb[b] = s / nb;
+			for (size_t i = g.bs[b]; i < g.bs[b + 1]; i++) {
+				double d = x[g.idx[i]] - base - mb[b];
+				ssw += d * d;
+			}
+			sk += s;
+			nk += nb;
+			sq += nb * nb;
+		}
+		mk[j] = sk / nk;
+		m += sk;
+		sum_sk_nk += sq / nk;
+		s_all += sq;
+		sum_nk2 += nk * nk;
+	}
+	m /= (double)n;
+	for (size_t j = 0; j < g.k; j++) {
+		double nk = (double)(g.bs[g.nb[j + 1]] - g.bs[g.nb[j]]);
+		for (size_t b = g.nb[j]; b < g.nb[j + 1]; b++) {
+			double d = mb[b] - mk[j];
+			ssb += (double)(g.bs[b + 1] - g.bs[b]) * d * d;
+		}
+		ssn += nk * (mk[j] - m) * (mk[j] - m);
+	}
+	out->n_nodes = g.k;
+	out->n_boots = g.nboots;
+	out->n = n;
+	out->df_node = (double)g.k - 1;
+	out->df_boot = (double)(g.nboots - g.k);
+	out->df_within = (double)(n - g.nboots);
+	out->ms_node = out->ms_boot = out->ms_within = NAN;
+	out->var_node = out->var_boot = out->var_within = NAN;
+	out->share_node = out->share_boot = out->share_within = NAN;
+	if (n > g.nboots)
+		out->ms_within = out->var_within = ssw / out->df_within;
+	if (g.nboots > g.k)
+		out->ms_boot = ssb / out->df_boot;
+	if (g.k > 1)
+		out->ms_node = ssn / out->df_node;
+	if (g.k < 2) {
+		out->reason = r3_one_node;
+		goto out;
+	}
+	if (n == g.nboots) {
+		out->reason = r3_one_run;
+		goto out;
+	}
+	if (g.nboots == g.k) {
+		/* two levels: nodes and the runs within them */
+		c3 = ((double)n - sum_nk2 / (double)n) / out->df_node;
+		out->var_node = (out->ms_node - out->ms_within) / c3;
+		if (!(out->var_node > 0))
+			out->var_node = 0;
+		tot = out->var_node + out->var_within;
+		out->share_node = tot > 0 ? out->var_node / tot : 0;
+		out->share_within = tot > 0 ? out->var_within / tot : 0;
+		out->reason = r3_one_boot;
+		out->ok = 1;
+		goto out;
+	}
+	c1 = ((double)n - sum_sk_nk) / out->df_boot;
+	c2 = (sum_sk_nk - s_all / (double)n) / out->df_node;
+	c3 = ((double)n - sum_nk2 / (double)n) / out->df_node;
+	out->var_boot = (out->ms_boot - out->ms_within) / c1;
+	if (!(out->var_boot > 0))
+		out->var_boot = 0;
+	out->var_node = (out->ms_node - out->ms_within - c2 * out->var_boot) / c3;
+	if (!(out->var_node > 0))
+		out->var_node = 0;
+	tot = out->var_node + out->var_boot + out->var_within;
+	out->share_node = tot > 0 ? out->var_node / tot : 0;
+	out->share_boot = tot > 0 ? out->var_boot / tot : 0;
+	out->share_within = tot > 0 ? out->var_within / tot : 0;
+	out->ok = 1;
+out:
+	free(mb);
+	free(mk);
+	groups3_free(&g);
+	return rc;
+}
+
+/* One three-stage resample of g's values into out (cap >= k * max_boots *
+ * max_runs); its size. */
+static size_t resample3(const double *x, const struct groups3 *g, gsl_rng *rng, double *out)
+{
+	size_t o = 0;
+
+	for (size_t d = 0; d < g->k; d++) {
+		size_t j = gsl_rng_uniform_int(rng, g->k);
+		size_t b0 = g->nb[j], nbj = g->nb[j + 1] - b0;
+		for (size_t e = 0; e < nbj; e++) {
+			size_t b = b0 + gsl_rng_uniform_int(rng, nbj);
+			size_t a = g->bs[b], nr = g->bs[b + 1] - a;
+			for (size_t i = 0; i < nr; i++)
+				out[o++] = x[g->idx[a + gsl_rng_uniform_int(rng, nr)]];
+		}
+	}
+	return o;
+}
+
+static const char m_three_stage[] = "three-stage percentile bootstrap (nodes drawn, then "
+	"boots within each, then runs; Davison & Hinkley 1997, sec. 3.8)";
+
+int nested3_dilation_ci(const double *bx, const int *bn, const int *bb, size_t nb,
+			const double *vx, const int *vn, const int *vb, size_t nv,
+			enum stat_kind kind, double p, const struct boot_opts *o,
+			struct dilation *d)
+{
+	unsigned B = o && o->B ? o->B : 2000;
+	double conf = o && o->conf > 0 ? o->conf : 0.95;
+	struct groups3 gb = { 0 }, gv = { 0 };
+	double *rb = NULL, *rv = NULL, *abs_rep = NULL, *pct_rep = NULL;
+	gsl_rng *rng = NULL;
+	unsigned long range;
+	int rc, zero_base = 0;
+
+	if (!bx || !bn || !bb || !vx || !vn || !vb || !d || !nb || !nv ||
+	    !(conf > 0 && conf < 1) || (kind == STATK_QUANTILE && !(p >= 0 && p <= 1)))
+		return -EINVAL;
+	if ((rc = groups3_make(bn, bb, nb, &gb)) || (rc = groups3_make(vn, vb, nv, &gv)))
+		goto out;
+	rc = -ENOMEM;
+	rb = malloc(gb.k * gb.max_boots * gb.max_runs * sizeof(*rb));
+	rv = malloc(gv.k * gv.max_boots * gv.max_runs * sizeof(*rv));
+	abs_rep = malloc(B * sizeof(*abs_rep));
+	pct_rep = malloc(B * sizeof(*pct_rep));
+	rng = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!rb || !rv || !abs_rep || !pct_rep || !rng)
+		goto out;
+	range = gsl_rng_max(rng) - gsl_rng_min(rng);
+	rc = -EINVAL;
+	if (nb > range || nv > range)
+		goto out;
+	gsl_rng_set(rng, (unsigned long)(o ? o->seed : 0));
+	for (unsigned r = 0; r < B; r++) {
+		size_t mb = resample3(bx, &gb, rng, rb), mv = resample3(vx, &gv, rng, rv);
+		double tb = statistic(rb, mb, kind, p), tv = statistic(rv, mv, kind, p);
+		abs_rep[r] = tv - tb;
+		pct_rep[r] = 100 * (tv - tb) / tb;
+		zero_base |= tb == 0;
+	}
+	replicate_cis(abs_rep, pct_rep, B, conf, m_three_stage, zero_base || isnan(d->pct), d);
+	d->B = B;
+	rc = 0;
+out:
+	groups3_free(&gb);
+	groups3_free(&gv);
+	free(rb);
+	free(rv);
+	free(abs_rep);
+	free(pct_rep);
+	if (rng)
+		gsl_rng_free(rng);
+	return rc;
+}

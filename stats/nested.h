@@ -181,4 +181,56 @@ int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const dou
 int nested_paired_means(const double *bx, const int *bb, size_t nb, const double *vx,
 			const int *vb, size_t nv, double *mb, double *mv);
 
+/*
+ * Three levels: runs nested in boots nested in nodes (machines), as a
+ * study run in shards on a cluster gives them (docs/distributed.md).
+ * x[i] was measured in boot block[i] on node node[i]; a boot is a
+ * (node, block) pair, ids arbitrary ints.
+ * Nested ANOVA with random effects, unbalanced, method of moments
+ * (Sokal & Rohlf, "Biometry", 3rd ed., 1995, sec. 10.3, Box 10.5; Searle,
+ * Casella & McCulloch 1992, ch. 5): with n_kb the runs of boot b of node
+ * k, n_k those of node k, N all, B boots, K nodes,
+ *   MSW = sum (x - m_kb)^2 / (N - B)
+ *   MSB = sum n_kb (m_kb - m_k)^2 / (B - K)
+ *   MSN = sum n_k (m_k - m)^2 / (K - 1)
+ *   E[MSW] = s_w^2
+ *   E[MSB] = s_w^2 + c1 s_b^2,           c1 = (N - sum_k S_k / n_k) / (B - K)
+ *   E[MSN] = s_w^2 + c2 s_b^2 + c3 s_n^2, c2 = (sum_k S_k / n_k - S / N) / (K - 1),
+ *                                        c3 = (N - sum_k n_k^2 / N) / (K - 1)
+ * (S_k = sum_b n_kb^2, S = sum_k S_k), so s_w^2 = MSW, s_b^2 = (MSB -
+ * MSW) / c1 and s_n^2 = (MSN - MSW - c2 s_b^2) / c3, each clamped at 0
+ * (s_n^2 uses the clamped s_b^2).  The shares are each component over
+ * their sum (0 each when the sum is 0).
+ * ok = 0 with reason when K < 2 or no boot has two runs (N = B); the
+ * components that can be estimated are still given, the others NaN.
+ * One boot per node (B = K: a node's runs are one block, as an
+ * interleaved study's nodes) gives two levels, ok = 1 with reason set:
+ * s_n^2 = (MSN - MSW) / c3 (one-way, Searle et al. ch. 3), var_boot and
+ * share_boot NaN, the shares over node and within.
+ * Errors as nested_components(): -EINVAL, -EDOM, -ENOMEM (*out zeroed).
+ */
+struct nested3_result {
+	size_t n_nodes, n_boots, n;
+	double ms_node, ms_boot, ms_within;
+	double df_node, df_boot, df_within;
+	double var_node, var_boot, var_within;
+	double share_node, share_boot, share_within;	/* fractions, sum 1 */
+	int ok;
+	const char *reason;
+};
+int nested3_components(const double *x, const int *node, const int *block, size_t n,
+		       struct nested3_result *out);
+
+/*
+ * nested_dilation_ci() one level deeper: each replicate draws each side's
+ * nodes with replacement, then within each drawn node its boots with
+ * replacement, then within each drawn boot its runs with replacement
+ * (Davison & Hinkley 1997, sec. 3.8, applied at three stages).  Same
+ * statistic, interval, options and errors as nested_dilation_ci().
+ */
+int nested3_dilation_ci(const double *bx, const int *bn, const int *bb, size_t nb,
+			const double *vx, const int *vn, const int *vb, size_t nv,
+			enum stat_kind kind, double p, const struct boot_opts *o,
+			struct dilation *d);
+
 #endif

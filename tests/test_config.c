@@ -748,6 +748,10 @@ static const struct range_site {
 	{ R_BOOTSTRAP, NULL, { "report", "--bootstrap", "%s" } },
 	{ R_MAX_BOOTSTRAP_N, NULL, { "report", "--max-bootstrap-n", "%s" } },
 	{ R_GEN_SIZE, NULL, { "gen", "text", "%s", "out" } },
+	{ R_SLURM_TIME, STUDY("engine: {slurm: {time: %s}}\n", "", ""), { NULL } },
+	{ R_SHARDS, STUDY("engine: {slurm: {shards: %s}}\n", "", ""), { NULL } },
+	{ R_SHARDS, NULL, { "run", "--slurm", "--shards", "%s", "--dry-run", "e.yaml" } },
+	{ R_MAX_PARALLEL, STUDY("engine: {slurm: {max_parallel: %s}}\n", "", ""), { NULL } },
 };
 
 /* Values just outside r (and absurd ones), in r's grammar; NULL-ended. */

@@ -21,6 +21,8 @@
 #include "engine/config.h"
 #include "engine/oneliner.h"
 #include "engine/study.h"
+#include "engine/shard.h"
+#include "engine/submit.h"
 #include "reports/report.h"
 #include "reports/summary.h"
 #include "reports/warnings.h"
@@ -60,6 +62,9 @@ struct run_opts {
 	double target_ci;	/* --target-ci in %; 0 = off */
 	double max_time;	/* --max-time in s; 0 = TARGET_DEFAULT_MAX_TIME */
 	int self_check;
+	const char *shard;	/* --shard K/N */
+	int slurm, wait;	/* --slurm, --wait */
+	int shards;		/* --shards N */
 };
 
 static int add_str(const struct opt *opt, const char *arg)
@@ -68,6 +73,46 @@ static int add_str(const struct opt *opt, const char *arg)
 	l->v = xrealloc(l->v, (l->n + 1) * sizeof(char *));
 	l->v[l->n++] = (char *)arg;
 	return 0;
+}
+
+/* --shard, --slurm, --wait, --shards (docs/distributed.md): 0 or -1
+ * (printed: exit 2). */
+static int check_slurm_args(const struct run_opts *o, int *k, int *n)
+{
+	*k = -1;
+	*n = 0;
+	if (o->shard && shard_parse(o->shard, k, n) < 0)
+		return error("--shard takes K/N with 0 <= K < N, got '%s'", o->shard);
+	if (o->shard && o->slurm)
+		return error("--shard is what --slurm's tasks run; give one or the other");
+	if ((o->wait || o->shards) && !o->slurm)
+		return error("--%s goes with --slurm", o->wait ? "wait" : "shards");
+	if ((o->shard || o->slurm) && (o->target_ci || o->skip_unavailable))
+		return error("a study in shards takes no %s: every shard runs the same design",
+			     o->target_ci ? "--target-ci" : "--skip-unavailable");
+	if (o->shard && o->resume)
+		return error("--shard resumes its database's unfinished run by itself; "
+			     "it takes no --resume");
+	return 0;
+}
+
+/* perturb run --slurm: submit (or resubmit), and with --wait, merge. */
+static int run_slurm(const struct run_opts *o, const char *cmdline)
+{
+	struct submit_opts so = {
+		.file = o->file, .db = o->db, .filter = &o->filter,
+		.has_seed = o->has_seed, .seed = o->seed, .self_check = o->self_check,
+		.shards = o->shards, .resume = o->resume, .wait = o->wait,
+		.cmdline = cmdline,
+	};
+	switch (submit_run(&so)) {
+	case STUDY_DONE:
+		return EXIT_OK;
+	case STUDY_REFUSED:
+		return EXIT_USAGE;
+	default:
+		return EXIT_RUNTIME;
+	}
 }
 
 /* 0, -1 (printed: exit 2) or OPT_EXIT_DONE (help printed: exit 0). */
@@ -108,6 +153,15 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		OPT_FLAG(0, "self-check", &o->self_check,
 			 "add an A/A pair: the baseline again (BASELINE~aa) and\n"
 			 "without counters (BASELINE~nocounters)"),
+		OPT_FLAG(0, "slurm", &o->slurm,
+			 "run the study as a Slurm job array of shards\n"
+			 "(engine: slurm: in the file; docs/distributed.md)"),
+		OPT_COUNT(0, "shards", &o->shards, R_SHARDS, "N",
+			    "with --slurm: split into N shards (default the file's, or 4)"),
+		OPT_FLAG(0, "wait", &o->wait,
+			 "with --slurm: wait for the tasks, then merge their results"),
+		OPT_STRING(0, "shard", &o->shard, "K/N",
+			   "run shard K of N only (what a --slurm task runs)"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "print only errors"),
 		OPT_END(),
 	};
@@ -127,7 +181,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	o->target_ci *= 100;	/* in % */
 	if (o->max_time > 0 && !o->target_ci)
 		return error("--max-time bounds --target-ci; give --target-ci too");
-	if (o->resume && (o->filter.n_variants || o->filter.n_workloads ||
+	if (o->resume && !o->slurm && (o->filter.n_variants || o->filter.n_workloads ||
 			  o->filter.repetitions || o->has_seed))
 		return error("--resume completes the stored plan; it takes no --only-*, "
 			     "--repetitions or --seed");
@@ -379,15 +433,23 @@ int cmd_run(int argc, char **argv)
 	default:
 		goto out;
 	}
+	int shard, n_shards;
+	if (check_slurm_args(&o, &shard, &n_shards) < 0)
+		goto out;
 	if (resolve_study(&o) < 0)
 		goto out;
 	cmdline = join_argv(argc, argv);
+	if (o.slurm) {
+		ret = run_slurm(&o, cmdline);
+		goto out;
+	}
 	struct machine_load start;
 	int used = cpus_used(o.file);
 	machine_load_sample(&start);
 	if (!o.dry_run)
 		machine_before(&start, used);
 	struct study_opts so = {
+		.n_shards = n_shards, .shard = shard,
 		.file = o.file, .db = o.db, .filter = &o.filter,
 		.has_seed = o.has_seed, .seed = o.seed,
 		.dry_run = o.dry_run, .resume = o.resume,

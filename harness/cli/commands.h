@@ -56,5 +56,7 @@ int cmd_restore(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

@@ -58,6 +58,14 @@ static const struct command commands[] = {
 	  "ASLR, load and isolated CPUs; each noise source with a fix that fits this\n"
 	  "machine (its own CPUs, its own counters), or why there is none.  Changes\n"
 	  "nothing.\n" },
+	{ "status", cmd_status, 0, "status [--db PATH] [--run ID]",
+	  "Where a study run on Slurm (perturb run --slurm) stands: each shard pending,\n"
+	  "running on its node, done, or failed with its reason; the runs done out of\n"
+	  "the total.\n" },
+	{ "merge", cmd_merge, 0, "merge [SHARD.db...] [--db PATH] [--run ID]",
+	  "Fold the databases of a study's shards into its main database: a shard of\n"
+	  "another experiment or plan is refused, a run is never stored twice, and\n"
+	  "merging again adds nothing.\n" },
 	{ "gen", cmd_gen, 0, "gen KIND SIZE FILE [--seed N]",
 	  "Write SIZE bytes of deterministic input data of KIND (text, binary) to FILE\n"
 	  "(- for standard output); the same seed gives the same bytes everywhere.\n" },

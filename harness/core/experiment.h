@@ -135,6 +135,17 @@ struct gate_rule {
 
 enum run_order { ORDER_INTERLEAVED, ORDER_SEQUENTIAL, ORDER_RANDOM };
 
+/* engine: {slurm: {...}}: how `perturb run --slurm` submits the study
+ * (docs/experiment.md, docs/distributed.md).  Strings NULL and numbers 0
+ * when not given. */
+struct slurm_settings {
+	char *partition, *account;
+	double time_s;		/* time limit of one task; 0 = the partition's */
+	int shards;		/* tasks of the job array; 0 = 4 */
+	int max_parallel;	/* tasks running at once; 0 = no limit */
+	struct argv_list sbatch_args;	/* more sbatch arguments, as written */
+};
+
 struct experiment {
 	char *path;		/* as given */
 	char *text;		/* the main file's bytes, as stored in results */
@@ -163,6 +174,7 @@ struct experiment {
 				 * backend keeps virtual time (qemu's boot:) */
 	char **files;		/* every file read (main first), owns pos.file */
 	size_t n_files;
+	struct slurm_settings slurm;	/* engine: slurm: */
 };
 
 extern const char *const statistic_names[];	/* by enum statistic, NULL-terminated */

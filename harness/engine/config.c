@@ -952,8 +952,38 @@ static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 static const char *const experiment_keys[] = {
 	"name", "description", "baseline", "repetitions", "warmup", "order", "seed",
 	"timeout", "cpus", "counters", "include", "variants", "workloads", "gate",
-	"deterministic", NULL
+	"deterministic", "engine", NULL
 };
+
+static const char *const engine_keys[] = { "slurm", NULL };
+static const char *const slurm_keys[] = {
+	"partition", "account", "time", "shards", "max_parallel", "sbatch_args", NULL
+};
+
+/* engine: {slurm: {...}} (docs/experiment.md). */
+static int parse_engine(struct ctx *c, const struct ynode *engine)
+{
+	struct slurm_settings *sl = &c->exp->slurm;
+	const struct ynode *b;
+
+	if (yn_want_map(&c->y, engine, "engine") ||
+	    yn_check_keys(&c->y, engine, "engine", engine_keys))
+		return -1;
+	if (!(b = yn_get(engine, "slurm")))
+		return 0;
+	if (yn_want_map(&c->y, b, "slurm") || yn_check_keys(&c->y, b, "slurm", slurm_keys) ||
+	    yn_get_str(&c->y, b, "partition", &sl->partition) ||
+	    yn_get_str(&c->y, b, "account", &sl->account) ||
+	    yn_get_duration(&c->y, b, "time", R_SLURM_TIME, &sl->time_s) ||
+	    yn_get_count(&c->y, b, "shards", R_SHARDS, &sl->shards) ||
+	    yn_get_count(&c->y, b, "max_parallel", R_MAX_PARALLEL, &sl->max_parallel))
+		return -1;
+	if (yn_get(b, "sbatch_args") &&
+	    yn_want_strv(&c->y, yn_get(b, "sbatch_args"), "sbatch_args", 0,
+			 &sl->sbatch_args.v, &sl->sbatch_args.n))
+		return -1;
+	return 0;
+}
 
 static int parse_top(struct ctx *c, const struct ynode *root)
 {
@@ -1068,6 +1098,8 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 		exp->baseline = xstrdup(exp->variants[0].name);
 	}
 
+	if ((v = yn_get(root, "engine")) && parse_engine(c, v))
+		return -1;
 	if ((v = yn_get(root, "gate"))) {
 		if (yn_want_seq(&c->y, v, "gate", 0))
 			return -1;
@@ -1188,5 +1220,8 @@ void experiment_release(struct experiment *exp)
 	free(exp->cpus);
 	yn_strv_free(exp->counters, exp->n_counters);
 	yn_strv_free(exp->files, exp->n_files);
+	free(exp->slurm.partition);
+	free(exp->slurm.account);
+	yn_strv_free(exp->slurm.sbatch_args.v, exp->slurm.sbatch_args.n);
 	memset(exp, 0, sizeof(*exp));
 }

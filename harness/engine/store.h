@@ -3,7 +3,7 @@
  *
  * Schema version 3 (PRAGMA user_version; store_open migrates older
  * databases forward, refuses newer ones; v2 added plan.block and
- * variants.timebase, v3 the table matrix, v4 results.output_dropped):
+ * variants.timebase, v3 the table matrix, v4 results.output_dropped, v5 shards):
  *   experiments(id, name, path, text, sha256)
  *   runs(id, experiment_id, name, baseline, seed, "order", argv, started,
  *        ended, status, perturb_version, machine_json,
@@ -36,6 +36,16 @@
  *                                          or "workload", name the instance's, base
  *                                          the name as written; x the value on a
  *                                          numeric axis (NULL: not a number)
+ *   shards(run_id, shard, n_shards, seq_lo, seq_hi, db, job, node,
+ *          plan_sha256)
+ *                                          v5: a study split for a cluster
+ *                                          (engine/shard.h): shard K holds the
+ *                                          plan's seqs [seq_lo, seq_hi), its
+ *                                          results in database db (until merged),
+ *                                          run by Slurm task job on node;
+ *                                          plan_sha256: the whole plan's hash
+ *                                          (engine/shard.h), so that a merge
+ *                                          compares plans without reading them
  *   unavailable(run_id, metric, reason)     counters/metrics that could not be measured
  *                                          (a counter this machine cannot count has a
  *                                          row here and no metric_values rows)
@@ -64,7 +74,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 /*
  * Open a results database.
@@ -292,5 +302,34 @@ int store_experiment_text(struct store *s, int64_t run_id, char **text, size_t *
 #define STORE_N_PROVENANCE 8
 extern const char *const store_provenance_keys[STORE_N_PROVENANCE];
 int store_run_provenance(struct store *s, int64_t run_id, char *out[STORE_N_PROVENANCE]);
+
+/* One shard of a run (engine/shard.h, docs/distributed.md). */
+struct store_shard {
+	int shard, n_shards;
+	int seq_lo, seq_hi;	/* its plan entries: seqs [seq_lo, seq_hi) */
+	char *db;		/* its database (as the task was told), or NULL */
+	char *job;		/* the Slurm job of the task that ran it last, or NULL */
+	char *node;		/* the node it ran on, or NULL */
+	char *plan_sha;		/* shard_plan_hash() of the whole plan, or NULL */
+	int n_results;		/* filled by store_load_shards(): results of
+				 * [seq_lo, seq_hi) stored in this database */
+};
+/* Insert or replace rows (by run_id, shard): one transaction. */
+int store_put_shards(struct store *s, int64_t run_id, const struct store_shard *sh, size_t n);
+/* A run's shards by index (*sh malloc'd, NULL and 0 when the run has none). */
+int store_load_shards(struct store *s, int64_t run_id, struct store_shard **sh, size_t *n);
+void store_shards_free(struct store_shard *sh, size_t n);
+/* The newest run that has shards (0 when none). */
+int store_latest_sharded_run(struct store *s, int64_t *run_id);
+/*
+ * Copy the results of seqs [lo, hi) of run src_run in the database file
+ * src_db into run run_id of s, with their metric values and the run's
+ * unavailable rows; a seq that has a result in s already is left as it is
+ * (never stored twice), so merging again adds nothing.  One transaction;
+ * *added = the results copied.  The caller has checked that both runs
+ * have the same experiment and plan (engine/merge.h).
+ */
+int store_merge_results(struct store *s, int64_t run_id, const char *src_db,
+			int64_t src_run, int lo, int hi, size_t *added);
 
 #endif

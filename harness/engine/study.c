@@ -8,6 +8,7 @@
  */
 #include "study.h"
 #include "config.h"
+#include "shard.h"
 #include "backends/backend.h"
 #include "backends/journal.h"
 #include "core/cgroup.h"
@@ -329,6 +330,8 @@ struct study {
 	char **base_env;
 	struct backend_ctx *ctx;	/* per variant */
 	struct counter_set *counters;
+	struct store_shard *shards;	/* n_shards rows, or NULL */
+	int resuming;		/* the plan is a stored run's */
 	int nocounters;		/* --self-check's variant without counters, or -1 */
 	size_t n_real_variants;	/* before --self-check's */
 	int active, active_block;	/* the variant entered and its block (plan.h) */
@@ -393,6 +396,47 @@ out:
 	return ret;
 }
 
+/* A task (o->shard >= 0): every entry outside its shard counts as done. */
+static int shard_only(struct study *s)
+{
+	const struct study_opts *o = s->o;
+	const struct store_shard *row;
+
+	if (!o->n_shards || o->shard < 0)
+		return 0;
+	if (o->shard >= o->n_shards)
+		return error("--shard %d/%d: no such shard", o->shard, o->n_shards);
+	row = &s->shards[o->shard];
+	if (!s->done)
+		s->done = xcalloc(s->plan.n ? s->plan.n : 1, 1);
+	for (size_t i = 0; i < s->plan.n; i++)
+		if ((int)i < row->seq_lo || (int)i >= row->seq_hi)
+			s->done[i] = 1;
+	return 0;
+}
+
+/* A resumed run's shards: a task resumes its own shard (its database holds
+ * the whole plan), the main database of a split study is resumed through
+ * perturb run --slurm --resume. */
+static int load_shards(struct study *s, enum study_result *res)
+{
+	const struct study_opts *o = s->o;
+	size_t n;
+
+	*res = STUDY_FAILED;
+	if (store_load_shards(s->st, s->run_id, &s->shards, &n) < 0)
+		return -1;
+	*res = STUDY_REFUSED;
+	if (!n && !o->n_shards)
+		return 0;
+	if (!n || o->shard < 0 || (int)n != o->n_shards || s->shards[0].n_shards != o->n_shards)
+		return error("--resume: run %lld in '%s' is %s; %s", (long long)s->run_id, o->db,
+			     n ? "split into shards" : "not split into shards",
+			     n ? "'perturb run --slurm --resume' resubmits its missing shards"
+			       : "resume it without --shard");
+	return shard_only(s);
+}
+
 /* The experiment and its plan: built, or loaded to be resumed.  -1 with
  * *res set: STUDY_REFUSED, or STUDY_FAILED for a database error. */
 static int load(struct study *s, enum study_result *res)
@@ -407,14 +451,26 @@ static int load(struct study *s, enum study_result *res)
 	s->n_real_variants = exp->n_variants;
 	s->skip_v = xcalloc(exp->n_variants + 2, 1);	/* + --self-check's */
 	s->skip_w = xcalloc(exp->n_workloads, 1);
-	if (o->resume) {
+	if (o->n_shards && o->shard >= 0 && !o->resume && access(o->db, F_OK) == 0) {
+		/* a task started again: it finishes its last attempt's run */
+		char sha[65];
+
+		sha256_hex(exp->text, exp->text_len, sha);
+		if (store_open(o->db, 0, &s->st) < 0 ||
+		    store_find_resumable(s->st, sha, &s->run_id) < 0) {
+			*res = STUDY_FAILED;
+			return -1;
+		}
+	}
+	if (o->resume || s->run_id) {
+		s->resuming = 1;
 		struct run_header h = { 0 };
 		char sha[65];
 
 		sha256_hex(exp->text, exp->text_len, sha);
-		if (access(o->db, F_OK) < 0)
+		if (!s->st && access(o->db, F_OK) < 0)
 			return error("--resume: no results database at '%s'", o->db);
-		if (store_open(o->db, STORE_WRITE, &s->st) < 0)
+		if (!s->st && store_open(o->db, STORE_WRITE, &s->st) < 0)
 			return -1;
 		*res = STUDY_FAILED;
 		if (store_find_resumable(s->st, sha, &s->run_id) < 0)
@@ -437,11 +493,17 @@ static int load(struct study *s, enum study_result *res)
 			return -1;
 		s->seed = h.seed;
 		run_header_release(&h);
-		return 0;
+		return load_shards(s, res);
 	}
 	s->seed = o->has_seed ? o->seed : exp->has_seed ? exp->seed : plan_draw_seed();
 	if (o->self_check && (s->nocounters = self_check_add(exp, &s->filter)) < 0)
 		return -1;
+	if (o->n_shards) {
+		if (shard_plan_build(exp, &s->filter, s->seed, o->n_shards, &s->plan,
+				     &s->shards, err, sizeof(err)) < 0)
+			return error("%s", err);
+		return shard_only(s);
+	}
 	if (plan_build(exp, &s->filter, s->seed, &s->plan, err, sizeof(err)) < 0)
 		return error("%s", err);
 	return 0;
@@ -504,6 +566,39 @@ static int check_available(struct study *s)
 	return 0;
 }
 
+/* The shard rows: a submission's (each shard's database beside o->db),
+ * or a task's (its own row: this task's Slurm job and node). */
+static int put_shards(struct study *s)
+{
+	const struct study_opts *o = s->o;
+	char sha[65];
+
+	shard_plan_hash(&s->plan, sha);
+	for (int k = 0; k < o->n_shards; k++) {
+		free(s->shards[k].plan_sha);
+		s->shards[k].plan_sha = xstrdup(sha);
+	}
+
+	if (o->shard >= 0) {
+		struct store_shard *row = &s->shards[o->shard];
+		free(row->db);
+		row->db = xstrdup(o->db);
+		shard_set_provenance(row);
+		note("shard %d/%d on node %s%s%s", o->shard, o->n_shards, row->node,
+		     row->job ? ", Slurm task " : "", row->job ? row->job : "");
+		/* a new run stores every row (the plan's split); a resumed
+		 * one updates its own */
+		if (s->resuming)
+			return store_put_shards(s->st, s->run_id, row, 1);
+		return store_put_shards(s->st, s->run_id, s->shards, (size_t)o->n_shards);
+	}
+	for (int k = 0; k < o->n_shards; k++) {
+		free(s->shards[k].db);
+		s->shards[k].db = shard_db_path(o->db, s->run_id, k);
+	}
+	return store_put_shards(s->st, s->run_id, s->shards, (size_t)o->n_shards);
+}
+
 /* The run in the database, its folders, the workloads' setup, the
  * variants' contexts: everything before the first run.  -1 (printed);
  * s->run_id is set once the run is stored. */
@@ -533,7 +628,7 @@ static int begin(struct study *s)
 		return -1;
 	if (!s->st && store_open(o->db, STORE_CREATE, &s->st) < 0)
 		return -1;
-	if (o->resume) {
+	if (s->resuming) {
 		if (store_set_status(s->st, s->run_id, "running") < 0)
 			return -1;
 		note("resuming run %lld of '%s'", (long long)s->run_id, exp->name);
@@ -544,6 +639,10 @@ static int begin(struct study *s)
 		s->run_id = 0;	/* a resumer took it first: its status is the resumer's */
 		return -1;
 	}
+	if (s->shards && put_shards(s) < 0)
+		return -1;
+	if (o->submit)
+		return 0;
 	for (size_t i = 0; i < s->plan.n; i++)
 		todo += !(s->done && s->done[i]);
 	note("run %lld of '%s': %zu runs to do (order %s, seed %llu), results in %s",
@@ -552,8 +651,15 @@ static int begin(struct study *s)
 	if (s->counters && report_unavailable(s->st, s->run_id, s->counters) < 0)
 		return -1;
 	s->dbdir = dir_name(o->db);
-	s->workroot = xasprintf("%s/work", s->dbdir);
-	s->logdir = xasprintf("%s/logs/run-%lld", s->dbdir, (long long)s->run_id);
+	if (o->n_shards && o->shard >= 0) {
+		/* tasks share the folder: each has its own work and logs */
+		s->workroot = xasprintf("%s/work-%d", s->dbdir, o->shard);
+		s->logdir = xasprintf("%s/logs/shard-%d/run-%lld", s->dbdir, o->shard,
+				      (long long)s->run_id);
+	} else {
+		s->workroot = xasprintf("%s/work", s->dbdir);
+		s->logdir = xasprintf("%s/logs/run-%lld", s->dbdir, (long long)s->run_id);
+	}
 	if ((e = mkdir_p(s->logdir, 0755)) < 0)
 		return error("cannot create '%s': %s", s->logdir, strerror(-e));
 	s->base_env = env_build(&(struct variant){ 0 });
@@ -855,6 +961,7 @@ static void study_release(struct study *s)
 	free(s->filter.variants);
 	free(s->filter.workloads);
 	free(s->done);
+	store_shards_free(s->shards, s->shards ? (size_t)s->shards[0].n_shards : 0);
 	free(s->skip_v);
 	free(s->skip_w);
 	free(s->dbdir);
@@ -870,9 +977,16 @@ static char *resume_hint(const struct study_opts *o)
 
 	strbuf_addstr(&sb, "perturb run ");
 	strbuf_add_shell_word(&sb, o->file);
+	if (o->n_shards && o->shard >= 0) {
+		/* a task: its shard is submitted again from the main database */
+		strbuf_addstr(&sb, " --slurm --resume' (with the main database) or 'perturb run ");
+		strbuf_add_shell_word(&sb, o->file);
+		strbuf_addf(&sb, " --shard %d/%d", o->shard, o->n_shards);
+	}
 	strbuf_addstr(&sb, " --db ");
 	strbuf_add_shell_word(&sb, o->db);
-	strbuf_addstr(&sb, " --resume");
+	if (!o->n_shards || o->shard < 0)
+		strbuf_addstr(&sb, " --resume");
 	return strbuf_detach(&sb);
 }
 
@@ -899,11 +1013,16 @@ enum study_result study_run(const struct study_opts *o)
 		error("target_ci needs a way to compute intervals (no widest())");
 		goto out;
 	}
+	if (o->n_shards && (o->skip_unavailable || o->target_ci)) {
+		error("a study in shards takes no %s: every shard runs the same design",
+		      o->skip_unavailable ? "--skip-unavailable" : "--target-ci");
+		goto out;
+	}
 	/* Every check that can fail happens before anything is written. */
 	backend_dry_run = o->dry_run;
 	if (load(&s, &ret) < 0 || check_available(&s) < 0)
 		goto out;
-	if (o->resume) {
+	if (s.resuming || (s.shards && s.done)) {
 		/* Skipped parts of a resumed plan stay missing in the database. */
 		for (size_t i = 0; i < s.plan.n; i++)
 			if (s.skip_v[s.plan.e[i].variant] || s.skip_w[s.plan.e[i].workload])
@@ -923,6 +1042,14 @@ enum study_result study_run(const struct study_opts *o)
 
 	/* From here on, failures are runtime failures. */
 	ret = STUDY_FAILED;
+	if (o->submit) {
+		if (begin(&s) < 0)
+			goto out;
+		if (o->run_id_out)
+			*o->run_id_out = s.run_id;
+		ret = STUDY_DONE;
+		goto out;
+	}
 	if (begin(&s) < 0 || walk(&s) < 0)
 		goto fail_run;
 	if (s.stopped) {

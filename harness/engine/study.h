@@ -65,6 +65,19 @@ struct study_opts {
 	study_widest_fn *widest;	/* required with target_ci */
 	void *widest_arg;
 	const char *cmdline;	/* stored with the run, e.g. "perturb run e.yaml" */
+	/* A study split into shards (engine/shard.h, docs/distributed.md):
+	 * n_shards > 0 builds the sharded plan.  shard >= 0 (a task, perturb
+	 * run --shard K/N) runs only shard K's entries, recording this task's
+	 * Slurm job and node with the shard; when db holds an unfinished run
+	 * of this experiment it is resumed (a task run again finishes what
+	 * its last attempt left).  shard < 0 with submit (perturb run
+	 * --slurm) prepares instead: checks, builds what backends build, and
+	 * stores the run, its plan and its shards, each shard's database
+	 * path beside db (shard_db_path()), and runs nothing; *run_id_out
+	 * is the stored run. */
+	int n_shards, shard;
+	int submit;
+	int64_t *run_id_out;
 };
 
 enum study_result study_run(const struct study_opts *o);

@@ -34,6 +34,9 @@ const struct range ranges[R_N_RANGES] = {
 	[R_BOOTSTRAP] = { "report --bootstrap", RANGE_COUNT, 100, 10000000, 0, "2000" },
 	[R_MAX_BOOTSTRAP_N] = { "report --max-bootstrap-n", RANGE_COUNT, 2, 100000000, 0, "1000" },
 	[R_GEN_SIZE] = { "gen SIZE", RANGE_SIZE, 0, 1 * TIB, 0, "64M" },
+	[R_SLURM_TIME] = { "time", RANGE_DURATION, 0, 7 * DAY, 1, "1h" },
+	[R_SHARDS] = { "shards", RANGE_COUNT, 1, 4096, 0, "4" },
+	[R_MAX_PARALLEL] = { "max_parallel", RANGE_COUNT, 1, 4096, 0, "16" },
 };
 
 int range_parse(const struct range *r, const char *text, double *out)

@@ -35,6 +35,9 @@ enum range_id {
 	R_BOOTSTRAP,		/* report --bootstrap */
 	R_MAX_BOOTSTRAP_N,	/* report --max-bootstrap-n */
 	R_GEN_SIZE,		/* gen SIZE */
+	R_SLURM_TIME,		/* engine: slurm: time */
+	R_SHARDS,		/* engine: slurm: shards, run --shards */
+	R_MAX_PARALLEL,		/* engine: slurm: max_parallel */
 	R_N_RANGES
 };
 

@@ -1,0 +1,286 @@
+/* slurm.c - see slurm.h */
+#include "slurm.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int slurm_available(char *why, size_t len)
+{
+	if (program_exists("sbatch") && program_exists("squeue") && program_exists("scontrol"))
+		return 1;
+	snprintf(why, len, "Slurm's commands (sbatch, squeue, scontrol) are not on PATH");
+	return 0;
+}
+
+/* Run argv (found on PATH) to its end; its stdout in *out (malloc'd), its
+ * stderr in the error message when it fails. */
+static int run_capture(char *const *argv, char **out)
+{
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status, ret = -1;
+	struct strbuf so = STRBUF_INIT, se = STRBUF_INIT;
+	char buf[4096];
+	pid_t pid;
+	ssize_t k;
+
+	*out = NULL;
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+		error("cannot run %s: %s", argv[0], strerror(errno));
+		goto out;
+	}
+	if ((pid = fork()) < 0) {
+		error("cannot run %s: %s", argv[0], strerror(errno));
+		goto out;
+	}
+	if (!pid) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		execvp(argv[0], argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	po[1] = pe[1] = -1;
+	/* Slurm's clients print little: stdout first, then stderr */
+	while ((k = read(po[0], buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
+		if (k > 0)
+			strbuf_add(&so, buf, (size_t)k);
+	while ((k = read(pe[0], buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
+		if (k > 0)
+			strbuf_add(&se, buf, (size_t)k);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		char *cmd = xstrdup(argv[0]);
+		while (se.len && (se.buf[se.len - 1] == '\n'))
+			se.buf[--se.len] = '\0';
+		error("%s failed (%s %d): %s", cmd, WIFEXITED(status) ? "exit status" : "signal",
+		      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+		      se.len ? se.buf : "no message");
+		free(cmd);
+		goto out;
+	}
+	*out = strbuf_detach(&so);
+	if (!*out)
+		*out = xstrdup("");
+	ret = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (po[i] >= 0)
+			close(po[i]);
+		if (pe[i] >= 0)
+			close(pe[i]);
+	}
+	strbuf_release(&so);
+	strbuf_release(&se);
+	return ret;
+}
+
+int slurm_write_marker(const char *dir, char **marker, char **token)
+{
+	unsigned char r[16];
+	char hex[33];
+	FILE *f;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return error("cannot draw a random token: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(hex + 2 * i, 3, "%02x", r[i]);
+	*marker = xasprintf("%s/.perturb-shared", dir);
+	*token = xstrdup(hex);
+	if (!(f = fopen(*marker, "w")) || fprintf(f, "%s\n", hex) < 0 || fclose(f)) {
+		error("cannot write '%s': %s", *marker, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int slurm_write_script(const char *path, const char *marker, const char *token,
+		       char *const *argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	FILE *f;
+	int ret = 0;
+
+	strbuf_addstr(&sb, "#!/bin/sh\n# One shard of a perturb study (docs/distributed.md).\n"
+			   "# The folder must be the one the submitter sees:\nif [ \"$(cat ");
+	strbuf_add_shell_word(&sb, marker);
+	strbuf_addf(&sb, " 2>/dev/null)\" != %s ]; then\n\techo \"perturb: error: ", token);
+	strbuf_add_shell_word(&sb, marker);
+	strbuf_addstr(&sb, " is not seen from node $SLURMD_NODENAME: the folder is not on a "
+			   "filesystem shared with the submitting machine\" >&2\n\texit 2\nfi\nexec");
+	for (size_t i = 0; argv[i]; i++) {
+		const char *a = argv[i], *p;
+		strbuf_addstr(&sb, " ");
+		/* {K}: the array index, outside the quotes */
+		while ((p = strstr(a, "{K}"))) {
+			char *part = xstrndup(a, (size_t)(p - a));
+			if (*part)
+				strbuf_add_shell_word(&sb, part);
+			free(part);
+			strbuf_addstr(&sb, "\"$SLURM_ARRAY_TASK_ID\"");
+			a = p + 3;
+		}
+		if (*a || a == argv[i])
+			strbuf_add_shell_word(&sb, a);
+	}
+	strbuf_addstr(&sb, "\n");
+	if (!(f = fopen(path, "w")) || fputs(sb.buf, f) < 0 || fclose(f) || chmod(path, 0755) < 0)
+		ret = error("cannot write '%s': %s", path, strerror(errno));
+	strbuf_release(&sb);
+	return ret;
+}
+
+/* Slurm's time limit from seconds: D-HH:MM:SS (rounded up). */
+static char *slurm_time(double s)
+{
+	long t = (long)s + ((double)(long)s < s);
+	return xasprintf("%ld-%02ld:%02ld:%02ld", t / 86400, t / 3600 % 24, t / 60 % 60, t % 60);
+}
+
+int slurm_submit(const struct slurm_settings *cfg, const char *script, const char *array,
+		 const char *name, const char *outdir, char **job_id)
+{
+	size_t n = 0, cap = 16 + cfg->sbatch_args.n;
+	char **argv = xcalloc(cap, sizeof(char *)), *out = NULL;
+	int ret = -1;
+
+	*job_id = NULL;
+	argv[n++] = xstrdup("sbatch");
+	argv[n++] = xstrdup("--parsable");
+	argv[n++] = xstrdup("--exclusive");
+	if (cfg->max_parallel > 0)
+		argv[n++] = xasprintf("--array=%s%%%d", array, cfg->max_parallel);
+	else
+		argv[n++] = xasprintf("--array=%s", array);
+	argv[n++] = xasprintf("--job-name=%s", name);
+	argv[n++] = xasprintf("--output=%s/slurm-%%A_%%a.out", outdir);
+	argv[n++] = xasprintf("--chdir=%s", outdir);
+	if (cfg->partition)
+		argv[n++] = xasprintf("--partition=%s", cfg->partition);
+	if (cfg->account)
+		argv[n++] = xasprintf("--account=%s", cfg->account);
+	if (cfg->time_s > 0) {
+		char *t = slurm_time(cfg->time_s);
+		argv[n++] = xasprintf("--time=%s", t);
+		free(t);
+	}
+	for (size_t i = 0; i < cfg->sbatch_args.n; i++)
+		argv[n++] = xstrdup(cfg->sbatch_args.v[i]);
+	argv[n++] = xstrdup(script);
+	if (run_capture(argv, &out) < 0)
+		goto out;
+	/* --parsable: "JOBID" or "JOBID;CLUSTER" */
+	out[strcspn(out, ";\n")] = '\0';
+	if (!*out) {
+		error("sbatch printed no job id");
+		goto out;
+	}
+	*job_id = xstrdup(out);
+	ret = 0;
+out:
+	free(out);
+	argv_free(argv);
+	return ret;
+}
+
+/* The value of KEY= in a line of `scontrol -o show job` into buf. */
+static void field(const char *line, const char *key, char *buf, size_t len)
+{
+	const char *p = line;
+	size_t kl = strlen(key);
+
+	buf[0] = '\0';
+	while ((p = strstr(p, key))) {
+		if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+			size_t n = strcspn(p + kl + 1, " \n");
+			snprintf(buf, len, "%.*s", (int)n, p + kl + 1);
+			return;
+		}
+		p += kl;
+	}
+}
+
+/* ArrayTaskId=2 or, for pending tasks still in one record, 2-5,7%2. */
+static void add_tasks(const char *ids, const struct slurm_task *proto, struct slurm_task **t,
+		      size_t *n, size_t *alloc)
+{
+	char *copy = xstrdup(ids), *save = NULL, *pct = strchr(copy, '%');
+
+	if (pct)
+		*pct = '\0';
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long lo, hi;
+		char *dash = strchr(tok, '-');
+		if (dash)
+			*dash = '\0';
+		if (parse_long(tok, 0, 1000000, &lo) < 0 ||
+		    (dash ? parse_long(dash + 1, lo, 1000000, &hi) : (hi = lo, 0)) < 0)
+			continue;
+		for (long i = lo; i <= hi; i++) {
+			ALLOC_GROW(*t, *n + 1, *alloc);
+			(*t)[*n] = *proto;
+			(*t)[(*n)++].index = (int)i;
+		}
+	}
+	free(copy);
+}
+
+int slurm_tasks(const char *job_id, struct slurm_task **tasks, size_t *n)
+{
+	char *argv[] = { "scontrol", "-o", "show", "job", (char *)job_id, NULL };
+	char *out = NULL, *save = NULL;
+	size_t alloc = 0;
+
+	*tasks = NULL;
+	*n = 0;
+	if (run_capture(argv, &out) < 0) {
+		/* a job the controller forgot is not an error */
+		return 0;
+	}
+	for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct slurm_task t = { 0 };
+		char ids[256];
+		field(line, "ArrayTaskId", ids, sizeof(ids));
+		field(line, "JobState", t.state, sizeof(t.state));
+		field(line, "Reason", t.reason, sizeof(t.reason));
+		field(line, "NodeList", t.node, sizeof(t.node));
+		if (!strcmp(t.reason, "None"))
+			t.reason[0] = '\0';
+		if (!strcmp(t.node, "(null)"))
+			t.node[0] = '\0';
+		if (*ids)
+			add_tasks(ids, &t, tasks, n, &alloc);
+	}
+	free(out);
+	return 0;
+}
+
+int slurm_active(char *const *job_ids, size_t n_jobs, size_t *active)
+{
+	/* every job of the queue, so that a job Slurm forgot is no error */
+	char *argv[] = { "squeue", "-h", "-r", "-o", "%i", NULL };
+	char *out = NULL, *save = NULL;
+
+	*active = 0;
+	if (!n_jobs)
+		return 0;
+	if (run_capture(argv, &out) < 0)
+		return -1;
+	for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		for (size_t i = 0; i < n_jobs; i++) {
+			size_t l = strlen(job_ids[i]);
+			if (!strncmp(line, job_ids[i], l) && (line[l] == '_' || line[l] == '\0'))
+				(*active)++;
+		}
+	free(out);
+	return 0;
+}

@@ -1,0 +1,342 @@
+/*
+ * test_slurm.c - studies on Slurm (docs/distributed.md) against a real
+ * cluster: tests/slurm-cluster.sh starts munged, slurmctld and two slurmd
+ * (n1, n2) in a folder of the test, on free ports, and the fixture stops
+ * them whatever happens.  Without slurm-wlm, munge or root the tests are
+ * skipped with the reason.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "lib/util.h"
+
+static char *cluster;	/* the cluster's folder, NULL when none runs */
+static char *work;	/* the study's folder */
+
+static int helper(const char *verb)
+{
+	const char *src = getenv("PERTURB_SRC");
+	char *cmd;
+	int st;
+
+	cr_assert(src, "PERTURB_SRC is not set (run the tests with make test)");
+	cr_assert(asprintf(&cmd, "'%s/tests/slurm-cluster.sh' %s '%s' >'%s/helper.out' 2>&1",
+			   src, verb, cluster, cluster) > 0);
+	st = system(cmd);
+	free(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void start_cluster(void)
+{
+	char *conf;
+	int rc;
+
+	cluster = tl_tmpdir();
+	work = tl_tmpdir();
+	rc = helper("start");
+	if (rc == 77) {
+		char *path, *why;
+		cr_assert(asprintf(&path, "%s/helper.out", cluster) > 0);
+		why = read_file(path, NULL);
+		free(path);
+		cr_skip_test("no Slurm cluster here: %s", why ? why : "slurm-cluster.sh said 77");
+	}
+	cr_assert_eq(rc, 0, "tests/slurm-cluster.sh start failed (see %s/helper.out)", cluster);
+	cr_assert(asprintf(&conf, "%s/slurm.conf", cluster) > 0);
+	setenv("SLURM_CONF", conf, 1);
+	free(conf);
+	/* perturb's journals of this test's own (the tasks inherit it) */
+	cr_assert(asprintf(&conf, "%s/perturb-state", cluster) > 0);
+	setenv("PERTURB_STATE_DIR", conf, 1);
+	free(conf);
+}
+
+static void stop_cluster(void)
+{
+	if (cluster) {
+		helper("stop");
+		tl_rmtree(cluster);
+		free(cluster);
+		cluster = NULL;
+	}
+	if (work) {
+		tl_rmtree(work);
+		free(work);
+		work = NULL;
+	}
+}
+
+TestSuite(slurm, .init = start_cluster, .fini = stop_cluster, .timeout = 300);
+
+/* 3 variants x 2 workloads; each run of w2 adds a line to the shard's
+ * count file (the workload's folder is the shard's own). */
+static const char study[] =
+	"name: onslurm\n"
+	"repetitions: %d\n"
+	"warmup: 0\n"
+	"variants:\n"
+	"  - name: base\n"
+	"  - name: a\n"
+	"    env: {X: \"1\"}\n"
+	"  - name: b\n"
+	"    env: {X: \"2\"}\n"
+	"workloads:\n"
+	"  - name: w1\n"
+	"    cmd: [/bin/true]\n"
+	"  - name: w2\n"
+	"    shell: \"echo x >> count; sleep %s\"\n";
+
+static void write_study(const char *name, int reps, const char *sleep_s)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf), study, reps, sleep_s);
+	tl_write(work, name, buf);
+}
+
+static int64_t q(const char *db, const char *sql)
+{
+	return cli_sql_int(db, sql);
+}
+
+Test(slurm, four_shards_submitted_run_merged_reported)
+{
+	struct cli_result r;
+	char db[512];
+
+	write_study("e.yaml", 8, "0.01");
+	snprintf(db, sizeof(db), "%s/r/p.db", work);
+	cli_run(work, &r, "run", "e.yaml", "--db", "r/p.db", "--slurm", "--shards", "4",
+		"--wait", NULL);
+	cr_assert_eq(r.status, 0, "run --slurm --wait: %s", r.err);
+	cli_result_release(&r);
+	cr_expect_eq(q(db, "SELECT count(*) FROM plan"), 48);
+	cr_expect_eq(q(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 48);
+	cr_expect_eq(q(db, "SELECT count(*) FROM shards WHERE node IS NOT NULL"), 4);
+	cr_expect_eq(q(db, "SELECT count(DISTINCT node) FROM shards"), 2, "both nodes ran shards");
+	cr_expect_eq(q(db, "SELECT min(c) FROM (SELECT count(*) c FROM plan GROUP BY variant, workload)"),
+		     8, "every (variant, workload) has its 8 runs");
+	/* every shard is a replicate: every variant and workload in each */
+	cr_expect_eq(q(db, "SELECT min(c) FROM (SELECT s.shard, count(DISTINCT p.variant || p.workload) c"
+		       " FROM shards s JOIN plan p ON p.seq >= s.seq_lo AND p.seq < s.seq_hi"
+		       " GROUP BY s.shard)"), 6);
+	cr_expect_eq(q(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 1);
+
+	/* merging again adds nothing */
+	cli_run(work, &r, "merge", "--db", "r/p.db", NULL);
+	cr_expect_eq(r.status, 0, "merge: %s", r.err);
+	cr_expect(strstr(r.err, "0 results added"), "%s", r.err);
+	cli_result_release(&r);
+	cr_expect_eq(q(db, "SELECT count(*) FROM results"), 48);
+
+	cli_run(work, &r, "status", "--db", "r/p.db", NULL);
+	cr_expect_eq(r.status, 0);
+	cr_expect_eq(tl_count_lines(r.out), 6, "%s", r.out);
+	cr_expect(strstr(r.out, "48/48 runs done in 4 shards"), "%s", r.out);
+	cli_result_release(&r);
+
+	cli_run(work, &r, "report", "--db", "r/p.db", NULL);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "w2: wall"), "%s", r.out);
+	cr_expect(strstr(r.out, "Runs on several nodes"), "the node table: %s", r.out);
+	cr_expect(strstr(r.out, "n1 ") && strstr(r.out, "n2 "), "dilation per node: %s", r.out);
+	cr_expect(strstr(r.out, "resample nodes"), "%s", r.out);
+	cli_result_release(&r);
+	cli_run(work, &r, "report", "--db", "r/p.db", "--format", "json", NULL);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"nodes\":{\"n\":2"), "%s", r.out);
+	tl_check_report_schema(r.out);
+	cli_result_release(&r);
+}
+
+/* The number of lines of the count file of shard k's workload w2. */
+static int executions(int k)
+{
+	char path[512];
+	char *text;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/r/shards/run-1/work-%d/w2/count", work, k);
+	text = read_file(path, NULL);
+	n = tl_count_lines(text);
+	free(text);
+	return n;
+}
+
+/* scancel the task of shard k of db's run, and wait (bounded: 60 s)
+ * until Slurm has ended it. */
+static void cancel_shard(const char *db, int k)
+{
+	char sql[128], cmd[256], *j;
+
+	snprintf(sql, sizeof(sql), "SELECT job FROM shards WHERE shard = %d", k);
+	j = cli_sql_text(db, sql);
+	cr_assert(j, "shard %d has no job", k);
+	j[strcspn(j, " ")] = '\0';
+	snprintf(cmd, sizeof(cmd), "scancel '%s'", j);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "squeue -h -r -o %%i | grep -qx '%s'", j);
+	for (int i = 0; i < 6000 && system(cmd) == 0; i++)
+		tl_nap();
+	free(j);
+}
+
+Test(slurm, cancelled_task_resumed_runs_exactly_the_missing)
+{
+	struct cli_result r;
+	char db[512], shard0[512];
+	int64_t n0;
+
+	/* shard 0 of 2: 3 x 2 x 3 = 18 runs, 9 of them of 0.3 s */
+	write_study("e.yaml", 6, "0.3");
+	snprintf(db, sizeof(db), "%s/r/p.db", work);
+	snprintf(shard0, sizeof(shard0), "%s/r/shards/run-1/shard-0.db", work);
+	cli_run(work, &r, "run", "e.yaml", "--db", "r/p.db", "--slurm", "--shards", "2", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	/* once shard 0 has run w2 three times, cancel its task (bounded: 60 s) */
+	for (int i = 0; i < 6000 && executions(0) < 3; i++)
+		tl_nap();
+	cr_assert_geq(executions(0), 3, "shard 0 did not start");
+	cancel_shard(db, 0);
+	cli_run(work, &r, "merge", "--db", "r/p.db", NULL);
+	cli_result_release(&r);
+	n0 = cli_sql_int(db, "SELECT count(*) FROM results r JOIN shards s ON s.shard = 0"
+			 " AND r.seq >= s.seq_lo AND r.seq < s.seq_hi");
+	cr_assert_lt(n0, 18, "shard 0 was cancelled before its end (%lld runs)", (long long)n0);
+	cli_run(work, &r, "status", "--db", "r/p.db", NULL);
+	cr_expect(strstr(r.out, "CANCELLED"), "%s", r.out);
+	cli_result_release(&r);
+
+	cli_run(work, &r, "run", "e.yaml", "--db", "r/p.db", "--slurm", "--resume", "--wait", NULL);
+	cr_assert_eq(r.status, 0, "resume: %s", r.err);
+	cli_result_release(&r);
+	cr_expect_eq(q(db, "SELECT count(*) FROM results"), 36);
+	cr_expect_eq(cli_sql_int(shard0, "SELECT count(*) FROM results"), 18);
+	/* shard 1 ran once; shard 0's w2 ran its 9 runs, plus at most the one
+	 * the cancel cut short */
+	cr_expect_eq(executions(1), 9, "shard 1's w2 ran %d times", executions(1));
+	cr_expect(executions(0) >= 9 && executions(0) <= 10, "shard 0's w2 ran %d times",
+		  executions(0));
+}
+
+Test(slurm, shard_of_another_experiment_refused)
+{
+	struct cli_result r;
+	char db[512], other[512], cmd[1200];
+
+	write_study("e.yaml", 4, "0.01");
+	snprintf(db, sizeof(db), "%s/r/p.db", work);
+	cli_run(work, &r, "run", "e.yaml", "--db", "r/p.db", "--slurm", "--shards", "2",
+		"--wait", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	/* a shard of the same study with another text: refused */
+	tl_write(work, "f.yaml", "# another experiment\n");
+	snprintf(cmd, sizeof(cmd), "cat '%s/e.yaml' >> '%s/f.yaml'", work, work);
+	cr_assert_eq(system(cmd), 0);
+	cli_run(work, &r, "run", "f.yaml", "--db", "o/shard.db", "--shard", "1/2", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	snprintf(other, sizeof(other), "%s/o/shard.db", work);
+	cli_run(work, &r, "merge", "--db", "r/p.db", other, NULL);
+	cr_expect_eq(r.status, 3);
+	cr_expect(strstr(r.err, "a shard of another experiment"), "%s", r.err);
+	cli_result_release(&r);
+	/* the same experiment, another seed: another plan */
+	cli_run(work, &r, "run", "e.yaml", "--db", "o/seed.db", "--shard", "1/2", "--seed", "1",
+		NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	snprintf(other, sizeof(other), "%s/o/seed.db", work);
+	cli_run(work, &r, "merge", "--db", "r/p.db", other, NULL);
+	cr_expect_eq(r.status, 3);
+	cr_expect(strstr(r.err, "a shard of another plan"), "%s", r.err);
+	cli_result_release(&r);
+	cr_expect_eq(q(db, "SELECT count(*) FROM results"), 24, "nothing merged twice or from others");
+}
+
+/* ---- a tracefs variant on a node, cancelled ---- */
+
+#define TRACEFS "/sys/kernel/tracing"
+#define TEST_LOCK "/run/perturb-tracefs-tests.lock"	/* test_tracefs.c's */
+
+/* The tracing state as text: mounted or not, and the files a kernel:
+ * variant changes (mounting to read them when it is not). */
+static char *tracing_state(void)
+{
+	static const char *const files[] = {
+		"current_tracer", "tracing_on", "buffer_size_kb", "set_event", NULL
+	};
+	struct strbuf sb = STRBUF_INIT;
+	int mounted = access(TRACEFS "/tracing_on", F_OK) == 0;
+
+	strbuf_addstr(&sb, mounted ? "mounted\n" : "not mounted\n");
+	if (!mounted && mount("nodev", TRACEFS, "tracefs", 0, NULL) < 0)
+		cr_skip_test("no tracefs: cannot mount %s: %s", TRACEFS, strerror(errno));
+	for (size_t i = 0; files[i]; i++) {
+		char *path = xasprintf("%s/%s", TRACEFS, files[i]);
+		char *text = read_file(path, NULL);
+		strbuf_addf(&sb, "== %s\n%s", files[i], text ? text : "(unreadable)\n");
+		free(text);
+		free(path);
+	}
+	if (!mounted)
+		umount(TRACEFS);
+	return strbuf_detach(&sb);
+}
+
+Test(slurm, tracefs_variant_restored_after_scancel)
+{
+	struct cli_result r;
+	char yaml[2048], seen[512], db[512], *before, *after;
+	int lock;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (changes the kernel's tracing state)");
+	/* one kernel test at a time on this machine (test_tracefs.c's lock) */
+	lock = open(TEST_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lock >= 0)
+		flock(lock, LOCK_EX);
+	before = tracing_state();
+	snprintf(seen, sizeof(seen), "%s/tracing-seen", work);
+	snprintf(yaml, sizeof(yaml),
+		 "name: traced\nrepetitions: 20\nwarmup: 0\norder: sequential\n"
+		 "variants:\n  - name: base\n  - name: traced\n"
+		 "    kernel: {events: ['sched:sched_switch'], tracing_on: true}\n"
+		 "workloads:\n  - name: w\n"
+		 "    shell: \"if [ \\\"$(cat " TRACEFS "/tracing_on 2>/dev/null)\\\" = 1 ]; then "
+		 "touch %s; fi; sleep 0.2\"\n", seen);
+	tl_write(work, "t.yaml", yaml);
+	cli_run(work, &r, "run", "t.yaml", "--db", "r/p.db", "--slurm", "--shards", "1", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	/* once a run has seen the traced variant active (bounded: 60 s) */
+	for (int i = 0; i < 6000 && !tl_exists(seen); i++)
+		tl_nap();
+	cr_assert(tl_exists(seen), "the traced variant never ran");
+	snprintf(db, sizeof(db), "%s/r/p.db", work);
+	cancel_shard(db, 0);
+	after = tracing_state();
+	cr_expect_str_eq(after, before, "the tracing state after scancel");
+	cli_run(work, &r, "restore", NULL);
+	cr_expect(strstr(r.out, "nothing to restore"), "no journal left: %s%s", r.out, r.err);
+	cli_result_release(&r);
+	cli_run(work, &r, "status", "--db", "r/p.db", NULL);
+	cr_expect(strstr(r.out, "CANCELLED"), "%s", r.out);
+	cli_result_release(&r);
+	free(before);
+	free(after);
+	if (lock >= 0)
+		close(lock);
+}
