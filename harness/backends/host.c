@@ -1,7 +1,9 @@
 /*
  * host.c - the default backend: variants of the running system: env, wrap, setup and
- * teardown commands, a daemon, a background load, and the `kernel:` block
- * (the running kernel's tracing state, through tracefs).
+ * teardown commands, a daemon, a background load, the `kernel:` block
+ * (the running kernel's tracing state, through tracefs), and the `bpf:`
+ * block it claims (bpftrace as a managed daemon, bpf.h; tracefs mounted
+ * and kernel.bpf_stats_enabled set through the journal).
  *
  * Kernel state.  check() finds out before the study starts whether this
  * machine can put itself in the variant: root, tracefs mountable, the tracer
@@ -23,6 +25,7 @@
  * and {perturb}.
  */
 #include "backend.h"
+#include "bpf.h"
 #include "journal.h"
 #include "instrumentation/tracefs.h"
 #include "lib/util.h"
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /*
@@ -40,6 +44,8 @@
  * tracing state may differ from journal.prior (a kernel: variant is in
  * place, or its restore failed).
  */
+extern char **environ;
+
 static struct journal journal;
 static int kernel_dirty;
 static int journal_broken;	/* journal of processes could not be written: said once */
@@ -53,6 +59,8 @@ struct host_state {
 	int entered;
 	size_t setup_done;	/* setup commands that succeeded */
 	struct daemon *daemon;
+	struct daemon *bpf;	/* the bpf: block's bpftrace */
+	int bpf_mounted;	/* its enter() mounted tracefs */
 	struct background *background;
 	long bg_starts;		/* background load starts, over the whole study */
 	int bg_entries;		/* times the variant was entered with its load */
@@ -163,10 +171,10 @@ static int finish_journal(void)
 {
 	char why[512];
 
-	if (!journal.path || kernel_dirty)
+	if (!journal.path || kernel_dirty || journal.n_sysctls)
 		return 0;
 	drop_targets();
-	if (journal.has_kernel && journal.mounted && journal.tracefs &&
+	if (journal.mounted && journal.tracefs &&
 	    ktrace_umount(journal.tracefs, why, sizeof(why)) < 0)
 		warning("%s", why);
 	return journal_remove(&journal);
@@ -272,6 +280,124 @@ out:
 	return ret;
 }
 
+/* ---- bpf: block (bpf.h) ---- */
+
+/*
+ * Start the block's bpftrace, logging to log, and wait until it is ready
+ * (every probe attached).  RLIMIT_MEMLOCK is raised for it (inherited) and
+ * put back.
+ */
+static int bpf_start(const struct variant *v, const char *prog_path, const char *log,
+		     char **envp, double timeout_s, struct daemon **out)
+{
+	const struct bpf_cfg *c = v->cfg;
+	regex_t re;
+	struct rlimit old;
+	char **argv;
+	int r;
+
+	if (!(argv = bpf_argv(c, prog_path)))
+		return error("variant '%s': cannot write the bpftrace program '%s': %s", v->name,
+			     prog_path, strerror(errno));
+	if (regcomp(&re, bpf_ready_regex(c), REG_EXTENDED | REG_NOSUB | REG_NEWLINE)) {
+		argv_free(argv);
+		return error("variant '%s': bad readiness pattern", v->name);
+	}
+	bpf_memlock_raise(&old);
+	r = daemon_start(argv, envp, NULL, log, 0, &re, timeout_s, out);
+	bpf_memlock_restore(&old);
+	regfree(&re);
+	argv_free(argv);
+	return r;
+}
+
+/*
+ * What bpftrace would refuse, found before the study: root, the attach
+ * types this kernel allows, and a trial start (every probe attached, then
+ * stopped) so that what only the kernel knows is refused now too.
+ */
+static int bpf_check(const struct variant *v, char *why, size_t len)
+{
+	char msg[1024], dir[] = "/tmp/perturb-bpf-XXXXXX", *prog = NULL, *log = NULL;
+	const char *path = "/sys/kernel/tracing";
+	struct daemon *d = NULL;
+	int mounted = 0, ret = -1;
+
+	if (journal_lock_kernel(msg, sizeof(msg)) < 0)
+		return why_error(why, len, "variant '%s': %s", v->name, msg);
+	if (geteuid() == 0 && !(path = ktrace_mount(&mounted, msg, sizeof(msg))))
+		return why_error(why, len, "variant '%s': bpf: %s", v->name, msg);
+	if (bpf_check_attach(v->cfg, path, msg, sizeof(msg)) < 0) {
+		why_error(why, len, "variant '%s': %s", v->name, msg);
+		goto out;
+	}
+	if (!mkdtemp(dir)) {
+		why_error(why, len, "variant '%s': bpf: cannot make a folder in /tmp: %s",
+			  v->name, strerror(errno));
+		goto out;
+	}
+	prog = xasprintf("%s/trial.bt", dir);
+	log = xasprintf("%s/trial.log", dir);
+	if (bpf_start(v, prog, log, environ, 60, &d) < 0) {
+		char *said = bpf_log_error(log);
+		why_error(why, len, "variant '%s': bpf: bpftrace did not attach its probes: %s",
+			  v->name, said ? said : "see its output above");
+		free(said);
+	} else {
+		ret = daemon_stop(d);
+		if (ret < 0)
+			why_error(why, len, "variant '%s': bpf: bpftrace ended on its own during "
+				  "its trial", v->name);
+	}
+	unlink(prog);
+	unlink(log);
+	rmdir(dir);
+out:
+	free(prog);
+	free(log);
+	if (mounted)
+		ktrace_umount(path, msg, sizeof(msg));
+	return ret;
+}
+
+/* Mount tracefs (journaled) for bpftrace, switch the BPF statistics on
+ * (journaled), start bpftrace. */
+static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
+{
+	const struct variant *v = ctx->variant;
+	char why[1024], *prog, *log;
+	const char *path;
+	int mounted = 0, r;
+
+	if (journal_lock_kernel(why, sizeof(why)) < 0 ||
+	    !(path = ktrace_mount(&mounted, why, sizeof(why))))
+		return error("variant '%s': bpf: %s", v->name, why);
+	if (!journal.path)
+		journal_init(&journal);
+	if (mounted) {
+		free(journal.tracefs);
+		journal.tracefs = xstrdup(path);
+		journal.mounted = 1;
+		if (journal_write(&journal) < 0) {
+			ktrace_umount(path, why, sizeof(why));
+			journal.mounted = 0;
+			return -1;
+		}
+	}
+	if (journal_set_sysctl(&journal, BPF_STATS_SYSCTL, "1") < 0)
+		return -1;
+	prog = xasprintf("%s/%s-bpf.bt", ctx->logdir, v->name);
+	log = xasprintf("%s/%s-bpf.log", ctx->logdir, v->name);
+	r = bpf_start(v, prog, log, ctx->envp, ctx->exp->timeout_s, &st->bpf);
+	if (r == 0) {
+		struct argv_list a = { .v = (char *[]){ "bpftrace", prog, NULL }, .n = 2 };
+		journal_proc(ctx, daemon_pid(st->bpf), "bpftrace", &a);
+	}
+	free(prog);
+	free(log);
+	return r;
+}
+
 /* ---- the backend ---- */
 
 static int host_check(const struct variant *v, struct pos *at, char *why, size_t len)
@@ -310,8 +436,12 @@ static int host_check(const struct variant *v, struct pos *at, char *why, size_t
 		}
 		free(par);
 	}
-	if (v->kernel)
-		return kernel_check(v, why, len);
+	if (v->kernel && kernel_check(v, why, len) < 0)
+		return -1;
+	if (v->cfg) {
+		*at = v->cfg_pos;
+		return bpf_check(v, why, len);
+	}
 	return 0;
 }
 
@@ -339,6 +469,13 @@ static int host_leave(struct backend_ctx *ctx)
 			ret = -1;
 		st->daemon = NULL;
 	}
+	if (st->bpf) {
+		if (daemon_stop(st->bpf) < 0)
+			ret = -1;
+		st->bpf = NULL;
+	}
+	if (journal.n_sysctls && journal_restore_sysctls(&journal) < 0)
+		ret = -1;
 	journal_clear_procs(&journal);	/* stopped: the file catches up at its next write */
 	/*
 	 * Teardown runs when the variant was entered, or when part of its setup
@@ -358,6 +495,10 @@ static int host_leave(struct backend_ctx *ctx)
 		   ctx->next->be == &backend_host;
 	if (!handover && restore_prior(v->name) < 0)
 		ret = -1;
+	/* tracefs mounted for bpftrace only stays for a next variant that uses it */
+	if (!final && v->cfg && !st->kernel.active && !journal.has_kernel &&
+	    !(ctx->next->be == &backend_host && (ctx->next->cfg || ctx->next->kernel)))
+		final = 1;
 	if (final && finish_journal() < 0)
 		ret = -1;
 	{	/* left: nothing of this entry remains; the study's tallies do */
@@ -382,6 +523,8 @@ static int host_enter(struct backend_ctx *ctx)
 			goto fail;
 		}
 	}
+	if (v->cfg && bpf_enter(ctx, st) < 0)
+		goto fail;
 	for (size_t i = 0; i < v->n_setup; i++) {
 		if (run_cmd(ctx, &v->setup[i], "setup") < 0)
 			goto fail;
@@ -429,13 +572,18 @@ static void add_value(struct run_result *res, const char *name, double value, co
  * read before and after the run, outside the timed part) becomes three
  * metrics: trace_events (events written during the run), trace_lost
  * (overwritten + dropped), trace_bytes (growth of the buffer's contents).
+ * With a bpf: block, the kernel's statistics of bpftrace's programs, read
+ * the same way: bpf_runs (times they ran), bpf_run_time (ns spent in them),
+ * bpf_programs.
  */
 static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 		    struct run_result *res)
 {
 	struct ktrace_stats before, after;
+	struct host_state *st = ctx->priv;
+	struct bpf_stats bb, ba;
 	char why[512];
-	int have = 0, r;
+	int have = 0, have_bpf = 0, r;
 
 	if (ctx->variant->kernel) {
 		if (ktrace_read_stats(&before, why, sizeof(why)) == 0)
@@ -443,7 +591,14 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 		else
 			warning("variant '%s': %s", ctx->variant->name, why);
 	}
+	if (st->bpf && bpf_read_stats(daemon_pid(st->bpf), &bb) == 0)
+		have_bpf = 1;
 	r = runner_run(req, res);
+	if (r == 0 && have_bpf && bpf_read_stats(daemon_pid(st->bpf), &ba) == 0) {
+		add_value(res, "bpf_runs", (double)(ba.run_cnt - bb.run_cnt), "events");
+		add_value(res, "bpf_run_time", (double)(ba.run_time_ns - bb.run_time_ns), "ns");
+		add_value(res, "bpf_programs", ba.programs, "programs");
+	}
 	if (r == 0 && have && ktrace_read_stats(&after, why, sizeof(why)) == 0) {
 		double events, lost, bytes;
 		ktrace_stats_delta(&before, &after, &events, &lost, &bytes);
@@ -467,6 +622,10 @@ static void host_done(struct backend_ctx *ctx)
 
 const struct backend backend_host = {
 	.name = "host",
+	.key = "bpf",
+	.cfg_size = sizeof(struct bpf_cfg),
+	.parse = bpf_parse,
+	.release = bpf_release,
 	.priv_size = sizeof(struct host_state),
 	.check = host_check,
 	.enter = host_enter,

@@ -9,7 +9,8 @@
  * tracefs is mounted and whether perturb mounted it, and the processes
  * perturb started that outlive it if it dies (daemons, background-load
  * supervisors), each with its start time so that a recycled pid is never
- * killed.  It is written atomically (temp file, fsync, rename, fsync of the
+ * killed, and the /proc/sys values it changed (kernel.bpf_stats_enabled for
+ * a bpf: variant) with their prior values.  It is written atomically (temp file, fsync, rename, fsync of the
  * folder) before the first change, and removed after a successful restore.
  *
  * The format is text, one "key value" a line, "perturb-journal 1" first and
@@ -34,6 +35,12 @@ struct journal_proc {
 	char *what;			/* "daemon 'cmd' of variant 'v'", one line */
 };
 
+/* A /proc/sys file perturb changed, and the value it had before. */
+struct journal_sysctl {
+	char *path;			/* /proc/sys/..., no spaces */
+	char *value;			/* one line */
+};
+
 struct journal {
 	char *path;			/* the file (NULL until journal_init) */
 	pid_t owner;			/* the perturb that wrote it */
@@ -45,6 +52,8 @@ struct journal {
 	int mounted;			/* perturb mounted it there */
 	struct journal_proc *procs;
 	size_t n_procs;
+	struct journal_sysctl *sysctls;
+	size_t n_sysctls;
 };
 
 /* The folder of journals (static storage). */
@@ -58,6 +67,16 @@ void journal_release(struct journal *j);
 int journal_write(struct journal *j);
 /* Record a process and rewrite the journal. */
 int journal_add_proc(struct journal *j, pid_t pid, const char *what);
+/*
+ * Journal path's current value (once per path: the first value is the
+ * prior one) and rewrite the journal, then write value to path.  -1
+ * (printed) when either fails; nothing is changed when the journal cannot
+ * be written.
+ */
+int journal_set_sysctl(struct journal *j, const char *path, const char *value);
+/* Write every journaled value back and forget them; -1 (printed) when one
+ * cannot be written (it stays journaled). */
+int journal_restore_sysctls(struct journal *j);
 /* Forget the processes (in memory; the file changes at the next write). */
 void journal_clear_procs(struct journal *j);
 /* Forget the processes and the kernel state, and remove the file (no error
