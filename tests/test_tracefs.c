@@ -881,3 +881,30 @@ Test(bpf, sigkill_then_restore_stops_bpftrace_and_puts_the_statistics_back)
 	assert_stats_as_before();
 	assert_state_as_before("after perturb restore");
 }
+
+Test(bpf, events_bpftrace_loses_are_said_once_for_the_study)
+{
+	struct cli_result r;
+	need_bpf();
+	/* a one-page perf buffer and a printf for each of a million getppid() */
+	char *y = xasprintf(
+		"name: b\nwarmup: 0\nrepetitions: 1\ntimeout: 60s\n"
+		"variants:\n"
+		"  - name: base\n"
+		"  - name: flood\n"
+		"    env: {BPFTRACE_PERF_RB_PAGES: '1'}\n"
+		"    bpf: {program: 'tracepoint:syscalls:sys_enter_getppid { printf(\"%%d %%d %%d\\n\","
+		" pid, tid, nsecs); }'}\n"
+		"workloads:\n"
+		"  - name: w\n"
+		"    cmd: ['{micro}', null-syscall]\n");
+	tl_write(dir, "b.yaml", y);
+	free(y);
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'flood': bpftrace lost "), "%s", r.err);
+	cr_assert_null(strstr(r.err, "variant 'base': bpftrace"), "%s", r.err);
+	cli_result_release(&r);
+	assert_stats_as_before();
+	assert_state_as_before("after a bpf: variant that lost events");
+}

@@ -215,6 +215,22 @@ char *bpf_log_error(const char *path)
 	return found;
 }
 
+unsigned long long bpf_log_lost(const char *path)
+{
+	char *text = read_file(path, NULL), *p;
+	unsigned long long lost = 0;
+
+	for (p = text; p && (p = strstr(p, "Lost ")); p += 5)
+		if (p == text || p[-1] == '\n') {
+			char *end;
+			unsigned long long n = strtoull(p + 5, &end, 10);
+			if (end != p + 5 && !strncmp(end, " events", 7))
+				lost += n;
+		}
+	free(text);
+	return lost;
+}
+
 int bpf_read_stats(pid_t pid, struct bpf_stats *st)
 {
 	char dirpath[64];

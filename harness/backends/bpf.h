@@ -46,6 +46,10 @@ const char *bpf_ready_regex(const struct bpf_cfg *c);
  * position before it), or NULL. */
 char *bpf_log_error(const char *path);
 
+/* The events bpftrace said it lost ("Lost N events": its perf buffer was
+ * full, printf() and the like) in its log at path; 0 without a log. */
+unsigned long long bpf_log_lost(const char *path);
+
 /* Write the program to path and return bpftrace's argv (argv_free()). */
 char **bpf_argv(const struct bpf_cfg *c, const char *path);
 

@@ -63,6 +63,7 @@ struct host_state {
 	int bpf_mounted;	/* its enter() mounted tracefs */
 	struct background *background;
 	long bg_starts;		/* background load starts, over the whole study */
+	unsigned long long bpf_lost;	/* events bpftrace lost, over the whole study */
 	int bg_entries;		/* times the variant was entered with its load */
 	struct host_kernel kernel;
 };
@@ -470,9 +471,13 @@ static int host_leave(struct backend_ctx *ctx)
 		st->daemon = NULL;
 	}
 	if (st->bpf) {
+		char *log = xasprintf("%s/%s-bpf.log", ctx->logdir, v->name);
 		if (daemon_stop(st->bpf) < 0)
 			ret = -1;
 		st->bpf = NULL;
+		/* its log is complete now; it is appended to at each entry */
+		st->bpf_lost = bpf_log_lost(log);
+		free(log);
 	}
 	if (journal.n_sysctls && journal_restore_sysctls(&journal) < 0)
 		ret = -1;
@@ -504,9 +509,11 @@ static int host_leave(struct backend_ctx *ctx)
 	{	/* left: nothing of this entry remains; the study's tallies do */
 		long bg_starts = st->bg_starts;
 		int bg_entries = st->bg_entries;
+		unsigned long long bpf_lost = st->bpf_lost;
 		memset(st, 0, sizeof(*st));
 		st->bg_starts = bg_starts;
 		st->bg_entries = bg_entries;
+		st->bpf_lost = bpf_lost;
 	}
 	return ret;
 }
@@ -609,11 +616,16 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	return r;
 }
 
-/* Once per study: how often the background load was started in all. */
+/* Once per study: how often the background load was started in all, and
+ * what bpftrace lost (it says so in its output only, not run by run). */
 static void host_done(struct backend_ctx *ctx)
 {
 	const struct host_state *st = ctx->priv;
 
+	if (st && st->bpf_lost)
+		warning("variant '%s': bpftrace lost %llu events over the study (its perf buffer "
+			"was full; see %s/%s-bpf.log)", ctx->variant->name, st->bpf_lost,
+			ctx->logdir, ctx->variant->name);
 	if (st && st->bg_entries)
 		note("variant '%s': background load was started %ld time%s over %d entr%s of the "
 		     "variant", ctx->variant->name, st->bg_starts, st->bg_starts == 1 ? "" : "s",
