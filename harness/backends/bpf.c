@@ -150,9 +150,6 @@ int bpf_check_attach(const struct bpf_cfg *c, const char *tracefs, char *why, si
 		  "/sys/kernel/btf/vmlinux" },
 	};
 
-	if (geteuid() != 0)
-		return why_error(why, len, "bpf: needs root (it loads BPF programs and sets "
-				 "kernel.bpf_stats_enabled)");
 	if (!program_exists("bpftrace"))
 		return why_error(why, len, "bpf: needs the program 'bpftrace' (Debian package: "
 				 "bpftrace)");

@@ -29,7 +29,8 @@ int bpf_parse(struct yn_ctx *y, const struct ynode *block, void *cfg);
 void bpf_release(void *cfg);
 
 /*
- * What this machine refuses, before anything runs: root, bpftrace, and
+ * What this machine refuses, before anything runs (root is the caller's
+ * check): bpftrace, and
  * each attach type the program names: kprobe/kretprobe need kprobe_events
  * in tracefs (absent under lockdown), uprobe/uretprobe uprobe_events,
  * kfunc/kretfunc/fentry/fexit the kernel's BTF (/sys/kernel/btf/vmlinux),

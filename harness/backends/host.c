@@ -44,8 +44,6 @@
  * tracing state may differ from journal.prior (a kernel: variant is in
  * place, or its restore failed).
  */
-extern char **environ;
-
 static struct journal journal;
 static int kernel_dirty;
 static int journal_broken;	/* journal of processes could not be written: said once */
@@ -319,14 +317,17 @@ static int bpf_start(const struct variant *v, const char *prog_path, const char 
  */
 static int bpf_check(const struct variant *v, char *why, size_t len)
 {
-	char msg[1024], dir[] = "/tmp/perturb-bpf-XXXXXX", *prog = NULL, *log = NULL;
-	const char *path = "/sys/kernel/tracing";
+	char msg[1024], dir[] = "/tmp/perturb-bpf-XXXXXX", *prog = NULL, *log = NULL, **env;
+	const char *path;
 	struct daemon *d = NULL;
-	int mounted = 0, ret = -1;
+	int mounted = 0, ret = -1, r;
 
+	if (geteuid() != 0)
+		return why_error(why, len, "variant '%s': bpf: needs root (it loads BPF programs "
+				 "and sets kernel.bpf_stats_enabled)", v->name);
 	if (journal_lock_kernel(msg, sizeof(msg)) < 0)
 		return why_error(why, len, "variant '%s': %s", v->name, msg);
-	if (geteuid() == 0 && !(path = ktrace_mount(&mounted, msg, sizeof(msg))))
+	if (!(path = ktrace_mount(&mounted, msg, sizeof(msg))))
 		return why_error(why, len, "variant '%s': bpf: %s", v->name, msg);
 	if (bpf_check_attach(v->cfg, path, msg, sizeof(msg)) < 0) {
 		why_error(why, len, "variant '%s': %s", v->name, msg);
@@ -339,7 +340,10 @@ static int bpf_check(const struct variant *v, char *why, size_t len)
 	}
 	prog = xasprintf("%s/trial.bt", dir);
 	log = xasprintf("%s/trial.log", dir);
-	if (bpf_start(v, prog, log, environ, 60, &d) < 0) {
+	env = env_build(v);
+	r = bpf_start(v, prog, log, env, 60, &d);
+	argv_free(env);
+	if (r < 0) {
 		char *said = bpf_log_error(log);
 		why_error(why, len, "variant '%s': bpf: bpftrace did not attach its probes: %s",
 			  v->name, said ? said : "see its output above");
