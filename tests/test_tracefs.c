@@ -908,3 +908,31 @@ Test(bpf, events_bpftrace_loses_are_said_once_for_the_study)
 	assert_stats_as_before();
 	assert_state_as_before("after a bpf: variant that lost events");
 }
+
+Test(bpf, a_uprobe_on_a_function_of_perturb_micro_counts_its_calls)
+{
+	struct cli_result r;
+	need_bpf();
+	tl_write(dir, "b.yaml",
+		 "name: b\nwarmup: 0\nrepetitions: 1\ntimeout: 120s\n"
+		 "variants:\n"
+		 "  - name: base\n"
+		 "  - name: up\n"
+		 "    bpf: {probes: ['uprobe:{micro}:empty_loop_op']}\n"
+		 "workloads:\n"
+		 "  - name: w\n"
+		 "    cmd: ['{micro}', empty-loop]\n"
+		 "    metrics:\n"
+		 "      - {name: iterations, regex: '^iterations: ([0-9]+)'}\n");
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	/* every call of the operation ran the program: at least the timed ones */
+	long iters = cli_sql_int(db, "SELECT m.value FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric = 'iterations' AND p.variant = 'up'");
+	cr_assert_gt(iters, 0);
+	cr_assert_geq(cli_sql_int(db, "SELECT m.value FROM metric_values m JOIN plan p USING (run_id, seq) "
+				  "WHERE m.metric = 'bpf_runs' AND p.variant = 'up'"), iters);
+	assert_stats_as_before();
+	assert_state_as_before("after a uprobe");
+}

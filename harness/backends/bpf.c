@@ -1,5 +1,6 @@
 /* bpf.c - the bpf: block: bpftrace as a managed daemon; see bpf.h */
 #include "bpf.h"
+#include "core/packages.h"
 #include "lib/util.h"
 
 #include <ctype.h>
@@ -179,12 +180,18 @@ const char *bpf_ready_regex(const struct bpf_cfg *c)
 
 char **bpf_argv(const struct bpf_cfg *c, const char *path)
 {
-	char **argv;
+	const struct placeholder ph[] = {
+		{ "{micro}", perturb_micro_exe() },
+		{ "{perturb}", perturb_self_exe() },
+	};
+	char **argv, *text;
 	FILE *f = fopen(path, "w");
 
 	if (!f)
 		return NULL;
-	fputs(c->text, f);
+	text = expand_placeholders(c->text, ph, ARRAY_SIZE(ph));
+	fputs(text, f);
+	free(text);
 	if (!c->has_begin)
 		fputs("\nBEGIN { printf(\"" READY_MARK "\\n\"); }\n", f);
 	if (fclose(f) != 0)

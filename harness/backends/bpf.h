@@ -51,7 +51,9 @@ char *bpf_log_error(const char *path);
  * full, printf() and the like) in its log at path; 0 without a log. */
 unsigned long long bpf_log_lost(const char *path);
 
-/* Write the program to path and return bpftrace's argv (argv_free()). */
+/* Write the program to path, {micro} and {perturb} expanded (the
+ * perturb-micro and perturb executables: uprobes on their functions), and
+ * return bpftrace's argv (argv_free()). */
 char **bpf_argv(const struct bpf_cfg *c, const char *path);
 
 /*
