@@ -178,3 +178,34 @@ Test(backends, a_study_that_stops_early_is_never_completed)
 	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM results"), 3, "the base runs only");
 	free(path);
 }
+
+/* host claims bpf: (backends/bpf.c); its block is checked where it is */
+Test(backends, a_bpf_block_is_hosts_and_its_mistakes_are_positioned)
+{
+	struct experiment exp;
+	char err[1024];
+
+	cr_assert_eq(backend_for_key("bpf"), &backend_host);
+	cr_assert_eq(load("name: n\nvariants:\n  - {name: base}\n  - name: b\n"
+			  "    bpf: {probes: ['tracepoint:syscalls:sys_enter_getppid']}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(exp.variants[1].be, &backend_host);
+	cr_assert_null(exp.variants[0].cfg);
+	cr_assert(strstr(*(char **)exp.variants[1].cfg, "tracepoint:syscalls:sys_enter_getppid"));
+	experiment_release(&exp);
+	cr_assert_eq(load("name: n\nvariants:\n  - name: b\n"
+			  "    bpf: {program: 'BEGIN {}', probes: [x]}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "e.yaml:4:10: bpf: needs exactly one of program, file or probes, got 2"),
+		  "%s", err);
+	cr_assert_eq(load("name: n\nvariants:\n  - name: b\n"
+			  "    bpf: {file: /nonexistent/x.bt}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "e.yaml:4:17: cannot read the bpftrace program '/nonexistent/x.bt'"),
+		  "%s", err);
+	cr_assert_eq(load("name: n\nvariants:\n  - name: b\n"
+			  "    bpf: {probes: [x]}\n    boot: {qemu: {kernel: debian}}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "one backend serves a variant"), "%s", err);
+}

@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backends/bpf.h"
 #include "backends/journal.h"
 #include "testlib.h"
 #include "instrumentation/tracefs.h"
@@ -103,6 +104,19 @@ Test(journal, format_and_parse_round_trip)
 	cr_assert_eq(k.procs[0].pid, 4242);
 	cr_assert_eq(k.procs[0].start, 99);
 	cr_assert_str_eq(k.procs[0].what, "daemon 'cat x' of variant 'v'");
+	cr_assert_eq(k.n_sysctls, 0);
+	strbuf_release(&sb);
+	/* a /proc/sys value and what it was before (a bpf: variant's) */
+	j.sysctls = xcalloc(1, sizeof(*j.sysctls));
+	j.sysctls[0] = (struct journal_sysctl){ xstrdup("/proc/sys/kernel/bpf_stats_enabled"),
+						xstrdup("0") };
+	j.n_sysctls = 1;
+	journal_release(&k);
+	journal_format(&j, &sb);
+	cr_assert_eq(journal_parse(sb.buf, &k, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(k.n_sysctls, 1);
+	cr_assert_str_eq(k.sysctls[0].path, "/proc/sys/kernel/bpf_stats_enabled");
+	cr_assert_str_eq(k.sysctls[0].value, "0");
 	strbuf_release(&sb);
 	journal_release(&j);
 	journal_release(&k);
@@ -872,4 +886,242 @@ Test(kernel, sigkill_then_a_later_run_restores_first)
 		cr_assert(tl_process_gone(daemon), "daemon %ld still runs", daemon);
 	cli_result_release(&r);
 	assert_state_as_before("after the next perturb run");
+}
+
+/* ---- bpf: blocks (backends/bpf.c, run by host.c): bpftrace for real ---- */
+
+static char *stats_before;	/* kernel.bpf_stats_enabled before the test */
+
+static void put_stats_back(void)
+{
+	char *now = read_line_file(BPF_STATS_SYSCTL);
+	if (now && stats_before && strcmp(now, stats_before)) {
+		FILE *f = fopen(BPF_STATS_SYSCTL, "w");
+		if (f) {
+			fprintf(f, "%s\n", stats_before);
+			fclose(f);
+		}
+	}
+	free(now);
+}
+
+static void bsetup(void)
+{
+	ksetup();
+	stats_before = read_line_file(BPF_STATS_SYSCTL);
+}
+
+static void bteardown(void)
+{
+	/* the machine as it was, whatever the test did: bpftrace left by a
+	 * killed perturb is stopped by the test's own 'perturb restore' */
+	if (geteuid() == 0)
+		put_stats_back();
+	free(stats_before);
+	stats_before = NULL;
+	kteardown();
+}
+
+TestSuite(bpf, .init = bsetup, .fini = bteardown, .timeout = 180);
+
+static void need_bpf(void)
+{
+	need_kernel();
+	if (!program_exists("bpftrace"))
+		cr_skip_test("no bpftrace (Debian package bpftrace)");
+	if (!stats_before)
+		cr_skip_test("this kernel has no %s", BPF_STATS_SYSCTL);
+}
+
+/* base and the given variants; the workload execs /bin/true five times */
+static void bpf_study(const char *variants)
+{
+	char *y = xasprintf(
+		"name: b\nwarmup: 0\nrepetitions: 2\norder: interleaved\nseed: 3\ntimeout: 60s\n"
+		"variants:\n"
+		"  - name: base\n"
+		"%s"
+		"workloads:\n"
+		"  - name: w\n"
+		"    shell: 'if [ -n \"$KILL\" ]; then kill -KILL $PPID; sleep 1; fi;"
+		" for i in 1 2 3 4 5; do /bin/true; done'\n", variants);
+	tl_write(dir, "b.yaml", y);
+	free(y);
+}
+
+static void assert_stats_as_before(void)
+{
+	char *now = read_line_file(BPF_STATS_SYSCTL);
+	cr_assert(now && !strcmp(now, stats_before), "kernel.bpf_stats_enabled is %s, was %s",
+		  now ? now : "unreadable", stats_before);
+	free(now);
+}
+
+Test(bpf, a_tracepoint_counts_its_runs_and_the_machine_is_left_as_before)
+{
+	struct cli_result r;
+	need_bpf();
+	bpf_study("  - name: tp\n"
+		  "    bpf: {probes: ['tracepoint:syscalls:sys_enter_execve']}\n");
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before("after a bpf: variant");
+	assert_stats_as_before();
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 4);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric LIKE 'bpf_%' AND p.variant = 'base'"), 0);
+	/* the program ran at least once for each of the workload's 5 execs
+	 * (and for every other exec of the machine meanwhile) */
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric = 'bpf_runs' AND p.variant = 'tp'"), 2);
+	cr_assert_geq(cli_sql_int(db, "SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				  "WHERE m.metric = 'bpf_runs' AND p.variant = 'tp'"), 5);
+	cr_assert_gt(cli_sql_int(db, "SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric = 'bpf_run_time' AND p.variant = 'tp'"), 0);
+}
+
+Test(bpf, what_the_kernel_forbids_is_refused_before_anything_runs)
+{
+	struct cli_result r;
+	char *kprobe_events = xasprintf("%s/kprobe_events", TRACEFS);
+	int m;
+	char why[256];
+	need_bpf();
+	/* no such tracepoint: refused everywhere */
+	bpf_study("  - name: nosuch\n"
+		  "    bpf: {program: 'tracepoint:syscalls:sys_enter_nosuch { @n = count(); }'}\n");
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "b.yaml:10:10: variant 'nosuch': tracepoint:syscalls:sys_enter_nosuch: "
+			 "no such event"), "%s", r.err);
+	cr_assert(strstr(r.err, "nothing was run"), "%s", r.err);
+	cli_result_release(&r);
+	/* kprobes: refused where kprobe_events is missing (lockdown) */
+	const char *p = ktrace_mount(&m, why, sizeof(why));
+	cr_assert(p, "%s", why);
+	int have_kprobes = tl_exists(kprobe_events);
+	if (m)
+		umount(p);
+	bpf_study("  - name: kp\n"
+		  "    bpf: {program: 'kprobe:do_nanosleep { @n = count(); }'}\n");
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, "--skip-unavailable", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	if (!have_kprobes)
+		cr_assert(strstr(r.err, "variant 'kp': kprobe: refused on this kernel: kprobes need "
+				 "kprobe_events in tracefs"), "%s", r.err);
+	else
+		cr_assert_null(strstr(r.err, "refused"), "%s", r.err);
+	cli_result_release(&r);
+	/* kfunc (fentry): what bpftrace says at its trial start, when it fails */
+	bpf_study("  - name: kf\n"
+		  "    bpf: {program: 'kfunc:do_nanosleep { @n = count(); }'}\n");
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, NULL);
+	if (r.status != 0) {
+		cr_assert_eq(r.status, 2, "%s", r.err);
+		cr_assert(strstr(r.err, "variant 'kf': "), "%s", r.err);
+		cr_assert(strstr(r.err, "kfunc"), "%s", r.err);
+	}
+	cli_result_release(&r);
+	free(kprobe_events);
+	assert_state_as_before("after refused bpf: variants");
+	assert_stats_as_before();
+}
+
+Test(bpf, sigkill_then_restore_stops_bpftrace_and_puts_the_statistics_back)
+{
+	struct cli_result r;
+	need_bpf();
+	bpf_study("  - name: tp\n"
+		  "    env: {KILL: '1'}\n"
+		  "    bpf: {probes: ['tracepoint:syscalls:sys_enter_execve']}\n");
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, "--only-variant", "tp", NULL);
+	cr_assert_eq(r.status, 128 + SIGKILL, "%s", r.err);
+	cli_result_release(&r);
+	char *now = read_line_file(BPF_STATS_SYSCTL);
+	cr_assert(now && !strcmp(now, "1"), "the statistics were on when perturb was killed");
+	free(now);
+	cli_run(dir, &r, "restore", NULL);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.out, "stopped bpftrace"), "%s", r.out);
+	cr_assert(strstr(r.out, "put " BPF_STATS_SYSCTL " back to"), "%s", r.out);
+	cli_result_release(&r);
+	assert_stats_as_before();
+	assert_state_as_before("after perturb restore");
+}
+
+Test(bpf, events_bpftrace_loses_are_said_once_for_the_study)
+{
+	struct cli_result r;
+	need_bpf();
+	/* a one-page perf buffer and a printf for each of a million getppid() */
+	char *y = xasprintf(
+		"name: b\nwarmup: 0\nrepetitions: 1\ntimeout: 60s\n"
+		"variants:\n"
+		"  - name: base\n"
+		"  - name: flood\n"
+		"    env: {BPFTRACE_PERF_RB_PAGES: '1'}\n"
+		"    bpf: {program: 'tracepoint:syscalls:sys_enter_getppid { printf(\"%%d %%d %%d\\n\","
+		" pid, tid, nsecs); }'}\n"
+		"workloads:\n"
+		"  - name: w\n"
+		"    cmd: ['{micro}', null-syscall]\n");
+	tl_write(dir, "b.yaml", y);
+	free(y);
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'flood': bpftrace lost "), "%s", r.err);
+	cr_assert_null(strstr(r.err, "variant 'base': bpftrace"), "%s", r.err);
+	cli_result_release(&r);
+	assert_stats_as_before();
+	assert_state_as_before("after a bpf: variant that lost events");
+}
+
+Test(bpf, a_uprobe_on_a_function_of_perturb_micro_counts_its_calls)
+{
+	struct cli_result r;
+	need_bpf();
+	tl_write(dir, "b.yaml",
+		 "name: b\nwarmup: 0\nrepetitions: 1\ntimeout: 120s\n"
+		 "variants:\n"
+		 "  - name: base\n"
+		 "  - name: up\n"
+		 "    bpf: {probes: ['uprobe:{micro}:empty_loop_op']}\n"
+		 "workloads:\n"
+		 "  - name: w\n"
+		 "    cmd: ['{micro}', empty-loop]\n"
+		 "    metrics:\n"
+		 "      - {name: iterations, regex: '^iterations: ([0-9]+)'}\n");
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	/* every call of the operation ran the program: at least the timed ones */
+	long iters = cli_sql_int(db, "SELECT m.value FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric = 'iterations' AND p.variant = 'up'");
+	cr_assert_gt(iters, 0);
+	cr_assert_geq(cli_sql_int(db, "SELECT m.value FROM metric_values m JOIN plan p USING (run_id, seq) "
+				  "WHERE m.metric = 'bpf_runs' AND p.variant = 'up'"), iters);
+	assert_stats_as_before();
+	assert_state_as_before("after a uprobe");
+}
+
+/* A dry run changes nothing: no lock taken, tracefs not mounted when it was
+ * not, bpftrace never started, the statistics sysctl untouched. */
+Test(bpf, a_dry_run_starts_nothing_and_mounts_nothing)
+{
+	struct cli_result r;
+	int was_mounted;
+	need_bpf();
+	was_mounted = ktrace_find_mount() != NULL;
+	bpf_study("  - name: tp\n"
+		  "    bpf: {probes: ['tracepoint:syscalls:sys_enter_execve']}\n");
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, "--dry-run", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'tp': dry run: the bpf: block's") &&
+		  strstr(r.err, "was not tried (nothing was changed)"), "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(ktrace_find_mount() != NULL, was_mounted, "a dry run changed the tracefs mount");
+	cr_assert(!tl_exists(db), "a dry run wrote %s", db);
+	assert_stats_as_before();
+	assert_state_as_before("after a dry run of a bpf: variant");
 }

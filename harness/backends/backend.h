@@ -6,7 +6,7 @@
  * Choosing.  A backend may claim a variant key (key: qemu claims `boot:`);
  * a variant holding that key is served by it, a variant holding no
  * backend's key by the default backend, the table's first row (host, which
- * claims none).  Two backends' keys in one variant is an error.  The common
+ * claims `bpf:`; its variants without one have cfg NULL).  Two backends' keys in one variant is an error.  The common
  * keys (name, description, env, wrap, setup, teardown, daemon,
  * daemon_ready, background, kernel:) are read by the loader for every
  * variant; a backend refuses in check() those it cannot honour.

@@ -1,7 +1,9 @@
 /*
  * host.c - the default backend: variants of the running system: env, wrap, setup and
- * teardown commands, a daemon, a background load, and the `kernel:` block
- * (the running kernel's tracing state, through tracefs).
+ * teardown commands, a daemon, a background load, the `kernel:` block
+ * (the running kernel's tracing state, through tracefs), and the `bpf:`
+ * block it claims (bpftrace as a managed daemon, bpf.h; tracefs mounted
+ * and kernel.bpf_stats_enabled set through the journal).
  *
  * Kernel state.  check() finds out before the study starts whether this
  * machine can put itself in the variant: root, tracefs mountable, the tracer
@@ -25,6 +27,7 @@
  * and {perturb}.
  */
 #include "backend.h"
+#include "bpf.h"
 #include "journal.h"
 #include "instrumentation/tracefs.h"
 #include "lib/util.h"
@@ -34,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /*
@@ -59,8 +63,11 @@ struct host_state {
 	int entered;
 	size_t setup_done;	/* setup commands that succeeded */
 	struct daemon *daemon;
+	struct daemon *bpf;	/* the bpf: block's bpftrace */
+	int bpf_mounted;	/* its enter() mounted tracefs */
 	struct background *background;
 	long bg_starts;		/* background load starts, over the whole study */
+	unsigned long long bpf_lost;	/* events bpftrace lost, over the whole study */
 	int bg_entries;		/* times the variant was entered with its load */
 	struct host_kernel kernel;
 };
@@ -165,10 +172,10 @@ static int finish_journal(void)
 {
 	char why[512];
 
-	if (kernel_dirty)
+	if (kernel_dirty || jr()->n_sysctls)
 		return 0;
 	drop_targets();
-	if (jr()->has_kernel && jr()->mounted && jr()->tracefs &&
+	if (jr()->mounted && jr()->tracefs &&
 	    ktrace_umount(jr()->tracefs, why, sizeof(why)) < 0)
 		warning("%s", why);
 	return journal_remove(jr());
@@ -283,6 +290,140 @@ out:
 	return ret;
 }
 
+/* ---- bpf: block (bpf.h) ---- */
+
+/*
+ * Start the block's bpftrace, logging to log, and wait until it is ready
+ * (every probe attached).  RLIMIT_MEMLOCK is raised for it (inherited) and
+ * put back.
+ */
+static int bpf_start(const struct variant *v, const char *prog_path, const char *log,
+		     char **envp, double timeout_s, struct daemon **out)
+{
+	const struct bpf_cfg *c = v->cfg;
+	regex_t re;
+	struct rlimit old;
+	char **argv;
+	int r;
+
+	if (!(argv = bpf_argv(c, prog_path)))
+		return error("variant '%s': cannot write the bpftrace program '%s': %s", v->name,
+			     prog_path, strerror(errno));
+	if (regcomp(&re, bpf_ready_regex(c), REG_EXTENDED | REG_NOSUB | REG_NEWLINE)) {
+		argv_free(argv);
+		return error("variant '%s': bad readiness pattern", v->name);
+	}
+	bpf_memlock_raise(&old);
+	r = daemon_start(argv, envp, NULL, log, 0, &re, timeout_s, out);
+	bpf_memlock_restore(&old);
+	regfree(&re);
+	argv_free(argv);
+	return r;
+}
+
+/*
+ * What bpftrace would refuse, found before the study: root, the attach
+ * types this kernel allows, and a trial start (every probe attached, then
+ * stopped) so that what only the kernel knows is refused now too.
+ */
+static int bpf_check(const struct variant *v, char *why, size_t len)
+{
+	char msg[1024], dir[] = "/tmp/perturb-bpf-XXXXXX", *prog = NULL, *log = NULL, **env;
+	const char *path;
+	struct daemon *d = NULL;
+	int mounted = 0, ret = -1, r;
+
+	if (geteuid() != 0)
+		return why_error(why, len, "variant '%s': bpf: needs root (it loads BPF programs "
+				 "and sets kernel.bpf_stats_enabled)", v->name);
+	if (backend_dry_run) {
+		/* nothing changed: no lock, no mount, no trial start */
+		if ((path = ktrace_find_mount()) && bpf_check_attach(v->cfg, path, msg,
+								     sizeof(msg)) < 0)
+			return why_error(why, len, "variant '%s': %s", v->name, msg);
+		note("variant '%s': dry run: the bpf: block's %s; whether bpftrace attaches "
+		     "its probes was not tried (nothing was changed)", v->name,
+		     path ? "attach types were checked against tracefs" :
+			    "attach types were not checked (tracefs is not mounted, and mounting "
+			    "it would change the machine)");
+		return 0;
+	}
+	if (journal_lock_kernel(msg, sizeof(msg)) < 0)
+		return why_error(why, len, "variant '%s': %s", v->name, msg);
+	if (!(path = ktrace_mount(&mounted, msg, sizeof(msg))))
+		return why_error(why, len, "variant '%s': bpf: %s", v->name, msg);
+	if (bpf_check_attach(v->cfg, path, msg, sizeof(msg)) < 0) {
+		why_error(why, len, "variant '%s': %s", v->name, msg);
+		goto out;
+	}
+	if (!mkdtemp(dir)) {
+		why_error(why, len, "variant '%s': bpf: cannot make a folder in /tmp: %s",
+			  v->name, strerror(errno));
+		goto out;
+	}
+	prog = xasprintf("%s/trial.bt", dir);
+	log = xasprintf("%s/trial.log", dir);
+	env = env_build(v);
+	r = bpf_start(v, prog, log, env, 60, &d);
+	argv_free(env);
+	if (r < 0) {
+		char *said = bpf_log_error(log);
+		why_error(why, len, "variant '%s': bpf: bpftrace did not attach its probes: %s",
+			  v->name, said ? said : "see its output above");
+		free(said);
+	} else {
+		ret = daemon_stop(d);
+		if (ret < 0)
+			why_error(why, len, "variant '%s': bpf: bpftrace ended on its own during "
+				  "its trial", v->name);
+	}
+	unlink(prog);
+	unlink(log);
+	rmdir(dir);
+out:
+	free(prog);
+	free(log);
+	if (mounted)
+		ktrace_umount(path, msg, sizeof(msg));
+	return ret;
+}
+
+/* Mount tracefs (journaled) for bpftrace, switch the BPF statistics on
+ * (journaled), start bpftrace. */
+static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
+{
+	const struct variant *v = ctx->variant;
+	char why[1024], *prog, *log;
+	const char *path;
+	int mounted = 0, r;
+
+	if (journal_lock_kernel(why, sizeof(why)) < 0 ||
+	    !(path = ktrace_mount(&mounted, why, sizeof(why))))
+		return error("variant '%s': bpf: %s", v->name, why);
+	if (mounted) {
+		free(jr()->tracefs);
+		jr()->tracefs = xstrdup(path);
+		jr()->mounted = 1;
+		if (journal_write(jr()) < 0) {
+			ktrace_umount(path, why, sizeof(why));
+			jr()->mounted = 0;
+			return -1;
+		}
+	}
+	if (journal_set_sysctl(jr(), BPF_STATS_SYSCTL, "1") < 0)
+		return -1;
+	prog = xasprintf("%s/%s-bpf.bt", ctx->logdir, v->name);
+	log = xasprintf("%s/%s-bpf.log", ctx->logdir, v->name);
+	r = bpf_start(v, prog, log, ctx->envp, ctx->exp->timeout_s, &st->bpf);
+	if (r == 0) {
+		struct argv_list a = { .v = (char *[]){ "bpftrace", prog, NULL }, .n = 2 };
+		journal_proc(ctx, daemon_pid(st->bpf), "bpftrace", &a);
+	}
+	free(prog);
+	free(log);
+	return r;
+}
+
 /* ---- the backend ---- */
 
 static int host_check(const struct variant *v, struct pos *at, char *why, size_t len)
@@ -321,8 +462,12 @@ static int host_check(const struct variant *v, struct pos *at, char *why, size_t
 		}
 		free(par);
 	}
-	if (v->kernel)
-		return kernel_check(v, why, len);
+	if (v->kernel && kernel_check(v, why, len) < 0)
+		return -1;
+	if (v->cfg) {
+		*at = v->cfg_pos;
+		return bpf_check(v, why, len);
+	}
 	return 0;
 }
 
@@ -350,6 +495,17 @@ static int host_leave(struct backend_ctx *ctx)
 			ret = -1;
 		st->daemon = NULL;
 	}
+	if (st->bpf) {
+		char *log = xasprintf("%s/%s-bpf.log", ctx->logdir, v->name);
+		if (daemon_stop(st->bpf) < 0)
+			ret = -1;
+		st->bpf = NULL;
+		/* its log is complete now; it is appended to at each entry */
+		st->bpf_lost = bpf_log_lost(log);
+		free(log);
+	}
+	if (jr()->n_sysctls && journal_restore_sysctls(jr()) < 0)
+		ret = -1;
 	journal_clear_procs(jr());	/* stopped: the file catches up at its next write */
 	/*
 	 * Teardown runs when the variant was entered, or when part of its setup
@@ -369,14 +525,20 @@ static int host_leave(struct backend_ctx *ctx)
 		   ctx->next->be == &backend_host;
 	if (!handover && restore_prior(v->name) < 0)
 		ret = -1;
+	/* tracefs mounted for bpftrace only stays for a next variant that uses it */
+	if (!final && v->cfg && !st->kernel.active && !jr()->has_kernel &&
+	    !(ctx->next->be == &backend_host && (ctx->next->cfg || ctx->next->kernel)))
+		final = 1;
 	if (final && finish_journal() < 0)
 		ret = -1;
 	{	/* left: nothing of this entry remains; the study's tallies do */
 		long bg_starts = st->bg_starts;
 		int bg_entries = st->bg_entries;
+		unsigned long long bpf_lost = st->bpf_lost;
 		memset(st, 0, sizeof(*st));
 		st->bg_starts = bg_starts;
 		st->bg_entries = bg_entries;
+		st->bpf_lost = bpf_lost;
 	}
 	return ret;
 }
@@ -393,6 +555,8 @@ static int host_enter(struct backend_ctx *ctx)
 			goto fail;
 		}
 	}
+	if (v->cfg && bpf_enter(ctx, st) < 0)
+		goto fail;
 	for (size_t i = 0; i < v->n_setup; i++) {
 		if (run_cmd(ctx, &v->setup[i], "setup") < 0)
 			goto fail;
@@ -440,13 +604,18 @@ static void add_value(struct run_result *res, const char *name, double value, co
  * read before and after the run, outside the timed part) becomes three
  * metrics: trace_events (events written during the run), trace_lost
  * (overwritten + dropped), trace_bytes (growth of the buffer's contents).
+ * With a bpf: block, the kernel's statistics of bpftrace's programs, read
+ * the same way: bpf_runs (times they ran), bpf_run_time (ns spent in them),
+ * bpf_programs.
  */
 static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 		    struct run_result *res)
 {
 	struct ktrace_stats before, after;
+	struct host_state *st = ctx->priv;
+	struct bpf_stats bb, ba;
 	char why[512];
-	int have = 0, r;
+	int have = 0, have_bpf = 0, r;
 
 	if (ctx->variant->kernel) {
 		if (ktrace_read_stats(&before, why, sizeof(why)) == 0)
@@ -454,9 +623,16 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 		else
 			warning("variant '%s': %s", ctx->variant->name, why);
 	}
+	if (st->bpf && bpf_read_stats(daemon_pid(st->bpf), &bb) == 0)
+		have_bpf = 1;
 	r = runner_run(req, res);
 	if (r == 0)
 		runner_add_cgroup_values(res);
+	if (r == 0 && have_bpf && bpf_read_stats(daemon_pid(st->bpf), &ba) == 0) {
+		add_value(res, "bpf_runs", (double)(ba.run_cnt - bb.run_cnt), "events");
+		add_value(res, "bpf_run_time", (double)(ba.run_time_ns - bb.run_time_ns), "ns");
+		add_value(res, "bpf_programs", ba.programs, "programs");
+	}
 	if (r == 0 && have && ktrace_read_stats(&after, why, sizeof(why)) == 0) {
 		double events, lost, bytes;
 		ktrace_stats_delta(&before, &after, &events, &lost, &bytes);
@@ -467,11 +643,16 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	return r;
 }
 
-/* Once per study: how often the background load was started in all. */
+/* Once per study: how often the background load was started in all, and
+ * what bpftrace lost (it says so in its output only, not run by run). */
 static void host_done(struct backend_ctx *ctx)
 {
 	const struct host_state *st = ctx->priv;
 
+	if (st && st->bpf_lost)
+		warning("variant '%s': bpftrace lost %llu events over the study (its perf buffer "
+			"was full; see %s/%s-bpf.log)", ctx->variant->name, st->bpf_lost,
+			ctx->logdir, ctx->variant->name);
 	if (st && st->bg_entries)
 		note("variant '%s': background load was started %ld time%s over %d entr%s of the "
 		     "variant", ctx->variant->name, st->bg_starts, st->bg_starts == 1 ? "" : "s",
@@ -480,6 +661,10 @@ static void host_done(struct backend_ctx *ctx)
 
 const struct backend backend_host = {
 	.name = "host",
+	.key = "bpf",
+	.cfg_size = sizeof(struct bpf_cfg),
+	.parse = bpf_parse,
+	.release = bpf_release,
 	.priv_size = sizeof(struct host_state),
 	.check = host_check,
 	.enter = host_enter,

@@ -177,6 +177,17 @@ static void release_procs(struct journal *j)
 	j->n_procs = 0;
 }
 
+static void release_sysctls(struct journal *j)
+{
+	for (size_t i = 0; i < j->n_sysctls; i++) {
+		free(j->sysctls[i].path);
+		free(j->sysctls[i].value);
+	}
+	free(j->sysctls);
+	j->sysctls = NULL;
+	j->n_sysctls = 0;
+}
+
 void journal_clear_procs(struct journal *j)
 {
 	release_procs(j);
@@ -198,6 +209,7 @@ void journal_release(struct journal *j)
 	free(j->tracefs);
 	ktrace_state_release(&j->prior);
 	release_procs(j);
+	release_sysctls(j);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -237,6 +249,8 @@ void journal_format(const struct journal *j, struct strbuf *sb)
 	for (size_t i = 0; i < j->n_procs; i++)
 		strbuf_addf(sb, "proc %d %llu %s\n", (int)j->procs[i].pid, j->procs[i].start,
 			    j->procs[i].what);
+	for (size_t i = 0; i < j->n_sysctls; i++)
+		strbuf_addf(sb, "sysctl %s %s\n", j->sysctls[i].path, j->sysctls[i].value);
 	sha256_hex(sb->buf + start, sb->len - start, sha);
 	strbuf_addf(sb, "end %s\n", sha);
 }
@@ -310,6 +324,13 @@ static int parse_line(struct journal *j, const char *key, const char *val)
 		p.what = xstrdup(val + n);
 		j->procs = xrealloc(j->procs, (j->n_procs + 1) * sizeof(*j->procs));
 		j->procs[j->n_procs++] = p;
+	} else if (!strcmp(key, "sysctl")) {
+		const char *sp = strchr(val, ' ');
+		if (!sp || strncmp(val, "/proc/sys/", 10))
+			return -1;
+		j->sysctls = xrealloc(j->sysctls, (j->n_sysctls + 1) * sizeof(*j->sysctls));
+		j->sysctls[j->n_sysctls].path = xstrndup(val, (size_t)(sp - val));
+		j->sysctls[j->n_sysctls++].value = xstrdup(sp + 1);
 	} else {
 		return -1;
 	}
@@ -487,9 +508,58 @@ int journal_set_cgroup(struct journal *j, const char *path)
 		return 0;
 	free(j->cgroup);
 	j->cgroup = path ? xstrdup(path) : NULL;
-	if (path || j->has_kernel || j->n_procs || j->tracefs)
+	if (path || j->has_kernel || j->n_procs || j->tracefs || j->n_sysctls)
 		return journal_write(j);
 	return journal_remove(j);
+}
+
+static int write_value(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (!f)
+		return error("cannot open %s: %s", path, strerror(errno));
+	ok = fprintf(f, "%s\n", value) >= 0;
+	if (fclose(f) != 0 || !ok)
+		return error("cannot write '%s' to %s: %s", value, path, strerror(errno));
+	return 0;
+}
+
+int journal_set_sysctl(struct journal *j, const char *path, const char *value)
+{
+	size_t i;
+
+	for (i = 0; i < j->n_sysctls; i++)
+		if (!strcmp(j->sysctls[i].path, path))
+			break;
+	if (i == j->n_sysctls) {
+		char *prior = read_line_file(path);
+		if (!prior)
+			return error("cannot read %s: %s", path, strerror(errno));
+		j->sysctls = xrealloc(j->sysctls, (j->n_sysctls + 1) * sizeof(*j->sysctls));
+		j->sysctls[j->n_sysctls].path = xstrdup(path);
+		j->sysctls[j->n_sysctls++].value = prior;
+		if (journal_write(j) < 0) {
+			j->n_sysctls--;
+			free(j->sysctls[j->n_sysctls].path);
+			free(j->sysctls[j->n_sysctls].value);
+			return -1;
+		}
+	}
+	return write_value(path, value);
+}
+
+int journal_restore_sysctls(struct journal *j)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < j->n_sysctls; i++)
+		if (write_value(j->sysctls[i].path, j->sysctls[i].value) < 0)
+			ret = -1;
+	if (ret == 0)
+		release_sysctls(j);
+	return ret;
 }
 
 int journal_remove(struct journal *j)
@@ -668,6 +738,13 @@ static int recover_one(FILE *out, const char *path, const char *boot_id, int rep
 			fprintf(out, "perturb: stopped %d process%s left in cgroup %s\n", n,
 				n == 1 ? "" : "es", j.cgroup);
 		fprintf(out, "perturb: removed cgroup %s\n", j.cgroup);
+	}
+	for (size_t i = 0; i < j.n_sysctls; i++) {
+		if (write_value(j.sysctls[i].path, j.sysctls[i].value) < 0) {
+			ret = -1;
+			goto out;
+		}
+		fprintf(out, "perturb: put %s back to %s\n", j.sysctls[i].path, j.sysctls[i].value);
 	}
 	if (j.has_kernel && restore_kernel(out, &j) < 0) {
 		ret = -1;

@@ -9,9 +9,11 @@
  * tracefs is mounted and whether perturb mounted it, and the processes
  * perturb started that outlive it if it dies (daemons, background-load
  * supervisors), each with its start time so that a recycled pid is never
- * killed, and perturb's base cgroup, in which every run, daemon and
+ * killed, perturb's base cgroup, in which every run, daemon and
  * background load runs (the recovery kills what is left in it and removes
- * it, core/cgroup.h: cgroup_purge).  Only a folder of the user's alone holds journals
+ * it, core/cgroup.h: cgroup_purge), and the /proc/sys values it changed
+ * (kernel.bpf_stats_enabled for a bpf: variant) with their prior values.
+ * Only a folder of the user's alone holds journals
  * (journal_dir_trusted).  It is written atomically (temp file, fsync, rename, fsync of the
  * folder) before the first change, and removed after a successful restore.
  *
@@ -37,6 +39,12 @@ struct journal_proc {
 	char *what;			/* "daemon 'cmd' of variant 'v'", one line */
 };
 
+/* A /proc/sys file perturb changed, and the value it had before. */
+struct journal_sysctl {
+	char *path;			/* /proc/sys/..., no spaces */
+	char *value;			/* one line */
+};
+
 struct journal {
 	char *path;			/* the file (NULL until journal_init) */
 	pid_t owner;			/* the perturb that wrote it */
@@ -49,6 +57,8 @@ struct journal {
 	struct journal_proc *procs;
 	size_t n_procs;
 	char *cgroup;			/* perturb's base cgroup (core/cgroup.h); NULL: none */
+	struct journal_sysctl *sysctls;
+	size_t n_sysctls;
 };
 
 /* This process's journal (journal_init'd at the first call): the one the
@@ -83,6 +93,16 @@ void journal_release(struct journal *j);
 int journal_write(struct journal *j);
 /* Record a process and rewrite the journal. */
 int journal_add_proc(struct journal *j, pid_t pid, const char *what);
+/*
+ * Journal path's current value (once per path: the first value is the
+ * prior one) and rewrite the journal, then write value to path.  -1
+ * (printed) when either fails; nothing is changed when the journal cannot
+ * be written.
+ */
+int journal_set_sysctl(struct journal *j, const char *path, const char *value);
+/* Write every journaled value back and forget them; -1 (printed) when one
+ * cannot be written (it stays journaled). */
+int journal_restore_sysctls(struct journal *j);
 /* Forget the processes (in memory; the file changes at the next write). */
 void journal_clear_procs(struct journal *j);
 /* Forget the processes and the kernel state, and remove the file (no error
