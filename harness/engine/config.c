@@ -293,7 +293,7 @@ static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v
 	/* kernel: with boot: is the tracing state set inside the guest */
 	if (parse_backend(c, n, v))
 		return -1;
-	if (v->cmd.n && v->be->key)
+	if (v->cmd.n && v->be != &backend_host)
 		return yn_fail(&c->y, yn_get(n, "cmd"), "variant '%s': cmd: is not supported with %s: "
 			       "(the guest holds the workloads' programs only)", v->name, v->be->key);
 	return 0;
