@@ -27,22 +27,30 @@ const char *const report_warning_kinds[RW_N_KINDS] = {
 int report_metric_matters(const char *metric)
 {
 	static const char *const not[] = { "user", "sys", "maxrss", REPORT_TRACE_EVENTS,
-					   REPORT_TRACE_LOST, REPORT_TRACE_BYTES };
+					   REPORT_TRACE_LOST, REPORT_TRACE_BYTES, "leftover_procs" };
+	/* what perturb measures around the run (core/cgroup.h, backends/bpf.h),
+	 * not the workload's own answer */
+	static const char *const not_prefix[] = { "cgroup_", "bpf_" };
 	struct counter_spec spec;
 	char why[128];
 
 	for (size_t i = 0; i < ARRAY_SIZE(not); i++)
 		if (!strcmp(metric, not[i]))
 			return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(not_prefix); i++)
+		if (!strncmp(metric, not_prefix[i], strlen(not_prefix[i])))
+			return 0;
 	return !strcmp(metric, "wall") || counter_parse(metric, &spec, why, sizeof(why)) < 0;
 }
 
 /* Add a warning, kept in kind order after those of its kind; a text held
- * already is dropped (with its seqs). */
-PRINTF(6, 7)
+ * already is dropped (with its seqs).  advice (what to do; NULL: none) is
+ * said after the finding once per kind: the first warning of the kind
+ * that needs it carries it, the others only their finding. */
+PRINTF(7, 8)
 static struct report_warning *add(struct report_model *m, enum report_warning_kind kind,
 				  const struct report_group *g, const char *variant,
-				  int *seqs_owned, const char *fmt, ...)
+				  int *seqs_owned, const char *advice, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct report_warning *w;
@@ -53,6 +61,11 @@ static struct report_warning *add(struct report_model *m, enum report_warning_ki
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
+	for (size_t i = 0; advice && i < m->n_warnings; i++)
+		if (m->warnings[i].kind == kind && strstr(m->warnings[i].text, advice))
+			advice = NULL;	/* said already */
+	if (advice)
+		strbuf_addf(&sb, ": %s", advice);
 	text = report_intern(m, sb.buf ? sb.buf : "");
 	strbuf_release(&sb);
 	for (size_t i = 0; i < m->n_warnings; i++)
@@ -153,9 +166,10 @@ static int warmup(struct report_model *m, const struct report_group *g,
 	about(&sb, g, s);
 	seq = xmalloc(sizeof(int));
 	*seq = s->seqs[0];
-	w = add(m, RW_WARMUP, g, s->variant, seq, "%s: the first measured run (seq %d) took %.1fx "
-	    "the median of the others, a cold start: raise warmup: in the file (or --warmup N) "
-	    "so that it is not counted", sb.buf, s->seqs[0], x0 / rest.median);
+	w = add(m, RW_WARMUP, g, s->variant, seq, "raise warmup: in the file (or --warmup N) so "
+		"that a cold start is not counted", "%s: the first measured run (seq %d) took "
+		"%.1fx the median of the others, a cold start", sb.buf, s->seqs[0],
+		x0 / rest.median);
 	if (w)
 		w->n_seqs = 1;
 	strbuf_release(&sb);
@@ -199,9 +213,9 @@ static void outliers(struct report_model *m, const struct report_group *g, const
 	}
 	if (n_all) {
 		struct report_warning *w = add(m, RW_OUTLIERS, g, n_series == 1 ? variant : NULL,
-					       all, "%s %s: %zu run%s far from the median "
-					       "(modified z-score > %g): %s; labelled, not dropped: "
-					       "look at what else ran then, or add runs (-n)",
+					       all, "labelled, not dropped: look at what else ran "
+					       "then, or add runs (-n)", "%s %s: %zu run%s far from "
+					       "the median (modified z-score > %g): %s",
 					       g->workload, g->metric, n_all, n_all == 1 ? "" : "s",
 					       REPORT_MADZ, sb.buf);
 		if (w)
@@ -233,17 +247,17 @@ static void holm_warn(struct report_model *m, struct tested *t, size_t n, int sp
 		fmt_p(ps, sizeof(ps), adj[i]);
 		about(&sb, t[i].g, t[i].s);
 		if (!spread) {
-			add(m, RW_DRIFT, t[i].g, t[i].s->variant, NULL, "%s %s over the runs "
-			    "(Spearman's rho %+.2f against run order, p %s Holm-adjusted): the "
-			    "machine changed during the study; look for heat, frequency or "
-			    "background work, keep order: interleaved so that every variant "
-			    "shares it, and rerun", sb.buf,
+			add(m, RW_DRIFT, t[i].g, t[i].s->variant, NULL, "the machine changed "
+			    "during the study; look for heat, frequency or background work, keep "
+			    "order: interleaved so that every variant shares it, and rerun",
+			    "%s %s over the runs (Spearman's rho %+.2f against run order, p %s "
+			    "Holm-adjusted)", sb.buf,
 			    t[i].t.statistic > 0 ? "grows" : "shrinks", t[i].t.statistic, ps);
 		} else if (t[i].ratio >= SPREAD_RATIO || t[i].ratio <= 1 / SPREAD_RATIO) {
-			add(m, RW_SPREAD, t[i].g, t[i].s->variant, NULL, "%s: its spread (MAD) "
-			    "is %.1fx the baseline's (Brown-Forsythe p %s Holm-adjusted): the "
-			    "variant makes runs %s predictable; judge it by its percentiles "
-			    "and their CIs, not by the mean alone", sb.buf, t[i].ratio, ps,
+			add(m, RW_SPREAD, t[i].g, t[i].s->variant, NULL, "judge such a variant "
+			    "by its percentiles and their CIs, not by the mean alone", "%s: its "
+			    "spread (MAD) is %.1fx the baseline's (Brown-Forsythe p %s "
+			    "Holm-adjusted): it makes runs %s predictable", sb.buf, t[i].ratio, ps,
 			    t[i].ratio > 1 ? "less" : "more");
 		}
 		strbuf_release(&sb);
@@ -260,9 +274,9 @@ static void machine_start(struct report_model *m)
 	double l1;
 
 	if (load && sscanf(load, "%lf", &l1) == 1 && machine_overloaded(l1, cores, 1, 0))
-		add(m, RW_MACHINE, NULL, NULL, NULL, "load average %.2f on %d CPU%s when the "
-		    "run started: other work shared the CPUs; rerun on a quiet machine "
-		    "(perturb doctor lists what to check)", l1, cores, cores == 1 ? "" : "s");
+		add(m, RW_MACHINE, NULL, NULL, NULL, "rerun on a quiet machine (perturb doctor "
+		    "lists what to check)", "load average %.2f on %d CPU%s when the run started: "
+		    "other work shared the CPUs", l1, cores, cores == 1 ? "" : "s");
 	json_decref(j);
 }
 
@@ -295,7 +309,7 @@ static void few_runs(struct report_model *m, size_t fewest)
 	}
 	fmt_level(lvl, sizeof(lvl), m->confidence);
 	if (n_need)
-		add(m, RW_FEW_RUNS, NULL, NULL, NULL, "%zu run%s in the smallest series, too few "
+		add(m, RW_FEW_RUNS, NULL, NULL, NULL, NULL, "%zu run%s in the smallest series, too few "
 		    "for a %s %% CI of %s%s%s%s; give -n %zu for %s", fewest,
 		    fewest == 1 ? "" : "s", lvl, need.buf, n_ext ? "; " : "", n_ext ? ext.buf : "",
 		    !n_ext ? "" : n_ext == 1 ? " lies between extreme runs: read it as one run's "
@@ -370,13 +384,13 @@ void report_warn_machine(struct report_model *m, const struct machine_load *star
 		spare = l->cores > cpus_used ? l->cores - cpus_used : 0;
 		/* the load at the start is the stored one's (machine_start) */
 		if (i == 1 && machine_overloaded(l->load1, l->cores, cpus_used, 1))
-			add(m, RW_MACHINE, NULL, NULL, NULL, "load average %.2f %s on %d CPU%s, the "
-			    "study using %d: other work shared the CPUs; rerun on a quiet machine "
-			    "(perturb doctor lists what to check)", l->load1, when[i], l->cores,
+			add(m, RW_MACHINE, NULL, NULL, NULL, "rerun on a quiet machine (perturb "
+			    "doctor lists what to check)", "load average %.2f %s on %d CPU%s, the "
+			    "study using %d: other work shared the CPUs", l->load1, when[i], l->cores,
 			    l->cores == 1 ? "" : "s", cpus_used);
 		if (i == 0 && l->running > spare)
-			add(m, RW_MACHINE, NULL, NULL, NULL, "%d other task%s runnable %s, %d CPU%s "
-			    "free for them: stop what runs beside the study (top shows it)",
+			add(m, RW_MACHINE, NULL, NULL, NULL, "stop what runs beside the study (top "
+			    "shows it)", "%d other task%s runnable %s, %d CPU%s free for them",
 			    l->running, l->running == 1 ? " was" : "s were", when[i], spare,
 			    spare == 1 ? "" : "s");
 		if (l->has_freq) {
@@ -385,7 +399,7 @@ void report_warn_machine(struct report_model *m, const struct machine_load *star
 		}
 	}
 	if (lo > 0 && hi > 1.1 * lo)
-		add(m, RW_MACHINE, NULL, NULL, NULL, "CPU frequency between %.0f and %.0f MHz "
-		    "over the study: times depend on it; fix it (the performance governor, "
-		    "boost off: perturb doctor says how)", lo, hi);
+		add(m, RW_MACHINE, NULL, NULL, NULL, "fix it (the performance governor, boost "
+		    "off: perturb doctor says how)", "CPU frequency between %.0f and %.0f MHz "
+		    "over the study: times depend on it", lo, hi);
 }

@@ -54,7 +54,9 @@ void report_warn_machine(struct report_model *m, const struct machine_load *star
 
 /* Is metric shown by the closing summary and checked by the warnings?
  * wall and the workloads' own metrics; not user, sys, maxrss, the tracer
- * accounting nor event counters. */
+ * accounting, event counters, what the run's cgroup measured (cgroup_*,
+ * leftover_procs) nor a bpf: variant's accounting (bpf_*).  Advice is said
+ * once per kind of warning, after its first finding. */
 int report_metric_matters(const char *metric);
 
 #endif

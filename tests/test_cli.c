@@ -1041,7 +1041,7 @@ Test(cli, warnings_name_what_was_seen_and_what_to_do)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "\nWarnings\n"), "%s", r.out);
 	cr_assert(strstr(r.out, " outliers: w out: 1 run far from the median (modified z-score > "
-			 "3.5): base seq 7;"), "%s", r.out);
+			 "3.5): base seq 7: labelled"), "%s", r.out);
 	cr_assert_null(strstr(strstr(r.out, "w out: 1 run") + 1, "w out: 1 run"));
 	cli_result_release(&r);
 
