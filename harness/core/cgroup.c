@@ -209,11 +209,19 @@ int cgroup_count(const struct cgroup *cg)
 	return cg ? list_procs(cg->path, NULL, 0) : -1;
 }
 
-/* Wait until dir's cgroup.events says "populated 0"; 0, or -1 on time-out. */
-static int wait_empty(const char *dir)
+static int wait_empty(const char *dir, double seconds);
+
+int cgroup_settle(const struct cgroup *cg, double seconds)
+{
+	return cg ? wait_empty(cg->path, seconds) : 0;
+}
+
+/* Wait until dir's cgroup.events says "populated 0", at most seconds; 0,
+ * or -1 on time-out. */
+static int wait_empty(const char *dir, double seconds)
 {
 	char *p = xasprintf("%s/cgroup.events", dir), buf[256];
-	double deadline = now_mono() + EMPTY_WAIT_S;
+	double deadline = now_mono() + seconds;
 	int fd = open(p, O_RDONLY | O_CLOEXEC), ret = -1;
 
 	free(p);
@@ -281,7 +289,7 @@ static int kill_tree(const char *dir)
 		free(fz);
 	}
 	free(p);
-	if (n && wait_empty(dir) < 0)
+	if (n && wait_empty(dir, EMPTY_WAIT_S) < 0)
 		return -1;
 	return n;
 }

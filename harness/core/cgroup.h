@@ -50,6 +50,11 @@ const char *cgroup_path(const struct cgroup *cg);
 /* How many processes are in cg now (-1 when it cannot be read). */
 int cgroup_count(const struct cgroup *cg);
 
+/* Wait, at most seconds, until cg is empty (cgroup.events "populated 0"):
+ * processes already signalled get the time to end before what is left is
+ * counted as escaped.  0 when it is empty, -1 when not. */
+int cgroup_settle(const struct cgroup *cg, double seconds);
+
 /* Kill every process in cg (and below) and wait, at most a few seconds,
  * until it is empty.  Returns the number of processes that were in it, or
  * -1 (printed) when it could not be emptied. */

@@ -159,16 +159,22 @@ void proc_describe_status(int status, char *buf, size_t len)
 		snprintf(buf, len, "ended with wait status 0x%x", status);
 }
 
+/* A process group stopped a moment ago may still be ending: it gets this
+ * long before what is left in its cgroup counts as escaped. */
+#define SETTLE_S 1.0
+
 void proc_end_cgroup(struct cgroup *cg, const char *what, const char *cmd)
 {
+	static int warned;
 	int n;
 
 	if (!cg)
 		return;
+	cgroup_settle(cg, SETTLE_S);
 	n = cgroup_destroy(cg);
-	if (n > 0)
+	if (n > 0 && !warned++)
 		warning("%s '%s' left %d process%s outside its process group; killed with its "
-			"cgroup", what, cmd, n, n == 1 ? "" : "es");
+			"cgroup (said once)", what, cmd, n, n == 1 ? "" : "es");
 }
 
 /*

@@ -174,8 +174,10 @@ void proc_kill_group(pid_t pgid, int pidfd, double grace_s);
 /* "exited with status 3" / "killed by signal 11 (Segmentation fault)". */
 void proc_describe_status(int status, char *buf, size_t len);
 
-/* cgroup_destroy(cg) (NULL: nothing) and a warning naming what (of command
- * cmd) when processes were still in it: they had left its process group. */
+/* cgroup_destroy(cg) (NULL: nothing), after giving what was just stopped a
+ * moment to end (cgroup_settle), and a warning, once per perturb, naming
+ * what (of command cmd) when processes were still in it: they had left its
+ * process group. */
 void proc_end_cgroup(struct cgroup *cg, const char *what, const char *cmd);
 
 /* argv joined by spaces, for messages (malloc'd). */
