@@ -83,6 +83,7 @@ struct build_ctx {
 	struct slot **slots;	/* [metric_idx][workload_idx] */
 	size_t n_slot_metrics;
 	size_t **alloc_values;	/* per group, per series: capacity of values */
+	size_t n_alloc_values;	/* groups made (the model may drop some later) */
 	size_t alloc_caps;
 	struct store_shard *shards;	/* a study run in shards: by seq range */
 	size_t n_shards;
@@ -174,6 +175,7 @@ static struct report_group *group_for(struct build_ctx *b, struct slot *sl,
 	ALLOC_GROW(m->groups, m->n_groups + 1, m->alloc_groups);
 	ALLOC_GROW(b->alloc_values, m->n_groups + 1, b->alloc_caps);
 	b->alloc_values[m->n_groups] = xcalloc(b->n_variants, sizeof(size_t));
+	b->n_alloc_values = m->n_groups + 1;
 	sl->group = m->n_groups;
 	g = &m->groups[m->n_groups++];
 	memset(g, 0, sizeof(*g));
@@ -1152,7 +1154,8 @@ static int cmp_row(const void *a, const void *b)
  * variant (experiment order), seq. */
 static void order_rows(struct report_model *m)
 {
-	qsort(m->rows, m->n_rows, sizeof(*m->rows), cmp_row);
+	if (m->n_rows)	/* qsort(NULL, 0) is undefined */
+		qsort(m->rows, m->n_rows, sizeof(*m->rows), cmp_row);
 }
 
 /* Each series' failed runs, from the walk's counts per (workload, variant). */
@@ -1409,7 +1412,7 @@ int report_build(struct store *st, const struct report_opts *o,
 	report_warnings(m);
 	ret = 0;
 out:
-	for (size_t i = 0; i < m->n_groups; i++)
+	for (size_t i = 0; i < b.n_alloc_values; i++)
 		free(b.alloc_values[i]);
 	free(b.alloc_values);
 	store_shards_free(b.shards, b.n_shards);
