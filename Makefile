@@ -49,7 +49,7 @@ EXPERIMENT ?= experiments.yaml
 DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
 	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev zlib1g-dev \
 	nettle-dev libjansson-dev python3-jsonschema
-DEB_RUN := bzip2 strace bpftrace xz-utils gzip rt-tests sysbench linux-perf qemu-system-x86 busybox-static
+DEB_RUN := bzip2 strace bpftrace xz-utils gzip zstd rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,
 # the kernels tests): Debian's kernel source and the tools to build it.
