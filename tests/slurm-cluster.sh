@@ -89,7 +89,7 @@ chmod 400 "$dir/munge/munge.key"
 cores=$(nproc)
 cat >"$dir/slurm.conf" <<EOF
 ClusterName=perturbtest
-SlurmctldHost=localhost
+SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
 SlurmUser=root
@@ -120,8 +120,8 @@ InactiveLimit=0
 SlurmctldTimeout=30
 SlurmdTimeout=30
 MessageTimeout=10
-NodeName=n1 NodeHostname=localhost Port=$((port + 1)) CPUs=$cores State=UNKNOWN
-NodeName=n2 NodeHostname=localhost Port=$((port + 2)) CPUs=$cores State=UNKNOWN
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=$cores State=UNKNOWN
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((port + 2)) CPUs=$cores State=UNKNOWN
 PartitionName=test Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE
 EOF
 echo "CgroupPlugin=autodetect" >"$dir/cgroup.conf"
