@@ -63,19 +63,7 @@ static const char *src_dir(void)
 /* Load tests/golden/STUDY.sql into dir/STUDY.db; returns its path. */
 static char *load_study(const char *study)
 {
-	char *sqlpath = xasprintf("%s/tests/golden/%s.sql", src_dir(), study);
-	char *db = xasprintf("%s/%s.db", dir, study);
-	char *sql = read_file(sqlpath, NULL), *msg = NULL;
-	sqlite3 *h;
-
-	cr_assert(sql, "cannot read '%s'", sqlpath);
-	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK, "open %s", db);
-	cr_assert_eq(sqlite3_exec(h, sql, NULL, NULL, &msg), SQLITE_OK, "%s: %s", sqlpath,
-		     msg ? msg : "");
-	sqlite3_close(h);
-	free(sql);
-	free(sqlpath);
-	return db;
+	return cli_load_golden(dir, study);
 }
 
 /* Is text the content of golden?  Else print diff -u (or rewrite golden when
