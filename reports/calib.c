@@ -14,32 +14,35 @@
  * survey's per-tracer latencies are "not given" here (NaN) until their
  * exact figures are entered.
  */
+#define NAKRYIKO "A. Nakryiko, \"selftest/bpf: add BPF triggering benchmark\", bpf-next " \
+	"patch 3/3, 2020-05-08 (tools/testing/selftests/bpf/benchs/bench_trigger.c)"
+#define OLSA "J. Olsa, \"uprobes: Add support to optimize usdt probes on x86_64\", PATCHv6 " \
+	"perf/core 00/22, 2025-07-20 (tools/testing/selftests/bpf/benchs/run_bench_uprobes.sh)"
+#define GEBAI "M. Gebai, M. R. Dagenais, \"Survey and Analysis of Kernel and Userspace " \
+	"Tracers on Linux: Design, Implementation, and Overhead\", ACM Computing Surveys 51(2), " \
+	"2018, doi:10.1145/3158644"
+
 const struct report_published report_published[] = {
 	{ "bpf", "tracepoint", 6.690e6, 9.200e6, "6.690 M/s, 9.200 M/s untraced (getpgid)",
-	  "Nakryiko 2020",
-	  "A. Nakryiko, \"selftest/bpf: add BPF triggering benchmark\", bpf-next patch 3/3, "
-	  "2020-05-08 (tools/testing/selftests/bpf/benchs/bench_trigger.c): trig-tp against "
-	  "trig-base" },
+	  "Nakryiko 2020", NAKRYIKO ": trig-tp against trig-base" },
 	{ "bpf", "rawtracepoint", 8.571e6, 9.200e6, "8.571 M/s, 9.200 M/s untraced (getpgid)",
-	  "Nakryiko 2020", "the same: trig-rawtp against trig-base" },
+	  "Nakryiko 2020", NAKRYIKO ": trig-rawtp against trig-base" },
 	{ "bpf", "kprobe", 6.431e6, 9.200e6, "6.431 M/s, 9.200 M/s untraced (getpgid)",
-	  "Nakryiko 2020", "the same: trig-kprobe against trig-base" },
+	  "Nakryiko 2020", NAKRYIKO ": trig-kprobe against trig-base" },
 	{ "bpf", "fentry", 8.955e6, 9.200e6, "8.955 M/s, 9.200 M/s untraced (getpgid)",
-	  "Nakryiko 2020", "the same: trig-fentry against trig-base" },
+	  "Nakryiko 2020", NAKRYIKO ": trig-fentry against trig-base" },
 	{ "bpf", "uprobe", 3.160e6, 152.501e6, "3.160 M/s, 152.501 M/s untraced (nop)",
-	  "Olsa 2025",
-	  "J. Olsa, \"uprobes: Add support to optimize usdt probes on x86_64\", PATCHv6 "
-	  "perf/core 00/22, 2025-07-20 (benchs/run_bench_uprobes.sh): uprobe-nop against "
-	  "usermode-count, before the change" },
+	  "Olsa 2025", OLSA ": uprobe-nop against usermode-count, before the change" },
 	{ "ftrace", "tracepoint", NAN, NAN, "not given", "Gebai & Dagenais 2018",
-	  "M. Gebai, M. R. Dagenais, \"Survey and Analysis of Kernel and Userspace Tracers on "
-	  "Linux: Design, Implementation, and Overhead\", ACM Computing Surveys 51(2), 2018, "
-	  "doi:10.1145/3158644: kernel tracepoint cost per tracer" },
-	{ "bpf", "tracepoint", NAN, NAN, "not given", "Gebai & Dagenais 2018", "the same" },
-	{ "perf", "tracepoint", NAN, NAN, "not given", "Gebai & Dagenais 2018", "the same" },
-	{ "lttng", "tracepoint", NAN, NAN, "not given", "Gebai & Dagenais 2018", "the same" },
+	  GEBAI ": kernel tracepoint cost per tracer" },
+	{ "bpf", "tracepoint", NAN, NAN, "not given", "Gebai & Dagenais 2018",
+	  GEBAI ": kernel tracepoint cost per tracer" },
+	{ "perf", "tracepoint", NAN, NAN, "not given", "Gebai & Dagenais 2018",
+	  GEBAI ": kernel tracepoint cost per tracer" },
+	{ "lttng", "tracepoint", NAN, NAN, "not given", "Gebai & Dagenais 2018",
+	  GEBAI ": kernel tracepoint cost per tracer" },
 	{ "lttng", "ust", NAN, NAN, "not given", "Gebai & Dagenais 2018",
-	  "the same: user-space tracepoint cost per tracer" },
+	  GEBAI ": user-space tracepoint cost per tracer" },
 };
 const size_t report_n_published = ARRAY_SIZE(report_published);
 
@@ -50,18 +53,20 @@ double report_published_ns(const struct report_published *p)
 	return 1e9 / p->hits_per_s - 1e9 / p->base_per_s;
 }
 
-/* The first published row with a figure for tracer and an attach type
- * that attach starts with ("tracepoint (syscalls:...)" is a tracepoint). */
+/* The published row for tracer and an attach type that attach starts
+ * with ("tracepoint (syscalls:...)" is a tracepoint): the first with a
+ * figure, else the first without one (its source says "not given"). */
 static const struct report_published *published_for(const char *tracer, const char *attach)
 {
-	for (size_t i = 0; attach && i < report_n_published; i++) {
-		const struct report_published *p = &report_published[i];
-		size_t n = strlen(p->attach);
-		if (!strcmp(p->tracer, tracer) && !strncmp(attach, p->attach, n) &&
-		    (!attach[n] || attach[n] == ' ' || attach[n] == ',') &&
-		    !isnan(report_published_ns(p)))
-			return p;
-	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; attach && i < report_n_published; i++) {
+			const struct report_published *p = &report_published[i];
+			size_t n = strlen(p->attach);
+			if (!strcmp(p->tracer, tracer) && !strncmp(attach, p->attach, n) &&
+			    (!attach[n] || attach[n] == ' ' || attach[n] == ',') &&
+			    (pass || !isnan(report_published_ns(p))))
+				return p;
+		}
 	return NULL;
 }
 

@@ -63,7 +63,8 @@
  * A published cost per event, for the calibration table's side column
  * (calib.c: report_published[]; docs/report-json.md).  ns is derived from
  * the published throughputs when both are given, 1e9 / hits_per_s - 1e9 /
- * base_per_s; NaN ("not given") when the source gives no exact figure.
+ * base_per_s; NaN ("not given") when the source gives no exact figure
+ * (still cited: the reader knows where to look).
  */
 struct report_published {
 	const char *tracer, *attach;	/* as the calibration table names them */
@@ -90,8 +91,9 @@ struct report_calib {
 	double cost_ns;
 	struct interval ci;	/* ns; the dilation's interval / hits */
 	int paired;		/* the dilation's interval came from rounds */
-	const struct report_published *published;	/* same tracer and attach
-							   type, or NULL */
+	/* same tracer and attach type: one with a figure, else one that
+	 * gives none ("not given"); NULL when no source covers it */
+	const struct report_published *published;
 };
 
 /* One row of the compensation table: a traced variant on a real workload. */

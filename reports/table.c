@@ -792,7 +792,7 @@ static void calib_table(struct tw *t, const struct report_model *m)
 			double ns = report_published_ns(r->published);
 			fmt_cost(v, sizeof(v), ns, ns);
 			t->ops->cell(t, 0);
-			fprintf(t->out, "%s (", v + (v[0] == '+'));
+			fprintf(t->out, "%s (", isnan(ns) ? "not given" : v + (v[0] == '+'));
 			esc(t, r->published->source);
 			fputs(")", t->out);
 			t->ops->cell_end(t, 0);
@@ -862,7 +862,8 @@ void tw_calibration(struct tw *t, const struct report_model *m)
 		"figures beside them, derived from the published throughputs as 1e9/traced - "
 		"1e9/untraced (sources below).", lvl);
 	t->ops->para_end(t);
-	calib_table(t, m);
+	/* the paragraphs go before the tables: Markdown would take a line
+	 * right after a table for one of its rows */
 	for (size_t i = 0; i < m->n_calib; i++) {
 		const struct report_published *p = m->calib[i].published;
 		size_t k = p ? (size_t)(p - report_published) : 0;
@@ -877,6 +878,7 @@ void tw_calibration(struct tw *t, const struct report_model *m)
 		fputs(".", t->out);
 		t->ops->para_end(t);
 	}
+	calib_table(t, m);
 	if (!m->n_comp)
 		return;
 	t->ops->section(t, "Overhead compensation");
@@ -888,7 +890,6 @@ void tw_calibration(struct tw *t, const struct report_model *m)
 		"arithmetic, at least %g %% coverage); it must hold the baseline's mean.",
 		lvl, 100 * (1 - 2 * m->alpha));
 	t->ops->para_end(t);
-	comp_table(t, m);
 	for (size_t i = 0; i < m->n_comp; i++) {
 		const struct report_comp *r = &m->comp[i];
 		if (!r->ok || !r->compensated_ci.has_ci || r->fits)
@@ -903,4 +904,5 @@ void tw_calibration(struct tw *t, const struct report_model *m)
 		      "tracer's own threads: Malony & Shende 2004).", t->out);
 		t->ops->para_end(t);
 	}
+	comp_table(t, m);
 }
