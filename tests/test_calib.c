@@ -41,12 +41,12 @@ TestSuite(calib, .init = setup, .fini = teardown, .timeout = 120);
  * SQL to 100 ms + r us on the baseline and to that plus extra_ms under
  * traced: the predicted overhead is 100000 x 25 ns = 2.5 ms.
  */
-static void run_study(double extra_ms)
+static void run_study_with(double extra_ms, const char *calibration)
 {
 	struct cli_result r;
-	char *sql;
+	char *sql, *yaml;
 
-	tl_write(dir, "e.yaml",
+	yaml = xasprintf(
 		 "name: cal\n"
 		 "baseline: base\n"
 		 "repetitions: 8\n"
@@ -58,15 +58,20 @@ static void run_study(double extra_ms)
 		 "  - {name: traced, env: {EV: '1'}}\n"
 		 "workloads:\n"
 		 "  - name: calib\n"
-		 "    cmd: [sh, -c, 'echo trace_events=$((EV * 2000)) t=$((1000 + EV * 50000))']\n"
-		 "    calibration: {hits: 2000, metric: t}\n"
+		 "    cmd: [sh, -c, 'echo trace_events=$((EV * 2000)) t=$((1000 + EV * 50000)) "
+		 "calls=2000']\n"
+		 "    calibration: %s\n"
 		 "    metrics:\n"
 		 "      - {name: trace_events, regex: 'trace_events=([0-9]+)', unit: events}\n"
-		 "      - {name: t, regex: 't=([0-9]+)', unit: ns}\n"
+		 "      - {name: t, regex: ' t=([0-9]+)', unit: ns}\n"
+		 "      - {name: calls, regex: 'calls=([0-9]+)', unit: calls}\n"
 		 "  - name: real\n"
 		 "    cmd: [sh, -c, 'echo trace_events=$((EV * 100000))']\n"
 		 "    metrics:\n"
-		 "      - {name: trace_events, regex: 'trace_events=([0-9]+)', unit: events}\n");
+		 "      - {name: trace_events, regex: 'trace_events=([0-9]+)', unit: events}\n",
+		 calibration);
+	tl_write(dir, "e.yaml", yaml);
+	free(yaml);
 	cli_run_env(dir, "PERTURB_NO_CGROUP=1", &r, "run", "e.yaml", "--db", db, "-q", NULL);
 	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
 	cli_result_release(&r);
@@ -82,6 +87,11 @@ static void run_study(double extra_ms)
 		extra_ms / 1e3);
 	cli_sql_exec(db, sql);
 	free(sql);
+}
+
+static void run_study(double extra_ms)
+{
+	run_study_with(extra_ms, "{hits: 2000, metric: t}");
 }
 
 static json_t *json_report(void)
@@ -143,6 +153,20 @@ Test(calib, cost_per_event_is_the_dilation_over_the_known_hits)
 	cr_expect_float_eq(num(c, "compensated_ns"), num(c, "baseline_ns"), 1,
 			   "compensation recovers the baseline");
 	cr_expect(json_is_true(json_object_get(c, "fits")));
+	json_decref(doc);
+}
+
+/* The hits as the program prints them (hits_metric): the same cost. */
+Test(calib, hits_from_a_metric_of_the_workload)
+{
+	json_t *doc, *c;
+
+	run_study_with(2.5, "{hits_metric: calls, metric: t}");
+	doc = json_report();
+	c = json_array_get(json_object_get(doc, "calibration"), 0);
+	cr_assert(c);
+	cr_expect_float_eq(num(c, "hits"), 2000, 1e-9);
+	cr_expect_float_eq(num(c, "ns"), 25.0, 1e-9);
 	json_decref(doc);
 }
 
