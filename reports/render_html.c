@@ -827,6 +827,7 @@ static int html(const struct report_model *m, FILE *out)
 	tracer(m, &t, &toc);
 	curves(m, &t, &toc, lvl);
 	tw_markers(&t, m);
+	tw_calibration(&t, m);	/* reports/calib.h */
 	tw_warnings(&t, m);
 	toc_h2(&toc, t.out, "Notes");
 	notes(m, t.out, lvl);

@@ -362,6 +362,69 @@ static void tracer(const struct report_tracer *t, FILE *out)
 	fputs("\"unit\":\"ns\"}}", out);
 }
 
+/* ---- cost per event and overhead compensation (reports/calib.h) ---- */
+
+static void jcalib(const struct report_calib *r, FILE *out)
+{
+	fputc('{', out);
+	jkv_str(out, "tracer", r->tracer);
+	jkv_str(out, "attach", r->attach);
+	jkv_str(out, "variant", r->variant);
+	jkv_str(out, "workload", r->workload);
+	jkv_str(out, "metric", r->metric);
+	jkv_num(out, "hits", r->workload ? r->hits : NAN);
+	jkv_str(out, "hits_per", r->workload ? (r->hits_per_run ? "run" : "op") : NULL);
+	jkv_num(out, "events_per_run", r->events_mean);
+	if (!r->ok) {
+		fputs("\"ns\":null,\"ci\":null,", out);
+		jkv_str(out, "reason", r->reason);
+	} else {
+		jkv_num(out, "ns", r->cost_ns);
+		jinterval(out, "ci", &r->ci, 1);
+		fprintf(out, "\"paired\":%s,", r->paired ? "true" : "false");
+	}
+	jkey(out, "published");
+	if (r->published) {
+		fputc('{', out);
+		jkv_str(out, "source", r->published->source);
+		jkv_str(out, "figure", r->published->figure);
+		jkv_str(out, "citation", r->published->citation);
+		jkey(out, "ns");
+		jnum(out, report_published_ns(r->published));
+		fputs("}}", out);
+	} else {
+		fputs("null}", out);
+	}
+}
+
+static void jcomp(const struct report_comp *r, FILE *out)
+{
+	fputc('{', out);
+	jkv_str(out, "workload", r->workload);
+	jkv_str(out, "variant", r->variant);
+	jkv_str(out, "tracer", r->tracer);
+	jkv_str(out, "calibration", r->calib_workload);
+	jkv_num(out, "events_per_run", r->events_mean);
+	if (!r->ok) {
+		jkey(out, "reason");
+		jstr(out, r->reason);
+		fputc('}', out);
+		return;
+	}
+	jkv_num(out, "ns_per_event", r->cost_ns);
+	jkv_num(out, "measured_ns", r->measured_ns);
+	jinterval(out, "measured_ci", &r->measured_ci, 0);
+	jkv_num(out, "predicted_ns", r->predicted_ns);
+	jinterval(out, "predicted_ci", &r->predicted_ci, 0);
+	jkv_num(out, "explained_pct", r->share_pct);
+	jinterval(out, "explained_ci", &r->share_ci, 0);
+	jkv_num(out, "baseline_ns", r->base_ns);
+	jkv_num(out, "compensated_ns", r->compensated_ns);
+	jinterval(out, "compensated_ci", &r->compensated_ci, 0);
+	fprintf(out, "\"fits\":%s}", !r->compensated_ci.has_ci ? "null" :
+		r->fits ? "true" : "false");
+}
+
 static void curve(const struct report_model *m, const struct report_curve *c, FILE *out)
 {
 	char stat[32];
@@ -481,6 +544,16 @@ static int json(const struct report_model *m, FILE *out)
 	for (size_t i = 0; i < m->n_tracer; i++) {
 		fputs(i ? ",\n" : "\n", out);
 		tracer(&m->tracer[i], out);
+	}
+	fputs("\n],\"calibration\":[", out);	/* reports/calib.h */
+	for (size_t i = 0; i < m->n_calib; i++) {
+		fputs(i ? ",\n" : "\n", out);
+		jcalib(&m->calib[i], out);
+	}
+	fputs("\n],\"compensation\":[", out);
+	for (size_t i = 0; i < m->n_comp; i++) {
+		fputs(i ? ",\n" : "\n", out);
+		jcomp(&m->comp[i], out);
 	}
 	fputs("\n],\"curves\":[", out);
 	for (size_t i = 0; i < m->n_curves; i++) {

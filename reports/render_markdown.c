@@ -230,6 +230,7 @@ static int markdown(const struct report_model *m, FILE *out)
 	tracer(m, &t);
 	curves(m, &t);
 	tw_markers(&t, m);
+	tw_calibration(&t, m);	/* reports/calib.h */
 	tw_warnings(&t, m);
 	fputs("\n## Notes\n\n- Percentiles are type 7 (linear interpolation between order "
 	      "statistics).\n", out);

@@ -603,6 +603,7 @@ static int text(const struct report_model *m, FILE *out)
 	tracer(m, &t);
 	curves(m, &t);
 	tw_markers(&t, m);
+	tw_calibration(&t, m);	/* reports/calib.h */
 	tw_warnings(&t, m);
 	footer(m, out, &x.notes, &x.tags);
 out:

@@ -977,6 +977,11 @@ static double ns_per_unit(const char *unit)
 	return 0;
 }
 
+double report_ns_per_unit(const char *unit)
+{
+	return ns_per_unit(unit);
+}
+
 /* The cost per traced event of t: the mean wall dilation / mean events. */
 static void tracer_cost(struct report_model *m, struct report_tracer *t,
 			const struct report_group *wall)
@@ -1409,6 +1414,8 @@ int report_build(struct store *st, const struct report_opts *o,
 	report_histograms(m);
 	if (report_curves(st, id, m) < 0)
 		goto out;
+	if (report_calibration(st, id, m) < 0)	/* reports/calib.c */
+		goto out;
 	report_warnings(m);
 	ret = 0;
 out:
@@ -1448,6 +1455,7 @@ void report_release(struct report_model *m)
 		free(m->curves[i].pts);
 	free(m->curves);
 	free(m->failures);
+	report_calib_release(m);
 	free(m->virtual_variants);
 	for (size_t i = 0; i < m->n_warnings; i++)
 		free(m->warnings[i].seqs);

@@ -44,6 +44,7 @@
 #include "stats/nested.h"
 #include "stats/stats.h"
 #include "engine/store.h"
+#include "calib.h"
 
 #define REPORT_MAX_PERCENTILES 16
 #define REPORT_ECDF_MAX 1000
@@ -429,6 +430,14 @@ struct report_model {
 	/* warnings (reports/warnings.h), grouped by kind, in kind order */
 	struct report_warning *warnings;
 	size_t n_warnings;
+	/* calibrated cost per event and overhead compensation (reports/calib.h;
+	 * none without a calibration workload): calib by calibration workload
+	 * (run order), then tracer (backends/tracers.h order), then variant;
+	 * comp by workload, then tracer, then variant */
+	struct report_calib *calib;
+	size_t n_calib;
+	struct report_comp *comp;
+	size_t n_comp;
 	/* private */
 	char **strings;
 	size_t n_strings, alloc_strings;
@@ -452,6 +461,14 @@ const char *report_intern(struct report_model *m, const char *s);
 const struct report_group *report_find_group(const struct report_model *m, const char *workload,
 					     const char *metric);
 const struct report_series *report_find_series(const struct report_group *g, const char *variant);
+/* Fill m->calib and m->comp (reports/calib.c), after the groups are
+ * computed; 0 or -1 (a database error, printed).  report_calib_release()
+ * frees them. */
+int report_calibration(struct store *st, int64_t run_id, struct report_model *m);
+void report_calib_release(struct report_model *m);
+/* ns in one unit of a time ("s", "ms", "us", "ns"), or 0 when unit is not
+ * one. */
+double report_ns_per_unit(const char *unit);
 /* Fill every group's histogram bins and every series' counts
  * (reports/curve.c). */
 void report_histograms(struct report_model *m);

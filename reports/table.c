@@ -727,3 +727,182 @@ void tw_warnings(struct tw *t, const struct report_model *m)
 		t->ops->para_end(t);
 	}
 }
+
+/* ---- cost per event and overhead compensation (reports/calib.h) ---- */
+
+/* "v [lo, hi]" of a value in ns shown in ms (times), or its interval's
+ * reason. */
+static void cell_ms_ci(struct tw *t, double v, const struct interval *iv, int sign)
+{
+	char a[48], lo[48], hi[48];
+
+	fmt_like(a, sizeof(a), v / 1e6, v / 1e6, sign);
+	t->ops->cell(t, 0);
+	fprintf(t->out, "%s ms", a);
+	if (iv->has_ci) {
+		fmt_like(lo, sizeof(lo), iv->lo / 1e6, v / 1e6, sign);
+		fmt_like(hi, sizeof(hi), iv->hi / 1e6, v / 1e6, sign);
+		fprintf(t->out, "%s[%s, %s]", t->ops->br, lo, hi);
+	}
+	t->ops->cell_end(t, 0);
+}
+
+static void calib_table(struct tw *t, const struct report_model *m)
+{
+	static const char *const labels[] = {
+		"tracer", "attach", "variant", "calibration", "hits", "ns/event",
+		"[CI] of ns/event", "published ns/event", NULL,
+	};
+	char v[48], lo[48], hi[48];
+
+	header(t, "lllrrlr", labels);
+	for (size_t i = 0; i < m->n_calib; i++) {
+		const struct report_calib *r = &m->calib[i];
+		row(t, r->tracer);
+		cell_esc(t, 0, r->attach);
+		cell_esc(t, 0, r->variant);
+		if (r->workload) {
+			t->ops->cell(t, 0);
+			esc(t, r->workload);
+			fputs(" (", t->out);
+			esc(t, r->metric);
+			fputs(")", t->out);
+			t->ops->cell_end(t, 0);
+			fmt_count(v, sizeof(v), r->hits);
+			cellf(t, 0, "%s/%s", v, r->hits_per_run ? "run" : "op");
+		} else {
+			cellf(t, 0, "-");
+			cellf(t, 0, "-");
+		}
+		if (!r->ok) {
+			cellf(t, 0, "-");
+			cell_reason(t, 0, r->reason);
+		} else {
+			fmt_cost(v, sizeof(v), r->cost_ns, r->cost_ns);
+			cellf(t, 0, "%s", v);
+			if (r->ci.has_ci) {
+				fmt_cost(lo, sizeof(lo), r->ci.lo, r->cost_ns);
+				fmt_cost(hi, sizeof(hi), r->ci.hi, r->cost_ns);
+				cellf(t, TW_CI, "[%s, %s]%s", lo, hi, r->paired ? " paired" : "");
+			} else {
+				cell_reason(t, 0, r->ci.reason);
+			}
+		}
+		if (r->published) {
+			double ns = report_published_ns(r->published);
+			fmt_cost(v, sizeof(v), ns, ns);
+			t->ops->cell(t, 0);
+			fprintf(t->out, "%s (", isnan(ns) ? "not given" : v + (v[0] == '+'));
+			esc(t, r->published->source);
+			fputs(")", t->out);
+			t->ops->cell_end(t, 0);
+		} else {
+			cellf(t, 0, "not given");
+		}
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}
+
+static void comp_table(struct tw *t, const struct report_model *m)
+{
+	static const char *const labels[] = {
+		"workload", "variant", "events/run", "measured dilation", "predicted",
+		"explained", "compensated", "baseline", NULL,
+	};
+	char v[48], lo[48], hi[48];
+
+	header(t, "lrllllr", labels);
+	for (size_t i = 0; i < m->n_comp; i++) {
+		const struct report_comp *r = &m->comp[i];
+		row(t, r->workload);
+		cell_esc(t, 0, r->variant);
+		fmt_count(v, sizeof(v), r->events_mean);
+		cellf(t, 0, "%s", v);
+		if (!r->ok) {
+			cell_reason(t, 0, r->reason);
+			for (int k = 0; k < 4; k++)
+				t->ops->empty(t);
+			t->ops->row_end(t);
+			continue;
+		}
+		cell_ms_ci(t, r->measured_ns, &r->measured_ci, 1);
+		cell_ms_ci(t, r->predicted_ns, &r->predicted_ci, 1);
+		fmt_like(v, sizeof(v), r->share_pct, r->share_pct, 0);
+		t->ops->cell(t, 0);
+		fprintf(t->out, "%s %%", v);
+		if (r->share_ci.has_ci) {
+			fmt_like(lo, sizeof(lo), r->share_ci.lo, r->share_pct, 0);
+			fmt_like(hi, sizeof(hi), r->share_ci.hi, r->share_pct, 0);
+			fprintf(t->out, "%s[%s, %s]", t->ops->br, lo, hi);
+		}
+		t->ops->cell_end(t, 0);
+		cell_ms_ci(t, r->compensated_ns, &r->compensated_ci, 0);
+		fmt_like(v, sizeof(v), r->base_ns / 1e6, r->base_ns / 1e6, 0);
+		cellf(t, r->compensated_ci.has_ci && !r->fits ? TW_ALERT : 0, "%s ms%s", v,
+		      r->compensated_ci.has_ci && !r->fits ? " (outside)" : "");
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}
+
+void tw_calibration(struct tw *t, const struct report_model *m)
+{
+	char lvl[16];
+	int cited[64] = { 0 };
+
+	if (!m->n_calib)
+		return;
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	t->ops->section(t, "Cost per event, calibrated");
+	t->ops->para(t);
+	fprintf(t->out, "A calibration workload hits the instrumented point a known number of "
+		"times: ns/event = (mean variant - mean baseline) of its time metric / hits, with "
+		"the dilation's %s %% CI / hits (docs/report-json.md, \"calibration\"). Published "
+		"figures beside them, derived from the published throughputs as 1e9/traced - "
+		"1e9/untraced (sources below).", lvl);
+	t->ops->para_end(t);
+	/* the paragraphs go before the tables: Markdown would take a line
+	 * right after a table for one of its rows */
+	for (size_t i = 0; i < m->n_calib; i++) {
+		const struct report_published *p = m->calib[i].published;
+		size_t k = p ? (size_t)(p - report_published) : 0;
+		if (!p || k >= ARRAY_SIZE(cited) || cited[k]++)
+			continue;
+		t->ops->para(t);
+		esc(t, p->source);
+		fputs(": ", t->out);
+		esc(t, p->figure);
+		fputs("; ", t->out);
+		esc(t, p->citation);
+		fputs(".", t->out);
+		t->ops->para_end(t);
+	}
+	calib_table(t, m);
+	if (!m->n_comp)
+		return;
+	t->ops->section(t, "Overhead compensation");
+	t->ops->para(t);
+	fprintf(t->out, "Per real workload under a calibrated tracer (Malony & Shende, Euro-Par "
+		"2004): measured = mean wall dilation with its %s %% CI; predicted = events per "
+		"run x ns/event; explained = predicted / measured; compensated = mean wall - "
+		"predicted, its interval the measured one minus the predicted one (interval "
+		"arithmetic, at least %g %% coverage); it must hold the baseline's mean.",
+		lvl, 100 * (1 - 2 * m->alpha));
+	t->ops->para_end(t);
+	for (size_t i = 0; i < m->n_comp; i++) {
+		const struct report_comp *r = &m->comp[i];
+		if (!r->ok || !r->compensated_ci.has_ci || r->fits)
+			continue;
+		t->ops->para(t);
+		fputs("Does not fit: ", t->out);
+		esc(t, r->variant);
+		fputs(" on ", t->out);
+		esc(t, r->workload);
+		fputs(": the compensated time's interval excludes the baseline's mean; a cost "
+		      "per event does not explain this dilation (cache and buffer effects, the "
+		      "tracer's own threads: Malony & Shende 2004).", t->out);
+		t->ops->para_end(t);
+	}
+	comp_table(t, m);
+}

@@ -92,6 +92,11 @@ void tw_nodes(struct tw *t, const struct report_model *m, const struct report_gr
 void tw_configurations(struct tw *t, const struct report_model *m);
 /* The tracer accounting table (m->n_tracer > 0). */
 void tw_tracer(struct tw *t, const struct report_model *m);
+/* The calibrated cost per event and the overhead compensation
+ * (reports/calib.h) under their headings, with the published figures'
+ * sources and a "does not fit" paragraph per compensated time whose
+ * interval excludes the baseline's mean; nothing without m->n_calib. */
+void tw_calibration(struct tw *t, const struct report_model *m);
 /* The failed runs (m->failures): per workload and variant how many, the
  * first one's reason and its last lines of output; nothing without them. */
 void tw_failures(struct tw *t, const struct report_model *m);

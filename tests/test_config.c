@@ -752,6 +752,7 @@ static const struct range_site {
 	{ R_SHARDS, STUDY("engine: {slurm: {shards: %s}}\n", "", ""), { NULL } },
 	{ R_SHARDS, NULL, { "run", "--slurm", "--shards", "%s", "--dry-run", "e.yaml" } },
 	{ R_MAX_PARALLEL, STUDY("engine: {slurm: {max_parallel: %s}}\n", "", ""), { NULL } },
+	{ R_CALIB_HITS, STUDY("", "", ", calibration: {hits: %s}"), { NULL } },
 };
 
 /* Values just outside r (and absurd ones), in r's grammar; NULL-ended. */

@@ -176,6 +176,14 @@ Test(golden, tracer)
 	check_study("tracer", formats, ARRAY_SIZE(formats));
 }
 
+/* calib: the calibrated cost per event (an ftrace and a bpf variant, the
+ * published figure beside the bpf tracepoint) and the overhead
+ * compensation, one that fits and one that does not (reports/calib.h). */
+Test(golden, calib)
+{
+	check_study("calib", formats, ARRAY_SIZE(formats));
+}
+
 Test(golden, blocks)
 {
 	check_study("blocks", formats, ARRAY_SIZE(formats));

@@ -173,6 +173,32 @@ int bpf_check_attach(const struct bpf_cfg *c, const char *tracefs, char *why, si
 	return check_tracepoints(c->text, tracefs, why, len);
 }
 
+void bpf_attach_types(const struct bpf_cfg *c, char *buf, size_t len)
+{
+	/* the short forms (t:, k:, kr:) are named by their long ones */
+	static const struct { const char *type, *name; } types[] = {
+		{ "tracepoint", "tracepoint" }, { "t", "tracepoint" },
+		{ "rawtracepoint", "rawtracepoint" }, { "rt", "rawtracepoint" },
+		{ "kprobe", "kprobe" }, { "k", "kprobe" },
+		{ "kretprobe", "kretprobe" }, { "kr", "kretprobe" },
+		{ "kfunc", "fentry" }, { "fentry", "fentry" },
+		{ "kretfunc", "fexit" }, { "fexit", "fexit" },
+		{ "uprobe", "uprobe" }, { "u", "uprobe" },
+		{ "uretprobe", "uretprobe" }, { "ur", "uretprobe" },
+		{ "usdt", "usdt" }, { "U", "usdt" },
+	};
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(types) && at < len; i++) {
+		if (!find_type(c->text, types[i].type) || strstr(buf, types[i].name))
+			continue;
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "", types[i].name);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "program");
+}
+
 const char *bpf_ready_regex(const struct bpf_cfg *c)
 {
 	return c->has_begin ? "^Attaching [0-9]+ probes?" : "^" READY_MARK;

@@ -39,6 +39,11 @@ void bpf_release(void *cfg);
  */
 int bpf_check_attach(const struct bpf_cfg *c, const char *tracefs, char *why, size_t len);
 
+/* The attach types the program names, in the order of the table of
+ * bpf_check_attach() then tracepoint ("tracepoint, kprobe"), into buf;
+ * "program" when it names none of them. */
+void bpf_attach_types(const struct bpf_cfg *c, char *buf, size_t len);
+
 /* The readiness line: BEGIN's marker (printed once every probe is
  * attached), or "Attaching N probes" when the program has its own BEGIN. */
 const char *bpf_ready_regex(const struct bpf_cfg *c);

@@ -119,6 +119,19 @@ struct workload {
 	size_t n_metrics;
 	double timeout_s;		/* 0 = the experiment's */
 	int repetitions;		/* 0 = the experiment's */
+	/*
+	 * calibration: the workload hits a tracer's instrumented point a known
+	 * number of times (docs/experiment.md, "calibration"; the report's
+	 * cost per event, reports/calib.h).  calib_hits: hits per value of
+	 * calib_metric (per operation of a micro's ns_per_op, per run of
+	 * wall); calib_hits_metric instead: a metric of the workload giving
+	 * the hits per run.  calib_hits 0 and calib_hits_metric NULL when the
+	 * workload is not a calibration workload; calib_metric NULL: ns_per_op
+	 * for a micro, wall for a real one.
+	 */
+	double calib_hits;
+	char *calib_hits_metric;
+	char *calib_metric;
 };
 
 enum statistic { STAT_P0, STAT_P50, STAT_P80, STAT_P99, STAT_MEAN };

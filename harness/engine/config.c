@@ -333,7 +333,7 @@ static void variant_release(struct variant *v)
 
 static const char *const workload_keys[] = {
 	"name", "kind", "description", "requires", "setup", "prepare", "cmd", "shell",
-	"metrics", "timeout", "repetitions", "dir", "matrix", NULL
+	"metrics", "timeout", "repetitions", "dir", "matrix", "calibration", NULL
 };
 static const char *const metric_keys[] = { "name", "regex", "unit", NULL };
 static const char *const reserved_metrics[] = { "wall", "user", "sys", "maxrss", NULL };
@@ -382,6 +382,43 @@ static int parse_metric(struct ctx *c, const struct ynode *n, struct workload *w
 	m->has_group = m->re.re_nsub >= 1;
 	m->unit = xstrdup("");
 	return yn_get_str(&c->y, n, "unit", &m->unit);
+}
+
+/*
+ * calibration: {hits: N} or {hits_metric: NAME}, and optionally metric:
+ * (struct workload, docs/experiment.md "calibration").  A metric named
+ * must be one the workload has: wall, or one of its metrics:.
+ */
+static int parse_calibration(struct ctx *c, const struct ynode *n, struct workload *w)
+{
+	static const char *const keys[] = { "hits", "hits_metric", "metric", NULL };
+	const struct ynode *hits, *hm, *x;
+	const char *names[2] = { NULL, NULL };
+
+	if (yn_want_map(&c->y, n, "calibration") || yn_check_keys(&c->y, n, "calibration", keys))
+		return -1;
+	hits = yn_get(n, "hits");
+	hm = yn_get(n, "hits_metric");
+	if (!!hits == !!hm)
+		return yn_fail(&c->y, n, "calibration: needs exactly one of hits or hits_metric");
+	if (hits && yn_want_range(&c->y, hits, "hits", R_CALIB_HITS, &w->calib_hits))
+		return -1;
+	if (hm && yn_get_str(&c->y, n, "hits_metric", &w->calib_hits_metric))
+		return -1;
+	if (yn_get_str(&c->y, n, "metric", &w->calib_metric))
+		return -1;
+	names[0] = w->calib_hits_metric;
+	names[1] = w->calib_metric;
+	for (int k = 0; k < 2; k++) {
+		int found = !names[k] || (k == 1 && !strcmp(names[k], "wall"));
+		for (size_t i = 0; !found && i < w->n_metrics; i++)
+			found = !strcmp(w->metrics[i].name, names[k]);
+		x = yn_get(n, k ? "metric" : "hits_metric");
+		if (!found)
+			return yn_fail(&c->y, x, "calibration: '%s' is not a metric of workload '%s'",
+				       names[k], w->name);
+	}
+	return 0;
 }
 
 /*
@@ -445,6 +482,8 @@ static int parse_workload(struct ctx *c, const struct ynode *n, struct workload 
 	if (w->dir && w->dir[0] != '/')
 		return yn_fail(&c->y, yn_get(n, "dir"), "'dir' must be an absolute path, got '%s'",
 			       w->dir);
+	if ((x = yn_get(n, "calibration")) && parse_calibration(c, x, w))
+		return -1;
 	return 0;
 }
 
@@ -460,6 +499,8 @@ void workload_release(struct workload *w)
 	yn_argv_free(&w->cmd);
 	free(w->shell);
 	free(w->dir);
+	free(w->calib_hits_metric);
+	free(w->calib_metric);
 	for (size_t i = 0; i < w->n_metrics; i++) {
 		struct metric_def *m = &w->metrics[i];
 		free(m->name);

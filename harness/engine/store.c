@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 
 #include "backends/backend.h"
+#include "backends/tracers.h"
 #include "lib/machine.h"
 #include "lib/util.h"
 
@@ -227,6 +228,29 @@ static int migrate_add_shards(sqlite3 *db)
 			    NULL, NULL, NULL);
 }
 
+/* v6: calibration, a workload's calibration: block (the hits of a
+ * tracer's point; struct workload's calib_*), and tracer_variants, each
+ * traced variant's tracer and attach type (backends/tracers.h): what the
+ * report's cost per event and overhead compensation read
+ * (reports/calib.h).  IF NOT EXISTS: order-independent. */
+static int migrate_calibration(sqlite3 *db)
+{
+	return sqlite3_exec(db, "CREATE TABLE IF NOT EXISTS calibration ("
+			    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+			    " workload TEXT NOT NULL,"
+			    " hits REAL,"
+			    " hits_metric TEXT,"
+			    " metric TEXT,"
+			    " PRIMARY KEY (run_id, workload)) WITHOUT ROWID;"
+			    "CREATE TABLE IF NOT EXISTS tracer_variants ("
+			    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+			    " variant TEXT NOT NULL,"
+			    " tracer TEXT NOT NULL,"
+			    " attach TEXT NOT NULL,"
+			    " PRIMARY KEY (run_id, variant)) WITHOUT ROWID;",
+			    NULL, NULL, NULL);
+}
+
 /* Each returns an SQLite result code. */
 static int (*const migrations[])(sqlite3 *db) = {
 	migrate_0_to_1,
@@ -234,6 +258,7 @@ static int (*const migrations[])(sqlite3 *db) = {
 	migrate_matrix,
 	migrate_output_dropped,
 	migrate_add_shards,
+	migrate_calibration,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
@@ -863,6 +888,46 @@ out:
 	return ret;
 }
 
+/* The calibration workloads and the traced variants (migrate_calibration). */
+static int put_tracing(struct store *s, const struct experiment *exp, int64_t run_id)
+{
+	sqlite3_stmt *c = NULL, *t = NULL;
+	char attach[512];
+	int ret = -1;
+
+	if (prepare(s, "INSERT INTO calibration (run_id, workload, hits, hits_metric, metric)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5)", &c, write_error) < 0 ||
+	    prepare(s, "INSERT INTO tracer_variants (run_id, variant, tracer, attach)"
+		    " VALUES (?1, ?2, ?3, ?4)", &t, write_error) < 0)
+		goto out;
+	for (size_t i = 0; i < exp->n_workloads; i++) {
+		const struct workload *x = &exp->workloads[i];
+		if (!x->calib_hits && !x->calib_hits_metric)
+			continue;
+		if (step_bound(s, c, sqlite3_bind_int64(c, 1, run_id) |
+				   sqlite3_bind_text(c, 2, x->name, -1, SQLITE_STATIC) |
+				   (x->calib_hits ? sqlite3_bind_double(c, 3, x->calib_hits) :
+				    sqlite3_bind_null(c, 3)) |
+				   bind_opt_text(c, 4, x->calib_hits_metric) |
+				   bind_opt_text(c, 5, x->calib_metric)) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < exp->n_variants; i++) {
+		const struct variant *x = &exp->variants[i];
+		const struct tracer_kind *k = tracer_of_variant(x, attach, sizeof(attach));
+		if (k && step_bound(s, t, sqlite3_bind_int64(t, 1, run_id) |
+					sqlite3_bind_text(t, 2, x->name, -1, SQLITE_STATIC) |
+					sqlite3_bind_text(t, 3, k->name, -1, SQLITE_STATIC) |
+					sqlite3_bind_text(t, 4, attach, -1, SQLITE_STATIC)) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(c);
+	sqlite3_finalize(t);
+	return ret;
+}
+
 static int put_plan(struct store *s, const struct experiment *exp,
 		    const struct plan *plan, size_t from, int64_t run_id)
 {
@@ -912,6 +977,7 @@ int store_begin_run(struct store *s, const struct experiment *exp,
 	if (put_experiment(s, exp, &experiment_id) < 0 ||
 	    put_run(s, exp, experiment_id, seed, argv, m, &id) < 0 ||
 	    put_names(s, exp, id) < 0 ||
+	    put_tracing(s, exp, id) < 0 ||
 	    put_plan(s, exp, plan, 0, id) < 0 ||
 	    commit(s) < 0) {
 		rollback(s);
@@ -1493,6 +1559,30 @@ int store_variant_timebases(struct store *s, int64_t run_id, char ***names_out, 
 {
 	return names(s, "SELECT timebase FROM variants WHERE run_id = ?1 ORDER BY idx",
 		     run_id, names_out, n);
+}
+
+int store_calibration(struct store *s, int64_t run_id, int col, char ***out, size_t *n)
+{
+	static const char *const sql[] = {
+		"SELECT CAST(c.hits AS TEXT) FROM workloads w LEFT JOIN calibration c"
+		" ON c.run_id = w.run_id AND c.workload = w.name WHERE w.run_id = ?1 ORDER BY w.idx",
+		"SELECT c.hits_metric FROM workloads w LEFT JOIN calibration c"
+		" ON c.run_id = w.run_id AND c.workload = w.name WHERE w.run_id = ?1 ORDER BY w.idx",
+		"SELECT c.metric FROM workloads w LEFT JOIN calibration c"
+		" ON c.run_id = w.run_id AND c.workload = w.name WHERE w.run_id = ?1 ORDER BY w.idx",
+	};
+	return names(s, sql[col], run_id, out, n);
+}
+
+int store_variant_tracers(struct store *s, int64_t run_id, int col, char ***out, size_t *n)
+{
+	static const char *const sql[] = {
+		"SELECT t.tracer FROM variants v LEFT JOIN tracer_variants t"
+		" ON t.run_id = v.run_id AND t.variant = v.name WHERE v.run_id = ?1 ORDER BY v.idx",
+		"SELECT t.attach FROM variants v LEFT JOIN tracer_variants t"
+		" ON t.run_id = v.run_id AND t.variant = v.name WHERE v.run_id = ?1 ORDER BY v.idx",
+	};
+	return names(s, sql[col], run_id, out, n);
 }
 
 int store_workload_names(struct store *s, int64_t run_id, char ***names_out, size_t *n)

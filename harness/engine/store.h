@@ -74,7 +74,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 /*
  * Open a results database.
@@ -269,6 +269,16 @@ int store_workload_names(struct store *s, int64_t run_id, char ***names, size_t 
  * instruction, so its times are instruction counts, not wall time), else
  * "real".  Free as store_variant_names(). */
 int store_variant_timebases(struct store *s, int64_t run_id, char ***names, size_t *n);
+/*
+ * Per workload (stored order): its calibration: block (struct workload's
+ * calib_*, docs/experiment.md), column col: 0 the hits as decimal text, 1
+ * hits_metric, 2 metric; NULL where the workload has none.  Per variant
+ * (stored order): column col of its tracer (backends/tracers.h): 0 the
+ * tracer's name, 1 its attach type; NULL for a variant without a tracer
+ * block.  Free as store_variant_names().
+ */
+int store_calibration(struct store *s, int64_t run_id, int col, char ***out, size_t *n);
+int store_variant_tracers(struct store *s, int64_t run_id, int col, char ***out, size_t *n);
 /* What store_variant_timebases() reports for v. */
 const char *variant_timebase(const struct variant *v);
 /* One parameter of one matrix instance (table matrix). */

@@ -37,6 +37,7 @@ const struct range ranges[R_N_RANGES] = {
 	[R_SLURM_TIME] = { "time", RANGE_DURATION, 0, 7 * DAY, 1, "1h" },
 	[R_SHARDS] = { "shards", RANGE_COUNT, 1, 4096, 0, "4" },
 	[R_MAX_PARALLEL] = { "max_parallel", RANGE_COUNT, 1, 4096, 0, "16" },
+	[R_CALIB_HITS] = { "hits", RANGE_COUNT, 1, 1e9, 0, "1" },
 };
 
 int range_parse(const struct range *r, const char *text, double *out)

@@ -38,6 +38,7 @@ enum range_id {
 	R_SLURM_TIME,		/* engine: slurm: time */
 	R_SHARDS,		/* engine: slurm: shards, run --shards */
 	R_MAX_PARALLEL,		/* engine: slurm: max_parallel */
+	R_CALIB_HITS,		/* a workload's calibration: hits */
 	R_N_RANGES
 };
 

@@ -24,6 +24,10 @@
 #           with runs that lost events
 #   blocks  runs nested in blocks (boots), a virtual-time variant, a
 #           variant with one successful run and one with none
+#   calib   a calibration workload (docs/experiment.md, "calibration"):
+#           the cost per event of an ftrace and a bpf variant, the
+#           published figure beside the bpf tracepoint, the overhead
+#           compensation of a real workload: one that fits, one that does not
 #   matrix  matrices (docs/experiment.md): a variant's numeric parameter
 #           over more than a decade (a log axis), a variant's list
 #           parameter (an axis of item counts), a workload's categorical
@@ -173,6 +177,62 @@ UPDATE results SET
 provenance 1 "$db"
 experiment "$db"
 dump "$db" tracer
+
+# ---- calib ----
+db=$TMP/calib.db
+cat > "$TMP/study.yaml" <<EOF
+name: calib
+baseline: vanilla
+repetitions: 6
+warmup: 0
+order: interleaved
+seed: 16
+variants:
+  - {name: vanilla, env: {EV: '0'}}
+  - {name: ftrace-tp, env: {EV: '1'}}
+  - {name: ebpf-tp, env: {EV: '1'}}
+workloads:
+  - name: null-syscall
+    kind: micro
+    cmd: [sh, -c, 'echo ns_per_op=100 events=\$((EV * 1000000))']
+    calibration: {hits: 1}
+    metrics:
+      - {name: ns_per_op, regex: 'ns_per_op=([0-9.]+)', unit: ns}
+      - {name: trace_events, regex: 'events=([0-9]+)', unit: events}
+      - {name: bpf_runs, regex: 'events=([0-9]+)', unit: events}
+  - name: gzip
+    cmd: [sh, -c, 'echo events=\$((EV * 20000))']
+    metrics:
+      - {name: trace_events, regex: 'events=([0-9]+)', unit: events}
+      - {name: bpf_runs, regex: 'events=([0-9]+)', unit: events}
+EOF
+(cd "$TMP" && "$PERTURB" run study.yaml --db "$db" -q)
+n1=$(printf "$NOISE" 16)
+# ns/event: ftrace-tp 60, ebpf-tp 45; on gzip ftrace-tp adds what its 20000
+# events cost (1.2 ms), ebpf-tp 25 ms where 0.9 ms is predicted; each
+# variant keeps its own tracer's event metric, and its attach type
+sqlite3 "$db" "
+CREATE TEMP TABLE s(idx INTEGER PRIMARY KEY, op REAL, wall REAL);
+INSERT INTO s VALUES (0, 0, 0), (1, 60, 0.0012), (2, 45, 0.025);
+DELETE FROM metric_values WHERE metric = 'bpf_runs' AND seq IN
+  (SELECT seq FROM plan WHERE variant_idx <> 2);
+DELETE FROM metric_values WHERE metric = 'trace_events' AND seq IN
+  (SELECT seq FROM plan WHERE variant_idx = 2);
+UPDATE metric_values SET value = (SELECT round(100 * (1 + 0.02 * $n1) + s.op, 6)
+  FROM plan p JOIN s ON s.idx = p.variant_idx
+  WHERE p.run_id = metric_values.run_id AND p.seq = metric_values.seq)
+  WHERE metric = 'ns_per_op';
+UPDATE results SET
+  wall_s = (SELECT round(0.5 * (1 + 0.002 * $n1) + (p.workload_idx = 1) * s.wall, 9)
+            FROM plan p JOIN s ON s.idx = p.variant_idx
+            WHERE p.run_id = results.run_id AND p.seq = results.seq),
+  user_s = 0.4, sys_s = 0.05, maxrss_kb = 3000 + seq;
+INSERT INTO tracer_variants VALUES
+  (1, 'ftrace-tp', 'ftrace', 'tracepoint (syscalls:sys_enter_getppid)'),
+  (1, 'ebpf-tp', 'bpf', 'tracepoint');"
+provenance 1 "$db"
+experiment "$db"
+dump "$db" calib
 
 # ---- blocks ----
 db=$TMP/blocks.db

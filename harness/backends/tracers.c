@@ -1,0 +1,64 @@
+/* tracers.c - the tracers' table; see tracers.h */
+#include "tracers.h"
+#include "backend.h"
+#include "bpf.h"
+#include "instrumentation/tracefs.h"
+#include "lib/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* kernel: (tracefs): its events, or its tracer when it names no event. */
+static int ftrace_attach(const struct variant *v, char *buf, size_t len)
+{
+	const struct ktrace_spec *k = v->kernel;
+	size_t at;
+
+	if (!k || (!k->n_events && (!k->tracer || !strcmp(k->tracer, "nop"))))
+		return 0;
+	if (!k->n_events) {
+		snprintf(buf, len, "%s tracer", k->tracer);
+		return 1;
+	}
+	at = (size_t)snprintf(buf, len, "tracepoint (");
+	for (size_t i = 0; i < k->n_events && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", k->events[i]);
+	if (at < len)
+		snprintf(buf + at, len - at, ")");
+	return 1;
+}
+
+/* bpf: the attach types of its program. */
+static int bpf_attach(const struct variant *v, char *buf, size_t len)
+{
+	if (v->be != &backend_host || !v->cfg)
+		return 0;
+	bpf_attach_types(v->cfg, buf, len);
+	return 1;
+}
+
+const struct tracer_kind tracers[] = {
+	{ "ftrace", "trace_events", ftrace_attach },
+	{ "bpf", "bpf_runs", bpf_attach },
+	{ "perf", "perf_events", NULL },
+	{ "lttng", "lttng_events", NULL },
+};
+const size_t n_tracers = ARRAY_SIZE(tracers);
+
+const struct tracer_kind *tracer_by_metric(const char *metric)
+{
+	for (size_t i = 0; i < n_tracers; i++)
+		if (!strcmp(tracers[i].event_metric, metric))
+			return &tracers[i];
+	return NULL;
+}
+
+const struct tracer_kind *tracer_of_variant(const struct variant *v, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (size_t i = 0; i < n_tracers; i++)
+		if (tracers[i].attach && tracers[i].attach(v, buf, len))
+			return &tracers[i];
+	buf[0] = 0;
+	return NULL;
+}
