@@ -105,7 +105,7 @@ Test(backends, a_bad_block_is_reported_where_it_is)
 			  "    boot: {qemu: {kernel: debian}}\n"
 			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "e.yaml:5:5: variant 'low' has both 'nice' and 'boot'; one backend "
-			  "serves a variant"), "%s", err);
+			  "block serves a variant"), "%s", err);
 }
 
 Test(backends, a_study_runs_its_workloads_through_it)
@@ -207,5 +207,48 @@ Test(backends, a_bpf_block_is_hosts_and_its_mistakes_are_positioned)
 	cr_assert_eq(load("name: n\nvariants:\n  - name: b\n"
 			  "    bpf: {probes: [x]}\n    boot: {qemu: {kernel: debian}}\n"
 			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
-	cr_assert(strstr(err, "one backend serves a variant"), "%s", err);
+	cr_assert(strstr(err, "one backend block serves a variant"), "%s", err);
+}
+
+/* host claims perf: too (backends/perf_tracer.c), a block of its own */
+Test(backends, a_perf_block_is_hosts_and_its_mistakes_are_positioned)
+{
+	static const struct {
+		const char *block, *want;
+	} bad[] = {
+		{ "{}", "e.yaml:4:11: perf: needs exactly one of record or trace, got 0" },
+		{ "{record: {}, trace: {}}", "e.yaml:4:11: perf: needs exactly one of record or trace, got 2" },
+		{ "{record: {evnets: [x]}}", "e.yaml:4:21: unknown key 'evnets' in record; did you mean 'events'?" },
+		{ "{record: {frequency: 0}}", "e.yaml:4:32: 'frequency' must be" },
+		{ "{record: {frequency: 99, period: 10}}", "e.yaml:4:44: record: has both frequency and period" },
+		{ "{record: {call_graph: lrb}}", "e.yaml:4:33: " },
+		{ "{record: {mmap_pages: 100}}", "e.yaml:4:33: 'mmap_pages' must be a power of 2" },
+		{ "{trace: {syscalls: false}}", "e.yaml:4:30: trace: needs system calls" },
+		{ "{trace: {syscalls: []}}", "e.yaml:4:30: " },
+	};
+	struct experiment exp;
+	char err[1024];
+
+	cr_assert_eq(backend_for_key("perf"), &backend_host);
+	cr_assert_eq(load("name: n\nvariants:\n  - {name: base}\n  - name: p\n"
+			  "    perf: {record: {events: ['syscalls:sys_enter_getppid'], frequency: 999, "
+			  "call_graph: fp, mmap_pages: 64}}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(exp.variants[1].be, &backend_host);
+	cr_assert_str_eq(exp.variants[1].cfg_key, "perf");
+	experiment_release(&exp);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *y = xasprintf("name: n\nvariants:\n  - name: p\n    perf: %s\n"
+				    "workloads:\n  - {name: w, cmd: [\"true\"]}\n", bad[i].block);
+		cr_expect_eq(load(y, &exp, err, sizeof(err)), -1, "%s was taken", bad[i].block);
+		cr_expect(strstr(err, bad[i].want), "%s: want %s, got %s", bad[i].block, bad[i].want,
+			  err);
+		free(y);
+	}
+	/* one backend block a variant: not bpf: and perf: together */
+	cr_assert_eq(load("name: n\nvariants:\n  - name: b\n"
+			  "    bpf: {probes: [x]}\n    perf: {trace: {}}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "e.yaml:5:5: variant 'b' has both 'bpf' and 'perf'"), "%s", err);
 }
