@@ -1312,3 +1312,28 @@ Test(perf, a_dry_run_starts_nothing_and_mounts_nothing)
 				       "were checked", ktrace_find_mount() != NULL);
 	cr_assert_eq(perf_left(), 0, "perf was started");
 }
+
+/* perf is journalled: after a SIGKILL of perturb, 'perturb restore' stops it */
+Test(perf, sigkill_then_restore_stops_perf)
+{
+	struct cli_result r;
+	need_perf();
+	tl_write(dir, "p.yaml",
+		 "name: p\nwarmup: 0\nrepetitions: 1\ntimeout: 60s\n"
+		 "variants:\n"
+		 "  - name: pv\n"
+		 "    perf: {record: {events: ['syscalls:sys_enter_getppid']}}\n"
+		 "workloads:\n"
+		 "  - name: w\n"
+		 "    shell: 'kill -KILL $PPID; sleep 1'\n");
+	cli_run(dir, &r, "run", "p.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 128 + SIGKILL, "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_gt(perf_left(), 0, "perf ran when perturb was killed");
+	cli_run(dir, &r, "restore", NULL);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.out, "stopped perf"), "%s", r.out);
+	cli_result_release(&r);
+	cr_assert_eq(perf_left(), 0, "perf still runs after perturb restore");
+	assert_state_as_before("after perturb restore");
+}
