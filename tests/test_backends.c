@@ -6,6 +6,7 @@
  * niceness 19.
  */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "testlib.h"
 #include "backends/backend.h"
+#include "backends/perf_tracer.h"
 #include "cli/commands.h"
 #include "engine/config.h"
 #include "lib/util.h"
@@ -251,4 +253,37 @@ Test(backends, a_perf_block_is_hosts_and_its_mistakes_are_positioned)
 			  "    bpf: {probes: [x]}\n    perf: {trace: {}}\n"
 			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "e.yaml:5:5: variant 'b' has both 'bpf' and 'perf'"), "%s", err);
+}
+
+/* perf.data records (linux/perf_event.h): samples counted, lost events
+ * summed, an incomplete last record left for later */
+Test(backends, perf_data_records_are_counted_whole)
+{
+	unsigned char buf[128] = { 0 };
+	struct perf_counts c = { 0 };
+	size_t off = 0;
+#define REC(type, size) do { \
+		uint32_t t_ = (type); uint16_t s_ = (size); \
+		memcpy(buf + off, &t_, 4); memcpy(buf + off + 6, &s_, 2); off += (size); \
+	} while (0)
+	uint64_t lost = 7, lost_samples = 5;
+	REC(9, 16);				/* PERF_RECORD_SAMPLE */
+	REC(3, 24);				/* PERF_RECORD_COMM: bytes only */
+	memcpy(buf + off + 16, &lost, 8);
+	REC(2, 24);				/* PERF_RECORD_LOST: id, lost */
+	memcpy(buf + off + 8, &lost_samples, 8);
+	REC(13, 16);				/* PERF_RECORD_LOST_SAMPLES: lost */
+	REC(9, 16);
+	size_t whole = off;
+	REC(9, 32);				/* only 8 of its 32 bytes written */
+#undef REC
+	cr_assert_eq(perf_data_scan(buf, whole + 8, &c), whole);
+	cr_assert_eq(c.events, 2);
+	cr_assert_eq(c.lost, 12);
+	cr_assert_eq(c.bytes, (double)whole);
+	/* a size below a header's is not a record: nothing past it */
+	memset(&c, 0, sizeof(c));
+	buf[6] = 4;
+	cr_assert_eq(perf_data_scan(buf, whole, &c), 0);
+	cr_assert_eq(c.events, 0);
 }
