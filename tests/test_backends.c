@@ -15,6 +15,7 @@
 #include "testlib.h"
 #include "backends/backend.h"
 #include "backends/perf_tracer.h"
+#include "reports/warnings.h"
 #include "cli/commands.h"
 #include "engine/config.h"
 #include "lib/util.h"
@@ -286,4 +287,14 @@ Test(backends, perf_data_records_are_counted_whole)
 	buf[6] = 4;
 	cr_assert_eq(perf_data_scan(buf, whole, &c), 0);
 	cr_assert_eq(c.events, 0);
+}
+
+/* what a perf: variant accounts is the tracer's, not the workload's: no
+ * warnings or summary lines of its own (reports/warnings.c) */
+Test(backends, a_perf_variants_accounting_is_not_a_workload_metric)
+{
+	cr_assert_eq(report_metric_matters("perf_events"), 0);
+	cr_assert_eq(report_metric_matters("perf_lost"), 0);
+	cr_assert_eq(report_metric_matters("perf_bytes"), 0);
+	cr_assert_eq(report_metric_matters("wall"), 1);
 }
