@@ -28,9 +28,9 @@ int report_metric_matters(const char *metric)
 {
 	static const char *const not[] = { "user", "sys", "maxrss", REPORT_TRACE_EVENTS,
 					   REPORT_TRACE_LOST, REPORT_TRACE_BYTES, "leftover_procs" };
-	/* what perturb measures around the run (core/cgroup.h, backends/bpf.h),
-	 * not the workload's own answer */
-	static const char *const not_prefix[] = { "cgroup_", "bpf_" };
+	/* what perturb measures around the run (core/cgroup.h, backends/bpf.h,
+	 * backends/perf_tracer.h), not the workload's own answer */
+	static const char *const not_prefix[] = { "cgroup_", "bpf_", "perf_" };
 	struct counter_spec spec;
 	char why[128];
 

@@ -6,6 +6,7 @@
  * niceness 19.
  */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 
 #include "testlib.h"
 #include "backends/backend.h"
+#include "backends/perf_tracer.h"
+#include "reports/warnings.h"
 #include "cli/commands.h"
 #include "engine/config.h"
 #include "lib/util.h"
@@ -105,7 +108,7 @@ Test(backends, a_bad_block_is_reported_where_it_is)
 			  "    boot: {qemu: {kernel: debian}}\n"
 			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "e.yaml:5:5: variant 'low' has both 'nice' and 'boot'; one backend "
-			  "serves a variant"), "%s", err);
+			  "block serves a variant"), "%s", err);
 }
 
 Test(backends, a_study_runs_its_workloads_through_it)
@@ -207,5 +210,91 @@ Test(backends, a_bpf_block_is_hosts_and_its_mistakes_are_positioned)
 	cr_assert_eq(load("name: n\nvariants:\n  - name: b\n"
 			  "    bpf: {probes: [x]}\n    boot: {qemu: {kernel: debian}}\n"
 			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
-	cr_assert(strstr(err, "one backend serves a variant"), "%s", err);
+	cr_assert(strstr(err, "one backend block serves a variant"), "%s", err);
+}
+
+/* host claims perf: too (backends/perf_tracer.c), a block of its own */
+Test(backends, a_perf_block_is_hosts_and_its_mistakes_are_positioned)
+{
+	static const struct {
+		const char *block, *want;
+	} bad[] = {
+		{ "{}", "e.yaml:4:11: perf: needs exactly one of record or trace, got 0" },
+		{ "{record: {}, trace: {}}", "e.yaml:4:11: perf: needs exactly one of record or trace, got 2" },
+		{ "{record: {evnets: [x]}}", "e.yaml:4:21: unknown key 'evnets' in record; did you mean 'events'?" },
+		{ "{record: {frequency: 0}}", "e.yaml:4:32: 'frequency' must be" },
+		{ "{record: {frequency: 99, period: 10}}", "e.yaml:4:44: record: has both frequency and period" },
+		{ "{record: {call_graph: lrb}}", "e.yaml:4:33: " },
+		{ "{record: {mmap_pages: 100}}", "e.yaml:4:33: 'mmap_pages' must be a power of 2" },
+		{ "{trace: {syscalls: false}}", "e.yaml:4:30: trace: needs system calls" },
+		{ "{trace: {syscalls: []}}", "e.yaml:4:30: " },
+	};
+	struct experiment exp;
+	char err[1024];
+
+	cr_assert_eq(backend_for_key("perf"), &backend_host);
+	cr_assert_eq(load("name: n\nvariants:\n  - {name: base}\n  - name: p\n"
+			  "    perf: {record: {events: ['syscalls:sys_enter_getppid'], frequency: 999, "
+			  "call_graph: fp, mmap_pages: 64}}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(exp.variants[1].be, &backend_host);
+	cr_assert_str_eq(exp.variants[1].cfg_key, "perf");
+	experiment_release(&exp);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *y = xasprintf("name: n\nvariants:\n  - name: p\n    perf: %s\n"
+				    "workloads:\n  - {name: w, cmd: [\"true\"]}\n", bad[i].block);
+		cr_expect_eq(load(y, &exp, err, sizeof(err)), -1, "%s was taken", bad[i].block);
+		cr_expect(strstr(err, bad[i].want), "%s: want %s, got %s", bad[i].block, bad[i].want,
+			  err);
+		free(y);
+	}
+	/* one backend block a variant: not bpf: and perf: together */
+	cr_assert_eq(load("name: n\nvariants:\n  - name: b\n"
+			  "    bpf: {probes: [x]}\n    perf: {trace: {}}\n"
+			  "workloads:\n  - {name: w, cmd: [\"true\"]}\n", &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "e.yaml:5:5: variant 'b' has both 'bpf' and 'perf'"), "%s", err);
+}
+
+/* perf.data records (linux/perf_event.h): samples counted, lost events
+ * summed, an incomplete last record left for later */
+Test(backends, perf_data_records_are_counted_whole)
+{
+	unsigned char buf[128] = { 0 };
+	struct perf_counts c = { 0 };
+	size_t off = 0;
+#define REC(type, size) do { \
+		uint32_t t_ = (type); uint16_t s_ = (size); \
+		memcpy(buf + off, &t_, 4); memcpy(buf + off + 6, &s_, 2); off += (size); \
+	} while (0)
+	uint64_t lost = 7, lost_samples = 5;
+	REC(9, 16);				/* PERF_RECORD_SAMPLE */
+	REC(3, 24);				/* PERF_RECORD_COMM: bytes only */
+	memcpy(buf + off + 16, &lost, 8);
+	REC(2, 24);				/* PERF_RECORD_LOST: id, lost */
+	memcpy(buf + off + 8, &lost_samples, 8);
+	REC(13, 16);				/* PERF_RECORD_LOST_SAMPLES: lost */
+	REC(9, 16);
+	size_t whole = off;
+	REC(9, 32);				/* only 8 of its 32 bytes written */
+#undef REC
+	cr_assert_eq(perf_data_scan(buf, whole + 8, &c), whole);
+	cr_assert_eq(c.events, 2);
+	cr_assert_eq(c.lost, 12);
+	cr_assert_eq(c.bytes, (double)whole);
+	/* a size below a header's is not a record: nothing past it */
+	memset(&c, 0, sizeof(c));
+	buf[6] = 4;
+	cr_assert_eq(perf_data_scan(buf, whole, &c), 0);
+	cr_assert_eq(c.events, 0);
+}
+
+/* what a perf: variant accounts is the tracer's, not the workload's: no
+ * warnings or summary lines of its own (reports/warnings.c) */
+Test(backends, a_perf_variants_accounting_is_not_a_workload_metric)
+{
+	cr_assert_eq(report_metric_matters("perf_events"), 0);
+	cr_assert_eq(report_metric_matters("perf_lost"), 0);
+	cr_assert_eq(report_metric_matters("perf_bytes"), 0);
+	cr_assert_eq(report_metric_matters("wall"), 1);
 }

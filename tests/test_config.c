@@ -753,6 +753,9 @@ static const struct range_site {
 	{ R_SHARDS, NULL, { "run", "--slurm", "--shards", "%s", "--dry-run", "e.yaml" } },
 	{ R_MAX_PARALLEL, STUDY("engine: {slurm: {max_parallel: %s}}\n", "", ""), { NULL } },
 	{ R_CALIB_HITS, STUDY("", "", ", calibration: {hits: %s}"), { NULL } },
+	{ R_PERF_FREQUENCY, STUDY("", ", perf: {record: {frequency: %s}}", ""), { NULL } },
+	{ R_PERF_PERIOD, STUDY("", ", perf: {record: {period: %s}}", ""), { NULL } },
+	{ R_PERF_MMAP_PAGES, STUDY("", ", perf: {record: {mmap_pages: %s}}", ""), { NULL } },
 };
 
 /* Values just outside r (and absurd ones), in r's grammar; NULL-ended. */

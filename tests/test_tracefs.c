@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #endif
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -1105,23 +1106,234 @@ Test(bpf, a_uprobe_on_a_function_of_perturb_micro_counts_its_calls)
 	assert_state_as_before("after a uprobe");
 }
 
+/* A dry run of file (written with its variant) says what it did not try
+ * (said: the start of its note) and changes nothing: tracefs not mounted
+ * when it was not, no database. */
+static void assert_dry_run_changes_nothing(const char *file, const char *said, int was_mounted)
+{
+	struct cli_result r;
+	cli_run(dir, &r, "run", file, "--db", db, "--dry-run", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, said) && strstr(r.err, "was not tried (nothing was changed)"),
+		  "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(ktrace_find_mount() != NULL, was_mounted, "a dry run changed the tracefs mount");
+	cr_assert(!tl_exists(db), "a dry run wrote %s", db);
+	assert_state_as_before("after a dry run");
+}
+
 /* A dry run changes nothing: no lock taken, tracefs not mounted when it was
  * not, bpftrace never started, the statistics sysctl untouched. */
 Test(bpf, a_dry_run_starts_nothing_and_mounts_nothing)
 {
-	struct cli_result r;
-	int was_mounted;
 	need_bpf();
-	was_mounted = ktrace_find_mount() != NULL;
 	bpf_study("  - name: tp\n"
 		  "    bpf: {probes: ['tracepoint:syscalls:sys_enter_execve']}\n");
-	cli_run(dir, &r, "run", "b.yaml", "--db", db, "--dry-run", NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(strstr(r.err, "variant 'tp': dry run: the bpf: block's") &&
-		  strstr(r.err, "was not tried (nothing was changed)"), "%s", r.err);
-	cli_result_release(&r);
-	cr_assert_eq(ktrace_find_mount() != NULL, was_mounted, "a dry run changed the tracefs mount");
-	cr_assert(!tl_exists(db), "a dry run wrote %s", db);
+	assert_dry_run_changes_nothing("b.yaml", "variant 'tp': dry run: the bpf: block's",
+				       ktrace_find_mount() != NULL);
 	assert_stats_as_before();
-	assert_state_as_before("after a dry run of a bpf: variant");
+}
+
+/* ---- perf: blocks (backends/perf_tracer.c, run by host.c): perf for real ---- */
+
+TestSuite(perf, .init = ksetup, .fini = kteardown, .timeout = 300);
+
+static void need_perf(void)
+{
+	need_kernel();
+	if (!program_exists("perf"))
+		cr_skip_test("no perf (Debian package linux-perf)");
+}
+
+/* Processes whose command line names the test's folder: a perf left
+ * running (each perf the study starts writes there). */
+static int perf_left(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char *path, *cmd;
+		size_t len;
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		path = xasprintf("/proc/%s/cmdline", e->d_name);
+		cmd = read_file(path, &len);
+		free(path);
+		for (size_t i = 0; cmd && i + 1 < len; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		if (cmd && strstr(cmd, "perf") && strstr(cmd, dir))
+			n++;
+		free(cmd);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* base and the given variant over null-syscall, a small and a big count
+ * of getppid() calls */
+static void perf_study(const char *variant)
+{
+	char *y = xasprintf(
+		"name: p\nwarmup: 0\nrepetitions: 2\norder: interleaved\nseed: 3\ntimeout: 120s\n"
+		"variants:\n"
+		"  - name: base\n"
+		"%s"
+		"workloads:\n"
+		"  - name: small\n"
+		"    cmd: ['{micro}', null-syscall, --samples, '2', --iterations, '2000']\n"
+		"    metrics: [{name: iterations, regex: '^iterations: ([0-9]+)'}]\n"
+		"  - name: big\n"
+		"    cmd: ['{micro}', null-syscall, --samples, '2', --iterations, '40000']\n"
+		"    metrics: [{name: iterations, regex: '^iterations: ([0-9]+)'}]\n", variant);
+	tl_write(dir, "p.yaml", y);
+	free(y);
+}
+
+static int64_t perf_metric(const char *fn, const char *metric, const char *workload)
+{
+	char *sql = xasprintf("SELECT %s(m.value) FROM metric_values m JOIN plan p USING (run_id, seq) "
+			      "WHERE m.metric = '%s' AND p.variant = 'pv' AND p.workload = '%s'",
+			      fn, metric, workload);
+	int64_t v = cli_sql_int(db, sql);
+	free(sql);
+	return v;
+}
+
+/* What perf wrote or lost in a run, its smallest or largest over the runs
+ * of workload (fn: min or max). */
+static int64_t perf_seen(const char *fn, const char *workload)
+{
+	char *sql = xasprintf("SELECT %s(e.value + l.value) FROM metric_values e "
+			      "JOIN metric_values l USING (run_id, seq) JOIN plan p USING (run_id, seq) "
+			      "WHERE e.metric = 'perf_events' AND l.metric = 'perf_lost' "
+			      "AND p.variant = 'pv' AND p.workload = '%s'", fn, workload);
+	int64_t v = cli_sql_int(db, sql);
+	free(sql);
+	return v;
+}
+
+/* the events perf wrote in each run follow the run's getppid() calls: each
+ * timed call was written or counted as lost (with whatever else ran then) */
+static void assert_perf_counts(const char *what)
+{
+	cr_assert_eq(perf_metric("count", "perf_events", "small"), 2, "%s", what);
+	cr_assert_eq(perf_metric("count", "perf_lost", "big"), 2, "%s", what);
+	cr_assert_gt(perf_metric("min", "perf_events", "small"), 0, "%s", what);
+	cr_assert_geq(perf_seen("min", "small"), 2 * 2000, "%s", what);
+	cr_assert_geq(perf_seen("min", "big"), 2 * 40000, "%s", what);
+	cr_assert_gt(perf_seen("min", "big"), perf_seen("max", "small"), "%s", what);
+	cr_assert_gt(perf_metric("min", "perf_bytes", "small"), 0, "%s", what);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric LIKE 'perf_%' AND p.variant = 'base'"), 0, "%s", what);
+}
+
+/* A study with the perf: block as variant pv: its counts, nothing left. */
+static void perf_counts_study(const char *block, const char *what)
+{
+	struct cli_result r;
+	char *v = xasprintf("  - name: pv\n    perf: %s\n", block);
+	need_perf();
+	perf_study(v);
+	free(v);
+	cli_run(dir, &r, "run", "p.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	assert_perf_counts(what);
+	cr_assert_eq(perf_left(), 0, "%s still runs", what);
+	assert_state_as_before(what);
+}
+
+Test(perf, a_record_variant_counts_the_samples_of_each_run)
+{
+	perf_counts_study("{record: {events: ['syscalls:sys_enter_getppid'], mmap_pages: 256}}",
+			  "perf record");
+}
+
+Test(perf, a_trace_variant_counts_the_lines_of_each_run)
+{
+	perf_counts_study("{trace: {syscalls: [getppid]}}", "perf trace");
+}
+
+Test(perf, what_the_machine_forbids_is_refused_before_anything_runs)
+{
+	struct cli_result r;
+	int has_pmu = tl_exists("/sys/bus/event_source/devices/cpu") ||
+		      tl_exists("/sys/bus/event_source/devices/cpu_core");
+	need_perf();
+	perf_study("  - name: nosuch\n"
+		   "    perf: {record: {events: ['syscalls:sys_enter_nosuch']}}\n");
+	cli_run(dir, &r, "run", "p.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "p.yaml:10:11: variant 'nosuch': perf: no tracepoint "
+			 "'syscalls:sys_enter_nosuch'"), "%s", r.err);
+	cr_assert(strstr(r.err, "nothing was run"), "%s", r.err);
+	cli_result_release(&r);
+	/* above the kernel's sample rate */
+	perf_study("  - name: fast\n"
+		   "    perf: {record: {events: [cpu-clock], frequency: 1000000}}\n");
+	cli_run(dir, &r, "run", "p.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'fast': perf: frequency 1000000 is above "
+			 "kernel.perf_event_max_sample_rate"), "%s", r.err);
+	cli_result_release(&r);
+	/* hardware events: refused without the CPU's PMU (this machine's case) */
+	perf_study("  - name: hw\n"
+		   "    perf: {record: {events: [instructions]}}\n");
+	cli_run(dir, &r, "run", "p.yaml", "--db", db, "--skip-unavailable", "-n", "1", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	if (!has_pmu)
+		cr_assert(strstr(r.err, "variant 'hw': perf: 'instructions' is a hardware event and "
+				 "this machine has no CPU PMU"), "%s", r.err);
+	cli_result_release(&r);
+	/* what only perf knows: its trial start */
+	perf_study("  - name: bad\n"
+		   "    perf: {record: {events: ['nosuch-event']}}\n");
+	cli_run(dir, &r, "run", "p.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'bad': perf: it did not start: event syntax error"),
+		  "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(perf_left(), 0, "perf still runs");
+	assert_state_as_before("after refused perf: variants");
+}
+
+/* A dry run changes nothing: tracefs not mounted when it was not, perf
+ * never started, nothing written. */
+Test(perf, a_dry_run_starts_nothing_and_mounts_nothing)
+{
+	need_perf();
+	perf_study("  - name: pv\n"
+		   "    perf: {record: {events: ['syscalls:sys_enter_getppid']}}\n");
+	assert_dry_run_changes_nothing("p.yaml", "variant 'pv': dry run: the perf: block's events "
+				       "were checked", ktrace_find_mount() != NULL);
+	cr_assert_eq(perf_left(), 0, "perf was started");
+}
+
+/* perf is journalled: after a SIGKILL of perturb, 'perturb restore' stops it */
+Test(perf, sigkill_then_restore_stops_perf)
+{
+	struct cli_result r;
+	need_perf();
+	tl_write(dir, "p.yaml",
+		 "name: p\nwarmup: 0\nrepetitions: 1\ntimeout: 60s\n"
+		 "variants:\n"
+		 "  - name: pv\n"
+		 "    perf: {record: {events: ['syscalls:sys_enter_getppid']}}\n"
+		 "workloads:\n"
+		 "  - name: w\n"
+		 "    shell: 'kill -KILL $PPID; sleep 1'\n");
+	cli_run(dir, &r, "run", "p.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 128 + SIGKILL, "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_gt(perf_left(), 0, "perf ran when perturb was killed");
+	cli_run(dir, &r, "restore", NULL);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.out, "stopped perf"), "%s", r.out);
+	cli_result_release(&r);
+	cr_assert_eq(perf_left(), 0, "perf still runs after perturb restore");
+	assert_state_as_before("after perturb restore");
 }

@@ -35,6 +35,7 @@ const struct backend *backend_at(size_t i)
 int backend_register(const struct backend *be)
 {
 	const struct backend *b;
+	struct backend_block k;
 
 	if (!be->name || !be->run)
 		return error("backend '%s': a backend needs a name and a run function",
@@ -42,10 +43,13 @@ int backend_register(const struct backend *be)
 	for (size_t i = 0; (b = backend_at(i)); i++) {
 		if (b == be)
 			return 0;
-		if (!strcmp(b->name, be->name) || (be->key && b->key && !strcmp(b->key, be->key)))
-			return error("backend '%s': name or key '%s' is taken by backend '%s'",
-				     be->name, be->key ? be->key : be->name, b->name);
+		if (!strcmp(b->name, be->name))
+			return error("backend '%s': the name is taken", be->name);
 	}
+	for (size_t j = 0; backend_block_at(be, j, &k) == 0; j++)
+		if ((b = backend_for_key(k.key)))
+			return error("backend '%s': key '%s' is taken by backend '%s'", be->name,
+				     k.key, b->name);
 	if (n_registered == MAX_REGISTERED)
 		return error("backend '%s': more than %d registered backends", be->name,
 			     MAX_REGISTERED);
@@ -53,12 +57,29 @@ int backend_register(const struct backend *be)
 	return 0;
 }
 
+int backend_block_at(const struct backend *be, size_t i, struct backend_block *out)
+{
+	if (be->key && i == 0) {
+		*out = (struct backend_block){ be->key, be->cfg_size, be->parse, be->release };
+		return 0;
+	}
+	i -= !!be->key;
+	for (size_t j = 0; be->blocks && be->blocks[j].key; j++)
+		if (j == i) {
+			*out = be->blocks[j];
+			return 0;
+		}
+	return -1;
+}
+
 const struct backend *backend_for_key(const char *key)
 {
 	const struct backend *b;
+	struct backend_block k;
 	for (size_t i = 0; (b = backend_at(i)); i++)
-		if (b->key && !strcmp(b->key, key))
-			return b;
+		for (size_t j = 0; backend_block_at(b, j, &k) == 0; j++)
+			if (!strcmp(k.key, key))
+				return b;
 	return NULL;
 }
 

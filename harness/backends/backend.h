@@ -80,6 +80,15 @@ struct backend_ctx {
 	void *priv;		/* see State above */
 };
 
+/* A further key a backend claims, with a block type of its own (host's
+ * `perf:`): the same contract as the backend's own key, parse and release. */
+struct backend_block {
+	const char *key;
+	size_t cfg_size;
+	int (*parse)(struct yn_ctx *y, const struct ynode *block, void *cfg);
+	void (*release)(void *cfg);
+};
+
 struct backend {
 	const char *name;
 	const char *key;	/* the variant key it claims; NULL: none */
@@ -97,6 +106,7 @@ struct backend {
 	void (*done)(struct backend_ctx *ctx);
 	int (*boots)(const struct variant *v);
 	int (*virtual_time)(const struct variant *v);
+	const struct backend_block *blocks;	/* further keys; ends at a NULL key */
 };
 
 /*
@@ -118,8 +128,11 @@ int backend_register(const struct backend *be);
 /* The backends, in table order (the default one first), then registered
  * ones; NULL after the last.  i from 0. */
 const struct backend *backend_at(size_t i);
-/* The backend that claims key, or NULL. */
+/* The backend that claims key (its key or a block's), or NULL. */
 const struct backend *backend_for_key(const char *key);
+/* The i-th key be claims (i from 0: its key, then its blocks'), as a block
+ * (the key's parse, release and size); 0, or -1 past the last. */
+int backend_block_at(const struct backend *be, size_t i, struct backend_block *out);
 /* The backend of variants without a backend key: host. */
 const struct backend *backend_default(void);
 

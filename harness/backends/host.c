@@ -3,7 +3,8 @@
  * teardown commands, a daemon, a background load, the `kernel:` block
  * (the running kernel's tracing state, through tracefs), and the `bpf:`
  * block it claims (bpftrace as a managed daemon, bpf.h; tracefs mounted
- * and kernel.bpf_stats_enabled set through the journal).
+ * and kernel.bpf_stats_enabled set through the journal) and the `perf:`
+ * block (perf record or perf trace as a managed daemon, perf_tracer.h).
  *
  * Kernel state.  check() finds out before the study starts whether this
  * machine can put itself in the variant: root, tracefs mountable, the tracer
@@ -28,6 +29,7 @@
  */
 #include "backend.h"
 #include "bpf.h"
+#include "perf_tracer.h"
 #include "journal.h"
 #include "instrumentation/tracefs.h"
 #include "lib/util.h"
@@ -64,6 +66,7 @@ struct host_state {
 	size_t setup_done;	/* setup commands that succeeded */
 	struct daemon *daemon;
 	struct daemon *bpf;	/* the bpf: block's bpftrace */
+	struct perf_tracer *perf;	/* the perf: block's perf */
 	int bpf_mounted;	/* its enter() mounted tracefs */
 	struct background *background;
 	long bg_starts;		/* background load starts, over the whole study */
@@ -388,18 +391,16 @@ out:
 	return ret;
 }
 
-/* Mount tracefs (journaled) for bpftrace, switch the BPF statistics on
- * (journaled), start bpftrace. */
-static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
+/* Mount tracefs (journaled) for a tracer's daemon (what: "bpf"). */
+static int tracefs_for(const struct variant *v, const char *what)
 {
-	const struct variant *v = ctx->variant;
-	char why[1024], *prog, *log;
+	char why[1024];
 	const char *path;
-	int mounted = 0, r;
+	int mounted = 0;
 
 	if (journal_lock_kernel(why, sizeof(why)) < 0 ||
 	    !(path = ktrace_mount(&mounted, why, sizeof(why))))
-		return error("variant '%s': bpf: %s", v->name, why);
+		return error("variant '%s': %s: %s", v->name, what, why);
 	if (mounted) {
 		free(jr()->tracefs);
 		jr()->tracefs = xstrdup(path);
@@ -410,6 +411,19 @@ static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* Mount tracefs (journaled) for bpftrace, switch the BPF statistics on
+ * (journaled), start bpftrace. */
+static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
+{
+	const struct variant *v = ctx->variant;
+	char *prog, *log;
+	int r;
+
+	if (tracefs_for(v, "bpf") < 0)
+		return -1;
 	if (journal_set_sysctl(jr(), BPF_STATS_SYSCTL, "1") < 0)
 		return -1;
 	prog = xasprintf("%s/%s-bpf.bt", ctx->logdir, v->name);
@@ -422,6 +436,28 @@ static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
 	free(prog);
 	free(log);
 	return r;
+}
+
+/* ---- perf: block (perf_tracer.h) ---- */
+
+static int is_perf(const struct variant *v)
+{
+	return v->cfg && !strcmp(v->cfg_key, PERF_TRACER_KEY);
+}
+
+/* Mount tracefs (journaled: perf would mount it and leave it), start perf. */
+static int perf_enter(struct backend_ctx *ctx, struct host_state *st)
+{
+	struct argv_list a = { 0 };
+
+	if (tracefs_for(ctx->variant, "perf") < 0 ||
+	    perf_tracer_start(ctx->variant->cfg, ctx->logdir, ctx->variant->name, ctx->envp,
+			      ctx->exp->timeout_s, &st->perf) < 0)
+		return -1;
+	for (a.v = perf_tracer_argv(st->perf); a.v[a.n]; a.n++)
+		;
+	journal_proc(ctx, perf_tracer_pid(st->perf), "perf", &a);
+	return 0;
 }
 
 /* ---- the backend ---- */
@@ -466,7 +502,7 @@ static int host_check(const struct variant *v, struct pos *at, char *why, size_t
 		return -1;
 	if (v->cfg) {
 		*at = v->cfg_pos;
-		return bpf_check(v, why, len);
+		return is_perf(v) ? perf_tracer_check_variant(v, why, len) : bpf_check(v, why, len);
 	}
 	return 0;
 }
@@ -494,6 +530,11 @@ static int host_leave(struct backend_ctx *ctx)
 		if (daemon_stop(st->daemon) < 0)
 			ret = -1;
 		st->daemon = NULL;
+	}
+	if (st->perf) {
+		if (perf_tracer_stop(st->perf) < 0)
+			ret = -1;
+		st->perf = NULL;
 	}
 	if (st->bpf) {
 		char *log = xasprintf("%s/%s-bpf.log", ctx->logdir, v->name);
@@ -555,7 +596,7 @@ static int host_enter(struct backend_ctx *ctx)
 			goto fail;
 		}
 	}
-	if (v->cfg && bpf_enter(ctx, st) < 0)
+	if (v->cfg && (is_perf(v) ? perf_enter(ctx, st) : bpf_enter(ctx, st)) < 0)
 		goto fail;
 	for (size_t i = 0; i < v->n_setup; i++) {
 		if (run_cmd(ctx, &v->setup[i], "setup") < 0)
@@ -606,7 +647,8 @@ static void add_value(struct run_result *res, const char *name, double value, co
  * (overwritten + dropped), trace_bytes (growth of the buffer's contents).
  * With a bpf: block, the kernel's statistics of bpftrace's programs, read
  * the same way: bpf_runs (times they ran), bpf_run_time (ns spent in them),
- * bpf_programs.
+ * bpf_programs.  With a perf: block, what perf wrote during the run, found
+ * at its bounds (perf_tracer.h): perf_events, perf_lost, perf_bytes.
  */
 static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 		    struct run_result *res)
@@ -614,8 +656,9 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	struct ktrace_stats before, after;
 	struct host_state *st = ctx->priv;
 	struct bpf_stats bb, ba;
+	struct perf_counts pc;
 	char why[512];
-	int have = 0, have_bpf = 0, r;
+	int have = 0, have_bpf = 0, have_perf = 0, r;
 
 	if (ctx->variant->kernel) {
 		if (ktrace_read_stats(&before, why, sizeof(why)) == 0)
@@ -625,6 +668,8 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	}
 	if (st->bpf && bpf_read_stats(daemon_pid(st->bpf), &bb) == 0)
 		have_bpf = 1;
+	if (st->perf && perf_tracer_mark(st->perf) == 0)
+		have_perf = 1;
 	r = runner_run(req, res);
 	if (r == 0)
 		runner_add_cgroup_values(res);
@@ -632,6 +677,11 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 		add_value(res, "bpf_runs", (double)(ba.run_cnt - bb.run_cnt), "events");
 		add_value(res, "bpf_run_time", (double)(ba.run_time_ns - bb.run_time_ns), "ns");
 		add_value(res, "bpf_programs", ba.programs, "programs");
+	}
+	if (r == 0 && have_perf && perf_tracer_count(st->perf, &pc) == 0) {
+		add_value(res, "perf_events", pc.events, "events");
+		add_value(res, "perf_lost", pc.lost, "events");
+		add_value(res, "perf_bytes", pc.bytes, "B");
 	}
 	if (r == 0 && have && ktrace_read_stats(&after, why, sizeof(why)) == 0) {
 		double events, lost, bytes;
@@ -671,4 +721,5 @@ const struct backend backend_host = {
 	.leave = host_leave,
 	.done = host_done,
 	.run = host_run,
+	.blocks = perf_tracer_blocks,
 };

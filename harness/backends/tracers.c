@@ -2,6 +2,7 @@
 #include "tracers.h"
 #include "backend.h"
 #include "bpf.h"
+#include "perf_tracer.h"
 #include "instrumentation/tracefs.h"
 #include "lib/util.h"
 
@@ -28,19 +29,49 @@ static int ftrace_attach(const struct variant *v, char *buf, size_t len)
 	return 1;
 }
 
+/* v holds the host backend's block key (the host claims several). */
+static int host_block(const struct variant *v, const char *key)
+{
+	return v->be == &backend_host && v->cfg && v->cfg_key && !strcmp(v->cfg_key, key);
+}
+
 /* bpf: the attach types of its program. */
 static int bpf_attach(const struct variant *v, char *buf, size_t len)
 {
-	if (v->be != &backend_host || !v->cfg)
+	if (!host_block(v, "bpf"))
 		return 0;
 	bpf_attach_types(v->cfg, buf, len);
+	return 1;
+}
+
+/* perf: record or trace, and what it records. */
+static int perf_attach(const struct variant *v, char *buf, size_t len)
+{
+	const struct perf_cfg *c;
+	size_t at;
+
+	if (!host_block(v, PERF_TRACER_KEY))
+		return 0;
+	c = v->cfg;
+	if (c->mode == PERF_TRACE) {
+		at = (size_t)snprintf(buf, len, "perf trace (%s", c->all_syscalls ? "syscalls" : "");
+		for (size_t i = 0; i < c->n_syscalls && at < len; i++)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", c->syscalls[i]);
+	} else {
+		at = (size_t)snprintf(buf, len, "perf record (");
+	}
+	for (size_t i = 0; i < c->n_events && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       i || c->all_syscalls || c->n_syscalls ? ", " : "", c->events[i]);
+	if (at < len)
+		snprintf(buf + at, len - at, ")");
 	return 1;
 }
 
 const struct tracer_kind tracers[] = {
 	{ "ftrace", "trace_events", ftrace_attach },
 	{ "bpf", "bpf_runs", bpf_attach },
-	{ "perf", "perf_events", NULL },
+	{ "perf", "perf_events", perf_attach },
 	{ "lttng", "lttng_events", NULL },
 };
 const size_t n_tracers = ARRAY_SIZE(tracers);

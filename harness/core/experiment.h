@@ -87,10 +87,12 @@ struct variant {
 	 * The backend that puts the system into this variant (backends/backend.h),
 	 * chosen by its key (boot: -> qemu; none -> host), and its block
 	 * as its parse() read it (NULL for a backend without a block).  cfg_pos
-	 * is the block's position, the variant's when there is none.
+	 * is the block's position, the variant's when there is none; cfg_key
+	 * the key it came from (static; a backend may claim several).
 	 */
 	const struct backend *be;
 	void *cfg;
+	const char *cfg_key;
 	struct pos cfg_pos;
 };
 

@@ -215,50 +215,60 @@ static int parse_daemon_ready(struct ctx *c, const struct ynode *n, struct varia
  * malloc'd). */
 static const char **variant_keys(void)
 {
-	size_t n = ARRAY_SIZE(common_keys) - 1, i;
+	size_t n = ARRAY_SIZE(common_keys) - 1, alloc = 0;
 	const struct backend *be;
-	const char **keys;
+	struct backend_block k;
+	const char **keys = NULL;
 
-	for (i = 0; backend_at(i); i++)
-		;
-	keys = xcalloc(n + i + 1, sizeof(*keys));
+	ALLOC_GROW(keys, n + 1, alloc);
 	memcpy(keys, common_keys, n * sizeof(*keys));
-	for (i = 0; (be = backend_at(i)); i++)
-		if (be->key)
-			keys[n++] = be->key;
+	for (size_t i = 0; (be = backend_at(i)); i++)
+		for (size_t j = 0; backend_block_at(be, j, &k) == 0; j++) {
+			ALLOC_GROW(keys, n + 2, alloc);
+			keys[n++] = k.key;
+		}
+	keys[n] = NULL;
 	return keys;
 }
 
 /*
- * The variant's backend: the one whose key it holds (at most one), else
- * the default; the block goes to the backend's parse().
+ * The variant's backend: the one whose key it holds (at most one key of
+ * any backend), else the default; the block goes to that key's parse().
  */
 static int parse_backend(struct ctx *c, const struct ynode *n, struct variant *v)
 {
 	const struct ynode *key = NULL, *x;
 	const struct backend *be;
+	struct backend_block k, blk = { 0 };
 
 	v->be = backend_default();
 	v->cfg_pos = v->pos;
 	for (size_t i = 0; (be = backend_at(i)); i++) {
-		if (!be->key || !(x = yn_get_key(n, be->key)))
-			continue;
-		if (key) {
-			/* said at the second of the two in the file */
-			int x_first = x->line < key->line || (x->line == key->line && x->col < key->col);
-			const struct ynode *first = x_first ? x : key, *second = x_first ? key : x;
-			return yn_fail(&c->y, second, "variant '%s' has both '%s' and '%s'; one "
-				       "backend serves a variant", v->name, first->str, second->str);
+		for (size_t j = 0; backend_block_at(be, j, &k) == 0; j++) {
+			if (!(x = yn_get_key(n, k.key)))
+				continue;
+			if (key) {
+				/* said at the second of the two in the file */
+				int x_first = x->line < key->line ||
+					      (x->line == key->line && x->col < key->col);
+				const struct ynode *first = x_first ? x : key;
+				const struct ynode *second = x_first ? key : x;
+				return yn_fail(&c->y, second, "variant '%s' has both '%s' and '%s'; "
+					       "one backend block serves a variant", v->name,
+					       first->str, second->str);
+			}
+			key = x;
+			blk = k;
+			v->be = be;
 		}
-		key = x;
-		v->be = be;
 	}
 	if (!key)
 		return 0;
 	x = yn_get(n, key->str);
 	v->cfg_pos = yn_pos(&c->y, x);
-	v->cfg = xcalloc(1, v->be->cfg_size ? v->be->cfg_size : 1);
-	return v->be->parse(&c->y, x, v->cfg);
+	v->cfg_key = blk.key;
+	v->cfg = xcalloc(1, blk.cfg_size ? blk.cfg_size : 1);
+	return blk.parse(&c->y, x, v->cfg);
 }
 
 static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v)
@@ -322,8 +332,12 @@ static void variant_release(struct variant *v)
 	if (v->kernel)
 		ktrace_spec_release(v->kernel);
 	free(v->kernel);
-	if (v->cfg && v->be->release)
-		v->be->release(v->cfg);
+	if (v->cfg) {
+		struct backend_block k;
+		for (size_t j = 0; backend_block_at(v->be, j, &k) == 0; j++)
+			if (!strcmp(k.key, v->cfg_key) && k.release)
+				k.release(v->cfg);
+	}
 	free(v->cfg);
 	memset(v, 0, sizeof(*v));
 }

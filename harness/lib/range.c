@@ -38,6 +38,11 @@ const struct range ranges[R_N_RANGES] = {
 	[R_SHARDS] = { "shards", RANGE_COUNT, 1, 4096, 0, "4" },
 	[R_MAX_PARALLEL] = { "max_parallel", RANGE_COUNT, 1, 4096, 0, "16" },
 	[R_CALIB_HITS] = { "hits", RANGE_COUNT, 1, 1e9, 0, "1" },
+	/* perf's own limits: kernel.perf_event_max_sample_rate is checked
+	 * against the machine's value when the variant is checked */
+	[R_PERF_FREQUENCY] = { "frequency", RANGE_COUNT, 1, 1000000, 0, "999" },
+	[R_PERF_PERIOD] = { "period", RANGE_COUNT, 1, 1e9, 0, "10000" },
+	[R_PERF_MMAP_PAGES] = { "mmap_pages", RANGE_COUNT, 1, 1048576, 0, "128" },
 };
 
 int range_parse(const struct range *r, const char *text, double *out)

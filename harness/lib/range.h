@@ -39,6 +39,9 @@ enum range_id {
 	R_SHARDS,		/* engine: slurm: shards, run --shards */
 	R_MAX_PARALLEL,		/* engine: slurm: max_parallel */
 	R_CALIB_HITS,		/* a workload's calibration: hits */
+	R_PERF_FREQUENCY,	/* perf: record: frequency */
+	R_PERF_PERIOD,		/* perf: record: period */
+	R_PERF_MMAP_PAGES,	/* perf: record/trace: mmap_pages */
 	R_N_RANGES
 };
 
