@@ -3,7 +3,8 @@
  * teardown commands, a daemon, a background load, the `kernel:` block
  * (the running kernel's tracing state, through tracefs), and the `bpf:`
  * block it claims (bpftrace as a managed daemon, bpf.h; tracefs mounted
- * and kernel.bpf_stats_enabled set through the journal).
+ * and kernel.bpf_stats_enabled set through the journal), and the `lttng:`
+ * block's user-space tracing (a private LTTng session daemon, lttng.h).
  *
  * Kernel state.  check() finds out before the study starts whether this
  * machine can put itself in the variant: root, tracefs mountable, the tracer
@@ -28,6 +29,7 @@
  */
 #include "backend.h"
 #include "bpf.h"
+#include "lttng.h"
 #include "journal.h"
 #include "instrumentation/tracefs.h"
 #include "lib/util.h"
@@ -64,6 +66,7 @@ struct host_state {
 	size_t setup_done;	/* setup commands that succeeded */
 	struct daemon *daemon;
 	struct daemon *bpf;	/* the bpf: block's bpftrace */
+	struct lttng_host *lttng;	/* the lttng: block's session daemon (lttng.h) */
 	int bpf_mounted;	/* its enter() mounted tracefs */
 	struct background *background;
 	long bg_starts;		/* background load starts, over the whole study */
@@ -464,6 +467,8 @@ static int host_check(const struct variant *v, struct pos *at, char *why, size_t
 	}
 	if (v->kernel && kernel_check(v, why, len) < 0)
 		return -1;
+	if (v->lttng && lttng_host_check(v, backend_dry_run, why, len) < 0)
+		return -1;
 	if (v->cfg) {
 		*at = v->cfg_pos;
 		return bpf_check(v, why, len);
@@ -495,6 +500,9 @@ static int host_leave(struct backend_ctx *ctx)
 			ret = -1;
 		st->daemon = NULL;
 	}
+	if (st->lttng && lttng_host_stop(st->lttng) < 0)
+		ret = -1;
+	st->lttng = NULL;
 	if (st->bpf) {
 		char *log = xasprintf("%s/%s-bpf.log", ctx->logdir, v->name);
 		if (daemon_stop(st->bpf) < 0)
@@ -543,6 +551,19 @@ static int host_leave(struct backend_ctx *ctx)
 	return ret;
 }
 
+/* The lttng: block's session daemon (lttng.h), journaled. */
+static int lttng_enter(struct backend_ctx *ctx, struct host_state *st)
+{
+	char *log = log_path(ctx, "lttng");
+	int r = lttng_host_start(ctx->variant, ctx->envp, log, ctx->exp->timeout_s, &st->lttng);
+	free(log);
+	if (r == 0) {
+		struct argv_list a = { .v = (char *[]){ "lttng-sessiond", NULL }, .n = 1 };
+		journal_proc(ctx, lttng_host_pid(st->lttng), "lttng-sessiond", &a);
+	}
+	return r;
+}
+
 static int host_enter(struct backend_ctx *ctx)
 {
 	const struct variant *v = ctx->variant;
@@ -556,6 +577,8 @@ static int host_enter(struct backend_ctx *ctx)
 		}
 	}
 	if (v->cfg && bpf_enter(ctx, st) < 0)
+		goto fail;
+	if (v->lttng && lttng_enter(ctx, st) < 0)
 		goto fail;
 	for (size_t i = 0; i < v->n_setup; i++) {
 		if (run_cmd(ctx, &v->setup[i], "setup") < 0)
@@ -614,6 +637,7 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	struct ktrace_stats before, after;
 	struct host_state *st = ctx->priv;
 	struct bpf_stats bb, ba;
+	struct run_request lreq;
 	char why[512];
 	int have = 0, have_bpf = 0, r;
 
@@ -625,7 +649,14 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	}
 	if (st->bpf && bpf_read_stats(daemon_pid(st->bpf), &bb) == 0)
 		have_bpf = 1;
+	if (st->lttng) {	/* the workload finds the session daemon */
+		lreq = *req;
+		lreq.envp = lttng_host_env(st->lttng);
+		req = &lreq;
+	}
 	r = runner_run(req, res);
+	if (r == 0 && st->lttng)
+		lttng_host_account(st->lttng, res);
 	if (r == 0)
 		runner_add_cgroup_values(res);
 	if (r == 0 && have_bpf && bpf_read_stats(daemon_pid(st->bpf), &ba) == 0) {

@@ -38,6 +38,8 @@ enum range_id {
 	R_SLURM_TIME,		/* engine: slurm: time */
 	R_SHARDS,		/* engine: slurm: shards, run --shards */
 	R_MAX_PARALLEL,		/* engine: slurm: max_parallel */
+	R_LTTNG_SUBBUF_SIZE,	/* lttng: channel: subbuf_size (variant) */
+	R_LTTNG_SUBBUF_COUNT,	/* lttng: channel: subbuf_count (variant) */
 	R_N_RANGES
 };
 
