@@ -752,6 +752,10 @@ static const struct range_site {
 	{ R_SHARDS, STUDY("engine: {slurm: {shards: %s}}\n", "", ""), { NULL } },
 	{ R_SHARDS, NULL, { "run", "--slurm", "--shards", "%s", "--dry-run", "e.yaml" } },
 	{ R_MAX_PARALLEL, STUDY("engine: {slurm: {max_parallel: %s}}\n", "", ""), { NULL } },
+	{ R_LTTNG_SUBBUF_SIZE, STUDY("", ", lttng: {userspace: ['a:*'], channel: {subbuf_size: %s}}",
+				     ""), { NULL } },
+	{ R_LTTNG_SUBBUF_COUNT, STUDY("", ", lttng: {userspace: ['a:*'], channel: {subbuf_count: %s}}",
+				      ""), { NULL } },
 };
 
 /* Values just outside r (and absurd ones), in r's grammar; NULL-ended. */
