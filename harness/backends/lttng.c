@@ -34,7 +34,7 @@
 #define CMD_TIMEOUT_S 120.0
 
 struct lttng_host {
-	char *dir;		/* /tmp/perturb-lttng-XXXXXX */
+	char *dir;		/* /tmp/perturb-lttng-PID-XXXXXX */
 	int lock_fd;
 	struct daemon *d;
 	int created;		/* the session exists */
@@ -203,6 +203,27 @@ char *lttng_wrapper_path(const char *name)
 			free(p);
 	}
 	return found;
+}
+
+/*
+ * The folders of sessions whose perturb is gone (killed: `perturb restore`
+ * stops their daemon, but knows nothing of the folder), removed under the
+ * lock, so that no live session's folder is touched.  The folder's name
+ * holds its perturb's pid: /tmp/perturb-lttng-PID-XXXXXX.
+ */
+static void remove_stale(void)
+{
+	glob_t g;
+
+	if (glob("/tmp/perturb-lttng-[0-9]*-*", GLOB_ONLYDIR, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		long pid = strtol(g.gl_pathv[i] + strlen("/tmp/perturb-lttng-"), NULL, 10);
+		if (pid > 0 && pid != getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
+		    remove_tree(g.gl_pathv[i]) == 0)
+			note("removed '%s', left by a perturb that was killed", g.gl_pathv[i]);
+	}
+	globfree(&g);
 }
 
 /* ---- what the host can do ---- */
@@ -431,7 +452,7 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 {
 	const struct lttng_spec *l = v->lttng;
 	struct lttng_host *h = xcalloc(1, sizeof(*h));
-	char tmpl[] = "/tmp/perturb-lttng-XXXXXX", *p, **argv;
+	char tmpl[64], *p, **argv;
 	const char *sub[] = { "run", "home", "home/.lttng", "load" };
 	regex_t re;
 	int r;
@@ -440,6 +461,8 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 	h->lock_fd = -1;
 	if ((h->lock_fd = perturb_cache_lock(LOCK_PATH, "running an LTTng session")) < 0)
 		goto fail;
+	remove_stale();
+	snprintf(tmpl, sizeof(tmpl), "/tmp/perturb-lttng-%d-XXXXXX", (int)getpid());
 	if (!mkdtemp(tmpl)) {
 		error("lttng: cannot make a folder in /tmp: %s", strerror(errno));
 		goto fail;

@@ -5,7 +5,7 @@
  *
  * The daemon.  lttng-sessiond runs as perturb's daemon (core/proc.h) in a
  * private mount namespace whose /run is a folder of perturb's
- * (/tmp/perturb-lttng-XXXXXX/run) and whose /dev/shm is a tmpfs of its
+ * (/tmp/perturb-lttng-PID-XXXXXX/run) and whose /dev/shm is a tmpfs of its
  * own: as root it puts its sockets, lock and pid files in /run/lttng,
  * which is then never the system's, so it neither meets a system session
  * daemon nor leaves anything there.  Its application socket is
