@@ -73,6 +73,10 @@ static int run_in(const char *run, char *const *argv, char *const *envp, char **
 	}
 	if (!pid) {
 		int fd = open("/dev/null", O_RDONLY);
+		sigset_t none;
+		/* perturb blocks its stop signals outside its waits: not the child */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (fd >= 0)
 			dup2(fd, 0);
 		dup2(p[1], 1);
