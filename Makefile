@@ -1,7 +1,8 @@
 # perturb - build settings
 #
 #   make                 build build/perturb (and build/libperturb.a) and the
-#                        micro-benchmarks build/perturb-micro (+ -static)
+#                        micro-benchmarks build/perturb-micro (+ -static, and
+#                        perturb-micro-ust.so with liblttng-ust-dev)
 #   make test | check    build and run the Criterion test suite
 #   make golden          rewrite the golden outputs (tests/golden/STUDY.*) from
 #                        the stored studies tests/golden/STUDY.sql after a
