@@ -1,7 +1,8 @@
 # perturb - build settings
 #
 #   make                 build build/perturb (and build/libperturb.a) and the
-#                        micro-benchmarks build/perturb-micro (+ -static)
+#                        micro-benchmarks build/perturb-micro (+ -static, and
+#                        perturb-micro-ust.so with liblttng-ust-dev)
 #   make test | check    build and run the Criterion test suite
 #   make golden          rewrite the golden outputs (tests/golden/STUDY.*) from
 #                        the stored studies tests/golden/STUDY.sql after a
@@ -48,8 +49,8 @@ EXPERIMENT ?= experiments.yaml
 # docs/report-schema.json.)
 DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
 	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev zlib1g-dev \
-	nettle-dev libjansson-dev python3-jsonschema
-DEB_RUN := bzip2 strace bpftrace xz-utils gzip zstd rt-tests sysbench linux-perf qemu-system-x86 busybox-static
+	nettle-dev libjansson-dev python3-jsonschema liblttng-ust-dev
+DEB_RUN := bzip2 strace bpftrace lttng-tools babeltrace2 xz-utils gzip zstd rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,
 # the kernels tests): Debian's kernel source and the tools to build it.
@@ -131,8 +132,12 @@ DEPS += $(MICRO_OBJ:.o=.d)
 $(B)/perturb-micro: $(MICRO_OBJ)
 	$(QUIET_LINK)$(CC) $(LDFLAGS) -o $@ $^
 
+# (glibc's warning about the lttng-ust flavour's dlopen() is dropped: a
+# static perturb-micro says so when that flavour cannot load its library)
 $(B)/perturb-micro-static: $(MICRO_OBJ)
-	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^
+	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^ 2>$@.err; r=$$?; \
+		grep -v "in function .ust_loop.:$$\|Using 'dlopen' in statically" $@.err >&2; \
+		rm -f $@.err; exit $$r
 
 # The qemu backend's guest agent: /init of the guests' initramfs (static),
 # with the host's tracefs code (a kernel: block is applied in the guest)
@@ -150,6 +155,20 @@ $(B)/perturb-guest-agent: $(AGENT_SRC) harness/backends/proto.h instrumentation/
 		$(CFLAGS) $(LDFLAGS) -static -o $@ $(AGENT_SRC) -ltracefs -ltraceevent -lz -lm \
 		2>$@.err; r=$$?; grep -v "in function .load_plugin.:$$\|Using 'dlopen' in statically" \
 		$@.err >&2; rm -f $@.err; exit $$r
+
+# The lttng-ust flavour of the marker micros (PERTURB_MARKER=lttng-ust):
+# perturb-micro-ust.so, which perturb-micro loads for that flavour only
+# (workloads/micro/ust/ust.c), built where liblttng-ust-dev is installed.
+HAVE_LTTNG_UST := $(shell printf '\043include <lttng/tracepoint.h>\nint main(void){return 0;}\n' | \
+	$(CC) -x c -o /dev/null - -llttng-ust >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_LTTNG_UST),1)
+MICRO_BINS += $(B)/perturb-micro-ust.so
+endif
+$(B)/perturb-micro-ust.so: workloads/micro/ust/ust.c workloads/micro/ust/perturb_micro_tp.h \
+		workloads/micro/marker_loops.h workloads/micro/micro.h
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) -std=gnu11 -Wall $(CFLAGS) -fPIC -shared -Iworkloads/micro/ust \
+		$(LDFLAGS) -o $@ $< -llttng-ust
 # ---- end of perturb-micro ----
 
 # ---- markers: user-space markers (instrumentation/markers.[ch]) ----

@@ -756,6 +756,10 @@ static const struct range_site {
 	{ R_PERF_FREQUENCY, STUDY("", ", perf: {record: {frequency: %s}}", ""), { NULL } },
 	{ R_PERF_PERIOD, STUDY("", ", perf: {record: {period: %s}}", ""), { NULL } },
 	{ R_PERF_MMAP_PAGES, STUDY("", ", perf: {record: {mmap_pages: %s}}", ""), { NULL } },
+	{ R_LTTNG_SUBBUF_SIZE, STUDY("", ", lttng: {userspace: ['a:*'], channel: {subbuf_size: %s}}",
+				     ""), { NULL } },
+	{ R_LTTNG_SUBBUF_COUNT, STUDY("", ", lttng: {userspace: ['a:*'], channel: {subbuf_count: %s}}",
+				      ""), { NULL } },
 };
 
 /* Values just outside r (and absurd ones), in r's grammar; NULL-ended. */

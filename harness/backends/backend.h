@@ -8,7 +8,7 @@
  * backend's key by the default backend, the table's first row (host, which
  * claims `bpf:`; its variants without one have cfg NULL).  Two backends' keys in one variant is an error.  The common
  * keys (name, description, env, wrap, setup, teardown, daemon,
- * daemon_ready, background, kernel:) are read by the loader for every
+ * daemon_ready, background, kernel:, lttng:) are read by the loader for every
  * variant; a backend refuses in check() those it cannot honour.
  *
  * The block.  The loader (engine/config.c) allocates cfg_size zeroed bytes

@@ -5,6 +5,8 @@
  * block it claims (bpftrace as a managed daemon, bpf.h; tracefs mounted
  * and kernel.bpf_stats_enabled set through the journal) and the `perf:`
  * block (perf record or perf trace as a managed daemon, perf_tracer.h).
+ * and kernel.bpf_stats_enabled set through the journal), and the `lttng:`
+ * block's user-space tracing (a private LTTng session daemon, lttng.h).
  *
  * Kernel state.  check() finds out before the study starts whether this
  * machine can put itself in the variant: root, tracefs mountable, the tracer
@@ -30,6 +32,7 @@
 #include "backend.h"
 #include "bpf.h"
 #include "perf_tracer.h"
+#include "lttng.h"
 #include "journal.h"
 #include "instrumentation/tracefs.h"
 #include "lib/util.h"
@@ -67,6 +70,7 @@ struct host_state {
 	struct daemon *daemon;
 	struct daemon *bpf;	/* the bpf: block's bpftrace */
 	struct perf_tracer *perf;	/* the perf: block's perf */
+	struct lttng_host *lttng;	/* the lttng: block's session daemon (lttng.h) */
 	int bpf_mounted;	/* its enter() mounted tracefs */
 	struct background *background;
 	long bg_starts;		/* background load starts, over the whole study */
@@ -500,6 +504,8 @@ static int host_check(const struct variant *v, struct pos *at, char *why, size_t
 	}
 	if (v->kernel && kernel_check(v, why, len) < 0)
 		return -1;
+	if (v->lttng && lttng_host_check(v, backend_dry_run, why, len) < 0)
+		return -1;
 	if (v->cfg) {
 		*at = v->cfg_pos;
 		return is_perf(v) ? perf_tracer_check_variant(v, why, len) : bpf_check(v, why, len);
@@ -536,6 +542,9 @@ static int host_leave(struct backend_ctx *ctx)
 			ret = -1;
 		st->perf = NULL;
 	}
+	if (st->lttng && lttng_host_stop(st->lttng) < 0)
+		ret = -1;
+	st->lttng = NULL;
 	if (st->bpf) {
 		char *log = xasprintf("%s/%s-bpf.log", ctx->logdir, v->name);
 		if (daemon_stop(st->bpf) < 0)
@@ -584,6 +593,19 @@ static int host_leave(struct backend_ctx *ctx)
 	return ret;
 }
 
+/* The lttng: block's session daemon (lttng.h), journaled. */
+static int lttng_enter(struct backend_ctx *ctx, struct host_state *st)
+{
+	char *log = log_path(ctx, "lttng");
+	int r = lttng_host_start(ctx->variant, ctx->envp, log, ctx->exp->timeout_s, &st->lttng);
+	free(log);
+	if (r == 0) {
+		struct argv_list a = { .v = (char *[]){ "lttng-sessiond", NULL }, .n = 1 };
+		journal_proc(ctx, lttng_host_pid(st->lttng), "lttng-sessiond", &a);
+	}
+	return r;
+}
+
 static int host_enter(struct backend_ctx *ctx)
 {
 	const struct variant *v = ctx->variant;
@@ -597,6 +619,8 @@ static int host_enter(struct backend_ctx *ctx)
 		}
 	}
 	if (v->cfg && (is_perf(v) ? perf_enter(ctx, st) : bpf_enter(ctx, st)) < 0)
+		goto fail;
+	if (v->lttng && lttng_enter(ctx, st) < 0)
 		goto fail;
 	for (size_t i = 0; i < v->n_setup; i++) {
 		if (run_cmd(ctx, &v->setup[i], "setup") < 0)
@@ -657,6 +681,7 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	struct host_state *st = ctx->priv;
 	struct bpf_stats bb, ba;
 	struct perf_counts pc;
+	struct run_request lreq;
 	char why[512];
 	int have = 0, have_bpf = 0, have_perf = 0, r;
 
@@ -670,7 +695,14 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 		have_bpf = 1;
 	if (st->perf && perf_tracer_mark(st->perf) == 0)
 		have_perf = 1;
+	if (st->lttng) {	/* the workload finds the session daemon */
+		lreq = *req;
+		lreq.envp = lttng_host_env(st->lttng);
+		req = &lreq;
+	}
 	r = runner_run(req, res);
+	if (r == 0 && st->lttng)
+		lttng_host_account(st->lttng, res);
 	if (r == 0)
 		runner_add_cgroup_values(res);
 	if (r == 0 && have_bpf && bpf_read_stats(daemon_pid(st->bpf), &ba) == 0) {

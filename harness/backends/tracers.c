@@ -68,11 +68,37 @@ static int perf_attach(const struct variant *v, char *buf, size_t len)
 	return 1;
 }
 
+/* lttng: its kernel events, else its user-space events and preloads. */
+static int lttng_attach(const struct variant *v, char *buf, size_t len)
+{
+	const struct lttng_spec *l = v->lttng;
+	char *const *names;
+	size_t n, at;
+
+	if (!l)
+		return 0;
+	if (l->n_kernel) {
+		names = l->kernel, n = l->n_kernel;
+		at = (size_t)snprintf(buf, len, "kernel (");
+	} else {
+		names = l->user, n = l->n_user;
+		at = (size_t)snprintf(buf, len, "user space (");
+	}
+	for (size_t i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", names[i]);
+	for (size_t i = 0; !l->n_kernel && i < l->n_preload && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s wrapper", i || n ? ", " : "",
+				       l->preload[i]);
+	if (at < len)
+		snprintf(buf + at, len - at, ")");
+	return 1;
+}
+
 const struct tracer_kind tracers[] = {
 	{ "ftrace", "trace_events", ftrace_attach },
 	{ "bpf", "bpf_runs", bpf_attach },
 	{ "perf", "perf_events", perf_attach },
-	{ "lttng", "lttng_events", NULL },
+	{ "lttng", "lttng_events", lttng_attach },
 };
 const size_t n_tracers = ARRAY_SIZE(tracers);
 

@@ -125,7 +125,7 @@ static int get_name(struct ctx *c, const struct ynode *map, const char *what, ch
 /* Every variant's keys; each backend's key follows (backends/backend.h). */
 static const char *const common_keys[] = {
 	"name", "description", "env", "wrap", "cmd", "setup", "teardown", "daemon",
-	"daemon_ready", "background", "kernel", "matrix", NULL
+	"daemon_ready", "background", "kernel", "lttng", "matrix", NULL
 };
 static const char *const kernel_keys[] = {
 	"tracer", "events", "tracing_on", "buffer_size_kb", "functions", "options", NULL
@@ -184,6 +184,130 @@ static int parse_kernel(struct ctx *c, const struct ynode *n, struct variant *va
 	if ((v = yn_get(n, "options")) && yn_want_strv(&c->y, v, "options", 0, &k->options, &k->n_options))
 		return -1;
 	return 0;
+}
+
+/* ---- lttng: (docs/experiment.md, "lttng") ---- */
+
+static const char *const lttng_keys[] = { "kernel", "userspace", "preload", "channel", NULL };
+static const char *const lttng_channel_keys[] = { "subbuf_size", "subbuf_count", "mode", NULL };
+static const char *const lttng_preloads[] = { "libc", "pthread", "dl", NULL };
+static const char *const lttng_modes[] = { "discard", "overwrite", NULL };
+
+/* A name LTTng takes: letters, digits, _ (and * when glob). */
+static int lttng_name_ok(const char *s, int glob)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || (glob && *s == '*')))
+			return 0;
+	return 1;
+}
+
+/* A kernel event: a tracepoint (globs allowed), syscall:NAME or syscalls. */
+static int lttng_kernel_event(struct ctx *c, const struct ynode *it, const char *e)
+{
+	static const char *const prefixes[] = { "syscall", "syscalls", NULL };
+	const char *colon = strchr(e, ':'), *dym;
+
+	if (!strcmp(e, "syscalls") || (colon && !strncmp(e, "syscall:", 8) &&
+					lttng_name_ok(colon + 1, 0)) ||
+	    (!colon && lttng_name_ok(e, 1)))
+		return 0;
+	if (colon) {
+		char *pre = xstrndup(e, (size_t)(colon - e));
+		dym = strcmp(pre, "syscall") ? did_you_mean(pre, prefixes) : NULL;
+		free(pre);
+		if (dym)
+			return yn_fail(&c->y, it, "lttng: kernel event '%s': did you mean "
+				       "'syscall:%s'?", e, colon + 1);
+	}
+	return yn_fail(&c->y, it, "lttng: kernel event '%s' must be a tracepoint name (like "
+		       "sched_switch, globs allowed), 'syscall:NAME' or 'syscalls'", e);
+}
+
+static int parse_lttng_channel(struct ctx *c, const struct ynode *n, struct lttng_spec *l)
+{
+	const struct ynode *v;
+	double x;
+	int mode;
+
+	if (yn_want_map(&c->y, n, "channel") ||
+	    yn_check_keys(&c->y, n, "channel", lttng_channel_keys))
+		return -1;
+	if ((v = yn_get(n, "subbuf_size"))) {
+		if (yn_want_range(&c->y, v, "subbuf_size", R_LTTNG_SUBBUF_SIZE, &x))
+			return -1;
+		l->subbuf_size = (unsigned long)x;
+		if (l->subbuf_size & (l->subbuf_size - 1))
+			return yn_fail(&c->y, v, "'subbuf_size' must be a power of two, like 256K, "
+				       "got '%s'", v->str);
+	}
+	if ((v = yn_get(n, "subbuf_count"))) {
+		if (yn_want_range(&c->y, v, "subbuf_count", R_LTTNG_SUBBUF_COUNT, &x))
+			return -1;
+		l->subbuf_count = (unsigned)x;
+		if (l->subbuf_count & (l->subbuf_count - 1))
+			return yn_fail(&c->y, v, "'subbuf_count' must be a power of two, like 4, "
+				       "got '%s'", v->str);
+	}
+	if ((v = yn_get(n, "mode"))) {
+		if (yn_want_enum(&c->y, v, "mode", lttng_modes, &mode))
+			return -1;
+		l->overwrite = mode == 1;
+	}
+	return 0;
+}
+
+static int parse_lttng(struct ctx *c, const struct ynode *n, struct variant *var)
+{
+	const struct ynode *v;
+	struct lttng_spec *l;
+
+	if (yn_want_map(&c->y, n, "lttng") || yn_check_keys(&c->y, n, "lttng", lttng_keys))
+		return -1;
+	l = var->lttng = xcalloc(1, sizeof(*l));
+	if ((v = yn_get(n, "kernel"))) {
+		if (yn_want_strv(&c->y, v, "kernel", 1, &l->kernel, &l->n_kernel))
+			return -1;
+		for (size_t i = 0; i < l->n_kernel; i++)
+			if (lttng_kernel_event(c, v->kids[i], l->kernel[i]))
+				return -1;
+	}
+	if ((v = yn_get(n, "userspace"))) {
+		if (yn_want_strv(&c->y, v, "userspace", 1, &l->user, &l->n_user))
+			return -1;
+		for (size_t i = 0; i < l->n_user; i++)
+			if (!*l->user[i] || strpbrk(l->user[i], " \t\n,"))
+				return yn_fail(&c->y, v->kids[i], "lttng: userspace pattern '%s' must be "
+					       "one event pattern, like 'provider:*' (no spaces or "
+					       "commas)", l->user[i]);
+	}
+	if ((v = yn_get(n, "preload"))) {
+		if (yn_want_strv(&c->y, v, "preload", 1, &l->preload, &l->n_preload))
+			return -1;
+		for (size_t i = 0; i < l->n_preload; i++) {
+			int k;
+			if (yn_want_enum(&c->y, v->kids[i], "preload", lttng_preloads, &k))
+				return -1;
+		}
+	}
+	if ((v = yn_get(n, "channel")) && parse_lttng_channel(c, v, l))
+		return -1;
+	if (!l->n_kernel && !l->n_user && !l->n_preload)
+		return yn_fail(&c->y, n, "lttng: needs events: 'kernel', 'userspace' or 'preload'");
+	return 0;
+}
+
+static void lttng_spec_free(struct lttng_spec *l)
+{
+	if (!l)
+		return;
+	yn_strv_free(l->kernel, l->n_kernel);
+	yn_strv_free(l->user, l->n_user);
+	yn_strv_free(l->preload, l->n_preload);
+	free(l);
 }
 
 /* daemon_ready: a delay, or a regex the daemon's output must match. */
@@ -300,6 +424,8 @@ static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v
 		return -1;
 	if ((x = yn_get(n, "kernel")) && parse_kernel(c, x, v))
 		return -1;
+	if ((x = yn_get(n, "lttng")) && parse_lttng(c, x, v))
+		return -1;
 	/* kernel: with boot: is the tracing state set inside the guest */
 	if (parse_backend(c, n, v))
 		return -1;
@@ -338,6 +464,7 @@ static void variant_release(struct variant *v)
 			if (!strcmp(k.key, v->cfg_key) && k.release)
 				k.release(v->cfg);
 	}
+	lttng_spec_free(v->lttng);
 	free(v->cfg);
 	memset(v, 0, sizeof(*v));
 }

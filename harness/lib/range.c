@@ -18,7 +18,8 @@
  * The bounds: a week for any duration (a run, a time-out, a study's
  * --max-time); a million runs per (variant, workload), which already
  * takes days at a millisecond a run and keeps a plan within memory; CPU
- * numbers within glibc's cpu_set_t; what QEMU and the tracefs take.
+ * numbers within glibc's cpu_set_t; what QEMU, the tracefs and an LTTng
+ * channel (a sub-buffer of a page at least) take.
  */
 const struct range ranges[R_N_RANGES] = {
 	[R_REPETITIONS] = { "repetitions", RANGE_COUNT, 1, 1000000, 0, "30" },
@@ -43,6 +44,8 @@ const struct range ranges[R_N_RANGES] = {
 	[R_PERF_FREQUENCY] = { "frequency", RANGE_COUNT, 1, 1000000, 0, "999" },
 	[R_PERF_PERIOD] = { "period", RANGE_COUNT, 1, 1e9, 0, "10000" },
 	[R_PERF_MMAP_PAGES] = { "mmap_pages", RANGE_COUNT, 1, 1048576, 0, "128" },
+	[R_LTTNG_SUBBUF_SIZE] = { "subbuf_size", RANGE_SIZE, 4 * KIB, 1 * GIB, 0, "256K" },
+	[R_LTTNG_SUBBUF_COUNT] = { "subbuf_count", RANGE_COUNT, 1, 1 * MIB, 0, "4" },
 };
 
 int range_parse(const struct range *r, const char *text, double *out)

@@ -42,6 +42,8 @@ enum range_id {
 	R_PERF_FREQUENCY,	/* perf: record: frequency */
 	R_PERF_PERIOD,		/* perf: record: period */
 	R_PERF_MMAP_PAGES,	/* perf: record/trace: mmap_pages */
+	R_LTTNG_SUBBUF_SIZE,	/* lttng: channel: subbuf_size (variant) */
+	R_LTTNG_SUBBUF_COUNT,	/* lttng: channel: subbuf_count (variant) */
 	R_N_RANGES
 };
 

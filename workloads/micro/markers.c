@@ -5,8 +5,16 @@
  *
  * Each loop is compiled once per flavour (MARKER_LOOPS below); the
  * environment picks one when the micro is set up:
- *   PERTURB_MARKER=none|nop|jump-generic|jump-optimized|static-key
+ *   PERTURB_MARKER=none|nop|jump-generic|jump-optimized|static-key|lttng-ust
  *                            the flavour (default none: the bare loop);
+ *                            lttng-ust: an lttng-ust tracepoint of the
+ *                            provider perturb_micro (events
+ *                            perturb_micro:marker_empty_loop and
+ *                            perturb_micro:marker_memcpy_4096), from
+ *                            perturb-micro-ust.so next to perturb-micro
+ *                            (ust/ust.c), recording when an LTTng session
+ *                            enables it (the lttng: block) - the
+ *                            PERTURB_MARKER_ENABLED switch is not its;
  *   PERTURB_MARKER_ENABLED=1 switch the sites on: every iteration records
  *                            an event into the thread's ring buffer.
  *
@@ -19,35 +27,22 @@
  * is dropped): the result is the cost of recording and consuming an event.
  */
 #include "micro.h"
+#include "marker_loops.h"
 #include "instrumentation/markers.h"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define EMPTY_LOOPS 1024	/* iterations per op() */
-#define MEMCPY_LOOPS 16
-
-static char src[4096] __attribute__((aligned(64)));
-static char dst[4096] __attribute__((aligned(64)));
+#include <sys/auxv.h>
 
 typedef void (*loop_fn)(void);
 
-#define MARKER_LOOPS(sfx, FL)						\
-static __attribute__((noinline)) void empty_##sfx(void)		\
-{									\
-	for (long i = 0; i < EMPTY_LOOPS; i++) {			\
-		PERTURB_MARKER_##FL("marker_empty_loop", "i %ld", i);	\
-		__asm__ __volatile__("" : : : "memory");		\
-	}								\
-}									\
-static __attribute__((noinline)) void memcpy_##sfx(void)		\
-{									\
-	for (long i = 0; i < MEMCPY_LOOPS; i++) {			\
-		PERTURB_MARKER_##FL("marker_memcpy_4096", "i %ld", i);	\
-		memcpy(dst, src, sizeof(dst));				\
-		micro_consume(dst);					\
-	}								\
-}
+#define MARK_NONE(ev, i) PERTURB_MARKER_NONE(#ev, "i %ld", i)
+#define MARK_NOP(ev, i) PERTURB_MARKER_NOP(#ev, "i %ld", i)
+#define MARK_JUMP_GENERIC(ev, i) PERTURB_MARKER_JUMP_GENERIC(#ev, "i %ld", i)
+#define MARK_JUMP_OPTIMIZED(ev, i) PERTURB_MARKER_JUMP_OPTIMIZED(#ev, "i %ld", i)
+#define MARK_STATIC_KEY(ev, i) PERTURB_MARKER_STATIC_KEY(#ev, "i %ld", i)
 
 MARKER_LOOPS(none, NONE)
 MARKER_LOOPS(nop, NOP)
@@ -64,7 +59,36 @@ static const struct {
 	{ "jump-generic", empty_jump_generic, memcpy_jump_generic },
 	{ "jump-optimized", empty_jump_optimized, memcpy_jump_optimized },
 	{ "static-key", empty_static_key, memcpy_static_key },
+	{ "lttng-ust", NULL, NULL },	/* from perturb-micro-ust.so: ust_loop() */
 };
+
+
+/* The lttng-ust flavour's loop: perturb-micro-ust.so next to self_exe,
+ * loaded now (liblttng-ust registers with a session daemon, if one runs,
+ * before dlopen() returns). */
+static int ust_loop(const char *self_exe, int memcpy_loop, loop_fn *out)
+{
+	const struct perturb_micro_ust *u;
+	char path[PATH_MAX];
+	const char *slash = strrchr(self_exe, '/');
+	void *lib;
+
+	/* no program interpreter: static, and a static glibc cannot load a
+	 * library that needs libc.so */
+	if (!getauxval(AT_BASE))
+		return micro_error("PERTURB_MARKER=lttng-ust: a static perturb-micro cannot "
+				   "load perturb-micro-ust.so (run perturb-micro)");
+	snprintf(path, sizeof(path), "%.*s/perturb-micro-ust.so",
+		 slash ? (int)(slash - self_exe) : 1, slash ? self_exe : ".");
+	if (!(lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+		return micro_error("PERTURB_MARKER=lttng-ust: %s (built where liblttng-ust-dev "
+				   "is installed)", dlerror());
+	if (!(u = dlsym(lib, "perturb_micro_ust")))
+		return micro_error("PERTURB_MARKER=lttng-ust: %s", dlerror());
+	u->init();
+	*out = memcpy_loop ? u->memcpy : u->empty;
+	return 0;
+}
 
 struct marker_state {
 	loop_fn loop;
@@ -92,12 +116,14 @@ static int setup(struct micro_ctx *m, int memcpy_loop)
 			break;
 	if (i == sizeof(flavours) / sizeof(flavours[0]))
 		return micro_error("PERTURB_MARKER='%s' is not one of none, nop, jump-generic, "
-				   "jump-optimized, static-key", fl);
+				   "jump-optimized, static-key, lttng-ust", fl);
 	if (!(s = calloc(1, sizeof(*s))))
 		return micro_error("out of memory");
 	m->priv = s;
 	s->loop = memcpy_loop ? flavours[i].memcpy : flavours[i].empty;
-	memset(src, 0x5a, sizeof(src));
+	marker_loops_init();
+	if (!s->loop)
+		return ust_loop(m->self_exe, memcpy_loop, &s->loop);
 	s->enabled = on && !strcmp(on, "1");
 	if (s->enabled) {
 		markers_set_capacity(2 * EMPTY_LOOPS);

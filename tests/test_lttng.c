@@ -1,0 +1,288 @@
+/*
+ * test_lttng.c - the lttng: block on the host (backends/lttng.c): real
+ * LTTng session daemons, started and stopped by the perturb these tests
+ * run, and what they must leave behind: nothing (no daemon, no folder in
+ * /tmp, no /run/lttng, no liblttng-ust wait file in /dev/shm that was not
+ * there before).  Whatever a test leaves is killed and removed by the
+ * suite's fini.  The tests that look at /dev/shm hold the lock perturb
+ * takes for an LTTng session, so that two of them never see each other's
+ * files.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backends/lttng.h"
+#include "lib/util.h"
+#include "testlib.h"
+
+#define LTTNG_LOCK "/run/perturb-lttng.lock"
+
+static char *dir, *db;
+
+static void setup(void)
+{
+	dir = tl_tmpdir();
+	db = xasprintf("%s/r.db", dir);
+}
+
+/* The session daemons of perturb's (their application socket is in a
+ * /tmp/perturb-lttng-* folder); kill them when kill_them.  Their number. */
+static int perturb_sessionds(int kill_them)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char *path, *cmd;
+		size_t len;
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		path = xasprintf("/proc/%s/cmdline", e->d_name);
+		cmd = read_file(path, &len);
+		free(path);
+		if (!cmd)
+			continue;
+		/* argv: NUL-separated; the daemon is argv[0], its socket an argument */
+		if (strstr(cmd, "lttng-sessiond") && len > strlen(cmd)) {
+			for (size_t i = 0; i + 1 < len; i++)
+				if (!cmd[i])
+					cmd[i] = ' ';
+			if (strstr(cmd, "--apps-sock=/tmp/perturb-lttng-") &&
+			    !strncmp(cmd, "lttng-sessiond", 14)) {
+				n++;
+				if (kill_them)
+					kill(atoi(e->d_name), SIGKILL);
+			}
+		}
+		free(cmd);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static size_t count_glob(const char *pat)
+{
+	glob_t g;
+	size_t n = glob(pat, 0, NULL, &g) == 0 ? g.gl_pathc : 0;
+	globfree(&g);
+	return n;
+}
+
+static void lttng_lock(void);
+static void lttng_unlock(void);
+
+/* Under the lock no session is running (each holds it): a daemon of
+ * perturb's found then was left behind, and is killed. */
+static void teardown(void)
+{
+	lttng_lock();
+	perturb_sessionds(1);
+	lttng_unlock();
+	tl_rmtree(dir);
+	free(dir);
+	free(db);
+}
+
+TestSuite(lttng, .init = setup, .fini = teardown, .timeout = 300);
+
+static void skip_unless_lttng(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("the lttng: block needs root");
+	if (!program_exists("lttng-sessiond") || !program_exists("lttng"))
+		cr_skip_test("lttng-tools is not installed (make deps)");
+}
+
+/* The lock perturb takes for an LTTng session, waited for (once: a test
+ * that failed holding it still holds it in its fini). */
+static int lock_fd = -1;
+
+static void lttng_lock(void)
+{
+	if (lock_fd >= 0)
+		return;
+	lock_fd = open(LTTNG_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lock_fd >= 0)
+		flock(lock_fd, LOCK_EX);
+}
+
+static void lttng_unlock(void)
+{
+	if (lock_fd >= 0)
+		close(lock_fd);
+	lock_fd = -1;
+}
+
+Test(lttng, kernel_events_are_refused_on_this_host_with_the_reason)
+{
+	char why[512], *path = xasprintf("%s/e.yaml", dir), *want;
+	struct cli_result r;
+
+	skip_unless_lttng();
+	if (!lttng_kernel_unavailable(why, sizeof(why)))
+		cr_skip_test("this host's kernel can load lttng-modules: nothing refused");
+	tl_write(dir, "e.yaml",
+		 "name: k\nrepetitions: 1\nwarmup: 0\n"
+		 "variants:\n  - name: base\n  - name: k\n"
+		 "    lttng: {kernel: [sched_switch, 'syscall:getppid']}\n"
+		 "workloads:\n  - {name: w, cmd: [\"true\"]}\n");
+	cli_run(dir, &r, "run", path, "--db", db, "-q", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	want = xasprintf("e.yaml:6:5: variant 'k': lttng: kernel events are unavailable on this "
+			 "host: %s", why);
+	cr_assert(strstr(r.err, want), "want '%s' in: %s", want, r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", path, "--db", db, "-q", "--skip-unavailable", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM plan WHERE variant = 'k'"), 0);
+	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM results WHERE status = 'ok'"), 1);
+	cli_result_release(&r);
+	free(want);
+	free(path);
+}
+
+Test(lttng, a_dry_run_starts_no_session_daemon)
+{
+	char *path = xasprintf("%s/e.yaml", dir);
+	struct cli_result r;
+	size_t before;
+
+	skip_unless_lttng();
+	lttng_lock();	/* no other test's session folder comes or goes */
+	before = count_glob("/tmp/perturb-lttng-*");
+	tl_write(dir, "e.yaml",
+		 "name: d\nrepetitions: 1\n"
+		 "variants:\n  - name: base\n  - name: u\n"
+		 "    lttng: {userspace: ['perturb_micro:*'], preload: [libc]}\n"
+		 "workloads:\n  - {name: w, cmd: [\"true\"]}\n");
+	cli_run(dir, &r, "run", path, "--db", db, "--dry-run", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'u': dry run: the lttng: block's programs were checked; "
+			  "its session daemon was not started"), "%s", r.err);
+	cr_assert_eq(count_glob("/tmp/perturb-lttng-*"), before, "a dry run made a session folder");
+	lttng_unlock();
+	cr_assert_not(tl_exists(db), "a dry run wrote the database");
+	cli_result_release(&r);
+	free(path);
+}
+
+/*
+ * marker-empty-loop with --samples 2 --iterations 10 hits its tracepoint
+ * 2 x 10 x 1024 times a run: every run (the warm-up too) must record
+ * exactly that many, none discarded; the libc wrapper gives events too.
+ */
+Test(lttng, a_ust_study_records_each_runs_events_and_leaves_nothing)
+{
+	const char *micro = getenv("PERTURB_MICRO");
+	char *path = xasprintf("%s/e.yaml", dir), *mdir = dir_name(micro ? micro : "./x");
+	char *ust = xasprintf("%s/perturb-micro-ust.so", mdir);
+	size_t tmp_before = count_glob("/tmp/perturb-lttng-*");
+	int run_before = tl_exists("/run/lttng"), shm_before;
+	struct cli_result r;
+
+	skip_unless_lttng();
+	if (!program_exists("babeltrace2"))
+		cr_skip_test("babeltrace2 is not installed (make deps): lttng_events is not counted");
+	if (!tl_exists(ust))
+		cr_skip_test("%s was not built (liblttng-ust-dev missing)", ust);
+	lttng_lock();
+	shm_before = (int)count_glob("/dev/shm/lttng-ust-wait-*");
+	lttng_unlock();
+	tl_write(dir, "e.yaml",
+		 "name: u\nrepetitions: 2\nwarmup: 1\n"
+		 "variants:\n"
+		 "  - name: base\n"
+		 "  - name: ust\n"
+		 "    env: {PERTURB_MARKER: lttng-ust}\n"
+		 "    lttng:\n"
+		 "      userspace: ['perturb_micro:*']\n"
+		 "      channel: {subbuf_size: 1M, subbuf_count: 8}\n"
+		 "  - name: libc\n"
+		 "    lttng: {preload: [libc]}\n"
+		 "workloads:\n"
+		 "  - name: m\n"
+		 "    kind: micro\n"
+		 "    cmd: [\"{micro}\", marker-empty-loop, --samples, \"2\", --iterations, \"10\"]\n");
+	cli_run(dir, &r, "run", path, "--db", db, "-q", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM results WHERE status = 'ok'"), 9);
+#define COUNT_OF(variant, cond) \
+	"SELECT COUNT(*) FROM metric_values m JOIN plan p USING (run_id, seq)" \
+	" WHERE p.variant = '" variant "' AND " cond
+	cr_assert_eq(cli_sql_int(db, COUNT_OF("ust", "m.metric = 'lttng_events' AND m.value = 20480")),
+		     3, "every run records 20480 events: %s",
+		     cli_sql_text(db, "SELECT group_concat(m.value) FROM metric_values m JOIN plan p"
+				  " USING (run_id, seq) WHERE p.variant = 'ust' AND"
+				  " m.metric = 'lttng_events'"));
+	cr_assert_eq(cli_sql_int(db, COUNT_OF("ust", "m.metric = 'lttng_discarded' AND m.value = 0")), 3);
+	cr_assert_eq(cli_sql_int(db, COUNT_OF("ust", "m.metric = 'lttng_lost' AND m.value = 0")), 3);
+	cr_assert_eq(cli_sql_int(db, COUNT_OF("ust", "m.metric = 'lttng_bytes' AND m.value > 20480 * 8"
+					      " AND m.unit = 'bytes'")), 3);
+	cr_assert_eq(cli_sql_int(db, COUNT_OF("libc", "m.metric = 'lttng_events' AND m.value > 0")), 3,
+		     "the libc wrapper records the workload's allocations");
+	cr_assert_eq(cli_sql_int(db, COUNT_OF("base", "m.metric LIKE 'lttng_%'")), 0);
+	/* nothing left (under the lock: no other test's session is running) */
+	lttng_lock();
+	cr_assert_eq(perturb_sessionds(0), 0, "a session daemon outlived perturb");
+	cr_assert_eq(count_glob("/tmp/perturb-lttng-*"), tmp_before, "a session folder is left");
+	cr_assert_eq(tl_exists("/run/lttng"), run_before, "/run/lttng was made");
+	cr_assert_eq((int)count_glob("/dev/shm/lttng-ust-wait-*"), shm_before,
+		     "a liblttng-ust wait file is left in /dev/shm");
+	lttng_unlock();
+	cli_result_release(&r);
+	free(ust);
+	free(mdir);
+	free(path);
+}
+
+/* Without a session daemon the lttng-ust flavour runs, its sites off. */
+Test(lttng, the_lttng_ust_flavour_runs_without_a_session_daemon)
+{
+	const char *micro = getenv("PERTURB_MICRO");
+	char *ust, *out, *cmd, *mdir, *wait[2];
+	int existed[2], status;
+
+	if (!micro)
+		cr_skip_test("PERTURB_MICRO is not set (make test sets it)");
+	mdir = dir_name(micro);
+	ust = xasprintf("%s/perturb-micro-ust.so", mdir);
+	free(mdir);
+	if (!tl_exists(ust))
+		cr_skip_test("%s was not built (liblttng-ust-dev missing)", ust);
+	wait[0] = xstrdup("/dev/shm/lttng-ust-wait-8");
+	wait[1] = xasprintf("/dev/shm/lttng-ust-wait-8-%u", (unsigned)getuid());
+	lttng_lock();
+	for (int i = 0; i < 2; i++)
+		existed[i] = tl_exists(wait[i]);
+	cmd = xasprintf("PERTURB_MARKER=lttng-ust LTTNG_HOME=%s '%s' marker-empty-loop "
+			"--samples 2 --iterations 10 > %s/out 2>&1", dir, micro, dir);
+	status = system(cmd);
+	/* liblttng-ust creates its wait files when no daemon answers: remove
+	 * those that were not there */
+	for (int i = 0; i < 2; i++) {
+		if (!existed[i])
+			unlink(wait[i]);
+		free(wait[i]);
+	}
+	lttng_unlock();
+	out = xasprintf("%s/out", dir);
+	free(cmd);
+	cmd = read_file(out, NULL);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", cmd);
+	cr_assert(strstr(cmd, "ns_per_op: "), "%s", cmd);
+	free(cmd);
+	free(out);
+	free(ust);
+}
