@@ -475,6 +475,7 @@ static int json(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
 	int first = 1;
+	char stat[32];
 
 	fputs("{\"schema\":\"perturb-report/1\",", out);
 	jkv_str(out, "generator", "perturb " PERTURB_VERSION);
@@ -504,10 +505,12 @@ static int json(const struct report_model *m, FILE *out)
 	fprintf(out, "\"bootstrap\":{\"B\":%u,\"bca\":%s,\"max_n\":%zu,"
 		"\"seed\":\"derived from the run's seed and the compared names\"},",
 		m->bootstrap, m->bca ? "true" : "false", m->max_boot_n);
-	fprintf(out, "\"multiple_comparisons\":{\"method\":\"holm\",\"comparisons\":%zu,"
+	report_stat_name(m, stat, sizeof(stat));
+	fprintf(out, "\"multiple_comparisons\":{\"method\":\"holm\",\"decides\":\"interval\","
+		"\"statistic\":\"%s\",\"comparisons\":%zu,"
 		"\"primary\":%zu,\"secondary\":%zu,\"primary_metrics\":[\"wall\",\"ns_per_op\","
 		"\"tsc_cycles_per_op\",\"cycles_per_op\"]},",
-		m->n_comparisons, m->n_family[0], m->n_family[1]);
+		stat, m->n_comparisons, m->n_family[0], m->n_family[1]);
 	fprintf(out, "\"outliers\":{\"tukey_k\":%g,\"mad_z\":%g},", REPORT_TUKEY_K, REPORT_MADZ);
 	jkv_str(out, "configurations_metric", m->config_metric);
 	jkey(out, "ecdf_max_steps");
