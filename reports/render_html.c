@@ -374,7 +374,7 @@ static void curve_plot(const struct report_model *m, const struct report_curve *
 	fprintf(out, "</text>\n<text transform=\"translate(16 %.0f) rotate(-90)\" "
 		"text-anchor=\"middle\" class=axis>dilation (%%)</text>\n</svg>", CT + ph / 2);
 	fputs("<figcaption>Dilation of each instance with its confidence interval; filled: "
-	      "significant (Mann-Whitney U, Holm-adjusted).</figcaption></figure>\n", out);
+	      "significant (its interval at the Holm level excludes 0).</figcaption></figure>\n", out);
 #undef PX
 #undef PY
 }
@@ -607,6 +607,12 @@ static void notes(const struct report_model *m, FILE *out, const char *lvl)
 		esc(out, note);
 		fputs(".</li>\n", out);
 	}
+	for (size_t i = 0; i < m->n_quiet; i++) {
+		report_quiet_line(&m->quiet[i], note, sizeof(note));
+		fputs("<li>quieter metric: ", out);
+		esc(out, note);
+		fputs(".</li>\n", out);
+	}
 	fprintf(out, "<li>Outliers IQR/MAD: Tukey's fences (k = %g interquartile ranges) / "
 		"modified z-score from the median absolute deviation |z| &gt; %g; labelled, not "
 		"dropped.</li>\n<li>", REPORT_TUKEY_K, REPORT_MADZ);
@@ -689,7 +695,8 @@ static void summary(const struct report_model *m, FILE *out, const char *lvl)
 			fputs("<li><b>", out);
 			esc(out, s->label);
 			fprintf(out, "</b> is %s than ", report_time_like(g) ?
-				(d->d.pct > 0 ? "slower" : "faster") : (d->d.pct > 0 ? "higher" : "lower"));
+				(s->verdict.v == DECIDE_ABOVE ? "slower" : "faster") :
+				(s->verdict.v == DECIDE_ABOVE ? "higher" : "lower"));
 			esc(out, m->baseline);
 			fputs(" on <b>", out);
 			esc(out, g->workload);
@@ -702,15 +709,18 @@ static void summary(const struct report_model *m, FILE *out, const char *lvl)
 				fmt_pct(hi, sizeof(hi), d->d.ci_pct.hi);
 				fprintf(out, " (%s %% CI %s %% to %s %%)", lvl, lo, hi);
 			}
-			fmt_p(p, sizeof(p), s->p_holm);
-			fprintf(out, "; p = %s (Mann-Whitney U, Holm-adjusted).</li>\n", p);
+			fmt_pct(lo, sizeof(lo), s->verdict.ci.lo);
+			fmt_pct(hi, sizeof(hi), s->verdict.ci.hi);
+			fmt_level(p, sizeof(p), s->verdict.ci.level);
+			fprintf(out, "; decided by its %s %% (Holm) interval, %s %% to %s %%.</li>\n",
+				p, lo, hi);
 		}
 	}
 	if (!n_sig) {
 		fprintf(out, "<li>No variant differs significantly from ");
 		esc(out, m->baseline);
-		fprintf(out, " (%zu comparison%s, Mann-Whitney U, Holm-adjusted, alpha = %g).</li>\n",
-			n_cmp, n_cmp == 1 ? "" : "s", m->alpha);
+		fprintf(out, " (%zu comparison%s: no %s dilation's interval at its Holm level "
+			"excludes 0, alpha = %g).</li>\n", n_cmp, n_cmp == 1 ? "" : "s", stat, m->alpha);
 	} else if (n_cmp > n_sig) {
 		fprintf(out, "<li>The other %zu comparison%s %s not significant at alpha = %g: see "
 			"their intervals below.</li>\n", n_cmp - n_sig, n_cmp - n_sig == 1 ? "" : "s",
@@ -805,7 +815,7 @@ static int html(const struct report_model *m, FILE *out)
 			"Mean dilation in %% with its %s %% CI. Detectable: the smallest mean "
 			"dilation these runs could detect (power %.0f %%).</p>\n", lvl,
 			100 * REPORT_MDE_POWER);
-		tw_table2(&t, g);
+		tw_table2(&t, m, g);
 		fputs("<h3>Shift and shape</h3>\n", t.out);
 		tw_table3(&t, g);
 		if (g->nested) {

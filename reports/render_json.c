@@ -100,6 +100,32 @@ static void jinterval(FILE *out, const char *key, const struct interval *iv, int
 	}
 }
 
+/* "verdict": the decisive dilation's interval at its Holm level (report.h,
+ * struct report_verdict). */
+static void jverdict(const struct report_model *m, FILE *out, const struct report_series *s)
+{
+	static const char *const names[] = {
+		[DECIDE_UNDECIDED] = "undecided", [DECIDE_ABOVE] = "above",
+		[DECIDE_BELOW] = "below",
+	};
+	const struct report_verdict *v = &s->verdict;
+	char stat[32];
+
+	report_stat_name(m, stat, sizeof(stat));
+	jkey(out, "verdict");
+	fputc('{', out);
+	jkv_str(out, "statistic", stat);
+	fprintf(out, "\"tested\":%s,", v->tested ? "true" : "false");
+	if (v->tested) {
+		jkv_str(out, "decision", names[v->v]);
+		jinterval(out, "ci", &v->ci, 1);
+	} else {
+		jkv_str(out, "reason", v->reason ? v->reason : "no interval of the dilation");
+	}
+	jkv_num(out, "alpha", m->alpha);
+	fprintf(out, "\"significant\":%s},", s->significant ? "true" : "false");
+}
+
 static void jdilation(FILE *out, const char *key, const struct report_dilation *d)
 {
 	jkey(out, key);
@@ -148,6 +174,29 @@ static void jnoise(const struct report_model *m, FILE *out)
 			g->noise.paired ? "true" : "false");
 		report_noise_verdict(m, g, buf, sizeof(buf));
 		jkey(out, "verdict");
+		jstr(out, buf);
+		fputc('}', out);
+	}
+	fputs("\n],", out);
+}
+
+/* The quieter metrics (report.h, struct report_quiet). */
+static void jquiet(const struct report_model *m, FILE *out)
+{
+	char buf[512];
+
+	fputs("\"quieter_metrics\":[", out);
+	for (size_t i = 0; i < m->n_quiet; i++) {
+		const struct report_quiet *q = &m->quiet[i];
+		fputs(i ? ",\n{" : "\n{", out);
+		jkv_str(out, "workload", q->workload);
+		jkv_str(out, "variant", q->variant);
+		jkv_num(out, "wall_half_width_pct", q->wall_hw);
+		jkv_str(out, "metric", q->alt);
+		jkv_num(out, "half_width_pct", q->alt_hw);
+		fprintf(out, "\"candidates\":%zu,", q->candidates);
+		report_quiet_line(q, buf, sizeof(buf));
+		jkey(out, "line");
 		jstr(out, buf);
 		fputc('}', out);
 	}
@@ -287,10 +336,8 @@ static void series(const struct report_model *m, const struct report_group *g,
 		fputc('{', out);
 		jtest(out, s->mw.method && strstr(s->mw.method, "Wilcoxon") ?
 		      "wilcoxon-signed-rank" : "mann-whitney-u", &s->mw);
-		fputc(',', out);
-		jkv_num(out, "p_holm", s->p_holm);
-		jkv_num(out, "alpha", m->alpha);
-		fprintf(out, "\"significant\":%s},", s->significant ? "true" : "false");
+		fputs("},", out);
+		jverdict(m, out, s);
 		jkey(out, "tests");
 		fputc('{', out);
 		jkey(out, "kolmogorov-smirnov");
@@ -491,6 +538,7 @@ static int json(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
 	int first = 1;
+	char stat[32];
 
 	fputs("{\"schema\":\"perturb-report/1\",", out);
 	jkv_str(out, "generator", "perturb " PERTURB_VERSION);
@@ -520,16 +568,19 @@ static int json(const struct report_model *m, FILE *out)
 	fprintf(out, "\"bootstrap\":{\"B\":%u,\"bca\":%s,\"max_n\":%zu,"
 		"\"seed\":\"derived from the run's seed and the compared names\"},",
 		m->bootstrap, m->bca ? "true" : "false", m->max_boot_n);
-	fprintf(out, "\"multiple_comparisons\":{\"method\":\"holm\",\"comparisons\":%zu,"
+	report_stat_name(m, stat, sizeof(stat));
+	fprintf(out, "\"multiple_comparisons\":{\"method\":\"holm\",\"decides\":\"interval\","
+		"\"statistic\":\"%s\",\"comparisons\":%zu,"
 		"\"primary\":%zu,\"secondary\":%zu,\"primary_metrics\":[\"wall\",\"ns_per_op\","
 		"\"tsc_cycles_per_op\",\"cycles_per_op\"]},",
-		m->n_comparisons, m->n_family[0], m->n_family[1]);
+		stat, m->n_comparisons, m->n_family[0], m->n_family[1]);
 	fprintf(out, "\"outliers\":{\"tukey_k\":%g,\"mad_z\":%g},", REPORT_TUKEY_K, REPORT_MADZ);
 	jkv_str(out, "configurations_metric", m->config_metric);
 	jkey(out, "ecdf_max_steps");
 	fprintf(out, "%d},", REPORT_ECDF_MAX);
 
 	jnoise(m, out);
+	jquiet(m, out);
 	fputs("\"results\":[", out);
 	for (size_t gi = 0; gi < m->n_groups; gi++)
 		for (size_t i = 0; i < m->groups[gi].n_series; i++) {

@@ -160,7 +160,7 @@ static void curves(const struct report_model *m, struct tw *t)
 	fmt_level(lvl, sizeof(lvl), m->confidence);
 	fprintf(t->out, "\n## Overhead curves\n\nThe dilation of each instance of a matrix "
 		"(docs/experiment.md, \"Matrices\") against its parameter, the others fixed; "
-		"%s %% CI; \\*: significant (Mann-Whitney U, Holm-adjusted).\n", lvl);
+		"%s %% CI; \\*: significant (its interval at the Holm level excludes 0).\n", lvl);
 	for (size_t i = 0; i < m->n_curves; i++) {
 		fputs("\n### ", t->out);
 		tw_curve_title(t->out, md, m, &m->curves[i]);
@@ -210,7 +210,7 @@ static int markdown(const struct report_model *m, FILE *out)
 			"Mean dilation in %% with its %s %% CI. Detectable: the smallest mean "
 			"dilation these runs could detect (power %.0f %%).\n\n", lvl,
 			100 * REPORT_MDE_POWER);
-		tw_table2(&t, g);
+		tw_table2(&t, m, g);
 		fputs("\n### Shift and shape\n\nHL: Hodges-Lehmann ratio variant/baseline. "
 		      "KS: two-sample Kolmogorov-Smirnov.\n\n", out);
 		tw_table3(&t, g);
@@ -264,6 +264,12 @@ static int markdown(const struct report_model *m, FILE *out)
 		}
 	if (report_paired_note(m, note, sizeof(note))) {
 		fputs("- ", out);
+		md(out, note);
+		fputs(".\n", out);
+	}
+	for (size_t i = 0; i < m->n_quiet; i++) {
+		report_quiet_line(&m->quiet[i], note, sizeof(note));
+		fputs("- quieter metric: ", out);
 		md(out, note);
 		fputs(".\n", out);
 	}

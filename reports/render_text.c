@@ -427,7 +427,7 @@ static void group(const struct report_model *m, const struct report_group *g, st
 		"mean dilation in %% with %s %% CI\n", lvl);
 	fprintf(out, " detectable: the smallest mean dilation these runs could detect "
 		"(power %.0f %%, alpha %g)\n", 100 * REPORT_MDE_POWER, m->alpha);
-	tw_table2(t, g);
+	tw_table2(t, m, g);
 	fprintf(out, "\n Shift and shape; HL: Hodges-Lehmann ratio variant/%s with %s %% CI; "
 		"KS: Kolmogorov-Smirnov\n", m->baseline, lvl);
 	tw_table3(t, g);
@@ -472,7 +472,8 @@ static void curves(const struct report_model *m, struct tw *t)
 		return;
 	fmt_level(lvl, sizeof(lvl), m->confidence);
 	wrappedf(t->out, "\n", "Overhead curves: the dilation of each instance of a matrix, "
-		 "against its parameter; %s %% CI; *: significant (Mann-Whitney U, Holm)", lvl);
+		 "against its parameter; %s %% CI; *: significant (its interval at the Holm level "
+		 "excludes 0)", lvl);
 	for (size_t i = 0; i < m->n_curves; i++) {
 		fputs("\n ", t->out);
 		tw_curve_title(t->out, t_esc, m, &m->curves[i]);
@@ -517,6 +518,10 @@ static void footer(const struct report_model *m, FILE *out, const struct notes *
 		}
 	if (report_paired_note(m, note, sizeof(note)))
 		wrappedf(out, "  - ", "%s.", note);
+	for (size_t i = 0; i < m->n_quiet; i++) {
+		report_quiet_line(&m->quiet[i], note, sizeof(note));
+		wrappedf(out, "  - ", "quieter metric: %s.", note);
+	}
 	wrapped(out, "  - ", "percentiles are type 7 (linear interpolation between order statistics, "
 		"as R's default and GSL's gsl_stats_quantile_from_sorted_data).");
 	if (tg->n == 0)

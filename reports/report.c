@@ -443,10 +443,11 @@ static void node_dilations(const struct report_model *m, const struct report_ser
 
 static void dilate(const struct report_model *m, const struct report_group *g,
 		   const struct report_series *base, const struct report_series *s,
-		   enum stat_kind kind, double p, unsigned stat, struct report_dilation *out)
+		   enum stat_kind kind, double p, unsigned stat, double conf,
+		   struct report_dilation *out)
 {
 	struct boot_opts bo = {
-		.B = m->bootstrap, .conf = m->confidence, .bca = m->bca,
+		.B = m->bootstrap, .conf = conf, .bca = m->bca,
 		.max_boot_n = m->max_boot_n,
 		.seed = comparison_seed(m, g, s, stat),
 	};
@@ -661,11 +662,32 @@ static void rank_test(const struct report_series *base, struct report_series *s,
 	free(mv);
 }
 
+/* dilate() of the mean (kind STATK_MEAN) or of the pct-th percentile at
+ * level conf; a percentile that interpolates an extreme run of fewer runs
+ * than its own CI needs gets no interval (report_pct_extreme). */
+static void dilate_stat(struct report_model *m, const struct report_group *g,
+			const struct report_series *base, const struct report_series *s,
+			enum stat_kind kind, double pct, unsigned stat, double conf,
+			struct report_dilation *out)
+{
+	struct dilation *d = &out->d;
+	size_t fewest = base->n < s->n ? base->n : s->n;
+	const char *few = kind == STATK_QUANTILE && report_pct_extreme(pct, fewest) ?
+		report_few_runs(m, pct, fewest) : NULL;
+
+	dilate(m, g, base, s, kind, kind == STATK_QUANTILE ? pct / 100.0 : 0, stat, conf, out);
+	/* an extreme run resampled looks precise and is not: no interval */
+	if (few && out->ok) {
+		d->ci_abs.has_ci = d->ci_pct.has_ci = 0;
+		d->ci_abs.lo = d->ci_abs.hi = d->ci_pct.lo = d->ci_pct.hi = NAN;
+		d->ci_abs.reason = d->ci_pct.reason = few;
+	}
+}
+
 /* Against the baseline: dilations, U test, KS test, Hodges-Lehmann. */
 static void compare(struct report_model *m, const struct report_group *g,
 		    const struct report_series *base, struct report_series *s)
 {
-	s->p_holm = NAN;
 	s->mw.p = s->ks.p = NAN;
 	if (s->is_baseline)
 		return;
@@ -678,21 +700,10 @@ static void compare(struct report_model *m, const struct report_group *g,
 		s->has_change = 1;
 		s->median_change_pct = stats_pct_change(base->median, s->median);
 	}
-	dilate(m, g, base, s, STATK_MEAN, 0, 0, &s->mean_dil);
-	for (size_t k = 0; k < m->n_percentiles; k++) {
-		struct dilation *d = &s->pct_dil[k].d;
-		size_t fewest = base->n < s->n ? base->n : s->n;
-		const char *few = report_pct_extreme(m->percentiles[k], fewest) ?
-			report_few_runs(m, m->percentiles[k], fewest) : NULL;
-		dilate(m, g, base, s, STATK_QUANTILE, m->percentiles[k] / 100.0, 1 + k,
-		       &s->pct_dil[k]);
-		/* an extreme run resampled looks precise and is not: no interval */
-		if (few && s->pct_dil[k].ok) {
-			d->ci_abs.has_ci = d->ci_pct.has_ci = 0;
-			d->ci_abs.lo = d->ci_abs.hi = d->ci_pct.lo = d->ci_pct.hi = NAN;
-			d->ci_abs.reason = d->ci_pct.reason = few;
-		}
-	}
+	dilate_stat(m, g, base, s, STATK_MEAN, 0, 0, m->confidence, &s->mean_dil);
+	for (size_t k = 0; k < m->n_percentiles; k++)
+		dilate_stat(m, g, base, s, STATK_QUANTILE, m->percentiles[k], 1 + k,
+			    m->confidence, &s->pct_dil[k]);
 	noise_floor(m, base, s);
 	rank_test(base, s, m->alpha);
 	if (stats_ks2_sorted(s->sorted, s->n, base->sorted, base->n, &s->ks) < 0)
@@ -719,53 +730,128 @@ static int micro_metric(const char *metric)
 	return 0;
 }
 
+/* The decisive statistic (report.h, struct report_verdict): its kind, its
+ * percentile and the id of its bootstrap seed (the table's, when the
+ * percentile is one of the report's). */
+static void decisive_stat(const struct report_model *m, enum stat_kind *kind, double *pct,
+			  unsigned *stat)
+{
+	const struct report_opts *o = m->opts;
+
+	*kind = STATK_MEAN;
+	*pct = 0;
+	*stat = 0;
+	if (o->statistic == REPORT_STAT_MEAN)
+		return;
+	*kind = STATK_QUANTILE;
+	*pct = o->statistic == REPORT_STAT_PERCENTILE ? o->statistic_p : 50;
+	*stat = 1 + REPORT_MAX_PERCENTILES;
+	for (size_t k = 0; k < m->n_percentiles; k++)
+		if (m->percentiles[k] == *pct)
+			*stat = 1 + (unsigned)k;
+}
+
+/* One hypothesis of a Holm family: a compared series. */
+struct hyp {
+	const struct report_group *g;
+	struct report_series *s;
+};
+
+struct family {
+	struct report_model *m;
+	struct hyp *h;
+};
+
+/* decide_holm's interval of hypothesis i at level: the decisive dilation's,
+ * the same replicates at every level (the comparison's seed). */
+static int verdict_at(void *vctx, size_t i, double level, double *lo, double *hi)
+{
+	struct family *f = vctx;
+	const struct hyp *h = &f->h[i];
+	struct report_dilation d;
+	enum stat_kind kind;
+	unsigned stat;
+	double pct;
+
+	decisive_stat(f->m, &kind, &pct, &stat);
+	dilate_stat(f->m, h->g, report_baseline(h->g), h->s, kind, pct, stat, level, &d);
+	h->s->verdict.ci = d.d.ci_pct;
+	if (!d.ok || !d.d.ci_pct.has_ci || !isfinite(d.d.ci_pct.lo) ||
+	    !isfinite(d.d.ci_pct.hi)) {
+		h->s->verdict.reason = d.ok ? d.d.ci_pct.reason : d.reason;
+		if (!h->s->verdict.reason)
+			h->s->verdict.reason = "no interval of the dilation";
+		return 0;
+	}
+	*lo = d.d.ci_pct.lo;
+	*hi = d.d.ci_pct.hi;
+	return 1;
+}
+
 /*
- * The Holm families (report.h): every U test of the stored run, shown or
- * filtered out, in two families: the primary metrics (report_primary_metric)
- * and the rest.  A p_holm is then a property of the data, not of --metric
- * or --workload.
+ * The verdicts (report.h: struct report_verdict) in two Holm families, the
+ * primary metrics (report_primary_metric) and the rest, each over every
+ * compared series of the stored run, shown or filtered out, whose
+ * decisive dilation has an interval at the report's level.  A verdict is
+ * then a property of the data, not of --metric or --workload.
  */
 static void holm(struct report_model *m)
 {
 	size_t n = 0;
-	double *p, *adj;
+	struct hyp *h;
+	struct decide_item *items;
 
 	for (size_t gi = 0; gi < m->n_groups; gi++)
 		n += m->groups[gi].n_series;
-	p = xmalloc((n ? n : 1) * sizeof(*p));
-	adj = xmalloc((n ? n : 1) * sizeof(*adj));
+	h = xcalloc(n + 1, sizeof(*h));
+	items = xcalloc(n + 1, sizeof(*items));
 	for (int fam = 0; fam < 2; fam++) {
+		struct family f = { .m = m, .h = h };
 		size_t k = 0;
 
 		for (size_t gi = 0; gi < m->n_groups; gi++) {
-			int in = report_primary_metric(m->groups[gi].metric) == !fam;
-			for (size_t i = 0; i < m->groups[gi].n_series; i++) {
-				const struct report_series *s = &m->groups[gi].series[i];
-				int t = in && s->compared && s->mw.valid;
-				p[k++] = t ? s->mw.p : NAN;
-				m->n_family[fam] += t;
+			const struct report_group *g = &m->groups[gi];
+			if (report_primary_metric(g->metric) != !fam)
+				continue;
+			for (size_t i = 0; i < g->n_series; i++) {
+				struct report_series *s = &g->series[i];
+				double lo, hi;
+
+				s->verdict.v = DECIDE_UNDECIDED;
+				s->verdict.ci = (struct interval){ .lo = NAN, .hi = NAN };
+				if (!s->compared) {
+					s->verdict.reason = s->is_baseline ? "the baseline" :
+						s->no_compare_reason;
+					continue;
+				}
+				h[k] = (struct hyp){ g, s };
+				if (verdict_at(&f, k, m->confidence, &lo, &hi) > 0)
+					k++;
 			}
 		}
-		stats_holm(p, n, adj);
-		k = 0;
-		for (size_t gi = 0; gi < m->n_groups; gi++) {
-			int in = report_primary_metric(m->groups[gi].metric) == !fam;
-			for (size_t i = 0; i < m->groups[gi].n_series; i++, k++) {
-				struct report_series *s = &m->groups[gi].series[i];
-				if (!in)
-					continue;
-				s->p_holm = adj[k];
-				s->significant = !isnan(s->p_holm) && s->p_holm < m->alpha;
-			}
+		m->n_family[fam] = k;
+		for (size_t i = 0; i < k; i++)
+			items[i] = (struct decide_item){ .t = 0, .alpha = m->alpha };
+		/* the intervals of the last step are kept in verdict.ci */
+		if (decide_holm(items, k, verdict_at, &f) < 0)
+			k = 0;
+		for (size_t i = 0; i < k; i++) {
+			struct report_series *s = h[i].s;
+			s->verdict.tested = 1;
+			s->verdict.reason = NULL;
+			s->verdict.v = items[i].verdict;
+			s->verdict.ci.level = items[i].level;
+			s->significant = items[i].verdict != DECIDE_UNDECIDED;
 		}
 	}
 	m->n_comparisons = m->n_family[0] + m->n_family[1];
-	free(p);
-	free(adj);
+	free(h);
+	free(items);
 }
 
-/* A group kept for the Holm family only: its U tests, nothing else. */
-static void family_only(const struct report_model *m, const struct report_group *g)
+/* A group kept for the Holm family only: sorted values to compare, no
+ * other statistic. */
+static void family_only(const struct report_group *g)
 {
 	const struct report_series *base = report_baseline(g);
 
@@ -778,11 +864,10 @@ static void family_only(const struct report_model *m, const struct report_group 
 	}
 	for (size_t i = 0; i < g->n_series; i++) {
 		struct report_series *s = &g->series[i];
-		s->p_holm = s->mw.p = NAN;
+		s->mw.p = NAN;
 		if (s->is_baseline || not_comparable(g, base, s))
 			continue;
 		s->compared = 1;
-		rank_test(base, s, m->alpha);
 	}
 }
 
@@ -900,12 +985,19 @@ int report_paired_note(const struct report_model *m, char *buf, size_t len)
 
 void report_holm_note(const struct report_model *m, char *buf, size_t len)
 {
-	snprintf(buf, len, "p (Holm): two-sided rank-test p-value (Wilcoxon signed-rank on the "
-		 "block pairs where the plan pairs the runs, Mann-Whitney U otherwise), "
-		 "Holm-adjusted within its family, whatever this report shows: the %zu comparisons of the primary "
-		 "metrics (wall and per-operation times) over every workload and variant of "
-		 "the run, and apart the %zu of the other metrics; significant at alpha = %g",
-		 m->n_family[0], m->n_family[1], m->alpha);
+	char stat[32];
+
+	report_stat_name(m, stat, sizeof(stat));
+	snprintf(buf, len, "verdict (*): the interval of the %s dilation decides, as in perturb "
+		 "gate and compare: significant when its interval at the Holm level excludes 0; "
+		 "Holm's step-down (Holm 1979) on the tests that invert the intervals: with m "
+		 "comparisons of which k are decided, the interval at level 1 - %g / (m - k), "
+		 "printed with that level (Holm CI); the family, whatever this report shows: the "
+		 "%zu comparisons of the primary metrics (wall and per-operation times) over "
+		 "every workload and variant of the run, and apart the %zu of the other metrics; "
+		 "rank p (Wilcoxon signed-rank on the block pairs where the plan pairs the runs, "
+		 "Mann-Whitney U otherwise, unadjusted) is shown for information, never as the "
+		 "verdict", stat, m->alpha, m->n_family[0], m->n_family[1]);
 }
 
 static void compute(struct report_model *m)
@@ -917,7 +1009,7 @@ static void compute(struct report_model *m)
 		g->lo = g->hi = NAN;
 		g->micro = micro_metric(g->metric);
 		if (g->hidden) {
-			family_only(m, g);
+			family_only(g);
 			continue;
 		}
 		for (size_t i = 0; i < g->n_series; i++)
@@ -925,13 +1017,15 @@ static void compute(struct report_model *m)
 		for (size_t i = 0; i < g->n_series; i++)
 			compare(m, g, base, &g->series[i]);
 		noise(m, g);
-		for (size_t i = 0; i < g->n_series; i++) {
-			free(g->series[i].sorted);
-			g->series[i].sorted = NULL;
-		}
 	}
 	holm(m);
 	drop_hidden(m);
+	/* the verdicts read the sorted values until here */
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
+			free(m->groups[gi].series[i].sorted);
+			m->groups[gi].series[i].sorted = NULL;
+		}
 }
 
 /* ---- tracer accounting ---- */
@@ -1087,6 +1181,83 @@ static void tracer(struct report_model *m)
 			tracer_cost(m, t, wall);
 		}
 	}
+}
+
+int report_quiet_metric(const char *metric)
+{
+	static const char *const cost[] = {
+		"wall", "cgroup_cpu_s", "task-clock", "cycles", "instructions", "PAPI_TOT_CYC",
+		"PAPI_TOT_INS", "ref-cycles",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cost); i++)
+		if (!strcmp(metric, cost[i]))
+			return 1;
+	return 0;
+}
+
+/* The half-width in % of the decisive dilation's interval of variant in
+ * g, or NaN. */
+static double half_width(const struct report_model *m, const struct report_group *g,
+			 const char *variant)
+{
+	const struct report_series *s = find_series(g, variant);
+	const struct report_dilation *d = s ? report_stat_dilation(m, s) : NULL;
+
+	if (!d || !d->d.ci_pct.has_ci || !isfinite(d->d.ci_pct.lo) || !isfinite(d->d.ci_pct.hi))
+		return NAN;
+	return (d->d.ci_pct.hi - d->d.ci_pct.lo) / 2;
+}
+
+/* The quieter-metric entries (report.h, struct report_quiet). */
+static void quieter(struct report_model *m)
+{
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *wall = &m->groups[gi];
+
+		if (strcmp(wall->metric, "wall"))
+			continue;
+		for (size_t i = 0; i < wall->n_series; i++) {
+			struct report_quiet q = {
+				.workload = wall->workload, .variant = wall->series[i].variant,
+				.wall_hw = half_width(m, wall, wall->series[i].variant),
+				.alt_hw = NAN,
+			};
+			if (isnan(q.wall_hw))
+				continue;
+			q.candidates = 1;
+			for (size_t gj = 0; gj < m->n_groups; gj++) {
+				const struct report_group *g = &m->groups[gj];
+				double hw;
+				if (g->workload != wall->workload || g == wall ||
+				    !report_quiet_metric(g->metric) ||
+				    isnan(hw = half_width(m, g, q.variant)))
+					continue;
+				q.candidates++;
+				if (!q.alt || hw < q.alt_hw) {
+					q.alt = g->metric;
+					q.alt_hw = hw;
+				}
+			}
+			if (!q.alt)
+				continue;
+			ALLOC_GROW(m->quiet, m->n_quiet + 1, m->alloc_quiet);
+			m->quiet[m->n_quiet++] = q;
+		}
+	}
+}
+
+void report_quiet_line(const struct report_quiet *q, char *buf, size_t len)
+{
+	if (q->alt_hw == 0 && q->wall_hw > 0)
+		snprintf(buf, len, "%s, %s: %s resolves this comparison exactly (half-width 0 %% "
+			 "vs %.2g %% for wall)", q->workload, q->variant, q->alt, q->wall_hw);
+	else if (q->alt_hw < q->wall_hw)
+		snprintf(buf, len, "%s, %s: %s resolves this comparison %.1fx more sharply than "
+			 "wall (half-width %.2g %% vs %.2g %%)", q->workload, q->variant, q->alt,
+			 q->wall_hw / q->alt_hw, q->alt_hw, q->wall_hw);
+	else
+		snprintf(buf, len, "%s, %s: wall resolves this comparison best (half-width %.2g %%; "
+			 "%s %.2g %%)", q->workload, q->variant, q->wall_hw, q->alt, q->alt_hw);
 }
 
 int report_metric_rank(const char *metric)
@@ -1411,6 +1582,7 @@ int report_build(struct store *st, const struct report_opts *o,
 	set_failed(m, &b, failed);
 	compute(m);
 	tracer(m);
+	quieter(m);
 	report_histograms(m);
 	if (report_curves(st, id, m) < 0)
 		goto out;
@@ -1456,6 +1628,7 @@ void report_release(struct report_model *m)
 	free(m->curves);
 	free(m->failures);
 	report_calib_release(m);
+	free(m->quiet);
 	free(m->virtual_variants);
 	for (size_t i = 0; i < m->n_warnings; i++)
 		free(m->warnings[i].seqs);

@@ -20,10 +20,11 @@
  *    bootstrap, nested_dilation_ci),
  *    when both sides were measured in the same blocks (rounds, ABBA boot
  *    pairs) the CIs from the pairs instead (report_dilation.paired),
- *    the rank test (Wilcoxon signed-rank on those pairs, else Mann-Whitney
- *    U; in mw) with its p-value Holm-adjusted within its family
- *    (n_family: every comparison of the stored run, filters aside) and its
- *    significance at alpha = 1 - confidence,
+ *    the verdict (struct report_verdict): the interval of the decisive
+ *    dilation read by reports/decide.h's Holm step-down over its family
+ *    (n_family: every comparison of the stored run, filters aside), the
+ *    rank test (Wilcoxon signed-rank on those pairs, else Mann-Whitney U;
+ *    in mw) as information only, never the verdict,
  *    the Hodges-Lehmann ratio with CI, and the two-sample KS test;
  *  - per group, the machine's noise (struct report_noise);
  *  - the ECDF, exact when it has at most REPORT_ECDF_MAX steps, else sampled
@@ -45,6 +46,7 @@
 #include "stats/stats.h"
 #include "engine/store.h"
 #include "calib.h"
+#include "decide.h"
 
 #define REPORT_MAX_PERCENTILES 16
 #define REPORT_ECDF_MAX 1000
@@ -78,6 +80,32 @@ struct report_dilation {
 };
 
 /*
+ * Does a variant differ from the baseline?  One answer, from one interval,
+ * decided as `perturb gate` and `perturb compare` decide (reports/decide.h;
+ * docs/report-json.md, "Verdicts"): the decisive dilation is the one of
+ * the configurations-table statistic (report_stat_name: the median unless
+ * --statistic says otherwise), and its hypothesis "the dilation is 0" is
+ * one of its Holm family (report_model.n_family: the primary metrics' or
+ * the others').  decide_holm() reads it at level 1 - alpha / (m - k) (m
+ * the family's size, k the hypotheses decided by the earlier steps): the
+ * test obtained by inverting the bootstrap interval, Holm-adjusted (Holm
+ * 1979; the duality of intervals and tests: Efron & Tibshirani, "An
+ * Introduction to the Bootstrap", 1993, sec. 15.4).  lo, hi and level are
+ * the interval of the step that decided it (of the last step when
+ * undecided), so that what is printed next to the verdict is what decided
+ * it.  A rank test's p never decides.
+ */
+struct report_verdict {
+	int tested;		/* a hypothesis of its family: compared, and the
+				   decisive dilation has an interval at the
+				   report's level */
+	const char *reason;	/* when !tested */
+	enum decide_verdict v;	/* DECIDE_ABOVE: more than the baseline (slower
+				   for a time), DECIDE_BELOW: less */
+	struct interval ci;	/* the deciding interval, in %, with its level */
+};
+
+/*
  * The noise of the machine on one (workload, metric): an A/A comparison of
  * the baseline with itself, its runs split in two halves by the parity of
  * their block (an interleaved plan's rounds: even rounds against odd
@@ -96,6 +124,26 @@ struct report_noise {
 	double resolution_pct;
 	size_t half;		/* runs in the smaller half */
 	int paired;		/* the halves were paired */
+};
+
+/*
+ * Quieter metrics: for one (workload, variant), which metric resolves "how
+ * much more does the variant cost than the baseline" most sharply.  The
+ * candidates measure the whole run's cost (report_quiet_metric): wall, the
+ * CPU time of the run's process tree (cgroup_cpu_s: user + sys of every
+ * process of the run's cgroup, docs/experiment.md "Metrics of every run"),
+ * and the counters of total work (task-clock, cycles, instructions, their
+ * PAPI presets).  Each is read from the half-width of the interval of its
+ * decisive dilation (the configurations-table statistic, in %, at the
+ * report's level); one entry where wall and another candidate both have
+ * one.
+ */
+struct report_quiet {
+	const char *workload, *variant;	/* interned */
+	double wall_hw;		/* wall's half-width, in % */
+	const char *alt;	/* the narrowest candidate other than wall */
+	double alt_hw;		/* its half-width, in % */
+	size_t candidates;	/* candidates with an interval, wall included */
 };
 
 /* One variant's values of one (workload, metric). */
@@ -134,10 +182,11 @@ struct report_series {
 	const char *no_compare_reason;
 	struct report_dilation mean_dil;
 	struct report_dilation pct_dil[REPORT_MAX_PERCENTILES];
-	struct test_result mw;		/* the rank test (raw p): Wilcoxon signed-rank
-					   on block pairs, or Mann-Whitney U */
-	double p_holm;			/* Holm-adjusted; NaN when !mw.valid */
-	int significant;		/* mw.valid && p_holm < alpha */
+	struct test_result mw;		/* the rank test (raw p), information only:
+					   Wilcoxon signed-rank on block pairs, or
+					   Mann-Whitney U */
+	struct report_verdict verdict;
+	int significant;		/* verdict.v != DECIDE_UNDECIDED */
 	struct test_result ks;
 	int has_hl;
 	const char *hl_reason;		/* when !has_hl */
@@ -285,7 +334,7 @@ struct report_curve_point {
 	double value;		/* the statistic of the series (NaN when none) */
 	double pct;		/* dilation in % */
 	struct interval ci;	/* its CI, in % */
-	int significant;	/* the series' Mann-Whitney U, Holm-adjusted */
+	int significant;	/* the series' verdict (struct report_verdict) */
 };
 
 struct report_curve {
@@ -396,9 +445,10 @@ struct report_model {
 	size_t max_boot_n;
 	int bca;
 	/*
-	 * The Holm families: every valid U test of the stored run, whatever
-	 * --metric and --workload show, so that a verdict is a property of the
-	 * data.  n_family[0]: the primary metrics (report_primary_metric: wall
+	 * The Holm families of the verdicts (struct report_verdict): every
+	 * tested comparison of the stored run, whatever --metric and
+	 * --workload show, so that a verdict is a property of the data.
+	 * n_family[0]: the primary metrics (report_primary_metric: wall
 	 * and the per-operation times), every workload and variant;
 	 * n_family[1]: every other metric (user, sys, maxrss, counters, the
 	 * tracer's accounting), a family of its own so that secondary metrics
@@ -427,6 +477,9 @@ struct report_model {
 	/* failed runs, by (workload, variant) (struct report_failure) */
 	struct report_failure *failures;
 	size_t n_failures;
+	/* quieter metrics (struct report_quiet), by workload then variant */
+	struct report_quiet *quiet;
+	size_t n_quiet, alloc_quiet;
 	/* warnings (reports/warnings.h), grouped by kind, in kind order */
 	struct report_warning *warnings;
 	size_t n_warnings;
@@ -527,11 +580,19 @@ void report_noise_verdict(const struct report_model *m, const struct report_grou
  * and how much narrower (median ratio of half-widths paired / unpaired)
  * they are; 0 (buf empty) when none did. */
 int report_paired_note(const struct report_model *m, char *buf, size_t len);
+/* 1 for the candidates of the quieter-metric line (struct report_quiet):
+ * wall, cgroup_cpu_s, task-clock, cycles, instructions, PAPI_TOT_CYC,
+ * PAPI_TOT_INS, ref-cycles. */
+int report_quiet_metric(const char *metric);
+/* One quieter-metric line, without a full stop: "w, v: cgroup_cpu_s
+ * resolves this comparison 3.1x more sharply than wall (half-width 0.8 %
+ * vs 2.5 %)", or that wall does best. */
+void report_quiet_line(const struct report_quiet *q, char *buf, size_t len);
 /* The order of metrics in reports: wall, user, sys, maxrss (0-3), then
  * the others (4; by name). */
 int report_metric_rank(const char *metric);
-/* The note on p (Holm) and its families, one sentence without a full stop,
- * for every format. */
+/* The note on the verdicts (which interval decides, at which level) and
+ * their families, one sentence without a full stop, for every format. */
 void report_holm_note(const struct report_model *m, char *buf, size_t len);
 /* The baseline series of a group, or NULL. */
 const struct report_series *report_baseline(const struct report_group *g);

@@ -56,6 +56,13 @@ int report_summary(const struct report_model *m, FILE *out)
 		tw_text(out, m, tw_summary);	/* each table after a blank line */
 	else
 		fputs("\n  no successful measured run\n", out);
+	if (m->n_comparisons) {
+		char stat[32];
+		report_stat_name(m, stat, sizeof(stat));
+		fprintf(out, "\n*: the %s dilation's interval at its Holm level (Holm CI; %zu "
+			"comparisons of the primary metrics, %zu of the others) excludes 0, as perturb "
+			"gate decides\n", stat, m->n_family[0], m->n_family[1]);
+	}
 	if (m->n_warnings)
 		fprintf(out, "\nwarnings (%zu):\n", m->n_warnings);
 	for (size_t i = 0; i < m->n_warnings; i++)

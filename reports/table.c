@@ -146,16 +146,39 @@ void tw_table1(struct tw *t, const struct report_model *m, const struct report_g
 	t->ops->end(t);
 }
 
-void tw_table2(struct tw *t, const struct report_group *g)
+/* A series' verdict (report.h, struct report_verdict): the interval that
+ * decided it, at its level (the Holm step's), then the star. */
+static void verdict_cells(struct tw *t, const struct report_series *s)
+{
+	const struct report_verdict *v = &s->verdict;
+	char lvl[16];
+
+	if (!v->tested) {
+		cell_reason(t, 0, v->reason ? v->reason : "no interval of the dilation");
+		t->ops->empty(t);
+		return;
+	}
+	snprintf(lvl, sizeof(lvl), "%.4g", 100 * v->ci.level);
+	t->ops->cell(t, TW_CI);
+	t->ops->ci(t, &v->ci, " %");
+	fprintf(t->out, " at %s %%", lvl);
+	t->ops->cell_end(t, TW_CI);
+	if (s->significant)
+		cellf(t, TW_MARK, "*");
+	else
+		t->ops->empty(t);
+}
+
+void tw_table2(struct tw *t, const struct report_model *m, const struct report_group *g)
 {
 	static const char *const labels[] = {
-		"mean dilation [CI]", "detectable", "p (Holm)", "sig", NULL,
+		"mean dilation [CI]", "detectable", NULL, "sig", "rank p", NULL,
 	};
 	/* the unit in the heading: every number of the column has it */
 	static const char *const with_unit[][3] = {
 		{ "mean", "mean (", ")" }, { "variance", "var (", "^2)" }, { "sd", "sd (", ")" },
 	};
-	char mean[48], var[48], sd[48], p[48];
+	char mean[48], var[48], sd[48], p[48], stat[32];
 
 	begin(t);
 	head(t, 0, "variant");
@@ -171,8 +194,16 @@ void tw_table2(struct tw *t, const struct report_group *g)
 		fputs(with_unit[i][2], t->out);
 		t->ops->head_end(t);
 	}
-	for (size_t i = 0; labels[i]; i++)
-		head(t, i != 0 && i != 3, labels[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(labels) - 1; i++) {
+		if (labels[i]) {
+			head(t, i == 1 || i == 4, labels[i]);
+			continue;
+		}
+		report_stat_name(m, stat, sizeof(stat));
+		head(t, 0, NULL);
+		fprintf(t->out, "%s dilation: Holm CI", stat);
+		t->ops->head_end(t);
+	}
 	t->ops->body(t);
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
@@ -180,11 +211,11 @@ void tw_table2(struct tw *t, const struct report_group *g)
 		cellf(t, 0, "%zu", s->n);
 		if (!s->has_summary) {
 			if (t->ops->span) {
-				t->ops->span(t, 7, "no successful run");
+				t->ops->span(t, 8, "no successful run");
 			} else {
 				for (int c = 0; c < 3; c++)
 					cellf(t, 0, "-");
-				for (int c = 0; c < 4; c++)
+				for (int c = 0; c < 5; c++)
 					t->ops->empty(t);
 			}
 			t->ops->row_end(t);
@@ -198,9 +229,8 @@ void tw_table2(struct tw *t, const struct report_group *g)
 		cellf(t, 0, "%s", sd);
 		if (s->is_baseline || !s->compared || !s->mean_dil.ok) {
 			cellf(t, 0, "%s", s->is_baseline ? "baseline" : "-");
-			t->ops->empty(t);
-			t->ops->empty(t);
-			t->ops->empty(t);
+			for (int c = 0; c < 4; c++)
+				t->ops->empty(t);
 			t->ops->row_end(t);
 			continue;
 		}
@@ -213,16 +243,12 @@ void tw_table2(struct tw *t, const struct report_group *g)
 			cellf(t, 0, "%.2f %%", s->mde_pct);
 		else
 			cell_reason(t, 0, s->mde_reason);
+		verdict_cells(t, s);
 		if (s->mw.valid) {
-			fmt_p(p, sizeof(p), s->p_holm);
+			fmt_p(p, sizeof(p), s->mw.p);
 			cellf(t, 0, "%s", p);
-			if (s->significant)
-				cellf(t, TW_MARK, "*");
-			else
-				t->ops->empty(t);
 		} else {
 			cell_reason(t, 0, s->mw.reason ? s->mw.reason : "no test");
-			t->ops->empty(t);
 		}
 		t->ops->row_end(t);
 	}
@@ -667,7 +693,8 @@ void tw_summary(struct tw *t, const struct report_model *m)
 		head(t, 1, stat);
 		head(t, 1, "dilation");
 		head(t, 0, ci);
-		head(t, 1, "p (Holm)");
+		head(t, 0, "Holm CI");
+		head(t, 0, "sig");
 		t->ops->body(t);
 		for (size_t i = 0; i < g->n_series; i++) {
 			const struct report_series *s = &g->series[i];
@@ -675,7 +702,7 @@ void tw_summary(struct tw *t, const struct report_model *m)
 			row(t, s->label);
 			if (!s->n) {
 				cellf(t, 0, "no run");
-				for (int c = 0; c < 3; c++)
+				for (int c = 0; c < 4; c++)
 					t->ops->empty(t);
 				t->ops->row_end(t);
 				continue;
@@ -687,26 +714,20 @@ void tw_summary(struct tw *t, const struct report_model *m)
 			t->ops->cell_end(t, 0);
 			if (s->is_baseline) {
 				cellf(t, 0, "baseline");
-				t->ops->empty(t);
-				t->ops->empty(t);
+				for (int c = 0; c < 3; c++)
+					t->ops->empty(t);
 			} else if (!s->compared || !d || !d->ok) {
 				cell_reason(t, 0, !s->compared ? s->no_compare_reason :
 					    d && d->reason ? d->reason : "no dilation");
-				t->ops->empty(t);
-				t->ops->empty(t);
+				for (int c = 0; c < 3; c++)
+					t->ops->empty(t);
 			} else {
-				unsigned f = s->significant ? TW_MARK : 0;
 				fmt_pct(p, sizeof(p), d->d.pct);
-				cellf(t, f, "%s %%", p);
+				cellf(t, s->significant ? TW_MARK : 0, "%s %%", p);
 				t->ops->cell(t, TW_CI);
 				t->ops->ci(t, &d->d.ci_pct, " %");
 				t->ops->cell_end(t, TW_CI);
-				if (s->mw.valid) {
-					fmt_p(p, sizeof(p), s->p_holm);
-					cellf(t, f, "%s%s", p, s->significant ? " *" : "");
-				} else {
-					cell_reason(t, 0, s->mw.reason ? s->mw.reason : "no test");
-				}
+				verdict_cells(t, s);
 			}
 			t->ops->row_end(t);
 		}

@@ -72,8 +72,10 @@ void tw_title(FILE *out, void (*esc)(FILE *, const char *), const struct report_
 
 /* Dilation at percentiles (KTAU's Table 1, report_papers_note). */
 void tw_table1(struct tw *t, const struct report_model *m, const struct report_group *g);
-/* Moments (KTAU's Table 2). */
-void tw_table2(struct tw *t, const struct report_group *g);
+/* Moments (KTAU's Table 2), and the verdict: the decisive dilation's
+ * Holm interval with its star (struct report_verdict), the rank test's p
+ * for information. */
+void tw_table2(struct tw *t, const struct report_model *m, const struct report_group *g);
 /* Shift and shape: HL ratio, KS, outliers, failed runs. */
 void tw_table3(struct tw *t, const struct report_group *g);
 /* The virtual-time variants, "a, b", then dash and what virtual time is,
@@ -113,8 +115,8 @@ void tw_curve(struct tw *t, const struct report_model *m, const struct report_cu
  * perturb run's closing summary (summary.h): per workload and metric that
  * matters (report_metric_matters) a section titled by it and a table, a
  * row per variant: its configurations-table statistic with its unit, its
- * dilation (marked when significant), the dilation's CI and the
- * Holm-adjusted p of the U test.
+ * dilation (marked when significant), the dilation's CI and the verdict:
+ * the interval that decided it at its Holm level, and the star.
  */
 void tw_summary(struct tw *t, const struct report_model *m);
 /* The warnings (m->warnings) under a heading, a paragraph each: "kind:

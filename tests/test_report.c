@@ -363,7 +363,8 @@ Test(report, text_has_every_table_fits_100_columns_and_no_colour)
 
 /*
  * The Holm family is the stored run's, not the report's: filtering the
- * report by --metric or --workload changes no p (Holm) and no verdict.
+ * report by --metric or --workload changes no verdict and no interval that
+ * decided it.
  */
 Test(report, holm_family_does_not_depend_on_the_filters)
 {
@@ -389,13 +390,11 @@ Test(report, holm_family_does_not_depend_on_the_filters)
 		for (size_t v = 0; v < ARRAY_SIZE(variants); v++) {
 			const struct jv *x = jresult(a, metrics[k], variants[v]);
 			const struct jv *y = jresult(b, metrics[k], variants[v]);
-			const struct jv *jx = jpath(x, "test.p_holm"), *jy = jpath(y, "test.p_holm");
-			cr_assert(jx && jy);
-			double px = jx->t == J_NUM ? jx->num : NAN, py = jy->t == J_NUM ? jy->num : NAN;
-			cr_expect(px == py || (isnan(px) && isnan(py)), "%s/%s: p_holm %g != %g",
-				  metrics[k], variants[v], px, py);
-			cr_expect_eq(jpath(x, "test.significant")->num,
-				     jpath(y, "test.significant")->num);
+			cr_expect_eq(jnum(x, "verdict.level"), jnum(y, "verdict.level"), "%s/%s",
+				     metrics[k], variants[v]);
+			cr_expect_str_eq(jstr(x, "verdict.decision"), jstr(y, "verdict.decision"));
+			cr_expect_eq(jpath(x, "verdict.significant")->num,
+				     jpath(y, "verdict.significant")->num);
 		}
 		json_free(b);
 		cli_result_release(&part);
@@ -491,12 +490,12 @@ Test(report, json_is_valid_and_has_the_spec_schema_and_the_text_numbers)
 	}
 	/* interleaved rounds: the rank test on the pairs */
 	cr_assert_str_eq(jstr(p5, "test.name"), "wilcoxon-signed-rank");
-	cr_assert(jpath(p5, "test.significant")->t == J_BOOL);
+	cr_assert(jpath(p5, "verdict.significant")->t == J_BOOL);
 	/* 8 pairs all +5 %: the smallest p 8 pairs can give (signed-rank,
 	 * normal with ties: 0.0047), too few to survive Holm in a family of
 	 * the other metrics; the wall plus5 is the primary family's */
 	cr_assert(jnum(p5, "test.p") < 0.01, "%g", jnum(p5, "test.p"));
-	cr_assert(jpath(jresult(doc, "iterations", "aa"), "test.significant")->num == 0);
+	cr_assert(jpath(jresult(doc, "iterations", "aa"), "verdict.significant")->num == 0);
 	/* the ECDF: one step for a constant sample */
 	cr_assert_eq(jpath(p5, "ecdf.x")->n, 1);
 	cr_assert(jpath(jresult(doc, "loop_ns", "plus5"), "ecdf.p")->n >= 1);
@@ -722,9 +721,9 @@ Test(report, known_truth_dilation_is_recovered_and_aa_is_not_significant)
 			  "%s: [%g, %g] misses %g %%", v[i].variant, ci->items[0].num,
 			  ci->items[1].num, v[i].truth);
 	}
-	cr_assert(jpath(jresult(doc, "iterations", "aa"), "test.significant")->num == 0);
-	cr_assert(jpath(jresult(doc, "loop_ns", "aa"), "test.significant")->num == 0);
-	cr_assert(jpath(jresult(doc, "iterations", "plus1"), "test.significant")->num == 1);
+	cr_assert(jpath(jresult(doc, "iterations", "aa"), "verdict.significant")->num == 0);
+	cr_assert(jpath(jresult(doc, "loop_ns", "aa"), "verdict.significant")->num == 0);
+	cr_assert(jpath(jresult(doc, "iterations", "plus1"), "verdict.significant")->num == 1);
 	cli_result_release(&r);
 	json_free(doc);
 }
@@ -1108,3 +1107,163 @@ Test(report, virtual_time_is_labelled_and_not_compared_with_real_time)
 	cr_assert(strstr(r.out, "\n1,aa,spin,1,wall,") && strstr(r.out, ",virtual\n"), "%s", r.out);
 	cli_result_release(&r);
 }
+
+/*
+ * One verdict per question, from the interval printed (reports/decide.h,
+ * docs/report-json.md "Verdicts"), in every format.  21 interleaved rounds;
+ * each variant's k-th run prints the k-th of its values, so round k pairs
+ * them.  tight: the median round is 3 above the baseline's, the far rounds
+ * +-200 and -3: the median dilation's interval lies above 0 at every Holm
+ * level while the signed-rank test of the pairs says p ~ 0.16.  low: the
+ * lower half of its rounds is higher, the rest equal: the signed-rank test
+ * says p ~ 0.002, the median dilation's interval reaches 0.  The star goes
+ * with the interval, never with the rank test.
+ */
+static void run_values_study(void)
+{
+	static const char base[] = "1000 1010 1020 1030 1040 1050 1060 1070 1080 1090 1100 "
+		"1110 1120 1130 1140 1150 1160 1170 1180 1190 1200";
+	static const char tight[] = "800 810 1017 1027 1043 1053 1063 1073 1083 1093 1103 1113 "
+		"1123 1133 1143 1153 1163 1167 1177 1390 1400";
+	static const char low[] = "1090 1091 1092 1093 1094 1095 1096 1097 1098 1099 1100 1110 "
+		"1120 1130 1140 1150 1160 1170 1180 1190 1200";
+	struct cli_result r;
+	char *yaml = xasprintf(
+		"name: verdicts\n"
+		"baseline: base\n"
+		"repetitions: 21\n"
+		"warmup: 0\n"
+		"order: interleaved\n"
+		"seed: 3\n"
+		"variants:\n"
+		"  - {name: base, env: {CNT: %s/base.cnt, V: '%s'}}\n"
+		"  - {name: tight, env: {CNT: %s/tight.cnt, V: '%s'}}\n"
+		"  - {name: low, env: {CNT: %s/low.cnt, V: '%s'}}\n"
+		"workloads:\n"
+		"  - name: w\n"
+		"    shell: 'set -- $V; c=$(cat \"$CNT\" 2>/dev/null || echo 0); "
+		"echo $((c + 1)) > \"$CNT\"; shift $c; echo value=$1'\n"
+		"    metrics:\n"
+		"      - {name: ns_per_op, regex: 'value=([0-9]+)', unit: ns}\n"
+		"      - {name: cycles, regex: 'value=([0-9]+)', unit: cycles}\n",
+		dir, base, dir, tight, dir, low);
+	tl_write(dir, "e.yaml", yaml);
+	free(yaml);
+	cli_run_env(dir, "PERTURB_NO_CGROUP=1", &r, "run", "e.yaml", "--db", db, "-q", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+}
+
+/* The last line of out holding a and b, NUL-terminated in place; NULL if
+ * none. */
+static char *last_line_with(char *out, const char *a, const char *b)
+{
+	char *found = NULL;
+
+	for (char *l = out; l && *l;) {
+		char *end = strchr(l, '\n');
+		size_t len = end ? (size_t)(end - l) : strlen(l);
+		char save = l[len];
+		l[len] = 0;
+		if (strstr(l, a) && strstr(l, b))
+			found = l;
+		l[len] = save;
+		l = end ? end + 1 : NULL;
+	}
+	if (found)
+		found[strcspn(found, "\n")] = 0;
+	return found;
+}
+
+Test(report, the_star_follows_the_interval_not_the_rank_test_in_every_format)
+{
+	static const char *const fmts[][2] = {
+		/* format, the text of a star on the verdict's row */
+		{ "text", "*" }, { "markdown", "*" }, { "summary", "*" }, { "html", "*" },
+	};
+	struct cli_result r;
+	struct jv *doc;
+	const struct jv *t, *l;
+
+	run_values_study();
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	t = jresult(doc, "ns_per_op", "tight");
+	l = jresult(doc, "ns_per_op", "low");
+	/* the rank test, for information, says the opposite */
+	cr_expect(jnum(t, "test.p") > 0.05, "tight: rank p %g", jnum(t, "test.p"));
+	cr_expect(jnum(l, "test.p") < 0.01, "low: rank p %g", jnum(l, "test.p"));
+	/* the verdict is the interval's, at its Holm level */
+	cr_expect_eq(jpath(t, "verdict.significant")->num, 1);
+	cr_expect_str_eq(jstr(t, "verdict.decision"), "above");
+	cr_expect(jnum(t, "verdict.level") > 0.95, "a Holm level: %g", jnum(t, "verdict.level"));
+	cr_expect(jpath(t, "verdict.ci")->items[0].num > 0);
+	cr_expect_eq(jpath(l, "verdict.significant")->num, 0);
+	cr_expect_str_eq(jstr(l, "verdict.decision"), "undecided");
+	cr_expect(jpath(l, "verdict.ci")->items[0].num <= 0);
+	json_free(doc);
+	cli_result_release(&r);
+
+	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++) {
+		char *row;
+		report(&r, fmts[i][0], NULL, NULL);
+		/* the row of the verdict, the Holm interval "... at 9x %", of
+		 * ns_per_op: its group comes after wall's */
+		row = last_line_with(r.out, "low", " at 9");
+		cr_assert(row, "%s: no verdict row of low: %s", fmts[i][0], r.out);
+		cr_expect(!strstr(row, fmts[i][1]), "%s: low starred: %s", fmts[i][0], row);
+		row = last_line_with(r.out, "tight", " at 9");
+		cr_assert(row, "%s: no verdict row of tight", fmts[i][0]);
+		cr_expect(strstr(row, fmts[i][1]), "%s: tight not starred: %s", fmts[i][0], row);
+		cli_result_release(&r);
+	}
+}
+
+/*
+ * Quieter metrics: per workload and variant, the candidate with the
+ * narrowest interval of the decisive (median) dilation against wall's,
+ * with both half-widths, in JSON and in the notes of every format.  Here
+ * cycles is a workload metric of known values.
+ */
+Test(report, quieter_metric_is_the_narrowest_interval_against_wall)
+{
+	static const char *const formats[] = { "text", "markdown", "html" };
+	struct cli_result r;
+	struct jv *doc;
+	const struct jv *q = NULL, *list;
+	char line[512];
+
+	run_values_study();
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	list = jget(doc, "quieter_metrics");
+	cr_assert(list && list->t == J_ARR);
+	for (size_t i = 0; i < list->n; i++)
+		if (!strcmp(jstr(&list->items[i], "variant"), "tight"))
+			q = &list->items[i];
+	cr_assert(q, "no entry for tight: %s", r.out);
+	cr_expect_str_eq(jstr(q, "metric"), "cycles");
+	for (int k = 0; k < 2; k++) {
+		const char *metric = k ? "cycles" : "wall";
+		const struct jv *ci = jpath(jresult(doc, metric, "tight"), "dilation.p50.ci");
+		double hw = (ci->items[1].num - ci->items[0].num) / 2;
+		double got = jnum(q, k ? "half_width_pct" : "wall_half_width_pct");
+		cr_expect(fabs(got - hw) < 1e-9, "%s: %g, not %g", metric, got, hw);
+	}
+	snprintf(line, sizeof(line), "%s", jstr(q, "line"));
+	cr_expect(strstr(line, "w, tight: cycles resolves this comparison") ||
+		  strstr(line, "w, tight: wall resolves this comparison best"), "%s", line);
+	json_free(doc);
+	cli_result_release(&r);
+	/* the same sentence in the notes (the text report may fold it) */
+	line[40] = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		report(&r, formats[i], NULL, NULL);
+		cr_expect(strstr(r.out, "quieter metric: ") && strstr(r.out, line), "%s: %s",
+			  formats[i], r.out);
+		cli_result_release(&r);
+	}
+}
+
