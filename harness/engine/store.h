@@ -74,7 +74,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 /*
  * Open a results database.
