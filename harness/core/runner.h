@@ -12,7 +12,8 @@
  *   - without counters nor a cgroup: just before the child is created, so
  *     it includes the vfork, the child's set-up (fds, affinity, folder,
  *     signals) and the execve (tens of microseconds; see proc.c);
- *   - with counters (req->counters has an available one) or a cgroup (the
+ *   - with counters (req->counters has an available one), a gate
+ *     (req->gate, below) or a cgroup (the
  *     usual case where cgroups are available): just before the child,
  *     already created (clone sharing perturb's memory, like vfork), set up
  *     and moved into its cgroup, is released to reset its signals and

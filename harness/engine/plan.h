@@ -38,7 +38,7 @@
  *    must give the same N; variants without it (host ones too) get N
  *    blocks.  order: random does not take boots.
  * A block is what the executor enters and leaves at once: a boot: variant
- * boots once per block.  Blocks: the round (interleaved), 0 (sequential,
+ * boots once per block.  Blocks: the round (interleaved, duet), 0 (sequential,
  * random: the variant is entered whenever the plan switches to it), the
  * boot (boots: N).
  * Shuffles use GSL's MT19937 (gsl_rng_mt19937) seeded with the seed and
