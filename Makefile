@@ -88,7 +88,7 @@ LDFLAGS += -fsanitize=address,undefined
 TEST_ENV += LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
-LIBS = $(PKG_LIBS) -lm
+LIBS = $(PKG_LIBS) -lm -pthread
 
 ifneq ($(V),1)
 Q := @

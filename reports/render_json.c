@@ -147,7 +147,7 @@ static void jdilation(FILE *out, const char *key, const struct report_dilation *
 		jinterval(out, "unpaired_ci", u, 0);
 		jkv_num(out, "width_ratio", p->has_ci && u->has_ci && u->hi > u->lo ?
 			(p->hi - p->lo) / (u->hi - u->lo) : NAN);
-		fputs("\"analysis\":\"paired\"},", out);
+		fprintf(out, "\"analysis\":\"%s\"},", d->duet ? "duet" : "paired");
 	}
 	fputs("\"unit_ci\":\"%\"}", out);
 }

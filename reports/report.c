@@ -496,6 +496,10 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 		out->d = pd;
 		out->paired = 1;
 		out->pairs = K;
+		if (m->run.order && !strcmp(m->run.order, "duet")) {
+			out->duet = 1;
+			out->d.ci_abs.method = out->d.ci_pct.method = REPORT_DUET_METHOD;
+		}
 	}
 }
 
@@ -947,6 +951,8 @@ int report_paired_note(const struct report_model *m, char *buf, size_t len)
 {
 	double *r = NULL;
 	size_t n = 0, alloc = 0, pairs = 0;
+	int duet = 0;
+	const char *what;
 
 	buf[0] = 0;
 	for (size_t gi = 0; gi < m->n_groups; gi++)
@@ -959,6 +965,7 @@ int report_paired_note(const struct report_model *m, char *buf, size_t len)
 					continue;
 				if (d->pairs > pairs)
 					pairs = d->pairs;
+				duet |= d->duet;
 				if (!p->has_ci || !u->has_ci || !(u->hi > u->lo))
 					continue;
 				ALLOC_GROW(r, n + 1, alloc);
@@ -969,15 +976,17 @@ int report_paired_note(const struct report_model *m, char *buf, size_t len)
 		free(r);
 		return 0;
 	}
+	what = duet ? "duet: the dilation intervals come from the duet pairs (a variant's run "
+		      "and the baseline's at the same time on two CPUs, order: duet; up to"
+		    : "paired: the dilation intervals come from the blocks both sides "
+		      "were measured in (rounds or boot pairs; up to";
 	if (n) {
 		qsort(r, n, sizeof(*r), cmp_dbl);
-		snprintf(buf, len, "paired: the dilation intervals come from the blocks both sides "
-			 "were measured in (rounds or boot pairs; up to %zu), resampled as pairs; their "
-			 "width is %.2f times the unpaired one's (median of %zu intervals; %.2f to "
-			 "%.2f)", pairs, stats_quantile_sorted(r, n, 0.5), n, r[0], r[n - 1]);
+		snprintf(buf, len, "%s %zu), resampled as pairs; their width is %.2f times the "
+			 "unpaired one's (median of %zu intervals; %.2f to %.2f)", what, pairs,
+			 stats_quantile_sorted(r, n, 0.5), n, r[0], r[n - 1]);
 	} else {
-		snprintf(buf, len, "paired: the dilation intervals come from the blocks both sides "
-			 "were measured in (rounds or boot pairs; up to %zu), resampled as pairs", pairs);
+		snprintf(buf, len, "%s %zu), resampled as pairs", what, pairs);
 	}
 	free(r);
 	return 1;

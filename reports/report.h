@@ -77,7 +77,14 @@ struct report_dilation {
 	int paired;
 	size_t pairs;
 	struct interval unpaired_ci_pct;
+	/* duet: paired, and the pairs are an order: duet run's (each variant's
+	 * run and the baseline's at the same time, docs/experiment.md); the
+	 * intervals' method says so (REPORT_DUET_METHOD) */
+	int duet;
 };
+
+#define REPORT_DUET_METHOD "duet: paired percentile bootstrap of the pairs run at the same " \
+	"time on two CPUs (Bulej et al., ICPE 2020; Davison & Hinkley 1997, sec. 3.8)"
 
 /*
  * Does a variant differ from the baseline?  One answer, from one interval,

@@ -65,6 +65,7 @@ struct run_opts {
 	const char *shard;	/* --shard K/N */
 	int slurm, wait;	/* --slurm, --wait */
 	int shards;		/* --shards N */
+	const char *order;	/* --order (a one-liner's) */
 };
 
 static int add_str(const struct opt *opt, const char *arg)
@@ -134,6 +135,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		OPT_CALLBACK(0, "env", &o->env, add_str, "NAME=VALUE",
 			     "one-liner: set NAME in every run's environment; repeatable"),
 		OPT_FLAG(0, "shell", &o->shell, "one-liner: run each command by the shell, /bin/sh"),
+		OPT_STRING(0, "order", &o->order, "ORDER",
+			   "one-liner: the order of the runs: interleaved (default),\n"
+			   "sequential, random, or duet (each command beside the first,\n"
+			   "at the same time on two CPUs)"),
 		OPT_LIST(0, "only-variant", &o->filter.variants, &o->filter.n_variants, "NAME",
 			 "run this variant (and the baseline); repeatable, or NAME,NAME"),
 		OPT_LIST(0, "only-workload", &o->filter.workloads, &o->filter.n_workloads, "NAME",
@@ -295,8 +300,8 @@ static int resolve_study(struct run_opts *o)
 	int ret = -1, e;
 
 	if (!is_oneliner(o)) {
-		if (o->variants.n || o->env.n || o->shell)
-			return error("--variant, --env and --shell are for a one-liner "
+		if (o->variants.n || o->env.n || o->shell || o->order)
+			return error("--variant, --env, --shell and --order are for a one-liner "
 				     "(perturb run -- CMD); an experiment file says it all");
 		if (o->n_args)
 			o->file = o->args[0];
@@ -321,6 +326,15 @@ static int resolve_study(struct run_opts *o)
 		ol.n_commands = o->n_args;
 	}
 	ol.shell = o->shell;
+	if (o->order) {
+		int known = 0;
+		for (size_t i = 0; order_names[i]; i++)
+			known |= !strcmp(order_names[i], o->order);
+		if (!known)
+			return error("--order '%s': the orders are interleaved, sequential, random "
+				     "and duet", o->order);
+		ol.order = o->order;
+	}
 	ol.variants = o->variants.v;
 	ol.n_variants = o->variants.n;
 	ol.env = o->env.v;
@@ -368,7 +382,8 @@ out:
 
 /* ---- the closing summary (reports/summary.h) ---- */
 
-/* The CPUs the study keeps busy: its cpus:, else 1. */
+/* The CPUs the study keeps busy: its cpus:, else 1 (2 with order: duet,
+ * two runs at once). */
 static int cpus_used(const char *file)
 {
 	struct experiment exp = { 0 };
@@ -377,6 +392,8 @@ static int cpus_used(const char *file)
 
 	if (config_load(file, &exp, err, sizeof(err)) == 0 && exp.n_cpus)
 		n = (int)exp.n_cpus;
+	if (exp.order == ORDER_DUET)
+		n = 2;
 	experiment_release(&exp);
 	return n;
 }

@@ -151,7 +151,8 @@ struct cgroup *cgroup_create(const char *kind)
 	if (!cgroup_base())
 		return NULL;
 	cg = xcalloc(1, sizeof(*cg));
-	cg->path = xasprintf("%s/%s-%lu", base, kind, ++seq);
+	cg->path = xasprintf("%s/%s-%lu", base, kind,
+			     __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));	/* runs in threads */
 	if (mkdir(cg->path, 0755) < 0) {
 		warning("cannot create the cgroup '%s': %s", cg->path, strerror(errno));
 		goto fail;

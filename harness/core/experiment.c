@@ -6,7 +6,7 @@
 #include <string.h>
 
 const char *const statistic_names[] = { "p0", "p50", "p80", "p99", "mean", NULL };
-const char *const order_names[] = { "interleaved", "sequential", "random", NULL };
+const char *const order_names[] = { "interleaved", "sequential", "random", "duet", NULL };
 
 const char *statistic_name(enum statistic s)
 {
@@ -36,7 +36,7 @@ int statistic_parse(const char *name, enum statistic *out)
 
 const char *order_name(enum run_order o)
 {
-	return (unsigned)o <= ORDER_RANDOM ? order_names[o] : "?";
+	return (unsigned)o <= ORDER_DUET ? order_names[o] : "?";
 }
 
 int experiment_find_variant(const struct experiment *exp, const char *name)

@@ -108,6 +108,11 @@ struct variant {
 	void *cfg;
 	const char *cfg_key;
 	struct pos cfg_pos;
+	/* The first key that changes the whole system rather than the
+	 * variant's own process (kernel, daemon, background, setup, teardown,
+	 * a backend's block), for order: duet's refusal; NULL when none. */
+	const char *system_key;
+	struct pos system_pos;
 };
 
 enum workload_kind { WORKLOAD_REAL, WORKLOAD_MICRO };
@@ -162,7 +167,9 @@ struct gate_rule {
 	struct pos pos;
 };
 
-enum run_order { ORDER_INTERLEAVED, ORDER_SEQUENTIAL, ORDER_RANDOM };
+/* ORDER_DUET: the baseline and one variant at the same time, each on a CPU of
+ * its own (engine/plan.h, docs/experiment.md "order: duet"). */
+enum run_order { ORDER_INTERLEAVED, ORDER_SEQUENTIAL, ORDER_RANDOM, ORDER_DUET };
 
 /* engine: {slurm: {...}}: how `perturb run --slurm` submits the study
  * (docs/experiment.md, docs/distributed.md).  Strings NULL and numbers 0

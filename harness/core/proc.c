@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -277,21 +278,25 @@ static void free_candidates(char **v)
  * and found once, at the first spawn: what perturb ignores is what it
  * inherited (nohup's SIGHUP, say), and perturb itself never sets SIG_IGN.
  */
-static const sigset_t *ignored_signals(void)
+static sigset_t ignored_set;
+
+static void find_ignored(void)
 {
-	static sigset_t set;
-	static int known;
 	struct sigaction sa;
 
-	if (known)
-		return &set;
-	sigemptyset(&set);
+	sigemptyset(&ignored_set);
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
 		    sa.sa_handler == SIG_IGN)
-			sigaddset(&set, sig);
-	known = 1;
-	return &set;
+			sigaddset(&ignored_set, sig);
+}
+
+static const sigset_t *ignored_signals(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;	/* runners in threads */
+
+	pthread_once(&once, find_ignored);
+	return &ignored_set;
 }
 
 /* In the child: ignored signals back to SIG_DFL, then an empty mask. */
@@ -430,20 +435,57 @@ CHILD_SIDE static int clone_child_main(void *arg)
 	spawn_child(c->o, c->cand, c->devnull, c->cpus, c->ignored, c->rep, c->go_r, c->cgfd);
 }
 
-static void *clone_stack(void)
-{
-	static void *stack;
-	void *p;
+/*
+ * The stacks of CLONE_VM children: one per child between its clone and its
+ * exec (or its end), reused after.  Runners in threads of their own
+ * (runner.h: struct run_gate) spawn at once, so there are a few, each
+ * taken under a lock; a thread that finds none free gets EAGAIN.
+ */
+#define CLONE_STACKS 4
+static struct {
+	pthread_mutex_t mu;
+	void *stack[CLONE_STACKS];
+	int busy[CLONE_STACKS];
+} stacks = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-	if (stack)
-		return stack;
-	p = mmap(NULL, CLONE_STACK_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (p == MAP_FAILED)
+/* A free stack (its index in *slot), or NULL (errno). */
+static void *clone_stack(int *slot)
+{
+	void *p = NULL;
+
+	pthread_mutex_lock(&stacks.mu);
+	for (int i = 0; i < CLONE_STACKS; i++) {
+		if (stacks.busy[i])
+			continue;
+		if (!stacks.stack[i]) {
+			p = mmap(NULL, CLONE_STACK_SIZE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+			if (p == MAP_FAILED)
+				break;
+			mprotect(p, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE);	/* guard */
+			stacks.stack[i] = p;
+		}
+		stacks.busy[i] = 1;
+		*slot = i;
+		p = stacks.stack[i];
+		break;
+	}
+	pthread_mutex_unlock(&stacks.mu);
+	if (!p || p == MAP_FAILED) {
+		errno = p ? ENOMEM : EAGAIN;
 		return NULL;
-	mprotect(p, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE);	/* guard */
-	stack = p;
-	return stack;
+	}
+	return p;
+}
+
+/* The child that used stack slot has exec'd or ended. */
+static void clone_stack_put(int slot)
+{
+	if (slot < 0)
+		return;
+	pthread_mutex_lock(&stacks.mu);
+	stacks.busy[slot] = 0;
+	pthread_mutex_unlock(&stacks.mu);
 }
 
 /*
@@ -452,11 +494,11 @@ static void *clone_stack(void)
  */
 static pid_t spawn_clone(const struct spawn_opts *o, char **cand, int devnull,
 			 const cpu_set_t *cpus, const sigset_t *ignored, int *rep,
-			 struct spawn_report *early)
+			 struct spawn_report *early, int *slot)
 {
 	struct clone_child c = { o, cand, devnull, cpus, ignored, rep[1], -1, -1,
 				 cgroup_procs_fd(o->cgroup) };
-	char *stack = clone_stack();
+	char *stack = clone_stack(slot);
 	int go[2];
 	pid_t pid;
 	ssize_t n;
@@ -509,6 +551,7 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	struct spawn_report r;
 	ssize_t n;
 	char dummy[8], cpulist[128];
+	int slot = -1;	/* spawn_clone()'s stack */
 
 	if (!why) {
 		why = dummy;
@@ -553,7 +596,7 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	sigprocmask(SIG_SETMASK, &all, &old_mask);
 	if (o->attach || o->cgroup)
 		pid = spawn_clone(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
-				  ignored_signals(), rep, &r);
+				  ignored_signals(), rep, &r, &slot);
 	else
 		pid = spawn_vfork(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
 				  ignored_signals(), rep[1]);
@@ -604,6 +647,7 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 		break;
 	}
 out:
+	clone_stack_put(slot);	/* its child has exec'd (EOF above) or is reaped */
 	close_fd(&devnull);
 	close_fd(&rep[0]);
 	close_fd(&rep[1]);

@@ -43,9 +43,50 @@ const char *run_status_name(enum run_status s)
 
 /* ---- counters ---- */
 
-static void attach_counters(pid_t pid, void *arg)
+struct attach_ctx {
+	struct counter_set *counters;
+	struct run_gate *gate;
+	int passed;
+};
+
+void run_gate_init(struct run_gate *g, int n)
 {
-	counters_attach(arg, pid);
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->n = n;
+	g->arrived = 0;
+}
+
+void run_gate_destroy(struct run_gate *g)
+{
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+}
+
+/* Arrive at the gate and wait for the others (once per run). */
+static void gate_pass(struct attach_ctx *a)
+{
+	struct run_gate *g = a->gate;
+
+	if (!g || a->passed)
+		return;
+	a->passed = 1;
+	pthread_mutex_lock(&g->mu);
+	g->arrived++;
+	pthread_cond_broadcast(&g->cv);
+	while (g->arrived < g->n)
+		pthread_cond_wait(&g->cv, &g->mu);
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* The child is set up and waits before its exec (proc.h: attach). */
+static void attach_child(pid_t pid, void *arg)
+{
+	struct attach_ctx *a = arg;
+
+	if (a->counters)
+		counters_attach(a->counters, pid);
+	gate_pass(a);
 }
 
 /* Append the counters' readings to res->values. */
@@ -135,6 +176,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		.cwd = req->cwd,
 	};
 	struct counter_set *counters = NULL;
+	struct attach_ctx actx = { .gate = req->gate };
 	struct cgroup *cg = NULL;
 	struct rusage ru;
 	double t0, t1;
@@ -143,6 +185,10 @@ int runner_run(const struct run_request *req, struct run_result *res)
 
 	memset(res, 0, sizeof(*res));
 	now_iso8601(res->started, sizeof(res->started));
+	if (req->cpus && req->n_cpus == 1) {
+		res->has_cpu = 1;
+		res->cpu = req->cpus[0];
+	}
 
 	if (stop_requested()) {
 		res->status = RUN_INTERRUPTED;
@@ -159,16 +205,19 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		goto out;
 	o.out_fd = out[0].fd;
 	o.err_fd = out[1].fd;
-	if (counters_n_available(req->counters)) {
-		counters = req->counters;
-		o.attach = attach_counters;
-		o.attach_arg = counters;
+	if (counters_n_available(req->counters))
+		actx.counters = counters = req->counters;
+	if (counters || req->gate) {
+		o.attach = attach_child;
+		o.attach_arg = &actx;
 	}
 
 	o.cgroup = cg = cgroup_create("run");
 	o.started = &t0;
 	t0 = now_mono();
 	pid = proc_spawn_reason(&o, res->reason, sizeof(res->reason));
+	gate_pass(&actx);	/* not started: the others need not wait */
+	res->start_mono = t0;
 	if (pid < 0) {
 		res->status = RUN_ERROR;
 		ret = 0;
@@ -229,6 +278,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	cg = NULL;
 	ret = 0;
 out:
+	gate_pass(&actx);
 	cgroup_destroy(cg);
 	counters_detach(counters);
 	for (int k = 0; k < 2; k++) {

@@ -12,7 +12,8 @@
  *   - without counters nor a cgroup: just before the child is created, so
  *     it includes the vfork, the child's set-up (fds, affinity, folder,
  *     signals) and the execve (tens of microseconds; see proc.c);
- *   - with counters (req->counters has an available one) or a cgroup (the
+ *   - with counters (req->counters has an available one), a gate
+ *     (req->gate, below) or a cgroup (the
  *     usual case where cgroups are available): just before the child,
  *     already created (clone sharing perturb's memory, like vfork), set up
  *     and moved into its cgroup, is released to reset its signals and
@@ -61,6 +62,7 @@
 #ifndef PERTURB_RUNNER_H
 #define PERTURB_RUNNER_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,6 +94,25 @@ struct metric_value {
 
 struct counter_set;
 
+/*
+ * Runs started together (order: duet, docs/experiment.md): n runners that
+ * share a gate each create their child, set it up (affinity, folder,
+ * cgroup) and stop it just before its exec; once all n are there, each
+ * takes its own start time and releases its child, so that no workload
+ * begins before the others are ready.  A runner whose child could not be
+ * started passes the gate all the same (nobody waits for it).  Each run's
+ * wall time is its own, from its release to its own end.  The runners run
+ * in threads of their own (perturb's other state is not shared between
+ * them: no counters).
+ */
+struct run_gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int n, arrived;
+};
+void run_gate_init(struct run_gate *g, int n);
+void run_gate_destroy(struct run_gate *g);
+
 struct run_request {
 	char *const *argv;	/* complete: wrap prefix + command, expanded */
 	char *const *envp;	/* complete environment */
@@ -103,6 +124,7 @@ struct run_request {
 	const char *cwd;	/* NULL = inherit */
 	struct counter_set *counters;	/* NULL = none; see counters.h */
 	size_t output_max;	/* bytes kept per stream; 0 = RUNNER_OUTPUT_MAX */
+	struct run_gate *gate;	/* NULL: start at once; see struct run_gate */
 };
 
 struct run_result {
@@ -121,6 +143,11 @@ struct run_result {
 	int leftover_procs;	/* processes still in it when the main process ended:
 				 * they tried to outlive the run (killed, warned once) */
 	struct cgroup_usage cgroup;	/* what the whole tree used; has_* 0 without */
+	/* Where and when: the CPU the run was pinned to when it was one
+	 * (has_cpu), and the CLOCK_MONOTONIC second its timed window opened
+	 * (0 = not known); it closed at start_mono + wall_s. */
+	int has_cpu, cpu;
+	double start_mono;
 };
 
 /* Returns 0 when the run was carried out (whatever its status), -1 on an

@@ -395,6 +395,29 @@ static int parse_backend(struct ctx *c, const struct ynode *n, struct variant *v
 	return blk.parse(&c->y, x, v->cfg);
 }
 
+/* v->system_key and its position: the first (in file order) of the keys
+ * that change the whole system, not the variant's process alone. */
+static void note_system_key(struct ctx *c, const struct ynode *n, struct variant *v)
+{
+	static const char *const system_keys[] = { "kernel", "daemon", "background", "setup",
+						   "teardown", NULL };
+
+	for (size_t i = 0; i + 1 < n->n; i += 2) {
+		const struct ynode *k = n->kids[i];
+		const char *hit = v->cfg && v->be->key && !strcmp(k->str, v->be->key) ?
+				  v->be->key : NULL;
+
+		for (size_t j = 0; !hit && system_keys[j]; j++)
+			if (!strcmp(k->str, system_keys[j]))
+				hit = system_keys[j];
+		if (hit) {
+			v->system_key = hit;
+			v->system_pos = yn_pos(&c->y, k);
+			return;
+		}
+	}
+}
+
 static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v)
 {
 	const struct ynode *x;
@@ -429,6 +452,7 @@ static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v
 	/* kernel: with boot: is the tracing state set inside the guest */
 	if (parse_backend(c, n, v))
 		return -1;
+	note_system_key(c, n, v);
 	if (v->cmd.n && v->be != &backend_host)
 		return yn_fail(&c->y, yn_get(n, "cmd"), "variant '%s': cmd: is not supported with %s: "
 			       "(the guest holds the workloads' programs only)", v->name, v->be->key);
@@ -1167,6 +1191,46 @@ static int parse_engine(struct ctx *c, const struct ynode *engine)
 	return 0;
 }
 
+/*
+ * order: duet runs a variant and the baseline at the same time on two CPUs
+ * (docs/experiment.md): each variant may change only its own process
+ * (env, wrap, cmd).  What changes the whole system would reach the
+ * baseline's run beside it, so it is a design error, refused at its key;
+ * so are counters (a counter set counts one process at a time) and a
+ * cpus: list of fewer than two.
+ */
+static int check_duet(struct ctx *c, const struct ynode *root)
+{
+	const struct experiment *exp = c->exp;
+	const struct ynode *v;
+
+	for (size_t i = 0; i < exp->n_variants; i++) {
+		const struct variant *var = &exp->variants[i];
+		const char *file = c->y.file;
+		int r;
+
+		if (!var->system_key)
+			continue;
+		c->y.file = var->system_pos.file;
+		r = yn_fail_at(&c->y, var->system_pos.line, var->system_pos.col,
+			       "variant '%s': order: duet runs each variant beside the baseline, at "
+			       "the same time, so a variant may change only its own process (env, "
+			       "wrap, cmd); '%s:' changes the whole system, and the baseline's run "
+			       "would see it too (use order: interleaved)", var->name,
+			       var->system_key);
+		c->y.file = file;
+		return r;
+	}
+	if ((v = yn_get(root, "counters")) && exp->n_counters)
+		return yn_fail(&c->y, yn_get_key(root, "counters"), "order: duet runs two processes "
+			       "at once, and counters: count one at a time; leave counters out, or use "
+			       "order: interleaved");
+	if ((v = yn_get(root, "cpus")) && exp->n_cpus < 2)
+		return yn_fail(&c->y, v, "order: duet runs on two CPUs at once; 'cpus' must list "
+			       "at least two");
+	return 0;
+}
+
 static int parse_top(struct ctx *c, const struct ynode *root)
 {
 	struct experiment *exp = c->exp;
@@ -1280,6 +1344,8 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 		exp->baseline = xstrdup(exp->variants[0].name);
 	}
 
+	if (exp->order == ORDER_DUET && check_duet(c, root))
+		return -1;
 	if ((v = yn_get(root, "engine")) && parse_engine(c, v))
 		return -1;
 	if ((v = yn_get(root, "gate"))) {

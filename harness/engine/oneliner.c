@@ -372,6 +372,8 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 		snprintf(num, sizeof(num), "%d", o->repetitions);
 		key_str(&em, "repetitions", num);
 	}
+	if (o->order)
+		key_str(&em, "order", o->order);
 	if (o->warmup >= 0) {
 		snprintf(num, sizeof(num), "%d", o->warmup);
 		key_str(&em, "warmup", num);

@@ -40,6 +40,7 @@ struct oneliner {
 	size_t n_env;
 	int repetitions;	/* > 0: repetitions: */
 	int warmup;		/* >= 0: warmup: ; -1: the default */
+	const char *order;	/* order: (one of order_names); NULL: the default */
 	const char *dir;	/* the workloads' dir: (absolute) */
 	const char *cmdline;	/* the description: */
 };

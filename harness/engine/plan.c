@@ -142,6 +142,55 @@ static void build_blocks(const struct experiment *exp, const int *vsel, size_t n
 	free(hi);
 }
 
+/*
+ * order: duet (see plan.h): rounds, each one pair (baseline, variant) per
+ * workload, the variants other than the baseline in turn (file order),
+ * the workloads shuffled within the round.  -1 with err set when there is
+ * no variant besides the baseline.
+ */
+static int build_duet(const struct experiment *exp, const int *vsel, size_t nvs,
+		      const int *wsel, const int *reps, size_t nws, gsl_rng *rng,
+		      struct plan *out, char *err, size_t errlen)
+{
+	int base = experiment_find_variant(exp, exp->baseline), warm = exp->warmup, maxrep = 0;
+	int *others = xcalloc(nvs + 1, sizeof(int)), *worder = xcalloc(nws + 1, sizeof(int));
+	int *bwarm = xcalloc(nws + 1, sizeof(int)), *brep = xcalloc(nws + 1, sizeof(int));
+	int nv = 0;
+
+	for (size_t i = 0; i < nvs; i++)
+		if (vsel[i] != base)
+			others[nv++] = vsel[i];
+	for (size_t j = 0; j < nws; j++)
+		if (reps[j] > maxrep)
+			maxrep = reps[j];
+	if (!nv) {
+		snprintf(err, errlen, "%s: order: duet runs a variant beside the baseline '%s', "
+			 "and there is no other variant", exp->path, exp->baseline);
+		goto out;
+	}
+	for (int r = 0; r < (warm + maxrep) * nv; r++) {
+		int t = r / nv, v = others[r % nv], is_warm = t < warm, rep = is_warm ? t : t - warm;
+
+		for (size_t j = 0; j < nws; j++)
+			worder[j] = (int)j;
+		if (nws)
+			gsl_ran_shuffle(rng, worder, nws, sizeof(int));
+		for (size_t j = 0; j < nws; j++) {
+			int k = worder[j];
+			if (!is_warm && rep >= reps[k])
+				continue;
+			push(out, base, wsel[k], is_warm ? bwarm[k]++ : brep[k]++, is_warm, r);
+			push(out, v, wsel[k], rep, is_warm, r);
+		}
+	}
+out:
+	free(others);
+	free(worder);
+	free(bwarm);
+	free(brep);
+	return nv ? 0 : -1;
+}
+
 int plan_build(const struct experiment *exp, const struct plan_filter *f,
 	       uint64_t seed, struct plan *out, char *err, size_t errlen)
 {
@@ -196,7 +245,7 @@ int plan_build(const struct experiment *exp, const struct plan_filter *f,
 	for (size_t j = 0; j < nws; j++)
 		total += (uint64_t)nb * (uint64_t)(exp->warmup > 0 ? exp->warmup : 0) +
 			 (uint64_t)(reps[j] > 0 ? reps[j] : 0);
-	total *= nvs;
+	total *= exp->order == ORDER_DUET ? 2 * (nvs ? nvs - 1 : 0) : nvs;
 	if (total > PLAN_MAX_RUNS) {
 		snprintf(err, errlen, "%s: the plan has %llu runs (variants x workloads x "
 			 "(warmup + repetitions)), more than %d: run fewer, or in several studies",
@@ -253,6 +302,10 @@ int plan_build(const struct experiment *exp, const struct plan_filter *f,
 		free(worder);
 		break;
 	}
+	case ORDER_DUET:
+		if (build_duet(exp, vsel, nvs, wsel, reps, nws, rng, out, err, errlen) < 0)
+			goto out;
+		break;
 	case ORDER_RANDOM: {
 		for (size_t i = 0; i < nvs; i++)
 			for (size_t j = 0; j < nws; j++)
@@ -340,6 +393,11 @@ out:
 	free(vorder);
 	free(worder);
 	return p->n - before;
+}
+
+int plan_duet_slot(const struct plan_entry *e)
+{
+	return e->repetition & 1;
 }
 
 uint64_t plan_draw_seed(void)

@@ -13,6 +13,19 @@
  *    workload by workload: its warm-ups, then its measured repetitions.
  *  - random: all runs shuffled; for each (variant, workload) the first
  *    `warmup` runs in plan order are the warm-ups.
+ *  - duet: rounds of pairs: round r runs the baseline and one other variant
+ *    at the same time (the executor starts the two entries of a pair
+ *    together, each on a CPU of its own: engine/study.c), once per
+ *    workload (workloads shuffled within the round; in each pair the
+ *    baseline's entry comes first).  The variants other than the baseline
+ *    take the rounds in turn (file order: A B C A B C ...), so each gets
+ *    (warmup + repetitions) pairs per workload and the baseline
+ *    that many times the number of other variants; the first `warmup`
+ *    turns are warm-ups.  The round is the block, so that the report's
+ *    paired analysis pairs the two runs of a pair.  Which CPU each side
+ *    gets is plan_duet_slot(): the CPUs swap from one pair of a variant
+ *    to its next.  Variants must change only their own process (engine/config.c
+ *    refuses the rest); boots: cannot happen (boot: is refused).
  *  - boots: N (a boot: variant's, see below) splits every variant's runs
  *    into N blocks, ordered ABBA: block b takes the variants in an order P
  *    (shuffled by the seed for interleaved, file order for sequential) when
@@ -25,7 +38,7 @@
  *    must give the same N; variants without it (host ones too) get N
  *    blocks.  order: random does not take boots.
  * A block is what the executor enters and leaves at once: a boot: variant
- * boots once per block.  Blocks: the round (interleaved), 0 (sequential,
+ * boots once per block.  Blocks: the round (interleaved, duet), 0 (sequential,
  * random: the variant is entered whenever the plan switches to it), the
  * boot (boots: N).
  * Shuffles use GSL's MT19937 (gsl_rng_mt19937) seeded with the seed and
@@ -88,6 +101,12 @@ void plan_release(struct plan *p);
  * would take p past PLAN_MAX_RUNS).
  */
 size_t plan_add_round(struct plan *p, size_t n_variants, size_t n_workloads, uint64_t seed);
+
+/* order: duet: which of the two CPUs the baseline of the pair whose other
+ * entry is e (the variant's) runs on, 0 or 1; the variant runs on the
+ * other.  The variant's repetition's parity: its warm-ups and its measured
+ * runs alternate each on their own. */
+int plan_duet_slot(const struct plan_entry *e);
 
 /* A seed drawn from getrandom(2) (never 0). */
 uint64_t plan_draw_seed(void);

@@ -251,6 +251,35 @@ static int migrate_calibration(sqlite3 *db)
 			    NULL, NULL, NULL);
 }
 
+/* v7: results.cpu and results.start_mono (order: duet: where and when each run
+ * of a pair ran; NULL when not known).  Order-independent: each column is
+ * added only when it is missing. */
+static int migrate_duet(sqlite3 *db)
+{
+	static const char *const cols[][2] = {
+		{ "cpu", "ALTER TABLE results ADD COLUMN cpu INTEGER;" },
+		{ "start_mono", "ALTER TABLE results ADD COLUMN start_mono REAL;" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
+		sqlite3_stmt *st = NULL;
+		int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('results')"
+					    " WHERE name = ?1", -1, &st, NULL);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_text(st, 1, cols[i][0], -1, SQLITE_STATIC);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc == SQLITE_DONE)
+			rc = sqlite3_exec(db, cols[i][1], NULL, NULL, NULL);
+		else if (rc == SQLITE_ROW)
+			rc = SQLITE_OK;
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}
+
 /* Each returns an SQLite result code. */
 static int (*const migrations[])(sqlite3 *db) = {
 	migrate_0_to_1,
@@ -259,6 +288,7 @@ static int (*const migrations[])(sqlite3 *db) = {
 	migrate_output_dropped,
 	migrate_add_shards,
 	migrate_calibration,
+	migrate_duet,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
@@ -1011,8 +1041,8 @@ int store_put_result(struct store *s, int64_t run_id, int seq,
 	static const char result_sql[] =
 		"INSERT INTO results (run_id, seq, status, exit_code, signal,"
 		" reason, started, wall_s, user_s, sys_s, maxrss_kb, output_tail,"
-		" output_dropped)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+		" output_dropped, cpu, start_mono)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 	sqlite3_stmt *res = NULL, *val = NULL;
 	int rc, ret = -1;
 
@@ -1044,6 +1074,10 @@ int store_put_result(struct store *s, int64_t run_id, int seq,
 		rc |= sqlite3_bind_int(res, 4, r->exit_code);
 	if (r->status == RUN_CRASHED)
 		rc |= sqlite3_bind_int(res, 5, r->signal);
+	if (r->has_cpu)
+		rc |= sqlite3_bind_int(res, 14, r->cpu);
+	if (r->start_mono > 0)
+		rc |= sqlite3_bind_double(res, 15, r->start_mono);
 	if (r->status != RUN_OK)
 		rc |= sqlite3_bind_text(res, 12, r->out_tail ? r->out_tail : "",
 					-1, SQLITE_STATIC);
@@ -2043,9 +2077,11 @@ int store_merge_results(struct store *s, int64_t run_id, const char *src_db,
 		" WHERE r.run_id = ?2 AND r.seq >= ?3 AND r.seq < ?4 AND NOT EXISTS"
 		" (SELECT 1 FROM main.results m WHERE m.run_id = ?1 AND m.seq = r.seq)",
 		"INSERT INTO main.results (run_id, seq, status, exit_code, signal, reason,"
-		" started, wall_s, user_s, sys_s, maxrss_kb, output_tail, output_dropped)"
+		" started, wall_s, user_s, sys_s, maxrss_kb, output_tail, output_dropped,"
+		" cpu, start_mono)"
 		" SELECT ?1, seq, status, exit_code, signal, reason, started, wall_s,"
-		" user_s, sys_s, maxrss_kb, output_tail, output_dropped FROM shard.results"
+		" user_s, sys_s, maxrss_kb, output_tail, output_dropped, cpu, start_mono"
+		" FROM shard.results"
 		" WHERE run_id = ?2 AND seq IN (SELECT seq FROM temp.merge_new)",
 		"INSERT INTO main.metric_values (run_id, seq, metric, value, unit, scaled,"
 		" time_enabled_ns, time_running_ns)"

@@ -19,9 +19,14 @@
  *                                          block: the unit entered at once
  *                                          (plan.h; 0 in plans stored by v1)
  *   results(run_id, seq, status, exit_code, signal, reason, started,
- *           wall_s, user_s, sys_s, maxrss_kb, output_tail, output_dropped)
+ *           wall_s, user_s, sys_s, maxrss_kb, output_tail, output_dropped,
+ *           cpu, start_mono)
  *                                          one row per finished run; output_dropped:
- *                                          bytes of its output not kept (runner.h)
+ *                                          bytes of its output not kept (runner.h);
+ *                                          v7: cpu, the CPU a run was pinned to
+ *                                          when one, start_mono the CLOCK_MONOTONIC
+ *                                          second its timed window opened (NULL:
+ *                                          not known; order: duet's pairs)
  *   metric_values(run_id, seq, metric, value, unit, scaled,
  *                 time_enabled_ns, time_running_ns)
  *                                          regex metrics and counters (counters.h:
@@ -74,7 +79,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 /*
  * Open a results database.

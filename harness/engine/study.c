@@ -21,6 +21,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,7 +172,7 @@ static void counter_failed(const char *name, const char *reason, void *ctx)
 }
 
 static void print_plan(const struct experiment *exp, const struct plan *p,
-		       uint64_t seed, const unsigned char *done)
+		       uint64_t seed, const unsigned char *done, const int duet_cpus[2])
 {
 	size_t left = 0;
 	for (size_t i = 0; i < p->n; i++)
@@ -184,9 +186,14 @@ static void print_plan(const struct experiment *exp, const struct plan *p,
 		char round[16] = "-";
 		if (e->round >= 0)
 			snprintf(round, sizeof(round), "%d", e->round);
-		printf("%5d  %-6s  %-6d  %-20s  %-20s  %s%d%s\n", e->seq, round, e->block,
+		char cpu[32] = "";
+		/* duet: entries 2k (the baseline) and 2k + 1 are a pair (plan.h) */
+		if (exp->order == ORDER_DUET && (i | 1) < p->n)
+			snprintf(cpu, sizeof(cpu), "  cpu %d",
+				 duet_cpus[plan_duet_slot(&p->e[i | 1]) ^ (int)(i & 1)]);
+		printf("%5d  %-6s  %-6d  %-20s  %-20s  %s%d%s%s\n", e->seq, round, e->block,
 		       exp->variants[e->variant].name, exp->workloads[e->workload].name,
-		       e->warmup ? "warmup " : "", e->repetition + 1,
+		       e->warmup ? "warmup " : "", e->repetition + 1, cpu,
 		       done && done[i] ? "  (done)" : "");
 	}
 }
@@ -335,6 +342,7 @@ struct study {
 	int nocounters;		/* --self-check's variant without counters, or -1 */
 	size_t n_real_variants;	/* before --self-check's */
 	int active, active_block;	/* the variant entered and its block (plan.h) */
+	int duet_cpus[2];	/* order: duet's two CPUs (duet_cpus()) */
 	int stopped;		/* the stop signal, 0 when none */
 	int walked;		/* the walk reached the end of the plan (and its rounds) */
 	int rounds;		/* added by target_ci */
@@ -740,31 +748,27 @@ static int switch_to(struct study *s, const struct plan_entry *pe)
 	return 0;
 }
 
-/* Plan entry i: prepare, run, store.  1 when a stop ended it (nothing
- * stored), 0, or -1 (printed). */
-static int run_entry(struct study *s, size_t i, struct progress *prog)
+/* Entry pe's workload prepare: commands and its request (argv in *wargv,
+ * freed by the caller).  0, or -1 (printed). */
+static int prepare_entry(struct study *s, const struct plan_entry *pe, struct run_request *req,
+			 char ***wargv)
 {
 	const struct experiment *exp = &s->exp;
-	const struct plan_entry *pe = &s->plan.e[i];
 	const struct variant *var = &exp->variants[pe->variant];
 	const struct workload *wl = &exp->workloads[pe->workload];
 	struct backend_ctx *ctx = &s->ctx[pe->variant];
-	struct run_result res;
-	char *what, **wargv;
+	char *what;
 	int r;
 
-	if (switch_to(s, pe) < 0)
-		return -1;
 	what = xasprintf("workload '%s' prepare", wl->name);
 	r = run_commands(wl->prepare, wl->n_prepare, ctx->envp, s->workdirs[pe->workload],
 			 workload_timeout(exp, wl), what);
 	free(what);
 	if (r < 0)
 		return -1;
-
-	wargv = workload_argv(wl, var, s->workdirs[pe->workload]);
-	struct run_request req = {
-		.argv = wargv,
+	*wargv = workload_argv(wl, var, s->workdirs[pe->workload]);
+	*req = (struct run_request){
+		.argv = *wargv,
 		.envp = ctx->envp,
 		.cpus = exp->cpus,
 		.n_cpus = exp->n_cpus,
@@ -774,36 +778,178 @@ static int run_entry(struct study *s, size_t i, struct progress *prog)
 		.cwd = s->workdirs[pe->workload],
 		.counters = pe->variant == s->nocounters ? NULL : s->counters,
 	};
-	progress_show(prog, var->name, wl->name);
-	r = var->be->run(ctx, &req, &res);
-	argv_free(wargv);
-	progress_end_run(prog);
-	if (req.counters) {
-		struct failure_ctx f = { var->name, wl->name, pe->repetition, pe->warmup };
-		counters_run_failures(s->counters, counter_failed, &f);
-	}
+	return 0;
+}
+
+/* Entry pe's result, as its backend's run() returned r: said, stored
+ * (unless store is 0: a resumed pair's entry stored before) and released.
+ * 1 when a stop ended it (nothing stored), 0, or -1 (printed). */
+static int finish_entry(struct study *s, const struct plan_entry *pe, int r,
+			struct run_result *res, int store)
+{
+	const struct variant *var = &s->exp.variants[pe->variant];
+	const struct workload *wl = &s->exp.workloads[pe->workload];
+
 	if (r < 0) {
-		run_result_release(&res);
+		run_result_release(res);
 		return -1;
 	}
-	if (res.status == RUN_INTERRUPTED) {
-		run_result_release(&res);
+	if (res->status == RUN_INTERRUPTED) {
+		run_result_release(res);
 		if (!(s->stopped = stop_requested()))	/* never a silent end */
 			return error("%s/%s: the run was interrupted, and perturb was not asked "
 				     "to stop", var->name, wl->name);
 		return 1;
 	}
-	if (res.status != RUN_OK) {
+	if (!store) {
+		run_result_release(res);
+		return 0;
+	}
+	if (res->status != RUN_OK) {
 		s->n_bad++;
 		warning("%s/%s %s%d: %s: %s", var->name, wl->name,
 			pe->warmup ? "warm-up " : "run ", pe->repetition + 1,
-			run_status_name(res.status), res.reason);
+			run_status_name(res->status), res->reason);
 	} else {
 		s->n_ok++;
 	}
-	r = store_put_result(s->st, s->run_id, pe->seq, &res);
-	run_result_release(&res);
+	r = store_put_result(s->st, s->run_id, pe->seq, res);
+	run_result_release(res);
 	return r < 0 ? -1 : 0;
+}
+
+/* Plan entry i: prepare, run, store.  1 when a stop ended it (nothing
+ * stored), 0, or -1 (printed). */
+static int run_entry(struct study *s, size_t i, struct progress *prog)
+{
+	const struct plan_entry *pe = &s->plan.e[i];
+	const struct variant *var = &s->exp.variants[pe->variant];
+	struct backend_ctx *ctx = &s->ctx[pe->variant];
+	struct run_request req;
+	struct run_result res;
+	char **wargv;
+	int r;
+
+	if (switch_to(s, pe) < 0 || prepare_entry(s, pe, &req, &wargv) < 0)
+		return -1;
+	progress_show(prog, var->name, s->exp.workloads[pe->workload].name);
+	r = var->be->run(ctx, &req, &res);
+	argv_free(wargv);
+	progress_end_run(prog);
+	if (req.counters) {
+		struct failure_ctx f = { var->name, s->exp.workloads[pe->workload].name,
+					 pe->repetition, pe->warmup };
+		counters_run_failures(s->counters, counter_failed, &f);
+	}
+	return finish_entry(s, pe, r, &res, 1);
+}
+
+/* ---- order: duet (docs/experiment.md) ---- */
+
+/*
+ * The two CPUs of a duet: the first two of the experiment's cpus:, else
+ * the first two CPUs perturb may run on (its affinity: the online CPUs its
+ * cpuset allows).  0, or -1 with the reason in why.
+ */
+static int duet_cpus(const struct experiment *exp, int cpus[2], char *why, size_t len)
+{
+	cpu_set_t set;
+	int n = 0, count;
+
+	if (exp->n_cpus >= 2) {
+		cpus[0] = exp->cpus[0];
+		cpus[1] = exp->cpus[1];
+		return 0;
+	}
+	if (sched_getaffinity(0, sizeof(set), &set) < 0) {
+		snprintf(why, len, "cannot read the CPUs perturb may run on: %s", strerror(errno));
+		return -1;
+	}
+	count = CPU_COUNT(&set);
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	if (n < 2) {
+		snprintf(why, len, "order: duet runs the baseline and a variant at the same time on "
+			 "two CPUs, and perturb may run on %d (the machine's online CPUs, or its "
+			 "cpuset, allow fewer than two): use order: interleaved", count);
+		return -1;
+	}
+	return 0;
+}
+
+/* One side of a duet pair, run in a thread of its own (the other side in
+ * the study's thread). */
+struct duet_side {
+	struct backend_ctx *ctx;
+	struct run_request req;
+	struct run_result res;
+	int r;
+};
+
+static void *duet_side_run(void *arg)
+{
+	struct duet_side *d = arg;
+
+	d->r = d->ctx->variant->be->run(d->ctx, &d->req, &d->res);
+	return NULL;
+}
+
+/*
+ * Entries i (the baseline) and i + 1 (the variant) of a duet plan: both
+ * prepared, then started together (runner.h: struct run_gate), each pinned
+ * to one of the two CPUs (plan_duet_slot()), and stored, each but one that
+ * a resumed run has already.  Variants change nothing of the system
+ * (engine/config.c), so nothing is entered or left.  1 when a stop ended
+ * it, 0, or -1 (printed).
+ */
+static int run_pair(struct study *s, size_t i, struct progress *prog)
+{
+	const struct plan_entry *pe[2] = { &s->plan.e[i], &s->plan.e[i + 1] };
+	struct duet_side side[2];
+	char **wargv[2] = { NULL, NULL };
+	int cpu[2], slot = plan_duet_slot(pe[1]), ret = 0, started = 0;
+	struct run_gate gate;
+	pthread_t th;
+
+	cpu[0] = s->duet_cpus[slot];
+	cpu[1] = s->duet_cpus[!slot];
+	for (int k = 0; k < 2; k++) {
+		side[k] = (struct duet_side){ .ctx = &s->ctx[pe[k]->variant] };
+		if (prepare_entry(s, pe[k], &side[k].req, &wargv[k]) < 0) {
+			ret = -1;
+			goto out;
+		}
+		side[k].req.cpus = &cpu[k];
+		side[k].req.n_cpus = 1;
+		side[k].req.counters = NULL;	/* refused with duet (engine/config.c) */
+		side[k].req.gate = &gate;
+	}
+	run_gate_init(&gate, 2);
+	progress_show(prog, s->exp.variants[pe[1]->variant].name,
+		      s->exp.workloads[pe[1]->workload].name);
+	if ((errno = pthread_create(&th, NULL, duet_side_run, &side[1])) != 0) {
+		run_gate_destroy(&gate);
+		ret = error("cannot start a thread for order: duet: %s", strerror(errno));
+		goto out;
+	}
+	duet_side_run(&side[0]);
+	pthread_join(th, NULL);
+	run_gate_destroy(&gate);
+	started = 1;
+	progress_end_run(prog);
+	progress_end_run(prog);
+out:
+	for (int k = 0; k < 2; k++) {
+		argv_free(wargv[k]);
+		if (started) {
+			int r = finish_entry(s, pe[k], side[k].r, &side[k].res,
+					     !(s->done && s->done[i + (size_t)k]));
+			if (r < 0 || (r > 0 && ret >= 0))
+				ret = r;
+		}
+	}
+	return ret;
 }
 
 /* After the plan's last entry with target_ci: 1 when a round was added,
@@ -853,12 +999,19 @@ static int walk(struct study *s)
 				break;
 			}
 		}
-		if (s->done && s->done[i])
+		/* duet: entries i and i + 1 are a pair (plan.h), run together */
+		int pair = s->exp.order == ORDER_DUET && i + 1 < s->plan.n &&
+			   s->plan.e[i].round == s->plan.e[i + 1].round &&
+			   s->plan.e[i].workload == s->plan.e[i + 1].workload;
+		if (s->done && s->done[i] && !(pair && !s->done[i + 1])) {
+			i += (size_t)pair;
 			continue;
+		}
 		if ((s->stopped = stop_requested()))
 			break;
-		if ((r = run_entry(s, i, &prog)) < 0)
+		if ((r = pair ? run_pair(s, i, &prog) : run_entry(s, i, &prog)) < 0)
 			return -1;
+		i += (size_t)pair;
 		if (r)
 			break;
 	}
@@ -1022,6 +1175,18 @@ enum study_result study_run(const struct study_opts *o)
 	backend_dry_run = o->dry_run;
 	if (load(&s, &ret) < 0 || check_available(&s) < 0)
 		goto out;
+	if (s.exp.order == ORDER_DUET) {
+		char why[512];
+		if (o->target_ci) {
+			error("%s: order: duet takes no --target-ci (it adds interleaved rounds)",
+			      s.exp.path);
+			goto out;
+		}
+		if (duet_cpus(&s.exp, s.duet_cpus, why, sizeof(why)) < 0) {
+			error("%s: %s", s.exp.path, why);
+			goto out;
+		}
+	}
 	if (s.resuming || (s.shards && s.done)) {
 		/* Skipped parts of a resumed plan stay missing in the database. */
 		for (size_t i = 0; i < s.plan.n; i++)
@@ -1035,7 +1200,7 @@ enum study_result study_run(const struct study_opts *o)
 		goto out;
 	}
 	if (o->dry_run) {
-		print_plan(&s.exp, &s.plan, s.seed, s.done);
+		print_plan(&s.exp, &s.plan, s.seed, s.done, s.duet_cpus);
 		ret = STUDY_DONE;
 		goto out;
 	}
