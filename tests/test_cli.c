@@ -18,22 +18,9 @@
 #include "engine/config.h"
 #include "lib/util.h"
 
-static char *dir, *db;
+TL_FIXTURE_DB("results/perturb.db")
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-	db = xasprintf("%s/results/perturb.db", dir);
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-	free(db);
-}
-
-TestSuite(cli, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(cli, .init = tl_setup, .fini = tl_teardown, .timeout = 60);
 
 /* Write the experiment file e.yaml, run it into db and check the exit
  * status and, unless want_err is NULL, that stderr contains want_err. */

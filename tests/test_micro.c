@@ -274,13 +274,12 @@ Test(micro, options_and_errors)
 
 /* ---- perturb run with micro workloads ---- */
 
-static char *dir, *db;
+TL_FIXTURE_DB("results/perturb.db")
 
 static void cli_setup(void)
 {
 	char *link;
-	dir = tl_tmpdir();
-	db = xasprintf("%s/results/perturb.db", dir);
+	tl_setup();
 	/* workloads given by name are found in DIR/workloads/ */
 	link = xasprintf("%s/workloads", dir);
 	char *target = xasprintf("%s/workloads", src_dir());
@@ -292,14 +291,7 @@ static void cli_setup(void)
 	free(link);
 }
 
-static void cli_teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-	free(db);
-}
-
-TestSuite(micro_cli, .init = cli_setup, .fini = cli_teardown, .timeout = 60);
+TestSuite(micro_cli, .init = cli_setup, .fini = tl_teardown, .timeout = 60);
 
 Test(micro_cli, run_stores_ns_per_op_of_two_micro_workloads)
 {

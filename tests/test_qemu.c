@@ -35,20 +35,9 @@
 #include "testlib.h"
 #include "lib/util.h"
 
-static char *dir;
+TL_FIXTURE_DIR()
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-}
-
-TestSuite(qemu, .init = setup, .fini = teardown, .timeout = 180);
+TestSuite(qemu, .init = tl_setup, .fini = tl_teardown, .timeout = 180);
 
 /* A workload of the tests: getppid() timed by perturb-micro, quickly. */
 #define NULL_SYSCALL \
@@ -379,7 +368,7 @@ Test(qemu, kernels_that_cannot_be_built_are_refused_up_front)
  * without the build tools, except under CI (CI set), where that is a
  * failure: `make test` installs them.
  */
-TestSuite(kernels, .init = setup, .fini = teardown, .timeout = 2400);
+TestSuite(kernels, .init = tl_setup, .fini = tl_teardown, .timeout = 2400);
 
 static void need(int have, const char *what)
 {

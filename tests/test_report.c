@@ -260,22 +260,9 @@ static const struct jv *jresult(const struct jv *doc, const char *metric, const 
 
 /* ---- fixtures ---- */
 
-static char *dir, *db;
+TL_FIXTURE_DB("r.db")
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-	db = xasprintf("%s/r.db", dir);
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-	free(db);
-}
-
-TestSuite(report, .init = setup, .fini = teardown, .timeout = 90);
+TestSuite(report, .init = tl_setup, .fini = tl_teardown, .timeout = 90);
 
 /* The known-truth study: spin scaled by 0, 0 (the A/A pair), +1 %, +5 %.
  * iterations is exact; loop_ns is the loop's own time (noisy).  The name
