@@ -1043,9 +1043,12 @@ Test(cli, warnings_name_what_was_seen_and_what_to_do)
 	cli_run(dir, &r, "report", "--db", db, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "\nWarnings\n"), "%s", r.out);
+	/* the advice follows the first outlier said, which may be one of
+	 * wall's on a busy machine (CI saw seq 8): asked for apart, once */
 	cr_assert(strstr(r.out, " outliers: w out: 1 run far from the median (modified z-score > "
-			 "3.5): base seq 7: labelled"), "%s", r.out);
+			 "3.5): base seq 7"), "%s", r.out);
 	cr_assert_null(strstr(strstr(r.out, "w out: 1 run") + 1, "w out: 1 run"));
+	cr_assert_eq(tl_count_str(strstr(r.out, "\nWarnings\n"), ": labelled"), 1, "%s", r.out);
 	cli_result_release(&r);
 
 	tl_rmtree(dir);
