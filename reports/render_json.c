@@ -100,6 +100,17 @@ static void jarray_num(FILE *out, const void *ctx, size_t i)
 	jnum(out, ((const double *)ctx)[i]);
 }
 
+/* A setting as the user wrote it (%g: 99.9, not 99.900000000000006). */
+static void jarray_g(FILE *out, const void *ctx, size_t i)
+{
+	fprintf(out, "%g", ((const double *)ctx)[i]);
+}
+
+static void jarray_int(FILE *out, const void *ctx, size_t i)
+{
+	fprintf(out, "%d", ((const int *)ctx)[i]);
+}
+
 static void jinterval(FILE *out, const char *key, const struct interval *iv, int with_meta)
 {
 	jkey(out, key);
@@ -457,11 +468,8 @@ static void jwarning(FILE *out, const void *ctx, size_t i)
 	jkv_str(out, "workload", w->workload);
 	jkv_str(out, "metric", w->metric);
 	jkv_str(out, "variant", w->variant);
-	jkey(out, "seqs");
-	fputc('[', out);
-	for (size_t k = 0; k < w->n_seqs; k++)
-		fprintf(out, "%s%d", k ? "," : "", w->seqs[k]);
-	fputs("],", out);
+	jarray(out, "seqs", w->n_seqs, JA_INLINE, jarray_int, w->seqs);
+	fputc(',', out);
 	jkey(out, "text");
 	jstr(out, w->text);
 	fputc('}', out);
@@ -492,11 +500,8 @@ static int json(const struct report_model *m, FILE *out)
 	fputc('{', out);
 	jkv_num(out, "confidence", m->confidence);
 	jkv_num(out, "alpha", m->alpha);
-	jkey(out, "percentiles");
-	fputc('[', out);
-	for (size_t i = 0; i < m->n_percentiles; i++)
-		fprintf(out, "%s%g", i ? "," : "", m->percentiles[i]);
-	fputs("],\"quantile_type\":7,", out);
+	jarray(out, "percentiles", m->n_percentiles, JA_INLINE, jarray_g, m->percentiles);
+	fputs(",\"quantile_type\":7,", out);
 	fprintf(out, "\"bootstrap\":{\"B\":%u,\"bca\":%s,\"max_n\":%zu,"
 		"\"seed\":\"derived from the run's seed and the compared names\"},",
 		m->bootstrap, m->bca ? "true" : "false", m->max_boot_n);
