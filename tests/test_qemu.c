@@ -450,14 +450,10 @@ Test(kernels, vanilla_has_no_tracefs_and_tracing_records)
 	cr_assert_gt(cli_sql_int(db, BY("min", "tracing", "systems")), 5,
 		     "tracing has (almost) no event systems");
 	cr_assert_gt(cli_sql_int(db, BY("min", "tracing", "entries")), 0, "tracing recorded nothing");
-	/* every getppid() writes two events: slower than vanilla (x3.5 under TCG
-	 * here with Debian's kernel); ask for a quarter more at least */
-	cr_assert_gt(cli_sql_int(db, "SELECT 1 FROM (SELECT"
-				 " (SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq)"
-				 "  WHERE p.variant = 'tracing' AND m.metric = 'ns_per_op') AS t,"
-				 " (SELECT max(m.value) FROM metric_values m JOIN plan p USING (run_id, seq)"
-				 "  WHERE p.variant = 'vanilla' AND m.metric = 'ns_per_op') AS v)"
-				 " WHERE t > 1.25 * v"), 0, "syscall tracing did not slow getppid down");
+	/* that every getppid() then costs more (x3.5 under TCG on a quiet
+	 * machine) is a timing claim: the other tests' QEMUs on a busy machine
+	 * hid it (min of tracing > 1.25 max of vanilla failed at load 12);
+	 * entries above say that the events were recorded */
 	cli_result_release(&r);
 	free(db);
 }
