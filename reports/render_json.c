@@ -78,6 +78,39 @@ static void jkv_str(FILE *out, const char *k, const char *v)
 
 /* "ci": [lo, hi] (or null), "level", "method" / "reason"; no trailing comma
  * handling: ends with a comma. */
+/* jarray()'s layout: inline, each element on a line, and the ] too. */
+enum { JA_INLINE, JA_LINES, JA_LINES_END };
+
+/* "key":[e0,e1,...]: item(out, ctx, i) writes element i of n. */
+static void jarray(FILE *out, const char *key, size_t n, int layout,
+		   void (*item)(FILE *out, const void *ctx, size_t i), const void *ctx)
+{
+	jkey(out, key);
+	fputc('[', out);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? "," : "", out);
+		fputs(layout != JA_INLINE ? "\n" : "", out);
+		item(out, ctx, i);
+	}
+	fputs(layout == JA_LINES_END ? "\n]" : "]", out);
+}
+
+static void jarray_num(FILE *out, const void *ctx, size_t i)
+{
+	jnum(out, ((const double *)ctx)[i]);
+}
+
+/* A setting as the user wrote it (%g: 99.9, not 99.900000000000006). */
+static void jarray_g(FILE *out, const void *ctx, size_t i)
+{
+	fprintf(out, "%g", ((const double *)ctx)[i]);
+}
+
+static void jarray_int(FILE *out, const void *ctx, size_t i)
+{
+	fprintf(out, "%d", ((const int *)ctx)[i]);
+}
+
 static void jinterval(FILE *out, const char *key, const struct interval *iv, int with_meta)
 {
 	jkey(out, key);
@@ -180,27 +213,23 @@ static void jnoise(const struct report_model *m, FILE *out)
 	fputs("\n],", out);
 }
 
-/* The quieter metrics (report.h, struct report_quiet). */
-static void jquiet(const struct report_model *m, FILE *out)
+/* One of the quieter metrics (report.h, struct report_quiet). */
+static void jquiet(FILE *out, const void *ctx, size_t i)
 {
+	const struct report_quiet *q = (const struct report_quiet *)ctx + i;
 	char buf[512];
 
-	fputs("\"quieter_metrics\":[", out);
-	for (size_t i = 0; i < m->n_quiet; i++) {
-		const struct report_quiet *q = &m->quiet[i];
-		fputs(i ? ",\n{" : "\n{", out);
-		jkv_str(out, "workload", q->workload);
-		jkv_str(out, "variant", q->variant);
-		jkv_num(out, "wall_half_width_pct", q->wall_hw);
-		jkv_str(out, "metric", q->alt);
-		jkv_num(out, "half_width_pct", q->alt_hw);
-		fprintf(out, "\"candidates\":%zu,", q->candidates);
-		report_quiet_line(q, buf, sizeof(buf));
-		jkey(out, "line");
-		jstr(out, buf);
-		fputc('}', out);
-	}
-	fputs("\n],", out);
+	fputc('{', out);
+	jkv_str(out, "workload", q->workload);
+	jkv_str(out, "variant", q->variant);
+	jkv_num(out, "wall_half_width_pct", q->wall_hw);
+	jkv_str(out, "metric", q->alt);
+	jkv_num(out, "half_width_pct", q->alt_hw);
+	fprintf(out, "\"candidates\":%zu,", q->candidates);
+	report_quiet_line(q, buf, sizeof(buf));
+	jkey(out, "line");
+	jstr(out, buf);
+	fputc('}', out);
 }
 
 static void jtest(FILE *out, const char *name, const struct test_result *t)
@@ -360,23 +389,17 @@ static void series(const struct report_model *m, const struct report_group *g,
 		jkv_str(out, "no_comparison_reason", s->no_compare_reason);
 	}
 	jkey(out, "ecdf");
-	fprintf(out, "{\"exact\":%s,\"x\":[", s->ecdf_exact ? "true" : "false");
-	for (size_t i = 0; i < s->n_ecdf; i++) {
-		if (i)
-			fputc(',', out);
-		jnum(out, s->ecdf_x[i]);
-	}
-	fputs("],\"p\":[", out);
-	for (size_t i = 0; i < s->n_ecdf; i++) {
-		if (i)
-			fputc(',', out);
-		jnum(out, s->ecdf_p[i]);
-	}
-	fputs("]}}", out);
+	fprintf(out, "{\"exact\":%s,", s->ecdf_exact ? "true" : "false");
+	jarray(out, "x", s->n_ecdf, JA_INLINE, jarray_num, s->ecdf_x);
+	fputc(',', out);
+	jarray(out, "p", s->n_ecdf, JA_INLINE, jarray_num, s->ecdf_p);
+	fputs("}}", out);
 }
 
-static void tracer(const struct report_tracer *t, FILE *out)
+static void tracer(FILE *out, const void *ctx, size_t i)
 {
+	const struct report_tracer *t = (const struct report_tracer *)ctx + i;
+
 	fputc('{', out);
 	jkv_str(out, "workload", t->workload);
 	jkv_str(out, "variant", t->variant);
@@ -411,8 +434,10 @@ static void tracer(const struct report_tracer *t, FILE *out)
 
 /* ---- cost per event and overhead compensation (reports/calib.h) ---- */
 
-static void jcalib(const struct report_calib *r, FILE *out)
+static void jcalib(FILE *out, const void *ctx, size_t i)
 {
+	const struct report_calib *r = (const struct report_calib *)ctx + i;
+
 	fputc('{', out);
 	jkv_str(out, "tracer", r->tracer);
 	jkv_str(out, "attach", r->attach);
@@ -444,8 +469,10 @@ static void jcalib(const struct report_calib *r, FILE *out)
 	}
 }
 
-static void jcomp(const struct report_comp *r, FILE *out)
+static void jcomp(FILE *out, const void *ctx, size_t i)
 {
+	const struct report_comp *r = (const struct report_comp *)ctx + i;
+
 	fputc('{', out);
 	jkv_str(out, "workload", r->workload);
 	jkv_str(out, "variant", r->variant);
@@ -472,8 +499,31 @@ static void jcomp(const struct report_comp *r, FILE *out)
 		r->fits ? "true" : "false");
 }
 
-static void curve(const struct report_model *m, const struct report_curve *c, FILE *out)
+static void point(FILE *out, const void *ctx, size_t i)
 {
+	const struct report_curve_point *p = (const struct report_curve_point *)ctx + i;
+
+	fputc('{', out);
+	jkv_str(out, "label", p->label);
+	jkv_num(out, "x", p->x);
+	jkv_str(out, "variant", p->variant);
+	jkv_str(out, "workload", p->workload);
+	jkv_num(out, "value", p->value);
+	fprintf(out, "\"significant\":%s,", p->significant ? "true" : "false");
+	if (p->ok) {
+		jkv_num(out, "pct", p->pct);
+		jinterval(out, "ci", &p->ci, 1);
+	} else {
+		fputs("\"pct\":null,\"ci\":null,", out);
+		jkv_str(out, "reason", p->reason);
+	}
+	fputs("\"unit_ci\":\"%\"}", out);
+}
+
+static void curve(FILE *out, const void *ctx, size_t i)
+{
+	const struct report_model *m = ctx;
+	const struct report_curve *c = &m->curves[i];
 	char stat[32];
 
 	report_stat_name(m, stat, sizeof(stat));
@@ -487,32 +537,17 @@ static void curve(const struct report_model *m, const struct report_curve *c, FI
 	jkv_str(out, "metric", c->metric);
 	jkv_str(out, "unit", c->unit);
 	jkv_str(out, "statistic", stat);
-	fprintf(out, "\"axis\":{\"numeric\":%s,\"log\":%s,\"items\":%s},\"points\":[",
+	fprintf(out, "\"axis\":{\"numeric\":%s,\"log\":%s,\"items\":%s},",
 		c->numeric ? "true" : "false", c->log_x ? "true" : "false",
 		c->is_list ? "true" : "false");
-	for (size_t i = 0; i < c->n; i++) {
-		const struct report_curve_point *p = &c->pts[i];
-		fputs(i ? ",\n{" : "\n{", out);
-		jkv_str(out, "label", p->label);
-		jkv_num(out, "x", p->x);
-		jkv_str(out, "variant", p->variant);
-		jkv_str(out, "workload", p->workload);
-		jkv_num(out, "value", p->value);
-		fprintf(out, "\"significant\":%s,", p->significant ? "true" : "false");
-		if (p->ok) {
-			jkv_num(out, "pct", p->pct);
-			jinterval(out, "ci", &p->ci, 1);
-		} else {
-			fputs("\"pct\":null,\"ci\":null,", out);
-			jkv_str(out, "reason", p->reason);
-		}
-		fputs("\"unit_ci\":\"%\"}", out);
-	}
-	fputs("]}", out);
+	jarray(out, "points", c->n, JA_LINES, point, c->pts);
+	fputc('}', out);
 }
 
-static void failure(const struct report_failure *f, FILE *out)
+static void failure(FILE *out, const void *ctx, size_t i)
 {
+	const struct report_failure *f = (const struct report_failure *)ctx + i;
+
 	fputc('{', out);
 	jkv_str(out, "workload", f->workload);
 	jkv_str(out, "variant", f->variant);
@@ -532,6 +567,22 @@ static void failure(const struct report_failure *f, FILE *out)
 		p += len + (p[len] == '\n');
 	}
 	fputs("]}}", out);
+}
+
+static void jwarning(FILE *out, const void *ctx, size_t i)
+{
+	const struct report_warning *w = (const struct report_warning *)ctx + i;
+
+	fputc('{', out);
+	jkv_str(out, "kind", report_warning_kinds[w->kind]);
+	jkv_str(out, "workload", w->workload);
+	jkv_str(out, "metric", w->metric);
+	jkv_str(out, "variant", w->variant);
+	jarray(out, "seqs", w->n_seqs, JA_INLINE, jarray_int, w->seqs);
+	fputc(',', out);
+	jkey(out, "text");
+	jstr(out, w->text);
+	fputc('}', out);
 }
 
 static int json(const struct report_model *m, FILE *out)
@@ -560,11 +611,8 @@ static int json(const struct report_model *m, FILE *out)
 	fputc('{', out);
 	jkv_num(out, "confidence", m->confidence);
 	jkv_num(out, "alpha", m->alpha);
-	jkey(out, "percentiles");
-	fputc('[', out);
-	for (size_t i = 0; i < m->n_percentiles; i++)
-		fprintf(out, "%s%g", i ? "," : "", m->percentiles[i]);
-	fputs("],\"quantile_type\":7,", out);
+	jarray(out, "percentiles", m->n_percentiles, JA_INLINE, jarray_g, m->percentiles);
+	fputs(",\"quantile_type\":7,", out);
 	fprintf(out, "\"bootstrap\":{\"B\":%u,\"bca\":%s,\"max_n\":%zu,"
 		"\"seed\":\"derived from the run's seed and the compared names\"},",
 		m->bootstrap, m->bca ? "true" : "false", m->max_boot_n);
@@ -580,7 +628,8 @@ static int json(const struct report_model *m, FILE *out)
 	fprintf(out, "%d},", REPORT_ECDF_MAX);
 
 	jnoise(m, out);
-	jquiet(m, out);
+	jarray(out, "quieter_metrics", m->n_quiet, JA_LINES_END, jquiet, m->quiet);
+	fputc(',', out);
 	fputs("\"results\":[", out);
 	for (size_t gi = 0; gi < m->n_groups; gi++)
 		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
@@ -591,49 +640,19 @@ static int json(const struct report_model *m, FILE *out)
 			first = 0;
 			series(m, &m->groups[gi], &m->groups[gi].series[i], out);
 		}
-	fputs("\n],\"tracer\":[", out);
-	for (size_t i = 0; i < m->n_tracer; i++) {
-		fputs(i ? ",\n" : "\n", out);
-		tracer(&m->tracer[i], out);
-	}
-	fputs("\n],\"calibration\":[", out);	/* reports/calib.h */
-	for (size_t i = 0; i < m->n_calib; i++) {
-		fputs(i ? ",\n" : "\n", out);
-		jcalib(&m->calib[i], out);
-	}
-	fputs("\n],\"compensation\":[", out);
-	for (size_t i = 0; i < m->n_comp; i++) {
-		fputs(i ? ",\n" : "\n", out);
-		jcomp(&m->comp[i], out);
-	}
-	fputs("\n],\"curves\":[", out);
-	for (size_t i = 0; i < m->n_curves; i++) {
-		fputs(i ? ",\n" : "\n", out);
-		curve(m, &m->curves[i], out);
-	}
-	fputs("\n],\"failures\":[", out);
-	for (size_t i = 0; i < m->n_failures; i++) {
-		fputs(i ? ",\n" : "\n", out);
-		failure(&m->failures[i], out);
-	}
-	fputs("\n],\"warnings\":[", out);
-	for (size_t i = 0; i < m->n_warnings; i++) {
-		const struct report_warning *w = &m->warnings[i];
-		fputs(i ? ",\n{" : "\n{", out);
-		jkv_str(out, "kind", report_warning_kinds[w->kind]);
-		jkv_str(out, "workload", w->workload);
-		jkv_str(out, "metric", w->metric);
-		jkv_str(out, "variant", w->variant);
-		jkey(out, "seqs");
-		fputc('[', out);
-		for (size_t k = 0; k < w->n_seqs; k++)
-			fprintf(out, "%s%d", k ? "," : "", w->seqs[k]);
-		fputs("],", out);
-		jkey(out, "text");
-		jstr(out, w->text);
-		fputc('}', out);
-	}
-	fputs("\n]}\n", out);
+	fputs("\n],", out);
+	jarray(out, "tracer", m->n_tracer, JA_LINES_END, tracer, m->tracer);
+	fputc(',', out);
+	jarray(out, "calibration", m->n_calib, JA_LINES_END, jcalib, m->calib);	/* reports/calib.h */
+	fputc(',', out);
+	jarray(out, "compensation", m->n_comp, JA_LINES_END, jcomp, m->comp);
+	fputc(',', out);
+	jarray(out, "curves", m->n_curves, JA_LINES_END, curve, m);
+	fputc(',', out);
+	jarray(out, "failures", m->n_failures, JA_LINES_END, failure, m->failures);
+	fputc(',', out);
+	jarray(out, "warnings", m->n_warnings, JA_LINES_END, jwarning, m->warnings);
+	fputs("}\n", out);
 	return 0;
 }
 

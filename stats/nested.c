@@ -282,13 +282,60 @@ size_t nested_resample_size(const int *block, size_t n)
 	return cap;
 }
 
+/*
+ * A hierarchy for the resampling walk: `levels` stages (2: blocks, runs;
+ * 3: nodes, boots, runs), k units at the top.  Unit u of stage s < levels - 1
+ * holds units off[s][u] .. off[s][u + 1] - 1 of stage s + 1; unit u of the
+ * last stage is the value x[idx[u]].
+ */
+struct walk {
+	unsigned levels;
+	size_t k;
+	const size_t *idx;
+	const size_t *off[2];
+};
+
+static struct walk walk2(const struct groups *g)
+{
+	return (struct walk){ .levels = 2, .k = g->k, .idx = g->idx, .off = { g->start } };
+}
+
+/* Stage s of the walk: n draws with replacement among units a .. a + n - 1,
+ * then the same within each drawn unit down to the values (Davison &
+ * Hinkley 1997, sec. 3.8).  A value's out_block (may be NULL) is the top
+ * draw it belongs to (tag below the top).  Returns the new size of out. */
+static size_t walk_draw(const double *x, const struct walk *w, unsigned s, size_t a, size_t n,
+			gsl_rng *rng, double *out, int *out_block, int tag, size_t o)
+{
+	for (size_t d = 0; d < n; d++) {
+		size_t u = a + gsl_rng_uniform_int(rng, n);
+
+		if (s + 1 < w->levels) {
+			o = walk_draw(x, w, s + 1, w->off[s][u], w->off[s][u + 1] - w->off[s][u],
+				      rng, out, out_block, s ? tag : (int)d, o);
+			continue;
+		}
+		if (out_block)
+			out_block[o] = tag;
+		out[o++] = x[w->idx[u]];
+	}
+	return o;
+}
+
+/* One resample of the whole hierarchy into out; its size. */
+static size_t walk_resample(const double *x, const struct walk *w, gsl_rng *rng, double *out,
+			    int *out_block)
+{
+	return walk_draw(x, w, 0, 0, w->k, rng, out, out_block, 0, 0);
+}
+
 /* Davison & Hinkley 1997, sec. 3.8: stage 1 draws blocks, stage 2 values. */
 int nested_resample(const double *x, const int *block, size_t n, gsl_rng *rng,
 		    double *out, int *out_block, size_t cap, size_t *out_n)
 {
 	struct groups g;
+	struct walk w;
 	unsigned long range;
-	size_t o = 0;
 	int rc;
 
 	if (out_n)
@@ -308,19 +355,9 @@ int nested_resample(const double *x, const int *block, size_t n, gsl_rng *rng,
 		groups_free(&g);
 		return -ENOSPC;
 	}
-	for (size_t d = 0; d < g.k; d++) {
-		size_t j = gsl_rng_uniform_int(rng, g.k);
-		size_t a = g.start[j], nj = g.start[j + 1] - a;
-
-		for (size_t i = 0; i < nj; i++) {
-			out[o] = x[g.idx[a + gsl_rng_uniform_int(rng, nj)]];
-			if (out_block)
-				out_block[o] = (int)d;
-			o++;
-		}
-	}
+	w = walk2(&g);
+	*out_n = walk_resample(x, &w, rng, out, out_block);
 	groups_free(&g);
-	*out_n = o;
 	return 0;
 }
 
@@ -372,43 +409,37 @@ static void replicate_cis(double *abs_rep, double *pct_rep, unsigned B, double c
 	}
 }
 
-int nested_dilation_ci(const double *bx, const int *bb, size_t nb, const double *vx,
-		       const int *vb, size_t nv, enum stat_kind kind, double p,
-		       const struct boot_opts *o, struct dilation *d)
+/*
+ * The hierarchical percentile bootstrap of a dilation, for any number of
+ * levels: B replicates, each resampling both sides' whole hierarchies
+ * (walk_resample(); cb, cv: the largest resample of each side), into
+ * d->ci_abs, d->ci_pct and d->B (nested_dilation_ci()'s contract).
+ * Every unit count of wb and wv must be drawable (<= the rng's range).
+ */
+static int walk_dilation(const double *bx, const struct walk *wb, size_t cb, const double *vx,
+			 const struct walk *wv, size_t cv, enum stat_kind kind, double p,
+			 const struct boot_opts *o, const char *method, struct dilation *d)
 {
 	unsigned B = o && o->B ? o->B : 2000;
 	double conf = o && o->conf > 0 ? o->conf : 0.95;
-	size_t cb = nested_resample_size(bb, nb), cv = nested_resample_size(vb, nv);
-	double *rb = NULL, *rv = NULL, *abs_rep = NULL, *pct_rep = NULL;
-	gsl_rng *rng = NULL;
+	double *rb = malloc(cb * sizeof(double)), *rv = malloc(cv * sizeof(double));
+	double *abs_rep = malloc(B * sizeof(double)), *pct_rep = malloc(B * sizeof(double));
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
 	int rc = -ENOMEM, zero_base = 0;
 
-	if (!bx || !vx || !d || !nb || !nv || !(conf > 0 && conf < 1) ||
-	    (kind == STATK_QUANTILE && !(p >= 0 && p <= 1)))
-		return -EINVAL;
-	if (cb == SIZE_MAX || cv == SIZE_MAX)
-		return -ENOMEM;
-	rb = malloc(cb * sizeof(*rb));
-	rv = malloc(cv * sizeof(*rv));
-	abs_rep = malloc(B * sizeof(*abs_rep));
-	pct_rep = malloc(B * sizeof(*pct_rep));
-	rng = gsl_rng_alloc(gsl_rng_mt19937);
 	if (!rb || !rv || !abs_rep || !pct_rep || !rng)
 		goto out;
 	gsl_rng_set(rng, (unsigned long)(o ? o->seed : 0));
 	for (unsigned r = 0; r < B; r++) {
-		size_t mb, mv;
-		double tb, tv;
-		if ((rc = nested_resample(bx, bb, nb, rng, rb, NULL, cb, &mb)) ||
-		    (rc = nested_resample(vx, vb, nv, rng, rv, NULL, cv, &mv)))
-			goto out;
-		tb = statistic(rb, mb, kind, p);
-		tv = statistic(rv, mv, kind, p);
+		size_t mb = walk_resample(bx, wb, rng, rb, NULL);
+		size_t mv = walk_resample(vx, wv, rng, rv, NULL);
+		double tb = statistic(rb, mb, kind, p), tv = statistic(rv, mv, kind, p);
+
 		abs_rep[r] = tv - tb;
 		pct_rep[r] = 100 * (tv - tb) / tb;
 		zero_base |= tb == 0;
 	}
-	replicate_cis(abs_rep, pct_rep, B, conf, m_two_stage, zero_base || isnan(d->pct), d);
+	replicate_cis(abs_rep, pct_rep, B, conf, method, zero_base || isnan(d->pct), d);
 	d->B = B;
 	rc = 0;
 out:
@@ -421,6 +452,53 @@ out:
 	return rc;
 }
 
+/* The arguments both dilation CIs refuse: -EINVAL, else 0. */
+static int dilation_args(const struct boot_opts *o, enum stat_kind kind, double p)
+{
+	double conf = o && o->conf > 0 ? o->conf : 0.95;
+
+	if (!(conf > 0 && conf < 1) || (kind == STATK_QUANTILE && !(p >= 0 && p <= 1)))
+		return -EINVAL;
+	return 0;
+}
+
+/* The largest value gsl_rng_uniform_int() draws among with walk_dilation()'s
+ * generator. */
+static unsigned long walk_range(void)
+{
+	return gsl_rng_mt19937->max - gsl_rng_mt19937->min;
+}
+
+int nested_dilation_ci(const double *bx, const int *bb, size_t nb, const double *vx,
+		       const int *vb, size_t nv, enum stat_kind kind, double p,
+		       const struct boot_opts *o, struct dilation *d)
+{
+	struct groups gb = { 0 }, gv = { 0 };
+	struct walk wb, wv;
+	size_t cb, cv;
+	int rc;
+
+	if (!bx || !vx || !bb || !vb || !d || !nb || !nv || dilation_args(o, kind, p))
+		return -EINVAL;
+	if ((rc = groups_make(bb, nb, &gb)) || (rc = groups_make(vb, nv, &gv)))
+		goto out;
+	rc = -ENOMEM;
+	if (gb.k > SIZE_MAX / gb.max_n || gv.k > SIZE_MAX / gv.max_n)
+		goto out;
+	cb = gb.k * gb.max_n;
+	cv = gv.k * gv.max_n;
+	rc = -EINVAL;
+	if (gb.k > walk_range() || gb.max_n > walk_range() || gb.k > INT_MAX ||
+	    gv.k > walk_range() || gv.max_n > walk_range() || gv.k > INT_MAX)
+		goto out;
+	wb = walk2(&gb);
+	wv = walk2(&gv);
+	rc = walk_dilation(bx, &wb, cb, vx, &wv, cv, kind, p, o, m_two_stage, d);
+out:
+	groups_free(&gb);
+	groups_free(&gv);
+	return rc;
+}
 static const char m_paired[] = "paired percentile bootstrap (blocks measured on both sides "
 	"drawn together: rounds, or ABBA boot pairs; Davison & Hinkley 1997, sec. 3.8)";
 
@@ -819,25 +897,6 @@ out:
 	return rc;
 }
 
-/* One three-stage resample of g's values into out (cap >= k * max_boots *
- * max_runs); its size. */
-static size_t resample3(const double *x, const struct groups3 *g, gsl_rng *rng, double *out)
-{
-	size_t o = 0;
-
-	for (size_t d = 0; d < g->k; d++) {
-		size_t j = gsl_rng_uniform_int(rng, g->k);
-		size_t b0 = g->nb[j], nbj = g->nb[j + 1] - b0;
-		for (size_t e = 0; e < nbj; e++) {
-			size_t b = b0 + gsl_rng_uniform_int(rng, nbj);
-			size_t a = g->bs[b], nr = g->bs[b + 1] - a;
-			for (size_t i = 0; i < nr; i++)
-				out[o++] = x[g->idx[a + gsl_rng_uniform_int(rng, nr)]];
-		}
-	}
-	return o;
-}
-
 static const char m_three_stage[] = "three-stage percentile bootstrap (nodes drawn, then "
 	"boots within each, then runs; Davison & Hinkley 1997, sec. 3.8)";
 
@@ -846,50 +905,24 @@ int nested3_dilation_ci(const double *bx, const int *bn, const int *bb, size_t n
 			enum stat_kind kind, double p, const struct boot_opts *o,
 			struct dilation *d)
 {
-	unsigned B = o && o->B ? o->B : 2000;
-	double conf = o && o->conf > 0 ? o->conf : 0.95;
 	struct groups3 gb = { 0 }, gv = { 0 };
-	double *rb = NULL, *rv = NULL, *abs_rep = NULL, *pct_rep = NULL;
-	gsl_rng *rng = NULL;
-	unsigned long range;
-	int rc, zero_base = 0;
+	struct walk wb, wv;
+	int rc;
 
 	if (!bx || !bn || !bb || !vx || !vn || !vb || !d || !nb || !nv ||
-	    !(conf > 0 && conf < 1) || (kind == STATK_QUANTILE && !(p >= 0 && p <= 1)))
+	    dilation_args(o, kind, p))
 		return -EINVAL;
 	if ((rc = groups3_make(bn, bb, nb, &gb)) || (rc = groups3_make(vn, vb, nv, &gv)))
 		goto out;
-	rc = -ENOMEM;
-	rb = malloc(gb.k * gb.max_boots * gb.max_runs * sizeof(*rb));
-	rv = malloc(gv.k * gv.max_boots * gv.max_runs * sizeof(*rv));
-	abs_rep = malloc(B * sizeof(*abs_rep));
-	pct_rep = malloc(B * sizeof(*pct_rep));
-	rng = gsl_rng_alloc(gsl_rng_mt19937);
-	if (!rb || !rv || !abs_rep || !pct_rep || !rng)
-		goto out;
-	range = gsl_rng_max(rng) - gsl_rng_min(rng);
 	rc = -EINVAL;
-	if (nb > range || nv > range)
+	if (nb > walk_range() || nv > walk_range())
 		goto out;
-	gsl_rng_set(rng, (unsigned long)(o ? o->seed : 0));
-	for (unsigned r = 0; r < B; r++) {
-		size_t mb = resample3(bx, &gb, rng, rb), mv = resample3(vx, &gv, rng, rv);
-		double tb = statistic(rb, mb, kind, p), tv = statistic(rv, mv, kind, p);
-		abs_rep[r] = tv - tb;
-		pct_rep[r] = 100 * (tv - tb) / tb;
-		zero_base |= tb == 0;
-	}
-	replicate_cis(abs_rep, pct_rep, B, conf, m_three_stage, zero_base || isnan(d->pct), d);
-	d->B = B;
-	rc = 0;
+	wb = (struct walk){ .levels = 3, .k = gb.k, .idx = gb.idx, .off = { gb.nb, gb.bs } };
+	wv = (struct walk){ .levels = 3, .k = gv.k, .idx = gv.idx, .off = { gv.nb, gv.bs } };
+	rc = walk_dilation(bx, &wb, gb.k * gb.max_boots * gb.max_runs, vx, &wv,
+			   gv.k * gv.max_boots * gv.max_runs, kind, p, o, m_three_stage, d);
 out:
 	groups3_free(&gb);
 	groups3_free(&gv);
-	free(rb);
-	free(rv);
-	free(abs_rep);
-	free(pct_rep);
-	if (rng)
-		gsl_rng_free(rng);
 	return rc;
 }

@@ -7,8 +7,15 @@
 #                                      slurmctld and two slurmd (n1, n2),
 #                                      wait until both nodes are idle; print
 #                                      SLURM_CONF=DIR/slurm.conf
-#   tests/slurm-cluster.sh stop DIR    stop every daemon started in DIR
-#                                      (by its pid file) and wait for it
+#   tests/slurm-cluster.sh start DIR PID
+#                                      the same, and the cluster is stopped
+#                                      when process PID ends, whatever ends
+#                                      it (SIGKILL too): a watchdog
+#                                      ($PERTURB_PROGS/watchdog) blocks on
+#                                      PID's end and then runs stop DIR
+#   tests/slurm-cluster.sh stop DIR    stop the watchdog, then every daemon
+#                                      started in DIR (by its pid file) and
+#                                      wait for it
 #
 # Everything lives in DIR: the configuration, munge's key and socket, the
 # controller's state, each node's spool, the logs and the pid files.  The
@@ -24,14 +31,17 @@ set -eu
 
 cmd=${1:-}
 dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+owner=${3:-}
+usage="usage: $0 start DIR [PID] | stop DIR"
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "$usage" >&2; exit 2; }
 
 stop_pid() {
 	f=$1
 	[ -f "$f" ] || return 0
 	pid=$(cat "$f" 2>/dev/null || true)
 	rm -f "$f"
-	[ -n "$pid" ] || return 0
+	# the watchdog runs stop as itself: it is ending already
+	[ -n "$pid" ] && [ "$pid" != $$ ] || return 0
 	kill -TERM "$pid" 2>/dev/null || return 0
 	i=0
 	while kill -0 "$pid" 2>/dev/null; do
@@ -44,6 +54,7 @@ stop_pid() {
 
 stop_all() {
 	rc=0
+	stop_pid "$dir/watchdog.pid" || rc=1
 	for n in n1 n2; do stop_pid "$dir/slurmd-$n.pid" || rc=1; done
 	stop_pid "$dir/slurmctld.pid" || rc=1
 	stop_pid "$dir/munged.pid" || rc=1
@@ -54,7 +65,13 @@ if [ "$cmd" = stop ]; then
 	stop_all
 	exit $?
 fi
-[ "$cmd" = start ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+[ "$cmd" = start ] || { echo "$usage" >&2; exit 2; }
+case $owner in
+'') ;;
+*[!0-9]*) echo "$usage" >&2; exit 2 ;;
+*)	[ -x "${PERTURB_PROGS:-}/watchdog" ] ||
+		{ echo "slurm-cluster: no watchdog: \$PERTURB_PROGS/watchdog (make test builds it)" >&2; exit 2; } ;;
+esac
 
 for t in munged slurmctld slurmd sinfo; do
 	command -v $t >/dev/null 2>&1 || [ -x /usr/sbin/$t ] ||
@@ -68,6 +85,16 @@ mkdir -p "$dir/state" "$dir/spool-n1" "$dir/spool-n2" "$dir/munge" "$dir/log"
 chmod 700 "$dir/munge"
 
 trap 'stop_all >/dev/null 2>&1 || true' EXIT
+
+# The watchdog before the daemons: an owner killed while they start stops
+# them too.  Its output is not start's (whoever reads start's output is not
+# kept waiting for the end of the watchdog).
+if [ -n "$owner" ]; then
+	self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+	"$PERTURB_PROGS/watchdog" "$owner" "$self" stop "$dir" \
+		</dev/null >>"$dir/log/watchdog.log" 2>&1 &
+	echo $! >"$dir/watchdog.pid"
+fi
 
 # Three free ports in a row, starting from a random one.
 used=$(ss -Htan 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }' | sort -u)

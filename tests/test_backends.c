@@ -23,23 +23,15 @@
 /* The row (backend_nice.c). */
 extern const struct backend backend_nice;
 
-static char *dir, *db;
+TL_FIXTURE_DB("r.db")
 
 static void setup(void)
 {
-	dir = tl_tmpdir();
-	db = xasprintf("%s/r.db", dir);
+	tl_setup();
 	cr_assert_eq(backend_register(&backend_nice), 0);
 }
 
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-	free(db);
-}
-
-TestSuite(backends, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(backends, .init = setup, .fini = tl_teardown, .timeout = 60);
 
 /* Load dir/e.yaml holding text: 0 or -1 with err. */
 static int load(const char *text, struct experiment *exp, char *err, size_t len)

@@ -31,28 +31,17 @@
 #include "testlib.h"
 #include "lib/util.h"
 
-static char *dir, *db, *work;
+TL_FIXTURE_WORK()
 
 static void setup(void)
 {
-	dir = tl_tmpdir();
-	db = xasprintf("%s/results/perturb.db", dir);
-	work = xasprintf("%s/results/work", dir);
-	cr_assert_eq(mkdir_p(work, 0755), 0);
+	tl_setup();
 	char *state = xasprintf("%s/state", dir);
 	setenv("PERTURB_STATE_DIR", state, 1);
 	free(state);
 }
 
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-	free(db);
-	free(work);
-}
-
-TestSuite(cgroup, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(cgroup, .init = setup, .fini = tl_teardown, .timeout = 60);
 
 static void need_cgroups(void)
 {

@@ -14,20 +14,9 @@
 #include "lib/util.h"
 #include "testlib.h"
 
-static char *dir;
+TL_FIXTURE_DIR()
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-}
-
-TestSuite(escape, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(escape, .init = tl_setup, .fini = tl_teardown, .timeout = 120);
 
 /* The first byte of s that a terminal would obey or that is not UTF-8
  * (strict: no overlong form, no surrogate), or NULL. */

@@ -20,22 +20,9 @@
 #include "lib/machine.h"
 #include "reports/gate_out.h"
 
-static char *dir, *db;
+TL_FIXTURE_DB("r.db")
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-	db = xasprintf("%s/r.db", dir);
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-	free(db);
-}
-
-TestSuite(gate, .init = setup, .fini = teardown, .timeout = 90);
+TestSuite(gate, .init = tl_setup, .fini = tl_teardown, .timeout = 90);
 
 /* Write NAME.yaml (yaml is freed) and run it into db. */
 static void run_yaml(const char *name, char *yaml)

@@ -23,20 +23,9 @@
 #include "lib/util.h"
 #include "testlib.h"
 
-static char *dir;
+TL_FIXTURE_DIR()
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-}
-
-TestSuite(golden, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(golden, .init = tl_setup, .fini = tl_teardown, .timeout = 120);
 
 /*
  * One output: `perturb ARGS` on the study's database (DB in args; DBNAME:

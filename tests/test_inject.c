@@ -22,20 +22,9 @@
 #include "lib/util.h"
 #include "testlib.h"
 
-static char *dir;
+TL_FIXTURE_DIR()
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-}
-
-TestSuite(inject, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(inject, .init = tl_setup, .fini = tl_teardown, .timeout = 120);
 
 static const char *const nasty[] = {
 	"x;touch PWNED;#",

@@ -13,20 +13,9 @@
 #include "lib/util.h"
 #include "testlib.h"
 
-static char *dir;
+TL_FIXTURE_DIR()
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-}
-
-TestSuite(oneliner, .init = setup, .fini = teardown);
+TestSuite(oneliner, .init = tl_setup, .fini = tl_teardown);
 
 static void split_is(const char *s, size_t n, const char *const *want)
 {

@@ -30,20 +30,9 @@
 #include "lib/util.h"
 #include "testlib.h"
 
-static char *dir;
+TL_FIXTURE_DIR()
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-}
-
-TestSuite(output, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(output, .init = tl_setup, .fini = tl_teardown, .timeout = 120);
 
 /* ---- checks inside the child: no Criterion there ---- */
 

@@ -35,20 +35,9 @@
 #include "testlib.h"
 #include "lib/util.h"
 
-static char *dir;
+TL_FIXTURE_DIR()
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-}
-
-TestSuite(qemu, .init = setup, .fini = teardown, .timeout = 180);
+TestSuite(qemu, .init = tl_setup, .fini = tl_teardown, .timeout = 180);
 
 /* A workload of the tests: getppid() timed by perturb-micro, quickly. */
 #define NULL_SYSCALL \
@@ -95,25 +84,28 @@ Test(qemu, two_command_lines_every_run_comes_back)
 		 "    boot: {qemu: {kernel: debian, cmdline: \"trace_event=raw_syscalls:*\",\n"
 		 "                  memory: 512M, cpus: 1, kvm: false}}\n"
 		 "workloads:\n"
-		 NULL_SYSCALL);
+		 NULL_SYSCALL
+		 "  - name: cmdline\n"
+		 "    cmd: [sh, -c, 'echo traced=$(grep -c trace_event=raw_syscalls /proc/cmdline)']\n"
+		 "    metrics: [{name: traced, regex: 'traced=([0-9]+)'}]\n");
 	db = xasprintf("%s/r.db", dir);
 	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
 	cr_assert_eq(r.status, 0, "perturb run failed:\n%s", r.err);
 	cr_assert(strstr(r.err, "booted 6.1."), "no boot reported:\n%s", r.err);
-	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 6,
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 12,
 		     "%s", r.err);
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values WHERE metric = 'ns_per_op'"
 				 " AND value > 0"), 6);
-	/* the command line took effect: every getppid() now writes two events
-	 * (3.5x slower under TCG here); ask for a quarter more at least.  The
-	 * fastest runs are compared: the other tests' QEMUs, running at the
-	 * same time, only ever slow a run down */
-	cr_assert_gt(cli_sql_int(db, "SELECT 1 FROM (SELECT"
-				 " (SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq)"
-				 "  WHERE p.variant = 'raw-syscalls') AS t,"
-				 " (SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq)"
-				 "  WHERE p.variant = 'plain') AS v) WHERE t > 1.25 * v"), 0,
-		     "syscall tracing did not slow getppid down:\n%s", r.err);
+	/* each variant's guest booted with its own command line: every run of
+	 * raw-syscalls saw it, no run of plain.  (That the events then cost
+	 * getppid() time - 3.5x under TCG on a quiet machine - is a timing
+	 * claim: the other tests' QEMUs on a busy machine hid it.) */
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p"
+				 " USING (run_id, seq) WHERE m.metric = 'traced' AND m.value = 1"
+				 " AND p.variant = 'raw-syscalls'"), 3, "%s", r.err);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p"
+				 " USING (run_id, seq) WHERE m.metric = 'traced' AND m.value = 0"
+				 " AND p.variant = 'plain'"), 3, "%s", r.err);
 	cli_result_release(&r);
 	free(db);
 }
@@ -121,7 +113,14 @@ Test(qemu, two_command_lines_every_run_comes_back)
 /* The boot: block of the tests: 512 MiB, one CPU, TCG. */
 #define BOOT "{qemu: {kernel: debian, memory: 512M, cpus: 1, kvm: false"
 
-Test(qemu, kernel_block_is_applied_inside_the_guest)
+/*
+ * Five variants, five TCG boots one after the other: 177 s on the 2-CPU
+ * development machine at load 12 (about 35 s a boot), at the edge of the
+ * suite's 180 s, which suits the tests of one or two boots.  This one gets
+ * 600 s: five boots at 120 s each, 3.4 times what was measured, the
+ * headroom a boot needs on a machine shared with other builds.
+ */
+Test(qemu, kernel_block_is_applied_inside_the_guest, .timeout = 600)
 {
 	struct cli_result r;
 	char *db, *reason;
@@ -379,7 +378,7 @@ Test(qemu, kernels_that_cannot_be_built_are_refused_up_front)
  * without the build tools, except under CI (CI set), where that is a
  * failure: `make test` installs them.
  */
-TestSuite(kernels, .init = setup, .fini = teardown, .timeout = 2400);
+TestSuite(kernels, .init = tl_setup, .fini = tl_teardown, .timeout = 2400);
 
 static void need(int have, const char *what)
 {
@@ -451,14 +450,10 @@ Test(kernels, vanilla_has_no_tracefs_and_tracing_records)
 	cr_assert_gt(cli_sql_int(db, BY("min", "tracing", "systems")), 5,
 		     "tracing has (almost) no event systems");
 	cr_assert_gt(cli_sql_int(db, BY("min", "tracing", "entries")), 0, "tracing recorded nothing");
-	/* every getppid() writes two events: slower than vanilla (x3.5 under TCG
-	 * here with Debian's kernel); ask for a quarter more at least */
-	cr_assert_gt(cli_sql_int(db, "SELECT 1 FROM (SELECT"
-				 " (SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq)"
-				 "  WHERE p.variant = 'tracing' AND m.metric = 'ns_per_op') AS t,"
-				 " (SELECT max(m.value) FROM metric_values m JOIN plan p USING (run_id, seq)"
-				 "  WHERE p.variant = 'vanilla' AND m.metric = 'ns_per_op') AS v)"
-				 " WHERE t > 1.25 * v"), 0, "syscall tracing did not slow getppid down");
+	/* that every getppid() then costs more (x3.5 under TCG on a quiet
+	 * machine) is a timing claim: the other tests' QEMUs on a busy machine
+	 * hid it (min of tracing > 1.25 max of vanilla failed at load 12);
+	 * entries above say that the events were recorded */
 	cli_result_release(&r);
 	free(db);
 }

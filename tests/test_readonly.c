@@ -18,20 +18,9 @@
 #include "lib/util.h"
 #include "testlib.h"
 
-static char *dir;
+TL_FIXTURE_DIR()
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-}
-
-TestSuite(readonly, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(readonly, .init = tl_setup, .fini = tl_teardown, .timeout = 120);
 
 /* The three read commands on db; args[0] is the command. */
 static const char *const reads[][6] = {

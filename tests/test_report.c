@@ -260,22 +260,9 @@ static const struct jv *jresult(const struct jv *doc, const char *metric, const 
 
 /* ---- fixtures ---- */
 
-static char *dir, *db;
+TL_FIXTURE_DB("r.db")
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-	db = xasprintf("%s/r.db", dir);
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-	free(db);
-}
-
-TestSuite(report, .init = setup, .fini = teardown, .timeout = 90);
+TestSuite(report, .init = tl_setup, .fini = tl_teardown, .timeout = 90);
 
 /* The known-truth study: spin scaled by 0, 0 (the A/A pair), +1 %, +5 %.
  * iterations is exact; loop_ns is the loop's own time (noisy).  The name
@@ -696,6 +683,15 @@ Test(report, micro_metrics_get_the_markers_table)
  * injected one and the A/A pair is not significant at 99.9 %.  The rates of
  * these checks over many studies are measured by bench/known-truth.sh.
  */
+/*
+ * The known truth is that of iterations, an exact count: its dilation is
+ * 0, 1 and 5 % to the last digit, its intervals hold it and the A/A pair is
+ * not significant whatever the machine is doing.  loop_ns is the loop's
+ * time: how often its intervals cover the truth, and how often an A/A pair
+ * is called significant, are timing claims, measured by
+ * bench/known-truth.sh; on a busy machine a preempted run can move them
+ * (the test failed so).  Here loop_ns only has to get its interval.
+ */
 Test(report, known_truth_dilation_is_recovered_and_aa_is_not_significant)
 {
 	struct cli_result r;
@@ -715,15 +711,19 @@ Test(report, known_truth_dilation_is_recovered_and_aa_is_not_significant)
 		cr_assert_float_eq(jnum(it, "dilation.mean.pct"), v[i].truth, 1e-9);
 		cr_assert(ci->items[0].num <= v[i].truth + 1e-9 &&
 			  ci->items[1].num >= v[i].truth - 1e-9);
-		ci = jpath(ns, "dilation.mean.ci");
+		ci = jpath(it, "dilation.mean.ci");
 		cr_assert(ci && ci->n == 2);
-		cr_assert(ci->items[0].num <= v[i].truth && ci->items[1].num >= v[i].truth,
-			  "%s: [%g, %g] misses %g %%", v[i].variant, ci->items[0].num,
-			  ci->items[1].num, v[i].truth);
+		cr_assert(ci->items[0].num <= v[i].truth + 1e-9 &&
+			  ci->items[1].num >= v[i].truth - 1e-9, "%s: [%g, %g] misses %g %%",
+			  v[i].variant, ci->items[0].num, ci->items[1].num, v[i].truth);
+		ci = jpath(ns, "dilation.mean.ci");
+		cr_assert(ci && ci->n == 2 && ci->items[0].t == J_NUM && ci->items[1].t == J_NUM &&
+			  ci->items[0].num <= ci->items[1].num, "%s: loop_ns has no interval",
+			  v[i].variant);
 	}
 	cr_assert(jpath(jresult(doc, "iterations", "aa"), "verdict.significant")->num == 0);
-	cr_assert(jpath(jresult(doc, "loop_ns", "aa"), "verdict.significant")->num == 0);
 	cr_assert(jpath(jresult(doc, "iterations", "plus1"), "verdict.significant")->num == 1);
+	cr_assert(jpath(jresult(doc, "iterations", "plus5"), "verdict.significant")->num == 1);
 	cli_result_release(&r);
 	json_free(doc);
 }

@@ -24,25 +24,9 @@
 #include "testlib.h"
 #include "lib/util.h"
 
-static char *dir, *db, *work;
+TL_FIXTURE_WORK()
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-	db = xasprintf("%s/results/perturb.db", dir);
-	work = xasprintf("%s/results/work", dir);
-	cr_assert_eq(mkdir_p(work, 0755), 0);
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-	free(db);
-	free(work);
-}
-
-TestSuite(resume, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(resume, .init = tl_setup, .fini = tl_teardown, .timeout = 60);
 
 
 static void make_fifos(void)

@@ -12,22 +12,9 @@
 #include "testlib.h"
 #include "lib/util.h"
 
-static char *dir, *db;
+TL_FIXTURE_DB("r.db")
 
-static void setup(void)
-{
-	dir = tl_tmpdir();
-	db = xasprintf("%s/r.db", dir);
-}
-
-static void teardown(void)
-{
-	tl_rmtree(dir);
-	free(dir);
-	free(db);
-}
-
-TestSuite(selfcheck, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(selfcheck, .init = tl_setup, .fini = tl_teardown, .timeout = 60);
 
 /* Two variants of one shell workload, 3 measured runs each. */
 static void write_study(const char *shell)

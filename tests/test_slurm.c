@@ -9,8 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -22,28 +26,28 @@
 static char *cluster;	/* the cluster's folder, NULL when none runs */
 static char *work;	/* the study's folder */
 
-static int helper(const char *verb)
+/* tests/slurm-cluster.sh VERB CLUSTER [OWNER]: with an owner (start), the
+ * cluster is stopped when that process ends, however it ends. */
+static int helper(const char *verb, pid_t owner)
 {
 	const char *src = getenv("PERTURB_SRC");
-	char *cmd;
+	char *cmd, pid[32] = "";
 	int st;
 
 	cr_assert(src, "PERTURB_SRC is not set (run the tests with make test)");
-	cr_assert(asprintf(&cmd, "'%s/tests/slurm-cluster.sh' %s '%s' >'%s/helper.out' 2>&1",
-			   src, verb, cluster, cluster) > 0);
+	if (owner > 0)
+		snprintf(pid, sizeof(pid), "%d", (int)owner);
+	cr_assert(asprintf(&cmd, "'%s/tests/slurm-cluster.sh' %s '%s' %s >'%s/helper.out' 2>&1",
+			   src, verb, cluster, pid, cluster) > 0);
 	st = system(cmd);
 	free(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static void start_cluster(void)
+/* Skip the test when start said 77 (no Slurm, munge or root here), fail
+ * it on another error. */
+static void started(int rc)
 {
-	char *conf;
-	int rc;
-
-	cluster = tl_tmpdir();
-	work = tl_tmpdir();
-	rc = helper("start");
 	if (rc == 77) {
 		char *path, *why;
 		cr_assert(asprintf(&path, "%s/helper.out", cluster) > 0);
@@ -52,6 +56,16 @@ static void start_cluster(void)
 		cr_skip_test("no Slurm cluster here: %s", why ? why : "slurm-cluster.sh said 77");
 	}
 	cr_assert_eq(rc, 0, "tests/slurm-cluster.sh start failed (see %s/helper.out)", cluster);
+}
+
+static void start_cluster(void)
+{
+	char *conf;
+
+	cluster = tl_tmpdir();
+	work = tl_tmpdir();
+	/* owned by this test's process: a timeout's SIGKILL stops it too */
+	started(helper("start", getpid()));
 	cr_assert(asprintf(&conf, "%s/slurm.conf", cluster) > 0);
 	setenv("SLURM_CONF", conf, 1);
 	free(conf);
@@ -64,7 +78,7 @@ static void start_cluster(void)
 static void stop_cluster(void)
 {
 	if (cluster) {
-		helper("stop");
+		helper("stop", 0);
 		tl_rmtree(cluster);
 		free(cluster);
 		cluster = NULL;
@@ -339,4 +353,119 @@ Test(slurm, tracefs_variant_restored_after_scancel)
 	free(after);
 	if (lock >= 0)
 		close(lock);
+}
+
+/* ---- the daemons do not outlive their test ---- */
+
+static void cluster_dir(void)
+{
+	cluster = tl_tmpdir();
+}
+
+TestSuite(slurm_watchdog, .init = cluster_dir, .fini = stop_cluster, .timeout = 300);
+
+/* The pid in the cluster's file name, or 0. */
+static pid_t pid_in(const char *name)
+{
+	char *path = xasprintf("%s/%s", cluster, name), *text = read_file(path, NULL);
+	pid_t pid = text ? (pid_t)atoi(text) : 0;
+
+	free(text);
+	free(path);
+	return pid;
+}
+
+/* Does a live process's command line name the cluster's folder? */
+static int cluster_process_left(char *which, size_t len)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int found = 0;
+
+	cr_assert(d);
+	while (!found && (e = readdir(d))) {
+		char path[300], *text;
+		size_t n;
+		pid_t pid = (pid_t)atoi(e->d_name);
+
+		if (pid <= 0 || tl_process_gone_now(pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		if (!(text = read_file(path, &n)))
+			continue;
+		for (size_t i = 0; i + 1 < n; i++)
+			if (!text[i])
+				text[i] = ' ';
+		if (strstr(text, cluster)) {
+			snprintf(which, len, "%d: %s", (int)pid, text);
+			found = 1;
+		}
+		free(text);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A test killed (a Criterion timeout, a crash) never runs its .fini: the
+ * process that started the cluster is killed with SIGKILL here, and every
+ * daemon of the cluster, and its watchdog, must end on their own.
+ */
+Test(slurm_watchdog, the_daemons_end_with_the_process_that_started_them)
+{
+	static const char *const files[] = {
+		"watchdog.pid", "munged.pid", "slurmctld.pid", "slurmd-n1.pid", "slurmd-n2.pid",
+	};
+	struct pollfd fds[ARRAY_SIZE(files)];
+	int ready[2], hold[2], rc = -1, st;
+	char left[512];
+	pid_t owner;
+	int64_t deadline;
+
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(hold), 0);
+	owner = fork();
+	cr_assert_geq(owner, 0);
+	if (owner == 0) {
+		char c;
+		close(ready[0]);
+		close(hold[1]);
+		rc = helper("start", getpid());
+		if (write(ready[1], &rc, sizeof(rc)) != sizeof(rc))
+			_exit(1);
+		/* until killed: the test holds the other end open */
+		while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	if (read(ready[0], &rc, sizeof(rc)) != sizeof(rc))
+		rc = -1;
+	close(ready[0]);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		pid_t pid = rc == 0 ? pid_in(files[i]) : 0;
+		fds[i] = (struct pollfd){ .fd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1,
+					  .events = POLLIN };
+	}
+	kill(owner, SIGKILL);
+	close(hold[1]);
+	cr_assert_eq(waitpid(owner, &st, 0), owner);
+	started(rc);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		cr_assert_geq(fds[i].fd, 0, "no live process in %s/%s", cluster, files[i]);
+
+	/* each ends within the stop's own bounds: 15 s a daemon, one after
+	 * the other */
+	deadline = now_mono_ns() + 90 * (int64_t)1000000000;
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		int64_t ms;
+		while ((ms = (deadline - now_mono_ns()) / 1000000) > 0 &&
+		       poll(&fds[i], 1, (int)ms) < 0 && errno == EINTR)
+			;
+		cr_expect(poll(&fds[i], 1, 0) == 1, "%s: the process did not end (see %s/log/watchdog.log)",
+			  files[i], cluster);
+		close(fds[i].fd);
+	}
+	cr_expect(!cluster_process_left(left, sizeof(left)), "left running: %s", left);
 }

@@ -47,6 +47,32 @@ void tl_rmtree(const char *dir)
 		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void tl_fixture_open(char **dir, char **db, const char *db_name, char **work)
+{
+	*dir = tl_tmpdir();
+	if (db)
+		*db = xasprintf("%s/%s", *dir, db_name);
+	if (work) {
+		*work = xasprintf("%s/results/work", *dir);
+		cr_assert_eq(mkdir_p(*work, 0755), 0, "%s: %s", *work, strerror(errno));
+	}
+}
+
+void tl_fixture_close(char **dir, char **db, char **work)
+{
+	tl_rmtree(*dir);
+	free(*dir);
+	*dir = NULL;
+	if (db) {
+		free(*db);
+		*db = NULL;
+	}
+	if (work) {
+		free(*work);
+		*work = NULL;
+	}
+}
+
 void tl_write(const char *dir, const char *name, const char *text)
 {
 	char *path;

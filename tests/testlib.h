@@ -21,6 +21,30 @@
 char *tl_tmpdir(void);
 /* rm -rf; nothing for NULL. */
 void tl_rmtree(const char *dir);
+/*
+ * A suite's per-test folder: a file says TL_FIXTURE_DIR() (a static char
+ * *dir), TL_FIXTURE_DB(NAME) (dir and db = DIR/NAME, not created) or
+ * TL_FIXTURE_WORK() (dir, db = DIR/results/perturb.db and work =
+ * DIR/results/work, created), then TestSuite(..., .init = tl_setup, .fini =
+ * tl_teardown) (or its own .init calling tl_setup() first).  tl_teardown
+ * removes the folder whatever the test left in it.
+ */
+void tl_fixture_open(char **dir, char **db, const char *db_name, char **work);
+void tl_fixture_close(char **dir, char **db, char **work);
+#define TL_FIXTURE_DIR()						\
+	static char *dir;						\
+	static void tl_setup(void) { tl_fixture_open(&dir, NULL, NULL, NULL); } \
+	static void tl_teardown(void) { tl_fixture_close(&dir, NULL, NULL); }
+#define TL_FIXTURE_DB(db_name)						\
+	static char *dir, *db;						\
+	static void tl_setup(void) { tl_fixture_open(&dir, &db, db_name, NULL); } \
+	static void tl_teardown(void) { tl_fixture_close(&dir, &db, NULL); }
+#define TL_FIXTURE_WORK()						\
+	static char *dir, *db, *work;					\
+	static void tl_setup(void)					\
+	{ tl_fixture_open(&dir, &db, "results/perturb.db", &work); }	\
+	static void tl_teardown(void) { tl_fixture_close(&dir, &db, &work); }
+
 /* Write text to dir/name. */
 void tl_write(const char *dir, const char *name, const char *text);
 int tl_exists(const char *path);

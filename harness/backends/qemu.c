@@ -183,6 +183,7 @@ static int boot(struct backend_ctx *ctx, struct qemu *q, const char *kernel,
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, ret = -1;
 	int kvm = kvm_usable(b);
 
+	q->tcg = !kvm;
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
 		error("pipe: %s", strerror(errno));
 		goto out;
@@ -290,8 +291,13 @@ static int guest_kernel(struct backend_ctx *ctx, struct qemu *q, char *why, size
 
 	if (proto_encode(&req, &line, why, wlen) < 0)
 		goto out;
-	ret = ask_guest(q, &line, PROTO_KERNEL_DONE, 0, "kernel", now_mono() + RESULT_MARGIN_S,
-			&answer, why, wlen);
+	/* under TCG a tracer's set-up is boot-sized work (ftrace patches the
+	 * kernel's call sites in an emulated CPU): the boot's time-out, not
+	 * the 30 s of a request that runs nothing (it timed out on a busy
+	 * 2-CPU machine) */
+	ret = ask_guest(q, &line, PROTO_KERNEL_DONE, 0, "kernel",
+			now_mono() + (q->tcg ? BOOT_TIMEOUT_TCG_S : RESULT_MARGIN_S), &answer, why,
+			wlen);
 	if (ret == 1 && !answer.done.ok) {
 		snprintf(why, wlen, "kernel: %s", answer.done.reason);
 		ret = 0;

@@ -32,6 +32,7 @@ struct qemu {
 	char *log_path;
 	struct strbuf in;		/* bytes read, not yet a complete line */
 	int panicked;			/* the console showed a kernel panic */
+	int tcg;			/* booted without KVM (emulated: slower) */
 	int dead;			/* the boot failed: runs are errors */
 	char dead_why[256];		/* the size of run_result.reason */
 	unsigned long seq;

@@ -23,6 +23,7 @@
 #include <math.h>
 #include <limits.h>
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +410,64 @@ static char *column_dup(sqlite3_stmt *st, int col)
 {
 	const unsigned char *t = sqlite3_column_text(st, col);
 	return t ? xstrdup((const char *)t) : NULL;
+}
+
+/*
+ * A kind of row read into an array: elements of size bytes, each filled
+ * from a result row by fill(); the malloc'd strings of an element are its
+ * fields at offsets strs[0 .. nstrs - 1] (freed by rows_free()).
+ */
+struct row_kind {
+	size_t size;
+	void (*fill)(sqlite3_stmt *st, void *row);
+	const size_t *strs;
+	size_t nstrs;
+};
+
+static void rows_free(const struct row_kind *k, void *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < k->nstrs; j++)
+			free(*(char **)((char *)rows + i * k->size + k->strs[j]));
+	free(rows);
+}
+
+/* Every row of st (prepared; finalized here) into *out, n of them (NULL
+ * and 0 when none).  On a read error -1 (printed), nothing kept. */
+static int rows_collect(struct store *s, sqlite3_stmt *st, const struct row_kind *k,
+			void **out, size_t *n)
+{
+	void *rows = NULL;
+	size_t nr = 0, alloc = 0;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		grow_array(&rows, &alloc, nr + 1, k->size);
+		k->fill(st, (char *)rows + nr++ * k->size);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		rows_free(k, rows, nr);
+		*out = NULL;
+		*n = 0;
+		return read_error(s);
+	}
+	*out = rows;
+	*n = nr;
+	return 0;
+}
+
+/* rows_collect() of one run's query (prepare_run()). */
+static int rows_of_run(struct store *s, const char *sql, int64_t run_id,
+		       const struct row_kind *k, void **out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+
+	*out = NULL;
+	*n = 0;
+	if (prepare_run(s, sql, run_id, &st) < 0)
+		return -1;
+	return rows_collect(s, st, k, out, n);
 }
 
 static int bind_opt_text(sqlite3_stmt *st, int i, const char *t)
@@ -1365,11 +1424,39 @@ int store_each_failure(struct store *s, int64_t run_id, store_failure_fn fn, voi
 	return ret;
 }
 
+static void fill_summary(sqlite3_stmt *st, void *row)
+{
+	struct run_summary *r = row;
+
+	r->id = sqlite3_column_int64(st, 0);
+	r->name = column_dup(st, 1);
+	r->started = column_dup(st, 2);
+	r->ended = column_dup(st, 3);
+	r->status = column_dup(st, 4);
+	r->hostname = column_dup(st, 5);
+	r->cpu_model = column_dup(st, 6);
+	r->cores = sqlite3_column_int64(st, 7);
+	r->kernel_release = column_dup(st, 8);
+	r->total = sqlite3_column_int64(st, 9);
+	r->done = sqlite3_column_int64(st, 10);
+	r->failed = sqlite3_column_int64(st, 11);
+}
+
+static const size_t summary_strs[] = {
+	offsetof(struct run_summary, name), offsetof(struct run_summary, started),
+	offsetof(struct run_summary, ended), offsetof(struct run_summary, status),
+	offsetof(struct run_summary, hostname), offsetof(struct run_summary, cpu_model),
+	offsetof(struct run_summary, kernel_release),
+};
+static const struct row_kind summary_rows = {
+	sizeof(struct run_summary), fill_summary, summary_strs, ARRAY_SIZE(summary_strs),
+};
+
 int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
 {
 	sqlite3_stmt *st = NULL;
-	size_t alloc = 0;
-	int rc, ret = 0;
+	void *rows;
+	int rc;
 
 	*runs = NULL;
 	*n = 0;
@@ -1381,45 +1468,14 @@ int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
 		    " (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status <> 'ok')"
 		    " FROM runs r ORDER BY r.id", &st, read_error) < 0)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct run_summary *r;
-		ALLOC_GROW(*runs, *n + 1, alloc);
-		r = &(*runs)[(*n)++];
-		r->id = sqlite3_column_int64(st, 0);
-		r->name = column_dup(st, 1);
-		r->started = column_dup(st, 2);
-		r->ended = column_dup(st, 3);
-		r->status = column_dup(st, 4);
-		r->hostname = column_dup(st, 5);
-		r->cpu_model = column_dup(st, 6);
-		r->cores = sqlite3_column_int64(st, 7);
-		r->kernel_release = column_dup(st, 8);
-		r->total = sqlite3_column_int64(st, 9);
-		r->done = sqlite3_column_int64(st, 10);
-		r->failed = sqlite3_column_int64(st, 11);
-	}
-	if (rc != SQLITE_DONE) {
-		ret = read_error(s);
-		run_summaries_release(*runs, *n);
-		*runs = NULL;
-		*n = 0;
-	}
-	sqlite3_finalize(st);
-	return ret;
+	rc = rows_collect(s, st, &summary_rows, &rows, n);
+	*runs = rows;
+	return rc;
 }
 
 void run_summaries_release(struct run_summary *runs, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(runs[i].name);
-		free(runs[i].started);
-		free(runs[i].ended);
-		free(runs[i].status);
-		free(runs[i].hostname);
-		free(runs[i].cpu_model);
-		free(runs[i].kernel_release);
-	}
-	free(runs);
+	rows_free(&summary_rows, runs, n);
 }
 
 /* Step st (from prepare_run()) to the run's row: 0, or -1 (printed) when
@@ -1539,43 +1595,27 @@ out:
 	return ret;
 }
 
+static void fill_name(sqlite3_stmt *st, void *row)
+{
+	*(char **)row = column_dup(st, 0);
+}
+
+static const size_t name_strs[] = { 0 };
+static const struct row_kind name_rows = { sizeof(char *), fill_name, name_strs, 1 };
+
 static void free_names(char **v, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	rows_free(&name_rows, v, n);
 }
 
 static int names(struct store *s, const char *sql, int64_t run_id,
 		 char ***out, size_t *n)
 {
-	sqlite3_stmt *st = NULL;
-	char **v = NULL;
-	size_t nr = 0, alloc = 0;
-	int rc, ret = -1;
+	void *rows;
+	int rc = rows_of_run(s, sql, run_id, &name_rows, &rows, n);
 
-	*out = NULL;
-	*n = 0;
-	if (prepare_run(s, sql, run_id, &st) < 0)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ALLOC_GROW(v, nr + 1, alloc);
-		v[nr++] = column_dup(st, 0);
-	}
-	if (rc != SQLITE_DONE) {
-		read_error(s);
-		goto out;
-	}
-	ret = 0;
-out:
-	sqlite3_finalize(st);
-	if (ret < 0) {
-		free_names(v, nr);
-		return ret;
-	}
-	*out = v;
-	*n = nr;
-	return 0;
+	*out = rows;
+	return rc;
 }
 
 int store_variant_names(struct store *s, int64_t run_id, char ***names_out, size_t *n)
@@ -1625,60 +1665,47 @@ int store_workload_names(struct store *s, int64_t run_id, char ***names_out, siz
 		     run_id, names_out, n);
 }
 
+static void fill_matrix(sqlite3_stmt *st, void *row)
+{
+	struct store_matrix_row *r = row;
+
+	r->is_variant = !strcmp((const char *)sqlite3_column_text(st, 0), "variant");
+	r->name = column_dup(st, 1);
+	r->base = column_dup(st, 2);
+	r->param = column_dup(st, 3);
+	r->value = column_dup(st, 4);
+	r->x = sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 5);
+	r->is_list = sqlite3_column_int(st, 6);
+}
+
+static const size_t matrix_strs[] = {
+	offsetof(struct store_matrix_row, name), offsetof(struct store_matrix_row, base),
+	offsetof(struct store_matrix_row, param), offsetof(struct store_matrix_row, value),
+};
+static const struct row_kind matrix_rows = {
+	sizeof(struct store_matrix_row), fill_matrix, matrix_strs, ARRAY_SIZE(matrix_strs),
+};
+
 void store_matrix_free(struct store_matrix_row *rows, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(rows[i].name);
-		free(rows[i].base);
-		free(rows[i].param);
-		free(rows[i].value);
-	}
-	free(rows);
+	rows_free(&matrix_rows, rows, n);
 }
 
 int store_matrix(struct store *s, int64_t run_id, struct store_matrix_row **out, size_t *n)
 {
-	sqlite3_stmt *st = NULL;
-	struct store_matrix_row *rows = NULL;
-	size_t nr = 0, alloc = 0;
-	int rc, ret = -1;
+	void *rows;
+	int rc;
 
-	*out = NULL;
-	*n = 0;
 	/* in stored order: the instances as the experiment listed them */
-	if (prepare_run(s, "SELECT m.kind, m.name, m.base, m.param, m.value, m.x, m.is_list"
-			" FROM matrix m"
-			" LEFT JOIN variants v ON m.kind = 'variant' AND v.run_id = m.run_id AND v.name = m.name"
-			" LEFT JOIN workloads w ON m.kind = 'workload' AND w.run_id = m.run_id AND w.name = m.name"
-			" WHERE m.run_id = ?1"
-			" ORDER BY m.kind, coalesce(v.idx, w.idx), m.param", run_id, &st) < 0)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_matrix_row *r;
-		ALLOC_GROW(rows, nr + 1, alloc);
-		r = &rows[nr++];
-		r->is_variant = !strcmp((const char *)sqlite3_column_text(st, 0), "variant");
-		r->name = column_dup(st, 1);
-		r->base = column_dup(st, 2);
-		r->param = column_dup(st, 3);
-		r->value = column_dup(st, 4);
-		r->x = sqlite3_column_type(st, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 5);
-		r->is_list = sqlite3_column_int(st, 6);
-	}
-	if (rc != SQLITE_DONE) {
-		read_error(s);
-		goto out;
-	}
-	ret = 0;
-out:
-	sqlite3_finalize(st);
-	if (ret < 0) {
-		store_matrix_free(rows, nr);
-		return ret;
-	}
+	rc = rows_of_run(s, "SELECT m.kind, m.name, m.base, m.param, m.value, m.x, m.is_list"
+			 " FROM matrix m"
+			 " LEFT JOIN variants v ON m.kind = 'variant' AND v.run_id = m.run_id AND v.name = m.name"
+			 " LEFT JOIN workloads w ON m.kind = 'workload' AND w.run_id = m.run_id AND w.name = m.name"
+			 " WHERE m.run_id = ?1"
+			 " ORDER BY m.kind, coalesce(v.idx, w.idx), m.param", run_id, &matrix_rows,
+			 &rows, n);
 	*out = rows;
-	*n = nr;
-	return 0;
+	return rc;
 }
 
 int store_count_failed(struct store *s, int64_t run_id, const char *variant,
@@ -2008,56 +2035,45 @@ int store_latest_sharded_run(struct store *s, int64_t *run_id)
 	return query_id(s, "SELECT max(run_id) FROM shards", NULL, run_id);
 }
 
+static void fill_shard(sqlite3_stmt *st, void *row)
+{
+	struct store_shard *x = row;
+
+	x->shard = sqlite3_column_int(st, 0);
+	x->n_shards = sqlite3_column_int(st, 1);
+	x->seq_lo = sqlite3_column_int(st, 2);
+	x->seq_hi = sqlite3_column_int(st, 3);
+	x->db = column_dup(st, 4);
+	x->job = column_dup(st, 5);
+	x->node = column_dup(st, 6);
+	x->plan_sha = column_dup(st, 7);
+	x->n_results = sqlite3_column_int(st, 8);
+}
+
+static const size_t shard_strs[] = {
+	offsetof(struct store_shard, db), offsetof(struct store_shard, job),
+	offsetof(struct store_shard, node), offsetof(struct store_shard, plan_sha),
+};
+static const struct row_kind shard_rows = {
+	sizeof(struct store_shard), fill_shard, shard_strs, ARRAY_SIZE(shard_strs),
+};
+
 void store_shards_free(struct store_shard *sh, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(sh[i].db);
-		free(sh[i].job);
-		free(sh[i].node);
-		free(sh[i].plan_sha);
-	}
-	free(sh);
+	rows_free(&shard_rows, sh, n);
 }
 
 int store_load_shards(struct store *s, int64_t run_id, struct store_shard **out, size_t *n)
 {
-	sqlite3_stmt *st = NULL;
-	struct store_shard *sh = NULL;
-	size_t alloc = 0;
-	int rc, ret = -1;
+	void *rows;
+	int rc = rows_of_run(s, "SELECT shard, n_shards, seq_lo, seq_hi, db, job, node, plan_sha256,"
+			     " (SELECT count(*) FROM results r WHERE r.run_id = ?1"
+			     "  AND r.seq >= s.seq_lo AND r.seq < s.seq_hi)"
+			     " FROM shards s WHERE run_id = ?1 ORDER BY shard", run_id, &shard_rows,
+			     &rows, n);
 
-	*out = NULL;
-	*n = 0;
-	if (prepare_run(s, "SELECT shard, n_shards, seq_lo, seq_hi, db, job, node, plan_sha256,"
-			" (SELECT count(*) FROM results r WHERE r.run_id = ?1"
-			"  AND r.seq >= s.seq_lo AND r.seq < s.seq_hi)"
-			" FROM shards s WHERE run_id = ?1 ORDER BY shard", run_id, &st) < 0)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_shard *x;
-		ALLOC_GROW(sh, *n + 1, alloc);
-		x = &sh[(*n)++];
-		x->shard = sqlite3_column_int(st, 0);
-		x->n_shards = sqlite3_column_int(st, 1);
-		x->seq_lo = sqlite3_column_int(st, 2);
-		x->seq_hi = sqlite3_column_int(st, 3);
-		x->db = column_dup(st, 4);
-		x->job = column_dup(st, 5);
-		x->node = column_dup(st, 6);
-		x->plan_sha = column_dup(st, 7);
-		x->n_results = sqlite3_column_int(st, 8);
-	}
-	if (rc != SQLITE_DONE) {
-		read_error(s);
-		store_shards_free(sh, *n);
-		*n = 0;
-		goto out;
-	}
-	*out = sh;
-	ret = 0;
-out:
-	sqlite3_finalize(st);
-	return ret;
+	*out = rows;
+	return rc;
 }
 
 /*
