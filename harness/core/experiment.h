@@ -55,6 +55,19 @@ struct matrix_value {
 	int is_list;
 };
 
+/* A variant's lttng: block (docs/experiment.md, "lttng"): NULL without one. */
+struct lttng_spec {
+	char **kernel;		/* kernel events: a tracepoint, "syscall:NAME" or "syscalls" */
+	size_t n_kernel;
+	char **user;		/* user-space event patterns */
+	size_t n_user;
+	char **preload;		/* libc, pthread, dl: liblttng-ust-NAME-wrapper.so */
+	size_t n_preload;
+	unsigned long subbuf_size;	/* bytes; 0: LTTng's default */
+	unsigned subbuf_count;		/* 0: LTTng's default */
+	int overwrite;			/* channel mode overwrite (else discard) */
+};
+
 struct variant {
 	char *name;
 	/* an instance of a matrix: the name as written (name is
@@ -83,6 +96,7 @@ struct variant {
 	 * the host backend here, inside the guest with boot:); NULL when absent */
 	struct ktrace_spec *kernel;
 	struct pos kernel_pos;
+	struct lttng_spec *lttng;
 	/*
 	 * The backend that puts the system into this variant (backends/backend.h),
 	 * chosen by its key (boot: -> qemu; none -> host), and its block

@@ -125,7 +125,7 @@ static int get_name(struct ctx *c, const struct ynode *map, const char *what, ch
 /* Every variant's keys; each backend's key follows (backends/backend.h). */
 static const char *const common_keys[] = {
 	"name", "description", "env", "wrap", "cmd", "setup", "teardown", "daemon",
-	"daemon_ready", "background", "kernel", "matrix", NULL
+	"daemon_ready", "background", "kernel", "lttng", "matrix", NULL
 };
 static const char *const kernel_keys[] = {
 	"tracer", "events", "tracing_on", "buffer_size_kb", "functions", "options", NULL
@@ -184,6 +184,62 @@ static int parse_kernel(struct ctx *c, const struct ynode *n, struct variant *va
 	if ((v = yn_get(n, "options")) && yn_want_strv(&c->y, v, "options", 0, &k->options, &k->n_options))
 		return -1;
 	return 0;
+}
+
+/* The lttng: block (docs/experiment.md, "lttng"). */
+static int parse_lttng(struct ctx *c, const struct ynode *n, struct variant *var)
+{
+	static const char *const keys[] = { "kernel", "userspace", "preload", "channel", NULL };
+	static const char *const channel_keys[] = { "subbuf_size", "subbuf_count", "mode", NULL };
+	static const char *const modes[] = { "discard", "overwrite", NULL };
+	const struct ynode *v, *ch;
+	struct lttng_spec *l;
+
+	if (yn_want_map(&c->y, n, "lttng") || yn_check_keys(&c->y, n, "lttng", keys))
+		return -1;
+	l = var->lttng = xcalloc(1, sizeof(*l));
+	if ((v = yn_get(n, "kernel")) && yn_want_strv(&c->y, v, "kernel", 0, &l->kernel, &l->n_kernel))
+		return -1;
+	if ((v = yn_get(n, "userspace")) && yn_want_strv(&c->y, v, "userspace", 0, &l->user, &l->n_user))
+		return -1;
+	if ((v = yn_get(n, "preload")) && yn_want_strv(&c->y, v, "preload", 0, &l->preload, &l->n_preload))
+		return -1;
+	if (!(ch = yn_get(n, "channel")))
+		return 0;
+	if (yn_want_map(&c->y, ch, "channel") || yn_check_keys(&c->y, ch, "channel", channel_keys))
+		return -1;
+	if ((v = yn_get(ch, "subbuf_size"))) {
+		const char *s;
+		uint64_t bytes;
+		if (yn_want_str(&c->y, v, "subbuf_size", &s))
+			return -1;
+		if (parse_size(s, &bytes) < 0 || !bytes)
+			return yn_fail(&c->y, v, "'subbuf_size' must be a size like 256K, got '%s'", s);
+		l->subbuf_size = (unsigned long)bytes;
+	}
+	if ((v = yn_get(ch, "subbuf_count"))) {
+		long count;
+		if (yn_want_long(&c->y, v, "subbuf_count", 1, 1L << 20, &count))
+			return -1;
+		l->subbuf_count = (unsigned)count;
+	}
+	if ((v = yn_get(ch, "mode"))) {
+		int mode;
+		if (yn_want_enum(&c->y, v, "mode", modes, &mode))
+			return -1;
+		l->overwrite = mode == 1;
+	}
+	return 0;
+}
+
+static void lttng_spec_free(struct lttng_spec *l)
+{
+	if (!l)
+		return;
+	yn_strv_free(l->kernel, l->n_kernel);
+	yn_strv_free(l->user, l->n_user);
+	yn_strv_free(l->preload, l->n_preload);
+	free(l);
 }
 
 /* daemon_ready: a delay, or a regex the daemon's output must match. */
@@ -290,6 +346,8 @@ static int parse_variant(struct ctx *c, const struct ynode *n, struct variant *v
 		return -1;
 	if ((x = yn_get(n, "kernel")) && parse_kernel(c, x, v))
 		return -1;
+	if ((x = yn_get(n, "lttng")) && parse_lttng(c, x, v))
+		return -1;
 	/* kernel: with boot: is the tracing state set inside the guest */
 	if (parse_backend(c, n, v))
 		return -1;
@@ -322,6 +380,7 @@ static void variant_release(struct variant *v)
 	if (v->kernel)
 		ktrace_spec_release(v->kernel);
 	free(v->kernel);
+	lttng_spec_free(v->lttng);
 	if (v->cfg && v->be->release)
 		v->be->release(v->cfg);
 	free(v->cfg);
