@@ -29,7 +29,8 @@
  * kernel lacks.  Then every RUN gets a session of its own, made and
  * started before the fork and stopped, read and destroyed after the reap
  * (outside the timed part); its result carries LTTng's accounting: the
- * channel's discarded events and lost packets (lttng list), the records
+ * channel's discarded events or lost packets (lttng list: the count of
+ * its mode, discard or overwrite; the other is 0), the records
  * the ring buffer wrote (its "records written" kernel message of each
  * per-CPU buffer, said when the session is destroyed and read from
  * /dev/kmsg) and the bytes of the trace's streams, deleted afterwards.
@@ -507,8 +508,12 @@ static void lttng_collect(struct proto_result *res)
 		goto out;
 	text = read_tail(LTTNG_LOG, 65536, &n);
 	text[n] = '\0';
-	if (list_stat(text, "Discarded events", &res->lttng_discarded) < 0 ||
-	    list_stat(text, "Lost packets", &res->lttng_lost) < 0) {
+	/* lttng list says the count of the channel's mode; the other is 0 by
+	 * definition: a discard channel loses no packet, an overwrite one
+	 * discards no event */
+	res->lttng_discarded = res->lttng_lost = 0;
+	if (lttng.overwrite ? list_stat(text, "Lost packets", &res->lttng_lost) < 0 :
+	    list_stat(text, "Discarded events", &res->lttng_discarded) < 0) {
 		snprintf(why, sizeof(why), "'lttng list' shows no channel statistics");
 		goto out;
 	}
