@@ -80,6 +80,8 @@ mkdir -p "$mods"
 (cd lttng/src && find . -name '*.ko') | while read -r ko; do
 	mkdir -p "$mods/$(dirname "$ko")"
 	cp "lttng/src/$ko" "$mods/$ko"
+	# the initramfs carries them: without debug information, a tenth the size
+	strip --strip-debug "$mods/$ko"
 done
 echo "$0: built: $(cd "$mods" && find . -name '*.ko' | sed 's|.*/||; s|\.ko$||' | sort | tr '\n' ' ')" >&2
 depmod -b "$tmp" "$release"

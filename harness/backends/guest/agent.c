@@ -22,7 +22,7 @@
  * / available_events / available_filter_functions first (the host cannot know the guest kernel's), then ktrace_apply() and
  * ktrace_verify().
  *
- * LTTNG starts LTTng's session daemon (lttng-sessiond --daemonize, which
+ * LTTNG starts LTTng's session daemon (lttng-sessiond --background, which
  * loads the lttng modules packed at /lib/modules/RELEASE by name), checks
  * that the kernel tracer answers (lttng list --kernel) and makes the
  * session once (channel, every event) to refuse up front what the guest
@@ -361,14 +361,20 @@ static int lttng_cmd(char *const argv[], const char *log, char *why, size_t len)
 		;
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		return 0;
-	/* the last non-empty line of its output */
+	/* its first error line, else the last non-empty line of its output */
 	size_t n;
-	char *out = read_tail(log, 4096, &n), *end = out + n, *line;
+	char *out = read_tail(log, 16384, &n), *end = out + n, *line;
 	while (end > out && (end[-1] == '\n' || end[-1] == ' '))
 		end--;
 	*end = '\0';
-	line = strrchr(out, '\n');
-	line = line ? line + 1 : out;
+	if ((line = strstr(out, "Error")) || (line = strstr(out, "PERROR"))) {
+		while (line > out && line[-1] != '\n')
+			line--;
+		line[strcspn(line, "\n")] = '\0';
+	} else {
+		line = strrchr(out, '\n');
+		line = line ? line + 1 : out;
+	}
 	snprintf(why, len, "'%s %s' failed: %s", argv[0], argv[1] ? argv[1] : "",
 		 *line ? line : WIFEXITED(status) ? "non-zero exit" : "killed");
 	free(out);
@@ -622,7 +628,7 @@ out:
  */
 static int start_lttng(const struct proto_lttng *l, char *why, size_t len)
 {
-	char *daemon[] = { "lttng-sessiond", "--daemonize", NULL };
+	char *daemon[] = { "lttng-sessiond", "--background", NULL };
 	char *destroy[] = { "lttng", "destroy", LTTNG_SESSION, NULL };
 
 	mkdir("/dev/shm", 01777);
