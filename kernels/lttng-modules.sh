@@ -84,6 +84,12 @@ mkdir -p "$mods"
 	strip --strip-debug "$mods/$ko"
 done
 echo "$0: built: $(cd "$mods" && find . -name '*.ko' | sed 's|.*/||; s|\.ko$||' | sort | tr '\n' ' ')" >&2
+# what depmod reads of the kernel's own modules: none here (the image's
+# modules are not in the guest); without them libkmod cannot load its
+# indexes, so lttng-sessiond could load nothing
+for f in modules.order modules.builtin modules.builtin.modinfo; do
+	: >"$tmp/lib/modules/$release/$f"
+done
 depmod -b "$tmp" "$release"
 rm -rf "$out"
 mv "$tmp" "$out"
