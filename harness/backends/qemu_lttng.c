@@ -42,6 +42,7 @@
 #define LTTNG_SOURCE_DIR "/usr/src"
 #define LTTNG_BUILD_TIMEOUT_S 3600.0
 #define LTTNG_CONSUMERD "/usr/lib/x86_64-linux-gnu/lttng/libexec/lttng-consumerd"
+#define LTTNG_SCHEMA "/usr/share/xml/lttng/session.xsd"
 
 static const char *const lttng_programs[] = { "lttng", "lttng-sessiond", LTTNG_CONSUMERD };
 
@@ -265,6 +266,9 @@ int lttng_guest_pack(struct cpio *c, const char *kernel, char *why, size_t wlen)
 	for (size_t i = 0; i < ARRAY_SIZE(lttng_programs); i++)
 		if (cpio_add_program(c, lttng_programs[i], why, wlen) < 0)
 			return -1;
+	/* the schema lttng-sessiond checks session files against at its start */
+	if (cpio_add_file(c, LTTNG_SCHEMA, NULL, why, wlen) < 0)
+		return -1;
 	/* the session daemon's run folder and shared memory */
 	cpio_add_dir(c, "/var/run");
 	cpio_add_dir(c, "/dev/shm");
