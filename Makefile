@@ -53,8 +53,9 @@ DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
 DEB_RUN := bzip2 strace bpftrace lttng-tools babeltrace2 xz-utils gzip zstd rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,
-# the kernels tests): Debian's kernel source and the tools to build it.
-DEB_KERNELS := linux-source-6.1 flex bison bc libelf-dev xz-utils
+# the kernels tests): Debian's kernel source and the tools to build it;
+# lttng-modules' source and LTTng's tools for an lttng: block in a guest.
+DEB_KERNELS := linux-source-6.1 flex bison bc libelf-dev xz-utils lttng-modules-dkms lttng-tools kmod
 # Studies on Slurm (docs/distributed.md): the tests start a private
 # cluster of two nodes with tests/slurm-cluster.sh.
 DEB_SLURM := slurm-wlm munge
@@ -265,7 +266,7 @@ install: $(B)/perturb $(MICRO_BINS)
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 docs/perturb.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/perturb/kernels/configs
-	install -m 755 kernels/build.sh $(DESTDIR)$(PREFIX)/share/perturb/kernels/
+	install -m 755 kernels/build.sh kernels/lttng-modules.sh $(DESTDIR)$(PREFIX)/share/perturb/kernels/
 	install -m 644 kernels/configs/*.config $(DESTDIR)$(PREFIX)/share/perturb/kernels/configs/
 
 # ---- kernels: make kernels ----

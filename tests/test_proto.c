@@ -18,6 +18,7 @@ static char *names[] = { "task-clock", "page-faults", "", NULL };
 static char *reasons[] = { "", "no hardware PMU (perf_event_open: ENOENT)", NULL };
 static char *events[] = { "raw_syscalls:*", "sched:sched_switch", NULL };
 static char *options[] = { "nooverwrite", NULL };
+static char *lttng_events[] = { "syscall:getppid", "sched_switch", "syscalls", NULL };
 static char *argv_[] = { "/usr/bin/perturb-micro", "null-syscall", "--samples", "3", "", NULL };
 static char *env[] = { "PATH=/bin", "HOME=/root", "X=a b\tc=d", NULL };
 static char out_bytes[] = "ns_per_op: 12.5\n\0binary\xff\x01";
@@ -64,6 +65,20 @@ static struct proto_msg samples[] = {
 		.end = PROTO_END_ERROR, .code = -2147483647 - 1,
 		.err = "cannot run 'x': No such file or directory", .err_len = 41 } },
 	{ .type = PROTO_RESULT, .seq = 2, .result = { .end = PROTO_END_TIMEOUT } },
+	{ .type = PROTO_LTTNG, .lttng = {
+		.events = SLIST(lttng_events, 3), .subbuf_size = 262144, .subbuf_count = 4,
+		.overwrite = 1 } },
+	{ .type = PROTO_LTTNG, .lttng = { .events = SLIST(lttng_events, 1) } },
+	{ .type = PROTO_LTTNG_DONE, .done = { .ok = 1, .reason = "" } },
+	{ .type = PROTO_LTTNG_DONE, .done = { .ok = 0, .reason = "'lttng list' failed: Error: "
+					      "Unable to list kernel events" } },
+	{ .type = PROTO_RESULT, .seq = 8, .result = {
+		.end = PROTO_END_EXIT, .counts = counts, .n_counts = 1,
+		.lttng = PROTO_TRACE_STATS, .lttng_events = 30001, .lttng_discarded = 2,
+		.lttng_lost = 0, .lttng_bytes = UINT64_MAX } },
+	{ .type = PROTO_RESULT, .seq = 9, .result = {
+		.end = PROTO_END_EXIT, .trace = PROTO_TRACE_STATS, .lttng = PROTO_TRACE_ERROR,
+		.lttng_error = "'lttng stop' failed: Error: Session not found" } },
 	{ .type = PROTO_ERROR, .seq = 3, .error = "run request frame fails its checksum" },
 	{ .type = PROTO_QUIT },
 };
@@ -119,7 +134,14 @@ static void assert_msg_eq(const struct proto_msg *a, const struct proto_msg *b)
 		assert_list_eq(&a->kernel.functions, &b->kernel.functions);
 		assert_list_eq(&a->kernel.options, &b->kernel.options);
 		break;
+	case PROTO_LTTNG:
+		assert_list_eq(&a->lttng.events, &b->lttng.events);
+		cr_assert_eq(a->lttng.subbuf_size, b->lttng.subbuf_size);
+		cr_assert_eq(a->lttng.subbuf_count, b->lttng.subbuf_count);
+		cr_assert_eq(a->lttng.overwrite, b->lttng.overwrite);
+		break;
 	case PROTO_KERNEL_DONE:
+	case PROTO_LTTNG_DONE:
 		cr_assert_eq(a->done.ok, b->done.ok);
 		cr_assert_str_eq(a->done.reason, b->done.reason);
 		break;
@@ -167,6 +189,15 @@ static void assert_msg_eq(const struct proto_msg *a, const struct proto_msg *b)
 			cr_assert_eq(c->enabled_ns, d->enabled_ns);
 			cr_assert_eq(c->running_ns, d->running_ns);
 		}
+		cr_assert_eq(x->lttng, y->lttng);
+		if (x->lttng == PROTO_TRACE_STATS) {
+			cr_assert_eq(x->lttng_events, y->lttng_events);
+			cr_assert_eq(x->lttng_discarded, y->lttng_discarded);
+			cr_assert_eq(x->lttng_lost, y->lttng_lost);
+			cr_assert_eq(x->lttng_bytes, y->lttng_bytes);
+		}
+		if (x->lttng == PROTO_TRACE_ERROR)
+			cr_assert_str_eq(x->lttng_error, y->lttng_error);
 		break;
 	}
 	case PROTO_ERROR:
@@ -195,6 +226,35 @@ Test(proto, every_message_round_trips_and_encodes_canonically)
 	}
 	strbuf_release(&a);
 	strbuf_release(&b);
+}
+
+/* A result without LTTng's accounting is the frame of an agent that
+ * predates it: not one byte more; a result with it carries it last. */
+Test(proto, lttng_accounting_is_a_trailing_field_of_the_result)
+{
+	struct strbuf plain = STRBUF_INIT, traced = STRBUF_INIT;
+	struct proto_msg a = { .type = PROTO_RESULT, .seq = 1, .result = { .code = 3 } }, m;
+	char why[256];
+
+	encode(&a, &plain);
+	/* how, code, wall, user, sys, maxrss, stdout, stderr, trace, counters */
+	cr_assert_str_eq(strrchr(plain.buf, ' ') + 1,
+			 "313a302c313a332c313a302c313a302c313a302c313a302c303a2c303a2c313a302c313a302c\n");
+	a.result.lttng = PROTO_TRACE_STATS;
+	a.result.lttng_events = 5;
+	encode(&a, &traced);
+	cr_assert(traced.len > plain.len);
+	cr_assert_eq(proto_decode(traced.buf, traced.len - 1, &m, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(m.result.lttng, PROTO_TRACE_STATS);
+	cr_assert_eq(m.result.lttng_events, 5);
+	proto_msg_release(&m);
+	/* an LTTNG without events is refused both ways */
+	struct proto_msg e = { .type = PROTO_LTTNG };
+	strbuf_reset(&traced);
+	cr_assert_eq(proto_encode(&e, &traced, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "events: empty"), "%s", why);
+	strbuf_release(&plain);
+	strbuf_release(&traced);
 }
 
 Test(proto, the_frame_is_tag_seq_length_crc32_and_hex)

@@ -24,6 +24,7 @@
 #endif
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +238,107 @@ Test(qemu, software_counters_are_counted_inside_the_guest)
 		  "no word of cycles in the guest:\n%s", r.err);
 #undef GUEST
 	cli_result_release(&r);
+	free(db);
+}
+
+/*
+ * lttng: kernel events inside the guest (harness/backends/qemu_lttng.c):
+ * lttng-modules built for Debian's kernel (once, cached next to it: the
+ * first time takes many minutes, hence the timeout), packed with LTTng's
+ * tools, loaded by lttng-sessiond in the guest.  Every getppid() of the
+ * null-syscall micro (exactly 3 x 1000 here) writes its entry and exit
+ * events, so each run records 6000 events and a few more at most (what
+ * else calls getppid() meanwhile); nothing discarded, nothing lost, the
+ * bytes written.  An event the guest kernel lacks kills its boot with
+ * LTTng's reason.  Two boots.
+ */
+Test(qemu, lttng_kernel_events_are_traced_inside_the_guest, .timeout = 3600)
+{
+	struct cli_result r;
+	char *db, *reason;
+
+	tl_skip_unless_qemu();
+	glob_t g;
+	int have_src = glob("/usr/src/lttng-modules-*", 0, NULL, &g) == 0;
+	globfree(&g);
+	if (!have_src)
+		cr_skip_test("no /usr/src/lttng-modules-* (Debian package lttng-modules-dkms)");
+	if (!program_exists("lttng-sessiond"))
+		cr_skip_test("lttng-sessiond is missing (Debian package lttng-tools)");
+	tl_write(dir, "e.yaml",
+		 "name: qemu-lttng\n"
+		 "repetitions: 2\n"
+		 "warmup: 0\n"
+		 "order: sequential\n"
+		 "variants:\n"
+		 "  - name: lttng\n"
+		 "    lttng: {kernel: ['syscall:getppid'], channel: {subbuf_size: 256K, subbuf_count: 4}}\n"
+		 "    boot: " BOOT "}}\n"
+		 "  - name: no-such-event\n"
+		 "    lttng: {kernel: [no_such_event_xyz]}\n"
+		 "    boot: " BOOT "}}\n"
+		 "workloads:\n"
+		 "  - name: null-syscall\n"
+		 "    kind: micro\n"
+		 "    cmd: [\"{micro}\", null-syscall, --samples, \"3\", --iterations, \"1000\"]\n"
+		 "    metrics:\n"
+		 "      - {name: ns_per_op, regex: '^ns_per_op: (-?[0-9.]+)', unit: ns}\n"
+		 "    timeout: 60s\n");
+	db = xasprintf("%s/r.db", dir);
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 3, "perturb run:\n%s", r.err);
+#define LTTNG(cond) "SELECT count(*) FROM metric_values m JOIN plan p USING (run_id, seq)" \
+	" WHERE p.variant = 'lttng' AND " cond
+	cr_assert_eq(cli_sql_int(db, LTTNG("m.metric = 'lttng_events' AND m.unit = 'events'"
+					   " AND m.value >= 6000 AND m.value < 6100")), 2,
+		     "not 2 x 3000 getppid entries and exits:\n%s", r.err);
+	cr_assert_eq(cli_sql_int(db, LTTNG("m.metric IN ('lttng_discarded', 'lttng_lost')"
+					   " AND m.unit = 'events' AND m.value = 0")), 4, "%s", r.err);
+	cr_assert_eq(cli_sql_int(db, LTTNG("m.metric = 'lttng_bytes' AND m.unit = 'bytes'"
+					   " AND m.value > 6000")), 2, "%s", r.err);
+#undef LTTNG
+	reason = cli_sql_text(db, "SELECT r.reason FROM results r JOIN plan p USING (run_id, seq)"
+			      " WHERE p.variant = 'no-such-event' AND r.status = 'error' LIMIT 1");
+	cr_assert(reason && strstr(reason, "lttng: ") && strstr(reason, "no_such_event_xyz") &&
+		  strstr(reason, "console log: "), "reason: %s", reason ? reason : "(none)");
+	free(reason);
+	cli_result_release(&r);
+	free(db);
+}
+
+/* Kernels that cannot take lttng-modules, and user space beside boot:,
+ * are refused before anything runs, with the reason. */
+Test(qemu, lttng_kernel_events_need_a_kernel_that_takes_modules)
+{
+	static const struct { const char *variant, *says; } cases[] = {
+		{ "lttng: {kernel: [sched_switch]}\n    boot: {qemu: {config: frag.config}}",
+		  "has no loadable module support (CONFIG_MODULES is not set" },
+		{ "lttng: {kernel: [sched_switch]}\n    boot: {qemu: {config: mods.config}}",
+		  "kernels/build.sh keeps no built tree" },
+		{ "lttng: {kernel: [sched_switch]}\n    boot: {qemu: {kernel: frag.config}}",
+		  "need kernel: debian" },
+		{ "lttng: {userspace: ['perturb_micro:*']}\n    boot: {qemu: {kernel: debian}}",
+		  "inside the guest only kernel: events are traced" },
+	};
+	struct cli_result r;
+	char *db = xasprintf("%s/r.db", dir);
+
+	tl_skip_unless_qemu();
+	tl_write(dir, "frag.config", "# CONFIG_FTRACE is not set\n");
+	tl_write(dir, "mods.config", "CONFIG_MODULES=y\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *yaml = xasprintf("name: k\nvariants:\n  - name: v\n    %s\n"
+				       "workloads:\n  - {name: w, cmd: [\"true\"]}\n",
+				       cases[i].variant);
+		tl_write(dir, "e.yaml", yaml);
+		free(yaml);
+		cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+		cr_assert_eq(r.status, 2, "%s: %s", cases[i].variant, r.err);
+		cr_assert(strstr(r.err, "variant 'v': lttng: ") && strstr(r.err, cases[i].says),
+			  "%s: %s", cases[i].variant, r.err);
+		cr_assert(!tl_exists(db), "nothing is written");
+		cli_result_release(&r);
+	}
 	free(db);
 }
 

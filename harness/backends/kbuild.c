@@ -32,24 +32,29 @@ static int file_exists(const char *path)
 	return access(path, R_OK) == 0;
 }
 
-/* kernels/build.sh: malloc'd path, or NULL. */
-static char *script_path(void)
+char *kbuild_script(const char *name)
 {
 	const char *env = getenv("PERTURB_KERNELS");
 	char *bindir = dir_name(perturb_self_exe()), *p;
 
-	p = env && *env ? xasprintf("%s/build.sh", env) : xasprintf("%s/../kernels/build.sh", bindir);
+	p = env && *env ? xasprintf("%s/%s", env, name) :
+		xasprintf("%s/../kernels/%s", bindir, name);
 	free(bindir);
 	if (env && *env)
 		return p;	/* as asked, even when missing: the check says so */
 	if (file_exists(p))
 		return p;
 	free(p);
-	p = xstrdup(PERTURB_SHARE_DIR "/kernels/build.sh");
+	p = xasprintf(PERTURB_SHARE_DIR "/kernels/%s", name);
 	if (file_exists(p))
 		return p;
 	free(p);
 	return NULL;
+}
+
+static char *script_path(void)
+{
+	return kbuild_script("build.sh");
 }
 
 static const char *source_of(const struct boot_cfg *b)
@@ -262,8 +267,7 @@ out:
 	return found;
 }
 
-/* The last lines of a log, for an error message. */
-static void print_tail(const char *log, int lines)
+void kbuild_print_tail(const char *log, int lines)
 {
 	size_t len = 0;
 	char *data = read_file(log, &len);
@@ -324,7 +328,7 @@ char *kbuild_image(const struct boot_cfg *b)
 			 script, tree, b->config, tmp, log, NULL };
 	if (proc_run_command(argv, NULL, NULL, BUILD_TIMEOUT_S, "kernels/build.sh") < 0) {
 		error("the kernel build failed; the end of %s:", log);
-		print_tail(log, 15);
+		kbuild_print_tail(log, 15);
 		unlink(tmp);
 		goto out;
 	}

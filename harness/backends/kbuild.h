@@ -37,4 +37,11 @@ int kbuild_check(const struct boot_cfg *b, char *why, size_t len);
  * path, or NULL with the error printed. */
 char *kbuild_image(const struct boot_cfg *b);
 
+/* kernels/NAME (build.sh, lttng-modules.sh), found as above: malloc'd
+ * path, or NULL. */
+char *kbuild_script(const char *name);
+
+/* The last lines of a log on stderr, for an error message. */
+void kbuild_print_tail(const char *log, int lines);
+
 #endif

@@ -27,6 +27,8 @@ static const struct {
 	[PROTO_RESULT] = { "PERTURB-RESULT", "result" },
 	[PROTO_ERROR] = { "PERTURB-ERROR", "error" },
 	[PROTO_QUIT] = { "QUIT", "quit" },
+	[PROTO_LTTNG] = { "LTTNG", "lttng request" },
+	[PROTO_LTTNG_DONE] = { "PERTURB-LTTNG", "lttng" },
 };
 
 const char *proto_tag(enum proto_type t)
@@ -108,6 +110,18 @@ static void put_kernel(struct writer *w, const struct proto_kernel *k)
 	put_list(w, "options", &k->options, 1);
 }
 
+static void put_lttng(struct writer *w, const struct proto_lttng *l)
+{
+	if (l->events.n < 1 && !w->failed) {
+		snprintf(w->why, sizeof(w->why), "events: empty");
+		w->failed = 1;
+	}
+	put_list(w, "events", &l->events, 0);
+	put_u64(w, l->subbuf_size);
+	put_num(w, l->subbuf_count);
+	put_num(w, l->overwrite != 0);
+}
+
 static void put_run(struct writer *w, const struct proto_run *r)
 {
 	if (r->argv.n < 1 && !w->failed) {
@@ -156,6 +170,18 @@ static void put_result(struct writer *w, const struct proto_result *r)
 		put_u64(w, c->enabled_ns);
 		put_u64(w, c->running_ns);
 	}
+	/* left out without LTTNG: the frame of an agent before the field */
+	if (r->lttng == PROTO_TRACE_NONE)
+		return;
+	put_num(w, r->lttng);
+	if (r->lttng == PROTO_TRACE_STATS) {
+		put_u64(w, r->lttng_events);
+		put_u64(w, r->lttng_discarded);
+		put_u64(w, r->lttng_lost);
+		put_u64(w, r->lttng_bytes);
+	} else {
+		put_str(w, "lttng_error", r->lttng_error);
+	}
 }
 
 int proto_encode(const struct proto_msg *m, struct strbuf *line, char *why, size_t wlen)
@@ -172,7 +198,11 @@ int proto_encode(const struct proto_msg *m, struct strbuf *line, char *why, size
 	case PROTO_KERNEL:
 		put_kernel(&w, &m->kernel);
 		break;
+	case PROTO_LTTNG:
+		put_lttng(&w, &m->lttng);
+		break;
 	case PROTO_KERNEL_DONE:
+	case PROTO_LTTNG_DONE:
 		put_num(&w, m->done.ok != 0);
 		put_str(&w, "reason", m->done.reason);
 		break;
@@ -403,6 +433,20 @@ static void get_kernel(struct reader *r, struct proto_kernel *k)
 	get_list(r, "options", 1, &k->options);
 }
 
+static void get_lttng(struct reader *r, struct proto_lttng *l)
+{
+	long long v;
+
+	get_list(r, "events", 0, &l->events);
+	if (!r->failed && l->events.n < 1)
+		bad(r, "events: empty");
+	get_u64(r, "subbuf_size", &l->subbuf_size);
+	get_num(r, "subbuf_count", 0, LONG_MAX, &v);
+	l->subbuf_count = (long)v;
+	get_num(r, "overwrite", 0, 1, &v);
+	l->overwrite = (int)v;
+}
+
 static void get_run(struct reader *r, struct proto_run *run)
 {
 	get_num(r, "timeout_ms", 1, LLONG_MAX, &run->timeout_ms);
@@ -458,6 +502,18 @@ static void get_result(struct reader *r, struct proto_result *res)
 		get_u64(r, "counter", &c->enabled_ns);
 		get_u64(r, "counter", &c->running_ns);
 	}
+	if (r->failed || r->off == r->len)
+		return;		/* no LTTng accounting */
+	get_num(r, "lttng", PROTO_TRACE_STATS, PROTO_TRACE_ERROR, &v);
+	res->lttng = (enum proto_trace)v;
+	if (res->lttng == PROTO_TRACE_STATS) {
+		get_u64(r, "lttng_events", &res->lttng_events);
+		get_u64(r, "lttng_discarded", &res->lttng_discarded);
+		get_u64(r, "lttng_lost", &res->lttng_lost);
+		get_u64(r, "lttng_bytes", &res->lttng_bytes);
+	} else if (!r->failed) {
+		get_str(r, "lttng_error", &res->lttng_error);
+	}
 }
 
 /* The payload of m->type from r; 0, or -1 with r->why. */
@@ -472,7 +528,11 @@ static int get_payload(struct reader *r, struct proto_msg *m)
 	case PROTO_KERNEL:
 		get_kernel(r, &m->kernel);
 		break;
+	case PROTO_LTTNG:
+		get_lttng(r, &m->lttng);
+		break;
 	case PROTO_KERNEL_DONE:
+	case PROTO_LTTNG_DONE:
 		get_num(r, "ok", 0, 1, &v);
 		m->done.ok = (int)v;
 		if (!r->failed)
@@ -610,7 +670,11 @@ void proto_msg_release(struct proto_msg *m)
 		list_release(&m->kernel.functions);
 		list_release(&m->kernel.options);
 		break;
+	case PROTO_LTTNG:
+		list_release(&m->lttng.events);
+		break;
 	case PROTO_KERNEL_DONE:
+	case PROTO_LTTNG_DONE:
 		free(m->done.reason);
 		break;
 	case PROTO_COUNTERS:
@@ -626,6 +690,7 @@ void proto_msg_release(struct proto_msg *m)
 		free(m->result.out);
 		free(m->result.err);
 		free(m->result.trace_error);
+		free(m->result.lttng_error);
 		for (size_t i = 0; i < m->result.n_counts; i++)
 			free(m->result.counts[i].why);
 		free(m->result.counts);

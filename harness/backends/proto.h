@@ -42,6 +42,17 @@
  *                                    decode (its SEQ when known, else 0)
  *   host -> guest  QUIT              (no fields) the agent syncs and
  *                                    powers off
+ *   host -> guest  LTTNG             an lttng: block's kernel part (struct
+ *                                    proto_lttng), after KERNEL if any and
+ *                                    before the first RUN
+ *   guest -> host  PERTURB-LTTNG     ok (1: the tracer is ready, 0: not),
+ *                                    reason (as PERTURB-KERNEL)
+ *
+ * A RESULT after an LTTNG that succeeded ends with LTTng's accounting of
+ * the run: its status (a number, enum proto_trace), then events recorded,
+ * discarded, packets lost and bytes (four numbers), or the reason they
+ * could not be read.  Without LTTNG the result ends after its counters, as
+ * before the field existed: a result without it decodes as PROTO_TRACE_NONE.
  *
  * Decoding is a pure function over a byte buffer (proto_decode()): it
  * never reads past the length it is given, accepts nothing but a whole
@@ -72,6 +83,8 @@ enum proto_type {
 	PROTO_RESULT,
 	PROTO_ERROR,
 	PROTO_QUIT,
+	PROTO_LTTNG,
+	PROTO_LTTNG_DONE,
 };
 /* "PERTURB-RESULT", ... (the frame's tag) */
 const char *proto_tag(enum proto_type t);
@@ -89,6 +102,14 @@ struct proto_kernel {
 	long buffer_size_kb;	/* > 0; -1: left out */
 	char *tracer;		/* NULL: left out */
 	struct proto_list events, functions, options;
+};
+
+/* An lttng: block's kernel part, as the guest agent sets it up. */
+struct proto_lttng {
+	struct proto_list events;	/* tracepoint, "syscall:NAME" or "syscalls"; n >= 1 */
+	uint64_t subbuf_size;		/* bytes; 0: LTTng's default */
+	long subbuf_count;		/* 0: LTTng's default */
+	int overwrite;			/* 0 or 1 */
 };
 
 struct proto_run {
@@ -130,6 +151,10 @@ struct proto_result {
 	char *trace_error;	/* PROTO_TRACE_ERROR */
 	struct proto_count *counts;
 	size_t n_counts;
+	/* LTTng's accounting of the run (after an LTTNG that succeeded) */
+	enum proto_trace lttng;
+	uint64_t lttng_events, lttng_discarded, lttng_lost, lttng_bytes;
+	char *lttng_error;	/* PROTO_TRACE_ERROR */
 };
 
 struct proto_msg {
@@ -138,7 +163,8 @@ struct proto_msg {
 	union {
 		char *release;			/* READY */
 		struct proto_kernel kernel;	/* KERNEL */
-		struct {			/* KERNEL_DONE */
+		struct proto_lttng lttng;	/* LTTNG */
+		struct {			/* KERNEL_DONE, LTTNG_DONE */
 			int ok;
 			char *reason;		/* "" when ok */
 		} done;

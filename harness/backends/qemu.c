@@ -15,6 +15,15 @@
  * agent answers PERTURB-KERNEL, applied or the reason.  The guest's
  * tracing state is never restored: the guest ends with the variant.
  *
+ * A variant's lttng: block with kernel events (qemu_lttng.c) has its
+ * modules built for the guest kernel before the study (build()), packed
+ * with LTTng's tools into the initramfs, and is sent as LTTNG after
+ * KERNEL: the agent starts lttng-sessiond and checks the channel and the
+ * events (PERTURB-LTTNG, ready or the reason, which kills the boot like a
+ * refused kernel: block).  Each result then carries LTTng's accounting of
+ * the run: lttng_events, lttng_discarded, lttng_lost ("events") and
+ * lttng_bytes ("bytes").
+ *
  * run() sends one RUN and waits for the matching PERTURB-RESULT; the
  * result is built from it by the host runner's own builder
  * (core/result.h: the same output gives the same status, metrics and
@@ -114,6 +123,8 @@ static int qemu_check(const struct variant *v, struct pos *at, char *why, size_t
 	if (b->kvm == 1 && access("/dev/kvm", R_OK | W_OK) < 0)
 		return why_error(why, len, "variant '%s': boot: kvm: true but /dev/kvm is "
 				 "not usable", v->name);
+	if (lttng_guest_check(v, why, len) < 0)
+		return -1;
 	if (b->config)
 		return kbuild_check(b, why, len);
 	if (!strcmp(b->kernel, "debian")) {
@@ -285,28 +296,14 @@ static int guest_kernel(struct backend_ctx *ctx, struct qemu *q, char *why, size
 			.functions = list_of(k->functions, k->n_functions),
 			.options = list_of(k->options, k->n_options),
 		},
-	}, answer;
-	struct strbuf line = STRBUF_INIT;
-	int ret = 0;
+	};
 
-	if (proto_encode(&req, &line, why, wlen) < 0)
-		goto out;
 	/* under TCG a tracer's set-up is boot-sized work (ftrace patches the
 	 * kernel's call sites in an emulated CPU): the boot's time-out, not
 	 * the 30 s of a request that runs nothing (it timed out on a busy
 	 * 2-CPU machine) */
-	ret = ask_guest(q, &line, PROTO_KERNEL_DONE, 0, "kernel",
-			now_mono() + (q->tcg ? BOOT_TIMEOUT_TCG_S : RESULT_MARGIN_S), &answer, why,
-			wlen);
-	if (ret == 1 && !answer.done.ok) {
-		snprintf(why, wlen, "kernel: %s", answer.done.reason);
-		ret = 0;
-	}
-	if (ret == 1)
-		proto_msg_release(&answer);
-out:
-	strbuf_release(&line);
-	return ret;
+	return ask_guest_done(q, &req, PROTO_KERNEL_DONE, "kernel",
+			      now_mono() + (q->tcg ? BOOT_TIMEOUT_TCG_S : RESULT_MARGIN_S), why, wlen);
 }
 
 static void forget_counters(struct qemu *q)
@@ -382,13 +379,22 @@ static int qemu_enter(struct backend_ctx *ctx)
 		kernel = xstrdup(b->kernel);
 	if (!kernel)
 		return -1;
-	if (!(initrd = make_initramfs(ctx)))
+	initrd = make_initramfs(ctx, kernel, why, sizeof(why));
+	if (!initrd && !*why)
 		goto out;
 
 	q = xcalloc(1, sizeof(*q));
 	q->log = -1;
 	q->to_guest = q->from_guest = -1;
 	ctx->priv = q;
+	if (!initrd) {
+		/* the variant's own failure (said): its runs are errors naming it */
+		q->dead = 1;
+		snprintf(q->dead_why, sizeof(q->dead_why), "variant '%.40s': %.200s",
+			 ctx->variant->name, why);
+		ret = 0;
+		goto out;
+	}
 	q->log_path = xasprintf("%s/qemu-%s-%u.log", ctx->logdir ? ctx->logdir : ".",
 				ctx->variant->name, ++boot_count);
 	q->log = open(q->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -403,6 +409,8 @@ static int qemu_enter(struct backend_ctx *ctx)
 	}
 	if (r == 1 && ctx->variant->kernel)
 		r = guest_kernel(ctx, q, why, sizeof(why));
+	if (r == 1 && lttng_guest_wanted(ctx->variant))
+		r = guest_lttng(ctx, q, why, sizeof(why));
 	if (r == PROC_STOP)
 		qemu_kill(q);
 	if (r < 0 || r == PROC_STOP)
@@ -417,15 +425,24 @@ out:
 }
 
 /* A config: kernel is built (or found in the cache) before the study. */
+/* and the lttng modules of an lttng: block with kernel events, whose
+ * failure is the variant's (said; its runs name it), not the study's. */
 static int qemu_build(const struct variant *v)
 {
 	const struct boot_cfg *b = v->cfg;
-	char *img;
+	char *img, *mods, why[400];
 
-	if (!b->config)
+	if (b->config) {
+		if (!(img = kbuild_image(b)))
+			return -1;
+		free(img);
+	}
+	if (!lttng_guest_wanted(v) || b->config || strcmp(b->kernel, "debian"))
 		return 0;
-	if (!(img = kbuild_image(b)))
+	if (!(img = debian_kernel()))
 		return -1;
+	mods = lttng_guest_modules(img, why, sizeof(why));
+	free(mods);
 	free(img);
 	return 0;
 }
@@ -553,6 +570,7 @@ int qemu_guest_result(struct qemu *q, const struct variant *v, const struct run_
 	} else if (pr->trace == PROTO_TRACE_ERROR) {
 		warning("variant '%s': in the guest: %s", v->name, pr->trace_error);
 	}
+	lttng_guest_result(v, pr, res);
 	return 0;
 }
 

@@ -7,6 +7,8 @@
  *                   initramfs (the agent, busybox, the workloads)
  *   qemu_console.c  QEMU's serial console: lines in, frames out, one
  *                   request and its answer (the wire is proto.h's)
+ *   qemu_lttng.c    an lttng: block's kernel events in the guest: the
+ *                   modules built for its kernel, packed with the tools
  */
 #ifndef PERTURB_QEMU_H
 #define PERTURB_QEMU_H
@@ -24,6 +26,7 @@
 #define RESULT_MARGIN_S 30.0
 
 struct counter_set;
+struct cpio;
 
 struct qemu {
 	pid_t pid;
@@ -64,9 +67,10 @@ const char *agent_exe(void);
 /* The path of Debian's kernel in the cache, fetched when missing
  * (malloc'd; NULL with the error printed). */
 char *debian_kernel(void);
-/* Build (or find in the cache) the initramfs for ctx; malloc'd path, or
- * NULL with the error printed. */
-char *make_initramfs(struct backend_ctx *ctx);
+/* Build (or find in the cache) the initramfs for ctx, whose kernel is the
+ * image at kernel; malloc'd path, or NULL with why (the study's error:
+ * printed, why empty; the variant's: why filled, nothing printed). */
+char *make_initramfs(struct backend_ctx *ctx, const char *kernel, char *why, size_t wlen);
 
 /* ---- qemu_console.c ---- */
 
@@ -97,5 +101,35 @@ int send_msg(struct qemu *q, const struct proto_msg *m, char *why, size_t wlen);
 int ask_guest(struct qemu *q, const struct strbuf *request, enum proto_type want,
 	      unsigned long seq, const char *what, double deadline, struct proto_msg *answer,
 	      char *why, size_t wlen);
+
+/*
+ * Send a request answered by ok and a reason (KERNEL, LTTNG: want is its
+ * PERTURB-KERNEL, PERTURB-LTTNG) and wait until the deadline.  1 when the
+ * guest did it; 0 when it refused (why: "WHAT: " and its reason) or did
+ * not answer (why filled); PROC_STOP.
+ */
+int ask_guest_done(struct qemu *q, const struct proto_msg *req, enum proto_type want,
+		   const char *what, double deadline, char *why, size_t wlen);
+
+/* ---- qemu_lttng.c ---- */
+
+/* Has v an lttng: block with kernel events (traced in the guest)? */
+int lttng_guest_wanted(const struct variant *v);
+/* Can v's lttng: block run in its guest?  0, or -1 with why (check()). */
+int lttng_guest_check(const struct variant *v, char *why, size_t len);
+/* The release of a bzImage (its setup header), malloc'd; NULL when none. */
+char *bzimage_release(const char *path);
+/* The folder of the lttng modules built for the kernel image at kernel
+ * (holding lib/modules/RELEASE), from the cache or built now (minutes);
+ * malloc'd, or NULL with why ("lttng: unavailable: ...", said once). */
+char *lttng_guest_modules(const char *kernel, char *why, size_t wlen);
+/* Pack the modules for kernel and LTTng's programs into c; -1 with why. */
+int lttng_guest_pack(struct cpio *c, const char *kernel, char *why, size_t wlen);
+/* Send the variant's LTTNG to the booted guest: 1 when the guest's tracer
+ * is ready, 0 when it refused or did not answer (why filled), PROC_STOP. */
+int guest_lttng(struct backend_ctx *ctx, struct qemu *q, char *why, size_t wlen);
+/* LTTng's accounting of a run as its metrics (or a warning). */
+void lttng_guest_result(const struct variant *v, const struct proto_result *pr,
+			struct run_result *res);
 
 #endif

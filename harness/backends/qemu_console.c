@@ -155,3 +155,25 @@ out:
 	free(line);
 	return ret;
 }
+
+int ask_guest_done(struct qemu *q, const struct proto_msg *req, enum proto_type want,
+		   const char *what, double deadline, char *why, size_t wlen)
+{
+	struct strbuf line = STRBUF_INIT;
+	struct proto_msg answer;
+	int ret = 0;
+
+	if (proto_encode(req, &line, why, wlen) < 0)
+		goto out;
+	ret = ask_guest(q, &line, want, 0, what, deadline, &answer, why, wlen);
+	if (ret != 1)
+		goto out;
+	if (!answer.done.ok) {
+		snprintf(why, wlen, "%s: %s", what, answer.done.reason);
+		ret = 0;
+	}
+	proto_msg_release(&answer);
+out:
+	strbuf_release(&line);
+	return ret;
+}

@@ -184,7 +184,7 @@ static int pack_workdirs(struct backend_ctx *ctx, struct cpio *c)
 	return 0;
 }
 
-char *make_initramfs(struct backend_ctx *ctx)
+char *make_initramfs(struct backend_ctx *ctx, const char *kernel, char *lwhy, size_t lwlen)
 {
 	const struct experiment *exp = ctx->exp;
 	const struct variant *v = ctx->variant;
@@ -193,6 +193,7 @@ char *make_initramfs(struct backend_ctx *ctx)
 	char *path = NULL, *tmp = NULL, *ret = NULL;
 	int e;
 
+	*lwhy = '\0';
 	cpio_init(&c);
 	cpio_add_dir(&c, "/dev");
 	cpio_add_chardev(&c, "/dev/console", 5, 1);
@@ -231,6 +232,9 @@ char *make_initramfs(struct backend_ctx *ctx)
 		}
 	}
 	if (pack_workdirs(ctx, &c) < 0)
+		goto out;
+	/* the variant's own failure: its runs say why, the study goes on */
+	if (lttng_guest_wanted(v) && lttng_guest_pack(&c, kernel, lwhy, lwlen) < 0)
 		goto out;
 	cpio_finish(&c);
 	sha256_hex(c.buf.buf, c.buf.len, sha);

@@ -12,7 +12,8 @@
  * serial console (/dev/ttyS0) in raw mode, says PERTURB-READY and answers
  * the host's requests, one frame a line, as harness/backends/proto.h
  * defines them (proto.c encodes and decodes every message on both ends):
- * KERNEL with PERTURB-KERNEL, COUNTERS with PERTURB-COUNTERS, RUN with
+ * KERNEL with PERTURB-KERNEL, LTTNG with PERTURB-LTTNG, COUNTERS with
+ * PERTURB-COUNTERS, RUN with
  * PERTURB-RESULT, a request it cannot decode with PERTURB-ERROR; QUIT
  * syncs and reboots (QEMU runs with -no-reboot: it exits).
  *
@@ -20,6 +21,20 @@
  * event glob and every function glob are checked against available_tracers
  * / available_events / available_filter_functions first (the host cannot know the guest kernel's), then ktrace_apply() and
  * ktrace_verify().
+ *
+ * LTTNG starts LTTng's session daemon (lttng-sessiond --background, which
+ * loads the lttng modules packed at /lib/modules/RELEASE by name), checks
+ * that the kernel tracer answers (lttng list --kernel) and makes the
+ * session once (channel, every event) to refuse up front what the guest
+ * kernel lacks.  Then every RUN gets a session of its own, made and
+ * started before the fork and stopped, read and destroyed after the reap
+ * (outside the timed part); its result carries LTTng's accounting: the
+ * channel's discarded events or lost packets (lttng list: the count of
+ * its mode, discard or overwrite; the other is 0), the records
+ * the ring buffer wrote (its "records written" kernel message of each
+ * per-CPU buffer, said when the session is destroyed and read from
+ * /dev/kmsg) and the bytes of the trace's streams, deleted afterwards.
+ * A session that cannot be made fails the run (not measured untraced).
  *
  * COUNTERS is checked with the host's code too: counter_parse(), the same
  * perf_event attributes (counter_perf_spec()), and perf_counter_probe()
@@ -52,6 +67,8 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -80,6 +97,7 @@
 
 static int tty = -1;
 static int kernel_applied;	/* a KERNEL succeeded: runs report the tracer's accounting */
+static struct proto_lttng lttng;	/* the LTTNG that succeeded (events.n 0: none) */
 
 /* The counters of the last COUNTERS line, in its order. */
 struct guest_counter {
@@ -300,6 +318,357 @@ static void collect_counters(struct proto_result *r)
 	}
 }
 
+/* ---- lttng: blocks ---- */
+
+#define LTTNG_SESSION "perturb"
+#define LTTNG_CHANNEL "perturb"
+#define LTTNG_TRACE "/tmp/lttng-trace"
+#define LTTNG_LOG "/tmp/.perturb-lttng"
+#define LTTNG_DAEMON_LOG "/tmp/.perturb-lttng-sessiond"
+#define LTTNG_KMSG_WAIT_S 10
+
+/*
+ * Run an LTTng command (looked up on PATH) with its output in log; 0 when
+ * it exits 0, else -1 with why: its name and the last line of its output.
+ */
+static int lttng_cmd(char *const argv[], const char *log, char *why, size_t len)
+{
+	static char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+				     "HOME=/root", NULL };
+	int status = 0, fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	pid_t pid;
+
+	if (fd < 0) {
+		snprintf(why, len, "cannot open '%s': %s", log, strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execvpe(argv[0], argv, env);
+		fprintf(stderr, "cannot run: %s\n", strerror(errno));
+		_exit(127);
+	}
+	close(fd);
+	if (pid < 0) {
+		snprintf(why, len, "fork: %s", strerror(errno));
+		return -1;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	/* its first error line, else the last non-empty line of its output */
+	size_t n;
+	char *out = read_tail(log, 16384, &n), *end = out + n, *line;
+	while (end > out && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	*end = '\0';
+	if ((line = strstr(out, "Error")) || (line = strstr(out, "PERROR"))) {
+		while (line > out && line[-1] != '\n')
+			line--;
+		line[strcspn(line, "\n")] = '\0';
+	} else {
+		line = strrchr(out, '\n');
+		line = line ? line + 1 : out;
+	}
+	snprintf(why, len, "'%s %s' failed: %s", argv[0], argv[1] ? argv[1] : "",
+		 *line ? line : WIFEXITED(status) ? "non-zero exit" : "killed");
+	free(out);
+	return -1;
+}
+
+/* Create the session with its channel and events; started when start. */
+static int lttng_session(int start, char *why, size_t len)
+{
+	char size[48], count[48], *ch[12], *ev[12];
+	size_t n = 0;
+
+	char *create[] = { "lttng", "create", LTTNG_SESSION, "--output=" LTTNG_TRACE, NULL };
+	if (lttng_cmd(create, LTTNG_LOG, why, len) < 0)
+		return -1;
+	ch[n++] = "lttng";
+	ch[n++] = "enable-channel";
+	ch[n++] = "--kernel";
+	ch[n++] = "--session=" LTTNG_SESSION;
+	if (lttng.subbuf_size) {
+		snprintf(size, sizeof(size), "--subbuf-size=%llu",
+			 (unsigned long long)lttng.subbuf_size);
+		ch[n++] = size;
+	}
+	if (lttng.subbuf_count) {
+		snprintf(count, sizeof(count), "--num-subbuf=%ld", lttng.subbuf_count);
+		ch[n++] = count;
+	}
+	ch[n++] = lttng.overwrite ? "--overwrite" : "--discard";
+	ch[n++] = LTTNG_CHANNEL;
+	ch[n] = NULL;
+	if (lttng_cmd(ch, LTTNG_LOG, why, len) < 0)
+		return -1;
+	for (size_t i = 0; i < lttng.events.n; i++) {
+		const char *e = lttng.events.v[i];
+		n = 0;
+		ev[n++] = "lttng";
+		ev[n++] = "enable-event";
+		ev[n++] = "--kernel";
+		ev[n++] = "--session=" LTTNG_SESSION;
+		ev[n++] = "--channel=" LTTNG_CHANNEL;
+		if (!strcmp(e, "syscalls")) {
+			ev[n++] = "--syscall";
+			ev[n++] = "--all";
+		} else if (!strncmp(e, "syscall:", 8)) {
+			ev[n++] = "--syscall";
+			ev[n++] = (char *)e + 8;
+		} else {
+			ev[n++] = "--tracepoint";
+			ev[n++] = (char *)e;
+		}
+		ev[n] = NULL;
+		if (lttng_cmd(ev, LTTNG_LOG, why, len) < 0)
+			return -1;
+	}
+	char *go[] = { "lttng", "start", LTTNG_SESSION, NULL };
+	return start ? lttng_cmd(go, LTTNG_LOG, why, len) : 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st;
+	(void)type;
+	(void)f;
+	remove(path);
+	return 0;
+}
+
+/* After a failure: the session (if any) and its trace go, whatever they hold. */
+static void lttng_drop(void)
+{
+	char *destroy[] = { "lttng", "destroy", LTTNG_SESSION, NULL };
+	char ignored[8];
+
+	lttng_cmd(destroy, LTTNG_LOG, ignored, sizeof(ignored));
+	nftw(LTTNG_TRACE, remove_one, 16, FTW_PHYS | FTW_DEPTH);
+}
+
+/* nftw() has no argument for its callback */
+static uint64_t walk_bytes;
+
+static int trace_file_bytes(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	/* the streams, not the metadata nor the index folder */
+	if (type == FTW_F && f->level == 2 && strcmp(path + f->base, "metadata"))
+		walk_bytes += (uint64_t)st->st_size;
+	return 0;
+}
+
+/*
+ * "LTTng: ring buffer relay-discard, cpu 0: 12 records written, 0 records
+ * overrun": what the ring buffer says of each per-CPU buffer when it is
+ * freed (built with LTTNG_RING_BUFFER_COUNT_EVENTS).  Adds the records
+ * of one kmsg record to *events; 1 when it was such a line.
+ */
+static int records_line(const char *rec, uint64_t *events)
+{
+	const char *p = strchr(rec, ';'), *cpu;
+	unsigned long long n;
+
+	if (!p || strncmp(p + 1, "LTTng: ring buffer ", 19) || !(cpu = strstr(p, ", cpu ")) ||
+	    !(p = strstr(cpu, ": ")) || sscanf(p + 2, "%llu records written", &n) != 1)
+		return 0;
+	*events += n;
+	return 1;
+}
+
+/* A "NAME: N" of lttng list's statistics; -1 when absent. */
+static int list_stat(const char *text, const char *name, uint64_t *v)
+{
+	const char *p = strstr(text, name);
+	unsigned long long n;
+
+	if (!p || sscanf(p + strlen(name), ": %llu", &n) != 1)
+		return -1;
+	*v = n;
+	return 0;
+}
+
+/*
+ * After a run: stop the session, read its statistics, destroy it and
+ * read the records its buffers wrote (kmsg) and the bytes of its streams;
+ * the trace is deleted.  res->lttng says which.
+ */
+static void lttng_collect(struct proto_result *res)
+{
+	char why[512] = "", *text = NULL;
+	size_t n;
+	int kmsg = -1, seen = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	char *stop[] = { "lttng", "stop", LTTNG_SESSION, NULL };
+	char *list[] = { "lttng", "list", LTTNG_SESSION, NULL };
+	char *destroy[] = { "lttng", "destroy", LTTNG_SESSION, NULL };
+
+	if (lttng_cmd(stop, LTTNG_LOG, why, sizeof(why)) < 0 ||
+	    lttng_cmd(list, LTTNG_LOG, why, sizeof(why)) < 0)
+		goto out;
+	text = read_tail(LTTNG_LOG, 65536, &n);
+	text[n] = '\0';
+	/* lttng list says the count of the channel's mode; the other is 0 by
+	 * definition: a discard channel loses no packet, an overwrite one
+	 * discards no event */
+	res->lttng_discarded = res->lttng_lost = 0;
+	if (lttng.overwrite ? list_stat(text, "Lost packets", &res->lttng_lost) < 0 :
+	    list_stat(text, "Discarded events", &res->lttng_discarded) < 0) {
+		snprintf(why, sizeof(why), "'lttng list' shows no channel statistics");
+		goto out;
+	}
+	if ((kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		snprintf(why, sizeof(why), "cannot open /dev/kmsg: %s", strerror(errno));
+		goto out;
+	}
+	lseek(kmsg, 0, SEEK_END);
+	if (lttng_cmd(destroy, LTTNG_LOG, why, sizeof(why)) < 0)
+		goto out;
+	/* the buffers are freed once the consumer lets go of them */
+	struct timespec t0, now, nap = { 0, 20 * 1000000L };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	res->lttng_events = 0;
+	for (;;) {
+		char rec[8192];
+		ssize_t r = read(kmsg, rec, sizeof(rec) - 1);
+		if (r > 0) {
+			rec[r] = '\0';
+			seen += records_line(rec, &res->lttng_events);
+			continue;
+		}
+		if (r < 0 && errno == EPIPE)
+			continue;	/* overwritten records: read on */
+		if (seen >= cpus)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec > LTTNG_KMSG_WAIT_S) {
+			snprintf(why, sizeof(why), "the ring buffer counted %d of %ld buffers "
+				 "within %d s of 'lttng destroy'", seen, cpus, LTTNG_KMSG_WAIT_S);
+			goto out;
+		}
+		nanosleep(&nap, NULL);
+	}
+	walk_bytes = 0;
+	nftw(LTTNG_TRACE, trace_file_bytes, 16, FTW_PHYS);
+	res->lttng_bytes = walk_bytes;
+out:
+	nftw(LTTNG_TRACE, remove_one, 16, FTW_PHYS | FTW_DEPTH);
+	if (kmsg >= 0)
+		close(kmsg);
+	free(text);
+	if (*why) {
+		lttng_drop();
+		res->lttng = PROTO_TRACE_ERROR;
+		res->lttng_error = xstrdup(why);
+	} else {
+		res->lttng = PROTO_TRACE_STATS;
+	}
+}
+
+/* Does a line of an 'lttng list --kernel' listing begin with a name that
+ * pattern (a glob) matches? */
+static int listed(const char *listing, const char *pattern)
+{
+	char name[256];
+
+	for (const char *p = listing; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+		if (sscanf(p, " %255[^ \t\n(]", name) == 1 && !fnmatch(pattern, name, 0))
+			return 1;
+	return 0;
+}
+
+/*
+ * Every event of the block against the guest kernel's (LTTng enables a
+ * name it does not know without a word: it may come with a module later):
+ * tracepoints from 'lttng list --kernel', system calls from its --syscall.
+ */
+static int check_events(const struct proto_lttng *l, char *why, size_t len)
+{
+	char *tp[] = { "lttng", "list", "--kernel", NULL };
+	char *sc[] = { "lttng", "list", "--kernel", "--syscall", NULL };
+	char *tps = NULL, *scs = NULL;
+	size_t n;
+	int ret = -1;
+
+	if (lttng_cmd(tp, LTTNG_LOG, why, len) < 0)
+		goto out;
+	tps = read_tail(LTTNG_LOG, 4 << 20, &n);
+	tps[n] = '\0';
+	if (lttng_cmd(sc, LTTNG_LOG, why, len) < 0)
+		goto out;
+	scs = read_tail(LTTNG_LOG, 4 << 20, &n);
+	scs[n] = '\0';
+	for (size_t i = 0; i < l->events.n; i++) {
+		const char *e = l->events.v[i];
+		int sys = !strncmp(e, "syscall:", 8);
+		if (!strcmp(e, "syscalls") || listed(sys ? scs : tps, sys ? e + 8 : e))
+			continue;
+		snprintf(why, len, "event '%s' matches no %s of the guest kernel (lttng list "
+			 "--kernel%s)", e, sys ? "system call" : "tracepoint",
+			 sys ? " --syscall" : "");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(tps);
+	free(scs);
+	return ret;
+}
+
+/*
+ * LTTNG: start the session daemon (it loads the modules, by name, from
+ * /lib/modules), check that the kernel tracer is there, and the channel
+ * and every event by creating the session once; why filled on error.
+ */
+static int start_lttng(const struct proto_lttng *l, char *why, size_t len)
+{
+	char *daemon[] = { "lttng-sessiond", "--background", NULL };
+	char *destroy[] = { "lttng", "destroy", LTTNG_SESSION, NULL };
+
+	mkdir("/dev/shm", 01777);
+	mount("tmpfs", "/dev/shm", "tmpfs", 0, NULL);
+	mkdir_p("/var/run", 0755);
+	if (lttng_cmd(daemon, LTTNG_DAEMON_LOG, why, len) < 0)
+		return -1;
+	/* lttng list --kernel fails without the kernel tracer (the modules) */
+	if (check_events(l, why, len) < 0)
+		return -1;
+	lttng.events = l->events;
+	lttng.subbuf_size = l->subbuf_size;
+	lttng.subbuf_count = l->subbuf_count;
+	lttng.overwrite = l->overwrite;
+	if (lttng_session(0, why, len) < 0) {
+		lttng_drop();
+		return -1;
+	}
+	if (lttng_cmd(destroy, LTTNG_LOG, why, len) < 0)
+		return -1;
+	nftw(LTTNG_TRACE, remove_one, 16, FTW_PHYS | FTW_DEPTH);
+	return 0;
+}
+
+static void do_lttng(struct proto_msg *m)
+{
+	char why[1024] = "";
+	struct proto_msg reply = { .type = PROTO_LTTNG_DONE, .done.reason = why };
+
+	reply.done.ok = start_lttng(&m->lttng, why, sizeof(why)) == 0;
+	if (reply.done.ok) {
+		/* kept: the runs' sessions are made of it */
+		m->lttng.events = (struct proto_list){ 0 };
+		*why = '\0';
+	} else {
+		lttng.events = (struct proto_list){ 0 };
+	}
+	send_msg(&reply);
+}
+
 /* ---- runs ---- */
 
 static void do_run(unsigned long seq, const struct proto_run *run)
@@ -320,6 +689,15 @@ static void do_run(unsigned long seq, const struct proto_run *run)
 	if (out < 0 || err < 0 || null < 0 || pipe2(pfd, O_CLOEXEC) < 0 ||
 	    (n_gc_ok && pipe2(go, O_CLOEXEC) < 0)) {
 		snprintf(why, sizeof(why), "agent: cannot set up the run: %s", strerror(errno));
+		goto fail;
+	}
+
+	/* LTTng's session of this run, outside the timed part */
+	if (lttng.events.n && lttng_session(1, why, sizeof(why)) < 0) {
+		char msg[sizeof(why)];
+		snprintf(msg, sizeof(msg), "agent: lttng: %s", why);
+		snprintf(why, sizeof(why), "%s", msg);
+		lttng_drop();
 		goto fail;
 	}
 
@@ -434,6 +812,8 @@ static void do_run(unsigned long seq, const struct proto_run *run)
 	}
 
 	collect_counters(res);
+	if (lttng.events.n)
+		lttng_collect(res);
 
 	ssize_t r = read(pfd[0], why, sizeof(why) - 1);
 	why[r > 0 ? r : 0] = '\0';
@@ -542,6 +922,9 @@ static void serve(const char *line, size_t len)
 		break;
 	case PROTO_COUNTERS:
 		do_counters(&m.counters);
+		break;
+	case PROTO_LTTNG:
+		do_lttng(&m);
 		break;
 	case PROTO_QUIT:
 		power_off();

@@ -1,0 +1,307 @@
+/*
+ * qemu_lttng.c - an lttng: block's kernel events inside the qemu backend's
+ * guest (qemu.h; docs/experiment.md, "lttng").
+ *
+ * Kernel tracing with LTTng needs its modules, built for the guest's
+ * kernel: kernels/lttng-modules.sh builds Debian's lttng-modules source
+ * (/usr/src/lttng-modules-VERSION, package lttng-modules-dkms) against the
+ * headers of the `kernel: debian` image (its release read from the
+ * bzImage's header), fetched with apt-get download like the image, once:
+ * the modules are cached next to the kernel, in
+ * kernel-debian/lttng-modules-VERSION-RELEASE/lib/modules/RELEASE, keyed
+ * by the lttng-modules version and the kernel release.  A build that fails
+ * is said once ("unavailable: ..." and the log's end) and the variant's
+ * runs are errors naming it; the study goes on.  A kernel that cannot take
+ * the modules is refused up front by check(): `config:` kernels (built
+ * without modules, CONFIG_MODULES=n in kernels/configs/base.config, and
+ * without the tree a module build needs) and a `kernel: PATH` (no headers
+ * to build against).
+ *
+ * The initramfs then holds the modules (with depmod's files, loaded by
+ * name by lttng-sessiond) and lttng, lttng-sessiond and lttng-consumerd
+ * with their shared libraries and the dynamic loader; LTTNG (proto.h)
+ * asks the guest agent to start the session daemon and check the
+ * channel and every event against the guest kernel.  Each run's result
+ * carries LTTng's own accounting, added as the metrics lttng_events,
+ * lttng_discarded, lttng_lost (unit "events") and lttng_bytes ("bytes").
+ */
+#include "qemu.h"
+#include "initramfs.h"
+#include "kbuild.h"
+#include "core/proc.h"
+#include "core/result.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LTTNG_SOURCE_DIR "/usr/src"
+#define LTTNG_BUILD_TIMEOUT_S 3600.0
+#define LTTNG_CONSUMERD "/usr/lib/x86_64-linux-gnu/lttng/libexec/lttng-consumerd"
+#define LTTNG_SCHEMA "/usr/share/xml/lttng/session.xsd"
+
+static const char *const lttng_programs[] = { "lttng", "lttng-sessiond", LTTNG_CONSUMERD };
+
+int lttng_guest_wanted(const struct variant *v)
+{
+	return v->lttng && v->lttng->n_kernel;
+}
+
+/* The newest /usr/src/lttng-modules-VERSION: malloc'd VERSION, or NULL. */
+static char *lttng_source_version(void)
+{
+	DIR *d = opendir(LTTNG_SOURCE_DIR);
+	char *best = NULL;
+
+	for (struct dirent *e; d && (e = readdir(d));) {
+		const char *ver = e->d_name + strlen("lttng-modules-");
+		if (strncmp(e->d_name, "lttng-modules-", strlen("lttng-modules-")) || !*ver)
+			continue;
+		if (!best || strverscmp(ver, best) > 0) {
+			free(best);
+			best = xstrdup(ver);
+		}
+	}
+	if (d)
+		closedir(d);
+	return best;
+}
+
+/* Does the Kconfig fragment at path turn CONFIG_MODULES on? */
+static int fragment_has_modules(const char *path)
+{
+	size_t len;
+	char *data = read_file(path, &len), *line, *save = NULL;
+	int yes = 0;
+
+	if (!data)
+		return 0;
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		yes = !strcmp(line, "CONFIG_MODULES=y") ? 1 :
+			!strncmp(line, "CONFIG_MODULES=", 15) ||
+			!strcmp(line, "# CONFIG_MODULES is not set") ? 0 : yes;
+	free(data);
+	return yes;
+}
+
+int lttng_guest_check(const struct variant *v, char *why, size_t len)
+{
+	const struct boot_cfg *b = v->cfg;
+	const struct lttng_spec *l = v->lttng;
+	char *ver;
+
+	if (!l)
+		return 0;
+	if (l->n_user || l->n_preload)
+		return why_error(why, len, "variant '%s': lttng: userspace: and preload: trace the "
+				 "host's programs (the host backend); inside the guest only "
+				 "kernel: events are traced", v->name);
+	if (!l->n_kernel)
+		return 0;
+	if (b->config)
+		return why_error(why, len, "variant '%s': lttng: kernel events need a kernel that "
+				 "takes lttng-modules; this config: kernel %s", v->name,
+				 fragment_has_modules(b->config) ?
+				 "has CONFIG_MODULES=y, but kernels/build.sh keeps no built tree to "
+				 "build the modules against (use kernel: debian)" :
+				 "has no loadable module support (CONFIG_MODULES is not set: "
+				 "kernels/configs/base.config turns it off)");
+	if (strcmp(b->kernel, "debian"))
+		return why_error(why, len, "variant '%s': lttng: kernel events need kernel: debian "
+				 "(lttng-modules are built against its headers, fetched with "
+				 "apt-get); '%s' comes with no headers", v->name, b->kernel);
+	if (!(ver = lttng_source_version()))
+		return why_error(why, len, "variant '%s': lttng: kernel events need the "
+				 "lttng-modules source in %s (Debian package: lttng-modules-dkms)",
+				 v->name, LTTNG_SOURCE_DIR);
+	free(ver);
+	for (size_t i = 0; i < ARRAY_SIZE(lttng_programs); i++)
+		if (!program_exists(lttng_programs[i]))
+			return why_error(why, len, "variant '%s': lttng: kernel events need %s "
+					 "(Debian package: lttng-tools)", v->name,
+					 lttng_programs[i]);
+	if (!program_exists("depmod"))
+		return why_error(why, len, "variant '%s': lttng: kernel events need depmod "
+				 "(Debian package: kmod)", v->name);
+	if (!program_exists("make") || !program_exists("gcc") || !program_exists("apt-get") ||
+	    !program_exists("dpkg-deb"))
+		return why_error(why, len, "variant '%s': lttng: building lttng-modules needs "
+				 "make, gcc, apt-get and dpkg-deb", v->name);
+	if (!kbuild_script("lttng-modules.sh"))
+		return why_error(why, len, "variant '%s': lttng: needs kernels/lttng-modules.sh "
+				 "(next to perturb's folder or in $PERTURB_KERNELS)", v->name);
+	return 0;
+}
+
+/*
+ * The release of the bzImage at path, from its setup header (the
+ * kernel_version field, Documentation/x86/boot.rst): malloc'd, or NULL.
+ */
+char *bzimage_release(const char *path)
+{
+	size_t len;
+	char *data = read_file(path, &len), *ret = NULL;
+
+	if (!data || len < 0x210 || memcmp(data + 0x202, "HdrS", 4))
+		goto out;
+	size_t at = 0x200 + ((unsigned char)data[0x20e] | (unsigned char)data[0x20f] << 8);
+	if (at >= len)
+		goto out;
+	size_t n = strcspn(data + at, " \n");
+	if (at + n >= len || !n || n > 200)
+		goto out;
+	ret = xstrndup(data + at, n);
+out:
+	free(data);
+	return ret;
+}
+
+/* A module build that failed in this process: not tried again. */
+static char *failed_dir, *failed_why;
+
+char *lttng_guest_modules(const char *kernel, char *why, size_t wlen)
+{
+	char *release = bzimage_release(kernel), *ver = lttng_source_version();
+	char *kdir = dir_name(kernel), *dir = NULL, *mods = NULL, *log = NULL;
+	char *script = kbuild_script("lttng-modules.sh"), *ret = NULL, *lock;
+	int lk = -1;
+
+	if (!release) {
+		why_error(why, wlen, "lttng: cannot read the kernel release of '%s'", kernel);
+		goto out;
+	}
+	if (!ver || !script) {
+		why_error(why, wlen, "lttng: %s is missing", ver ? "kernels/lttng-modules.sh" :
+			  "the lttng-modules source");
+		goto out;
+	}
+	dir = xasprintf("%s/lttng-modules-%s-%s", kdir, ver, release);
+	mods = xasprintf("%s/lib/modules/%s/modules.dep", dir, release);
+	if (access(mods, R_OK) == 0)
+		goto found;
+	if (failed_dir && !strcmp(failed_dir, dir)) {
+		snprintf(why, wlen, "%s", failed_why);
+		goto out;
+	}
+	lock = xasprintf("%s.lock", dir);
+	lk = perturb_cache_lock(lock, "building lttng-modules");
+	free(lock);
+	if (lk < 0) {
+		why_error(why, wlen, "lttng: cannot lock the cache for '%s'", dir);
+		goto out;
+	}
+	if (access(mods, R_OK) == 0)	/* built while we waited */
+		goto found;
+	log = xasprintf("%s.log", dir);
+	note("building lttng-modules %s for %s (minutes; log: %s)", ver, release, log);
+	double t0 = now_mono();
+	char *src = xasprintf("%s/lttng-modules-%s", LTTNG_SOURCE_DIR, ver);
+	char *argv[] = { "sh", "-c", "exec sh \"$1\" \"$2\" \"$3\" \"$4\" >\"$5\" 2>&1", "sh",
+			 script, release, src, dir, log, NULL };
+	int r = proc_run_command(argv, NULL, NULL, LTTNG_BUILD_TIMEOUT_S, "lttng-modules.sh");
+	free(src);
+	if (r < 0 || access(mods, R_OK) < 0) {
+		why_error(why, wlen, "lttng: unavailable: lttng-modules %s did not build for %s "
+			  "(log: %s)", ver, release, log);
+		warning("%s; its end:", why);
+		kbuild_print_tail(log, 10);
+		free(failed_dir);
+		free(failed_why);
+		failed_dir = xstrdup(dir);
+		failed_why = xstrdup(why);
+		goto out;
+	}
+	note("built lttng-modules %s for %s in %.0f s", ver, release, now_mono() - t0);
+found:
+	ret = dir;
+	dir = NULL;
+out:
+	if (lk >= 0)
+		close(lk);
+	free(release);
+	free(ver);
+	free(kdir);
+	free(dir);
+	free(mods);
+	free(log);
+	free(script);
+	return ret;
+}
+
+/* nftw() has no argument for its callback */
+static struct cpio *walk_cpio;
+static size_t walk_skip;
+static char walk_why[512];
+
+static int pack_module_file(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	if (type != FTW_F || strlen(path) <= walk_skip)
+		return 0;
+	/* at its path inside the folder: /lib/modules/RELEASE/... */
+	return cpio_add_file(walk_cpio, path, path + walk_skip, walk_why, sizeof(walk_why)) < 0;
+}
+
+int lttng_guest_pack(struct cpio *c, const char *kernel, char *why, size_t wlen)
+{
+	char *dir = lttng_guest_modules(kernel, why, wlen);
+	int r;
+
+	if (!dir)
+		return -1;
+	walk_cpio = c;
+	walk_skip = strlen(dir);
+	*walk_why = '\0';
+	r = nftw(dir, pack_module_file, 16, FTW_PHYS);
+	free(dir);
+	if (r) {
+		snprintf(why, wlen, "lttng: %s", *walk_why ? walk_why : strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(lttng_programs); i++)
+		if (cpio_add_program(c, lttng_programs[i], why, wlen) < 0)
+			return -1;
+	/* the schema lttng-sessiond checks session files against at its start */
+	if (cpio_add_file(c, LTTNG_SCHEMA, NULL, why, wlen) < 0)
+		return -1;
+	/* the session daemon's run folder and shared memory */
+	cpio_add_dir(c, "/var/run");
+	cpio_add_dir(c, "/dev/shm");
+	return 0;
+}
+
+int guest_lttng(struct backend_ctx *ctx, struct qemu *q, char *why, size_t wlen)
+{
+	const struct lttng_spec *l = ctx->variant->lttng;
+	struct proto_msg req = {
+		.type = PROTO_LTTNG,
+		.lttng = {
+			.events = { .v = l->kernel, .n = l->n_kernel },
+			.subbuf_size = l->subbuf_size,
+			.subbuf_count = (long)l->subbuf_count,
+			.overwrite = l->overwrite,
+		},
+	};
+
+	/* the session daemon loads the modules: slow under TCG */
+	return ask_guest_done(q, &req, PROTO_LTTNG_DONE, "lttng",
+			      now_mono() + 10 * RESULT_MARGIN_S, why, wlen);
+}
+
+void lttng_guest_result(const struct variant *v, const struct proto_result *pr,
+			struct run_result *res)
+{
+	if (pr->lttng == PROTO_TRACE_STATS) {
+		result_add_value(res, "lttng_events", (double)pr->lttng_events, "events");
+		result_add_value(res, "lttng_discarded", (double)pr->lttng_discarded, "events");
+		result_add_value(res, "lttng_lost", (double)pr->lttng_lost, "events");
+		result_add_value(res, "lttng_bytes", (double)pr->lttng_bytes, "bytes");
+	} else if (pr->lttng == PROTO_TRACE_ERROR) {
+		warning("variant '%s': in the guest: lttng: %s", v->name, pr->lttng_error);
+	}
+}
