@@ -715,6 +715,37 @@ Test(config, matrix_example)
 	free(path);
 }
 
+/* Every study the project ships (experiments.yaml, every examples/NAME.yaml) loads:
+ * an example that a change of the schema broke fails here, not in a
+ * user's hands. */
+Test(config, every_shipped_study_loads)
+{
+	char *dir = xasprintf("%s/examples", src_dir()), *path, err[1024];
+	struct dirent *e;
+	struct experiment exp;
+	size_t n = 0;
+	DIR *d = opendir(dir);
+
+	cr_assert(d, "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		if (!ends_with(e->d_name, ".yaml"))
+			continue;
+		path = xasprintf("%s/%s", dir, e->d_name);
+		cr_expect_eq(config_load(path, &exp, err, sizeof(err)), 0, "%s", err);
+		cr_expect_gt(exp.n_variants, 1, "%s", path);
+		experiment_release(&exp);
+		free(path);
+		n++;
+	}
+	closedir(d);
+	cr_assert_geq(n, 9, "examples found: %zu", n);
+	path = xasprintf("%s/experiments.yaml", src_dir());
+	cr_expect_eq(config_load(path, &exp, err, sizeof(err)), 0, "%s", err);
+	experiment_release(&exp);
+	free(path);
+	free(dir);
+}
+
 /* ---- every duration, count and size has its range (lib/range.h) ---- */
 
 #define STUDY(top, variant, workload) \
