@@ -1060,9 +1060,7 @@ int ktrace_check_readonly(const struct ktrace_spec *k, char *why, size_t len)
 		 * chroot "/" may be no mount point (EINVAL): then /sys, the
 		 * mount tracefs goes below, is made private instead. */
 		if (!ktrace_find_mount() &&
-		    (unshare(CLONE_NEWNS) < 0 ||
-		     (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 &&
-		      mount(NULL, "/sys", NULL, MS_REC | MS_PRIVATE, NULL) < 0)))
+		    unshare_mounts_private((const char *const[]){ "/sys", NULL }) < 0)
 			snprintf(w, sizeof(w), "cannot read tracefs without mounting it on the "
 				 "machine: %s", strerror(errno));
 		else

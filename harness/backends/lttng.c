@@ -81,8 +81,7 @@ static int run_in(const char *run, char *const *argv, char *const *envp, char **
 			dup2(fd, 0);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
-		if (run && (unshare(CLONE_NEWNS) < 0 ||
-			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		if (run && (unshare_mounts_private((const char *const[]){ "/run", NULL }) < 0 ||
 			    mount(run, "/run", NULL, MS_BIND, NULL) < 0)) {
 			dprintf(2, "cannot enter the session daemon's /run: %s\n", strerror(errno));
 			_exit(127);
@@ -382,7 +381,13 @@ static char **sessiond_argv(const struct lttng_host *h, int kernel)
 	argv[n++] = xstrdup("-c");
 	argv[n++] = xstrdup(
 		"trap 'echo \"" READY_MARK "\"' USR1\n"
-		"unshare --mount --propagation private sh -c 'mount --bind \"$0/run\" /run && "
+		/* "/" private, or where it is no mount point (a chroot) the
+		 * mounts at /run and at /dev/shm or /dev, those the two mounts
+		 * below go on (as unshare_mounts_private() does) */
+		"unshare --mount --propagation unchanged sh -c '"
+		"{ mount --make-rprivate / 2>/dev/null || { mount --make-rprivate /run && "
+		"{ mount --make-rprivate /dev/shm 2>/dev/null || mount --make-rprivate /dev; }; }; } && "
+		"mount --bind \"$0/run\" /run && "
 		"mount -t tmpfs -o mode=1777,size=50% perturb-lttng /dev/shm && exec \"$@\"' "
 		"\"$0\" \"$@\" &\n"
 		"pid=$!\n"

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -747,4 +749,18 @@ const char *perturb_self_exe(void)
 			path[n] = '\0';
 	}
 	return path;
+}
+
+int unshare_mounts_private(const char *const *paths)
+{
+	if (unshare(CLONE_NEWNS) < 0)
+		return -1;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -1;
+	for (; *paths; paths++)
+		if (mount(NULL, *paths, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			return -1;
+	return 0;
 }

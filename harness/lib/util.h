@@ -37,6 +37,15 @@ void grow_array(void **arr, size_t *alloc, size_t need, size_t elem);
 int error(const char *fmt, ...) PRINTF(1, 2);
 /* error() into a caller's buffer: the reason into why[len], returns -1. */
 int why_error(char *why, size_t len, const char *fmt, ...) PRINTF(3, 4);
+
+/*
+ * Put the calling process in a mount namespace of its own whose mounts do
+ * not propagate back to the machine: "/" made private (recursively), or,
+ * where "/" is no mount point (a chroot: EINVAL), each of the NULL-ended
+ * paths, the mounts below which the caller will mount.  -1 (errno set)
+ * when that cannot be done: nothing may be mounted then.
+ */
+int unshare_mounts_private(const char *const *paths);
 void warning(const char *fmt, ...) PRINTF(1, 2);
 /* Quiet mode: warning() and note() print nothing. */
 extern int perturb_quiet;
