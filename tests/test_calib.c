@@ -11,7 +11,10 @@
 #include <string.h>
 
 #include "testlib.h"
+#include "backends/backend.h"
 #include "backends/bpf.h"
+#include "backends/perf_tracer.h"
+#include "instrumentation/tracefs.h"
 #include "backends/tracers.h"
 #include "reports/calib.h"
 #include "lib/util.h"
@@ -306,4 +309,39 @@ Test(calib, tracers_table_and_attach_types)
 	c.text = "BEGIN { printf(\"x\"); }";
 	bpf_attach_types(&c, buf, sizeof(buf));
 	cr_expect_str_eq(buf, "program");
+}
+
+/* Each tracer row describes its block, and says where a variant ran. */
+Test(calib, attach_types_of_every_block_and_where_they_ran)
+{
+	char *events[] = { "syscalls:sys_enter_getppid" }, *sys[] = { "getppid" };
+	char *kern[] = { "syscall:getppid" }, *user[] = { "perturb_micro:*" }, *pre[] = { "libc" };
+	struct ktrace_spec k = { .events = events, .n_events = 1 };
+	struct perf_cfg pc = { .mode = PERF_TRACE, .syscalls = sys, .n_syscalls = 1 };
+	struct lttng_spec l = { .user = user, .n_user = 1, .preload = pre, .n_preload = 1 };
+	struct variant v = { .name = "v", .be = &backend_host };
+	char buf[160];
+
+	cr_expect_null(tracer_of_variant(&v, buf, sizeof(buf)));
+	cr_expect_str_eq(buf, "");
+	v.kernel = &k;
+	cr_expect_str_eq(tracer_of_variant(&v, buf, sizeof(buf))->name, "ftrace");
+	cr_expect_str_eq(buf, "tracepoint (syscalls:sys_enter_getppid)");
+	v.be = &backend_qemu;
+	tracer_of_variant(&v, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "tracepoint (syscalls:sys_enter_getppid), in a qemu guest");
+	v.kernel = NULL;
+	v.lttng = &l;
+	cr_expect_str_eq(tracer_of_variant(&v, buf, sizeof(buf))->name, "lttng");
+	cr_expect_str_eq(buf, "user space (perturb_micro:*, libc wrapper), in a qemu guest");
+	l.kernel = kern;
+	l.n_kernel = 1;
+	v.be = &backend_host;
+	tracer_of_variant(&v, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "kernel (syscall:getppid)");
+	v.lttng = NULL;
+	v.cfg = &pc;
+	v.cfg_key = PERF_TRACER_KEY;
+	cr_expect_str_eq(tracer_of_variant(&v, buf, sizeof(buf))->name, "perf");
+	cr_expect_str_eq(buf, "perf trace (getppid)");
 }

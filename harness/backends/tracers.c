@@ -114,8 +114,13 @@ const struct tracer_kind *tracer_of_variant(const struct variant *v, char *buf, 
 {
 	buf[0] = 0;
 	for (size_t i = 0; i < n_tracers; i++)
-		if (tracers[i].attach && tracers[i].attach(v, buf, len))
+		if (tracers[i].attach && tracers[i].attach(v, buf, len)) {
+			size_t at = strlen(buf);
+			/* where it ran: the report's tables say it (issue 16) */
+			if (v->be && v->be != &backend_host && at < len)
+				snprintf(buf + at, len - at, ", in a %s guest", v->be->name);
 			return &tracers[i];
+		}
 	buf[0] = 0;
 	return NULL;
 }

@@ -32,7 +32,8 @@ extern const size_t n_tracers;
 /* The row whose event metric is metric, or NULL. */
 const struct tracer_kind *tracer_by_metric(const char *metric);
 
-/* The first row that describes v's block: its attach type into buf and
+/* The first row that describes v's block: its attach type into buf
+ * (", in a qemu guest" after it when v's backend is not the host) and
  * the row; NULL (buf empty) when v has none (or only tracers without an
  * attach() function). */
 const struct tracer_kind *tracer_of_variant(const struct variant *v, char *buf, size_t len);
