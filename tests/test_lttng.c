@@ -25,6 +25,10 @@
 #include "lib/util.h"
 #include "testlib.h"
 
+/* perturb's LTTng session daemons (their application socket is in a
+ * folder of perturb's) */
+#define SESSIONDS ((const char *const[]){ "lttng-sessiond ", "--apps-sock=/tmp/perturb-lttng-", NULL })
+
 #define LTTNG_LOCK "/run/perturb-lttng.lock"
 
 static char *dir, *db;
@@ -33,43 +37,6 @@ static void setup(void)
 {
 	dir = tl_tmpdir();
 	db = xasprintf("%s/r.db", dir);
-}
-
-/* The session daemons of perturb's (their application socket is in a
- * /tmp/perturb-lttng-* folder); kill them when kill_them.  Their number. */
-static int perturb_sessionds(int kill_them)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d))) {
-		char *path, *cmd;
-		size_t len;
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		path = xasprintf("/proc/%s/cmdline", e->d_name);
-		cmd = read_file(path, &len);
-		free(path);
-		if (!cmd)
-			continue;
-		/* argv: NUL-separated; the daemon is argv[0], its socket an argument */
-		if (strstr(cmd, "lttng-sessiond") && len > strlen(cmd)) {
-			for (size_t i = 0; i + 1 < len; i++)
-				if (!cmd[i])
-					cmd[i] = ' ';
-			if (strstr(cmd, "--apps-sock=/tmp/perturb-lttng-") &&
-			    !strncmp(cmd, "lttng-sessiond", 14)) {
-				n++;
-				if (kill_them)
-					kill(atoi(e->d_name), SIGKILL);
-			}
-		}
-		free(cmd);
-	}
-	if (d)
-		closedir(d);
-	return n;
 }
 
 static size_t count_glob(const char *pat)
@@ -88,7 +55,7 @@ static void lttng_unlock(void);
 static void teardown(void)
 {
 	lttng_lock();
-	perturb_sessionds(1);
+	tl_procs_with(SESSIONDS, SIGKILL, NULL, 0);
 	lttng_unlock();
 	tl_rmtree(dir);
 	free(dir);
@@ -235,7 +202,7 @@ Test(lttng, a_ust_study_records_each_runs_events_and_leaves_nothing)
 	cr_assert_eq(cli_sql_int(db, COUNT_OF("base", "m.metric LIKE 'lttng_%'")), 0);
 	/* nothing left (under the lock: no other test's session is running) */
 	lttng_lock();
-	cr_assert_eq(perturb_sessionds(0), 0, "a session daemon outlived perturb");
+	cr_assert_eq(tl_procs_with(SESSIONDS, 0, NULL, 0), 0, "a session daemon outlived perturb");
 	cr_assert_eq(count_glob("/tmp/perturb-lttng-*"), tmp_before, "a session folder is left");
 	cr_assert_eq(tl_exists("/run/lttng"), run_before, "/run/lttng was made");
 	cr_assert_eq((int)count_glob("/dev/shm/lttng-ust-wait-*"), shm_before,

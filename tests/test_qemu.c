@@ -342,35 +342,6 @@ Test(qemu, lttng_kernel_events_need_a_kernel_that_takes_modules)
 	free(db);
 }
 
-/* Is a process whose command line holds marker running? */
-static int process_with_arg(const char *marker)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int found = 0;
-
-	cr_assert(d);
-	while (!found && (e = readdir(d))) {
-		char path[300], buf[8192];
-		size_t n;
-		FILE *f;
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;	/* gone meanwhile */
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = '\0';
-		for (size_t i = 0; i < n; i++)
-			if (!buf[i])
-				buf[i] = ' ';
-		found = strstr(buf, marker) != NULL;
-	}
-	closedir(d);
-	return found;
-}
-
 Test(qemu, garbage_frame_kills_the_boot_and_the_study_goes_on)
 {
 	struct cli_result r;
@@ -424,7 +395,7 @@ Test(qemu, garbage_frame_kills_the_boot_and_the_study_goes_on)
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p"
 				 " USING (run_id, seq) WHERE p.variant = 'after' AND m.value = 7"), 2);
 	/* perturb has exited: no QEMU of this test is left */
-	cr_assert(!process_with_arg(marker), "a QEMU with '%s' is still running", marker);
+	cr_assert(!tl_procs_with((const char *const[]){ marker, NULL }, 0, NULL, 0), "a QEMU with '%s' is still running", marker);
 	free(log);
 	free(reason);
 	free(yaml);

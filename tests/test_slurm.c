@@ -375,37 +375,6 @@ static pid_t pid_in(const char *name)
 	return pid;
 }
 
-/* Does a live process's command line name the cluster's folder? */
-static int cluster_process_left(char *which, size_t len)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int found = 0;
-
-	cr_assert(d);
-	while (!found && (e = readdir(d))) {
-		char path[300], *text;
-		size_t n;
-		pid_t pid = (pid_t)atoi(e->d_name);
-
-		if (pid <= 0 || tl_process_gone_now(pid))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		if (!(text = read_file(path, &n)))
-			continue;
-		for (size_t i = 0; i + 1 < n; i++)
-			if (!text[i])
-				text[i] = ' ';
-		if (strstr(text, cluster)) {
-			snprintf(which, len, "%d: %s", (int)pid, text);
-			found = 1;
-		}
-		free(text);
-	}
-	closedir(d);
-	return found;
-}
-
 /*
  * A test killed (a Criterion timeout, a crash) never runs its .fini: the
  * process that started the cluster is killed with SIGKILL here, and every
@@ -467,5 +436,5 @@ Test(slurm_watchdog, the_daemons_end_with_the_process_that_started_them)
 			  files[i], cluster);
 		close(fds[i].fd);
 	}
-	cr_expect(!cluster_process_left(left, sizeof(left)), "left running: %s", left);
+	cr_expect(!tl_procs_with((const char *const[]){ cluster, NULL }, 0, left, sizeof(left)), "left running: %s", left);
 }

@@ -1145,34 +1145,6 @@ static void need_perf(void)
 		cr_skip_test("no perf (Debian package linux-perf)");
 }
 
-/* Processes whose command line names the test's folder: a perf left
- * running (each perf the study starts writes there). */
-static int perf_left(void)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d))) {
-		char *path, *cmd;
-		size_t len;
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		path = xasprintf("/proc/%s/cmdline", e->d_name);
-		cmd = read_file(path, &len);
-		free(path);
-		for (size_t i = 0; cmd && i + 1 < len; i++)
-			if (!cmd[i])
-				cmd[i] = ' ';
-		if (cmd && strstr(cmd, "perf") && strstr(cmd, dir))
-			n++;
-		free(cmd);
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /* base and the given variant over null-syscall, a small and a big count
  * of getppid() calls */
 static void perf_study(const char *variant)
@@ -1243,7 +1215,7 @@ static void perf_counts_study(const char *block, const char *what)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cli_result_release(&r);
 	assert_perf_counts(what);
-	cr_assert_eq(perf_left(), 0, "%s still runs", what);
+	cr_assert_eq(tl_procs_with((const char *const[]){ "perf", dir, NULL }, 0, NULL, 0), 0, "%s still runs", what);
 	assert_state_as_before(what);
 }
 
@@ -1297,7 +1269,7 @@ Test(perf, what_the_machine_forbids_is_refused_before_anything_runs)
 	cr_assert(strstr(r.err, "variant 'bad': perf: it did not start: event syntax error"),
 		  "%s", r.err);
 	cli_result_release(&r);
-	cr_assert_eq(perf_left(), 0, "perf still runs");
+	cr_assert_eq(tl_procs_with((const char *const[]){ "perf", dir, NULL }, 0, NULL, 0), 0, "perf still runs");
 	assert_state_as_before("after refused perf: variants");
 }
 
@@ -1310,7 +1282,7 @@ Test(perf, a_dry_run_starts_nothing_and_mounts_nothing)
 		   "    perf: {record: {events: ['syscalls:sys_enter_getppid']}}\n");
 	assert_dry_run_changes_nothing("p.yaml", "variant 'pv': dry run: the perf: block's events "
 				       "were checked", ktrace_find_mount() != NULL);
-	cr_assert_eq(perf_left(), 0, "perf was started");
+	cr_assert_eq(tl_procs_with((const char *const[]){ "perf", dir, NULL }, 0, NULL, 0), 0, "perf was started");
 }
 
 /* perf is journalled: after a SIGKILL of perturb, 'perturb restore' stops it */
@@ -1329,11 +1301,11 @@ Test(perf, sigkill_then_restore_stops_perf)
 	cli_run(dir, &r, "run", "p.yaml", "--db", db, NULL);
 	cr_assert_eq(r.status, 128 + SIGKILL, "%s", r.err);
 	cli_result_release(&r);
-	cr_assert_gt(perf_left(), 0, "perf ran when perturb was killed");
+	cr_assert_gt(tl_procs_with((const char *const[]){ "perf", dir, NULL }, 0, NULL, 0), 0, "perf ran when perturb was killed");
 	cli_run(dir, &r, "restore", NULL);
 	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
 	cr_assert(strstr(r.out, "stopped perf"), "%s", r.out);
 	cli_result_release(&r);
-	cr_assert_eq(perf_left(), 0, "perf still runs after perturb restore");
+	cr_assert_eq(tl_procs_with((const char *const[]){ "perf", dir, NULL }, 0, NULL, 0), 0, "perf still runs after perturb restore");
 	assert_state_as_before("after perturb restore");
 }

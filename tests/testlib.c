@@ -170,6 +170,40 @@ int tl_process_gone_now(pid_t pid)
 	return gone;
 }
 
+size_t tl_procs_with(const char *const *words, int sig, char *which, size_t len)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	size_t found = 0;
+
+	cr_assert(d, "/proc: %s", strerror(errno));
+	while ((e = readdir(d))) {
+		char path[300], *text;
+		size_t n, w;
+		pid_t pid = (pid_t)atoi(e->d_name);
+
+		if (pid <= 0 || pid == getpid() || tl_process_gone_now(pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		if (!(text = read_file(path, &n)))
+			continue;	/* gone meanwhile */
+		for (size_t i = 0; i + 1 < n; i++)
+			if (!text[i])
+				text[i] = ' ';
+		for (w = 0; words[w] && strstr(text, words[w]); w++)
+			;
+		if (!words[w]) {
+			if (!found++ && which)
+				snprintf(which, len, "%d: %s", (int)pid, text);
+			if (sig)
+				kill(pid, sig);
+		}
+		free(text);
+	}
+	closedir(d);
+	return found;
+}
+
 int tl_process_gone(pid_t pid)
 {
 	for (int i = 0; i < 500; i++) {

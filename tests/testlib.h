@@ -84,6 +84,11 @@ void tl_nap(void);
 int tl_process_gone_now(pid_t pid);
 /* The same, waiting up to 5 s: SIGKILL takes effect asynchronously. */
 int tl_process_gone(pid_t pid);
+/* Live processes (zombies left out) whose command line, its arguments
+ * joined by spaces, holds each of words (NULL-ended): how many; each is
+ * sent sig unless sig is 0, and the first one's "PID: command line" goes
+ * into which unless which is NULL. */
+size_t tl_procs_with(const char *const *words, int sig, char *which, size_t len);
 /* The pids printed as "child PID" lines (by tests/progs/sleeper) in text;
  * at most max of them; returns how many. */
 size_t tl_child_pids(const char *text, pid_t *pids, size_t max);
