@@ -5,15 +5,19 @@
 
 #include <string.h>
 
-/* Counts of the run: variants, workloads and the most measured runs of a
- * series, over every group. */
+/* Counts of the run: variants, workloads and the fewest and most measured
+ * runs of a series, over the wall groups (over every group when the report
+ * shows no wall: --metric). */
 static void counts(const struct report_model *m, size_t *nv, size_t *nw, size_t *lo, size_t *hi)
 {
 	const char *seen[256];
 	size_t ns = 0;
+	int walls = 0;
 
 	*nv = *nw = *hi = 0;
 	*lo = (size_t)-1;
+	for (size_t g = 0; g < m->n_groups; g++)
+		walls |= !strcmp(m->groups[g].metric, "wall");
 	for (size_t g = 0; g < m->n_groups; g++) {
 		const struct report_group *gr = &m->groups[g];
 		int known = 0;
@@ -23,7 +27,7 @@ static void counts(const struct report_model *m, size_t *nv, size_t *nw, size_t 
 			known |= seen[k] == gr->workload;
 		if (!known && ns < ARRAY_SIZE(seen))
 			seen[ns++] = gr->workload;
-		if (strcmp(gr->metric, "wall"))
+		if (walls && strcmp(gr->metric, "wall"))
 			continue;
 		for (size_t i = 0; i < gr->n_series; i++) {
 			size_t n = gr->series[i].n + (size_t)gr->series[i].failed;

@@ -1072,4 +1072,10 @@ Test(cli, warnings_name_what_was_seen_and_what_to_do)
 	cr_assert(strstr(r.out, "  spread: w s of wild: its spread (MAD) is 20.0x the baseline's "
 			 "(Brown-Forsythe p "), "%s", r.out);
 	cli_result_release(&r);
+	/* the header counts the runs of what is shown: without wall (--metric)
+	 * the other metrics' (it said "0 measured runs each") */
+	cli_run(dir, &r, "report", "--db", db, "--format", "summary", "--metric", "s", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "2 variants x 1 workload, 12 measured runs each"), "%s", r.out);
+	cli_result_release(&r);
 }
