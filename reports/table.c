@@ -922,7 +922,9 @@ void tw_calibration(struct tw *t, const struct report_model *m)
 		esc(t, r->workload);
 		fputs(": the compensated time's interval excludes the baseline's mean; a cost "
 		      "per event does not explain this dilation (cache and buffer effects, the "
-		      "tracer's own threads: Malony & Shende 2004).", t->out);
+		      "tracer's own threads: Malony & Shende 2004; or the workload's events are "
+		      "not the calibration's: another attach point, or more events a hit, like "
+		      "raw_syscalls:* recording entry and exit).", t->out);
 		t->ops->para_end(t);
 	}
 	comp_table(t, m);
