@@ -12,6 +12,17 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+/* v = 0, 1, ..., n - 1 in an order drawn from rng (nothing drawn when n
+ * is 0: gsl_ran_shuffle() wants n > 0): the positions of a round's
+ * workloads. */
+static void shuffled_positions(gsl_rng *rng, int *v, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		v[j] = (int)j;
+	if (n)
+		gsl_ran_shuffle(rng, v, n, sizeof(int));
+}
+
 static int in_list(char **list, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
@@ -122,10 +133,7 @@ static void build_blocks(const struct experiment *exp, const int *vsel, size_t n
 				continue;
 			}
 			for (int t = 0; t < warm + most; t++) {
-				for (size_t j = 0; j < nws; j++)
-					worder[j] = (int)j;
-				if (nws)
-					gsl_ran_shuffle(rng, worder, nws, sizeof(int));
+				shuffled_positions(rng, worder, nws);
 				for (size_t j = 0; j < nws; j++) {
 					int k = worder[j];
 					if (t < warm)
@@ -171,10 +179,7 @@ static int build_duet(const struct experiment *exp, const int *vsel, size_t nvs,
 	for (int r = 0; r < (warm + maxrep) * nv; r++) {
 		int t = r / nv, v = others[r % nv], is_warm = t < warm, rep = is_warm ? t : t - warm;
 
-		for (size_t j = 0; j < nws; j++)
-			worder[j] = (int)j;
-		if (nws)
-			gsl_ran_shuffle(rng, worder, nws, sizeof(int));
+		shuffled_positions(rng, worder, nws);
 		for (size_t j = 0; j < nws; j++) {
 			int k = worder[j];
 			if (!is_warm && rep >= reps[k])
@@ -287,9 +292,7 @@ int plan_build(const struct experiment *exp, const struct plan_filter *f,
 			gsl_ran_shuffle(rng, vorder, nvs, sizeof(int));
 			for (size_t i = 0; i < nvs; i++) {
 				/* worder holds positions into wsel/reps. */
-				for (size_t j = 0; j < nws; j++)
-					worder[j] = (int)j;
-				gsl_ran_shuffle(rng, worder, nws, sizeof(int));
+				shuffled_positions(rng, worder, nws);
 				for (size_t j = 0; j < nws; j++) {
 					int k = worder[j];
 					if (!is_warm && rep >= reps[k])
@@ -378,9 +381,7 @@ size_t plan_add_round(struct plan *p, size_t n_variants, size_t n_workloads, uin
 	gsl_rng_set(rng, (unsigned long)(seed + (uint64_t)round));
 	gsl_ran_shuffle(rng, vorder, nvs, sizeof(int));
 	for (size_t i = 0; i < nvs; i++) {
-		for (size_t w = 0; w < nw; w++)
-			worder[w] = (int)w;
-		gsl_ran_shuffle(rng, worder, nw, sizeof(int));
+		shuffled_positions(rng, worder, nw);
 		for (size_t j = 0; j < nw; j++) {
 			int r = next[(size_t)vorder[i] * nw + (size_t)worder[j]];
 			if (r)
