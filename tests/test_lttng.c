@@ -145,17 +145,48 @@ Test(lttng, a_dry_run_starts_no_session_daemon)
 	free(path);
 }
 
-/* Nothing of a session is left (checked under the lock: no other test's
- * session is running): no daemon, folder, /run/lttng or wait file that was
- * not there before. */
-static void expect_nothing_left(size_t tmp_before, int run_before, int shm_before)
+/* What an LTTng session could leave behind; counted under the lock (no
+ * other test's session is running then). */
+struct leftovers {
+	size_t tmp;	/* /tmp/perturb-lttng-* folders */
+	int run;	/* /run/lttng exists */
+	int shm;	/* liblttng-ust wait files in /dev/shm */
+};
+
+static struct leftovers count_leftovers(void)
 {
+	return (struct leftovers){
+		.tmp = count_glob("/tmp/perturb-lttng-*"),
+		.run = tl_exists("/run/lttng"),
+		.shm = (int)count_glob("/dev/shm/lttng-ust-wait-*"),
+	};
+}
+
+/* A UST study can run here: the session daemon and babeltrace2 (which
+ * counts lttng_events); the leftovers before it, to compare after. */
+static struct leftovers begin_ust_study(void)
+{
+	skip_unless_lttng();
+	if (!program_exists("babeltrace2"))
+		cr_skip_test("babeltrace2 is not installed (make deps): lttng_events is not counted");
 	lttng_lock();
+	struct leftovers l = count_leftovers();
+	lttng_unlock();
+	return l;
+}
+
+/* Nothing of a session is left (under the lock): no daemon, and no
+ * folder, /run/lttng or wait file that was not there before. */
+static void expect_nothing_left(struct leftovers before)
+{
+	struct leftovers now;
+
+	lttng_lock();
+	now = count_leftovers();
 	cr_assert_eq(tl_procs_with(SESSIONDS, 0, NULL, 0), 0, "a session daemon outlived perturb");
-	cr_assert_eq(count_glob("/tmp/perturb-lttng-*"), tmp_before, "a session folder is left");
-	cr_assert_eq(tl_exists("/run/lttng"), run_before, "/run/lttng was made");
-	cr_assert_eq((int)count_glob("/dev/shm/lttng-ust-wait-*"), shm_before,
-		     "a liblttng-ust wait file is left in /dev/shm");
+	cr_assert_eq(now.tmp, before.tmp, "a session folder is left");
+	cr_assert_eq(now.run, before.run, "/run/lttng was made");
+	cr_assert_eq(now.shm, before.shm, "a liblttng-ust wait file is left in /dev/shm");
 	lttng_unlock();
 }
 
@@ -169,20 +200,12 @@ Test(lttng, a_ust_study_records_each_runs_events_and_leaves_nothing)
 	const char *micro = getenv("PERTURB_MICRO");
 	char *path = xasprintf("%s/e.yaml", dir), *mdir = dir_name(micro ? micro : "./x");
 	char *ust = xasprintf("%s/perturb-micro-ust.so", mdir);
-	size_t tmp_before;
-	int run_before, shm_before;
+	struct leftovers before;
 	struct cli_result r;
 
-	skip_unless_lttng();
-	if (!program_exists("babeltrace2"))
-		cr_skip_test("babeltrace2 is not installed (make deps): lttng_events is not counted");
 	if (!tl_exists(ust))
 		cr_skip_test("%s was not built (liblttng-ust-dev missing)", ust);
-	lttng_lock();	/* no other test's session is running */
-	tmp_before = count_glob("/tmp/perturb-lttng-*");
-	run_before = tl_exists("/run/lttng");
-	shm_before = (int)count_glob("/dev/shm/lttng-ust-wait-*");
-	lttng_unlock();
+	before = begin_ust_study();
 	tl_write(dir, "e.yaml",
 		 "name: u\nrepetitions: 2\nwarmup: 1\n"
 		 "variants:\n"
@@ -212,7 +235,7 @@ Test(lttng, a_ust_study_records_each_runs_events_and_leaves_nothing)
 	cr_assert_eq(cli_sql_int(db, COUNT_OF("ust", "m.metric = 'lttng_bytes' AND m.value > 20480 * 8"
 					      " AND m.unit = 'bytes'")), 3);
 	cr_assert_eq(cli_sql_int(db, COUNT_OF("base", "m.metric LIKE 'lttng_%'")), 0);
-	expect_nothing_left(tmp_before, run_before, shm_before);
+	expect_nothing_left(before);
 	cli_result_release(&r);
 	free(ust);
 	free(mdir);
@@ -227,18 +250,9 @@ Test(lttng, a_ust_study_records_each_runs_events_and_leaves_nothing)
 Test(lttng, the_libc_wrapper_records_a_programs_allocations)
 {
 	char *path = xasprintf("%s/e.yaml", dir);
-	size_t tmp_before;
-	int run_before, shm_before;
+	struct leftovers before = begin_ust_study();
 	struct cli_result r;
 
-	skip_unless_lttng();
-	if (!program_exists("babeltrace2"))
-		cr_skip_test("babeltrace2 is not installed (make deps): lttng_events is not counted");
-	lttng_lock();	/* no other test's session is running */
-	tmp_before = count_glob("/tmp/perturb-lttng-*");
-	run_before = tl_exists("/run/lttng");
-	shm_before = (int)count_glob("/dev/shm/lttng-ust-wait-*");
-	lttng_unlock();
 	tl_write(dir, "e.yaml",
 		 "name: u\nrepetitions: 2\nwarmup: 1\n"
 		 "variants:\n"
@@ -253,7 +267,7 @@ Test(lttng, the_libc_wrapper_records_a_programs_allocations)
 	cr_assert_eq(cli_sql_int(db, COUNT_OF("libc", "m.metric = 'lttng_events' AND m.value > 0")), 3,
 		     "the libc wrapper records the workload's allocations");
 	cr_assert_eq(cli_sql_int(db, COUNT_OF("base", "m.metric LIKE 'lttng_%'")), 0);
-	expect_nothing_left(tmp_before, run_before, shm_before);
+	expect_nothing_left(before);
 	cli_result_release(&r);
 	free(path);
 }
