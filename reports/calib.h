@@ -26,8 +26,8 @@
  * operations a run performed: perturb-micro's ops) for a per-operation
  * one; without an ops_metric (or a value of it, or an event) events/hit
  * is not measured and taken as 1, and the row says so.  Events are
- * counted system-wide: other processes' events add a few, so a measured
- * 2 events a hit shows as 2.0003.  "Hits this point": E at least H / 2
+ * counted system-wide: other processes' events add a few, so 2 events a
+ * hit measure a little more than 2.  "Hits this point": E at least H / 2
  * (so a tracer that keeps fewer than half its hits' events, discarding
  * the others, is not calibrated there), or, H unknown, at least
  * REPORT_CALIB_MIN_EVENTS (a workload that never reaches the point still
