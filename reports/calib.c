@@ -73,8 +73,8 @@ static const struct report_published *published_for(const char *tracer, const ch
 /* What the store says of the run: by workload idx, by variant idx. */
 struct calib_ctx {
 	struct report_model *m;
-	char **workloads, **hits, **hits_metric, **metric;
-	size_t n_workloads, n_cols[3];
+	char **workloads, **hits, **hits_metric, **metric, **ops_metric;
+	size_t n_workloads, n_cols[4];
 	char **attach;
 	size_t n_attach;
 };
@@ -111,6 +111,50 @@ static void fail(struct report_model *m, struct report_calib *r, const char *why
 	r->reason = report_intern(m, why);
 }
 
+/* The mean of workload w's metric for variant into *out: 0, or -1 when
+ * it has no value. */
+static int metric_mean(const struct report_model *m, const char *w, const char *metric,
+		       const char *variant, double *out)
+{
+	const struct report_series *s = report_find_series(report_find_group(m, w, metric),
+							   variant);
+	if (!s || !s->n || !s->has_summary)
+		return -1;
+	*out = s->sum.mean;
+	return 0;
+}
+
+/* r's hits per run and events per hit (calib.h), once r->hits is known:
+ * the hits per run are r->hits for a per-run calibration, r->hits x the
+ * mean of the ops metric om for a per-operation one. */
+static void events_per_hit(struct report_model *m, const char *om, struct report_calib *r)
+{
+	double ops;
+	char buf[256];
+
+	r->run_hits = r->events_per_hit = NAN;
+	if (r->hits_per_run) {
+		r->run_hits = r->hits;
+	} else if (!om) {
+		r->eph_reason = report_intern(m, "events per hit not measured: taken as 1 (no "
+					      "ops_metric in its calibration: block)");
+		return;
+	} else if (metric_mean(m, r->workload, om, r->variant, &ops) < 0 || !(ops > 0)) {
+		snprintf(buf, sizeof(buf), "events per hit not measured: taken as 1 (no value "
+			 "of its ops metric '%s')", om);
+		r->eph_reason = report_intern(m, buf);
+		return;
+	} else {
+		r->run_hits = r->hits * ops;
+	}
+	if (!(r->run_hits > 0) || !(r->events_mean > 0)) {
+		r->eph_reason = report_intern(m, "events per hit not measured: taken as 1 (no "
+					      "event or no hit per run)");
+		return;
+	}
+	r->events_per_hit = r->events_mean / r->run_hits;
+}
+
 /* The cost per event of variant vi on calibration workload wi (calib.h). */
 static void calibrate(struct calib_ctx *c, size_t wi, const struct tracer_kind *k,
 		      const struct report_series *ev, size_t vi, struct report_calib *r)
@@ -119,10 +163,11 @@ static void calibrate(struct calib_ctx *c, size_t wi, const struct tracer_kind *
 	const char *w = report_intern(m, c->workloads[wi]);
 	const char *hm = col(c->hits_metric, c->n_cols[1], wi);
 	const char *metric = col(c->metric, c->n_cols[2], wi);
+	const char *om = col(c->ops_metric, c->n_cols[3], wi);
 	const struct report_group *g;
 	const struct report_series *s;
 	const struct report_dilation *d;
-	double scale;
+	double scale, per;
 	char buf[256];
 
 	if (!metric)
@@ -134,19 +179,16 @@ static void calibrate(struct calib_ctx *c, size_t wi, const struct tracer_kind *
 	r->workload = w;
 	r->metric = report_intern(m, metric);
 	r->events_mean = ev->sum.mean;
-	r->cost_ns = NAN;
+	r->cost_ns = r->ns_per_hit = r->run_hits = r->events_per_hit = NAN;
 	r->ci = (struct interval){ .lo = NAN, .hi = NAN };
 	r->published = published_for(r->tracer, r->attach);
 	r->hits_per_run = hm || !(g && g->micro);
 	if (hm) {
-		const struct report_group *hg = report_find_group(m, w, hm);
-		const struct report_series *hs = report_find_series(hg, ev->variant);
-		if (!hs || !hs->n || !hs->has_summary) {
+		if (metric_mean(m, w, hm, ev->variant, &r->hits) < 0) {
 			snprintf(buf, sizeof(buf), "no value of its hits metric '%s'", hm);
 			fail(m, r, buf);
 			return;
 		}
-		r->hits = hs->sum.mean;
 	} else {
 		r->hits = strtod(col(c->hits, c->n_cols[0], wi), NULL);
 	}
@@ -154,6 +196,7 @@ static void calibrate(struct calib_ctx *c, size_t wi, const struct tracer_kind *
 		fail(m, r, "no hit per run: nothing to divide the dilation by");
 		return;
 	}
+	events_per_hit(m, om, r);
 	if (!g || !(s = report_find_series(g, ev->variant))) {
 		snprintf(buf, sizeof(buf), "%s is not in the report (--metric)", metric);
 		fail(m, r, buf);
@@ -172,7 +215,11 @@ static void calibrate(struct calib_ctx *c, size_t wi, const struct tracer_kind *
 	}
 	d = &s->mean_dil;
 	r->ok = 1;
-	r->cost_ns = d->d.abs * scale / r->hits;
+	/* ns per event = the dilation per hit / events per hit (1 when not
+	 * measured) */
+	per = scale / r->hits / (isnan(r->events_per_hit) ? 1 : r->events_per_hit);
+	r->ns_per_hit = d->d.abs * scale / r->hits;
+	r->cost_ns = d->d.abs * per;
 	r->paired = d->paired;
 	if (!d->d.ci_abs.has_ci) {
 		r->ci.reason = d->d.ci_abs.reason ? d->d.ci_abs.reason :
@@ -180,15 +227,15 @@ static void calibrate(struct calib_ctx *c, size_t wi, const struct tracer_kind *
 		return;
 	}
 	r->ci = d->d.ci_abs;
-	r->ci.lo = d->d.ci_abs.lo * scale / r->hits;
-	r->ci.hi = d->d.ci_abs.hi * scale / r->hits;
+	r->ci.lo = d->d.ci_abs.lo * per;
+	r->ci.hi = d->d.ci_abs.hi * per;
 }
 
 /* Is the variant's point hit by the calibration workload (calib.h)? */
 static int hit(const struct report_calib *r)
 {
-	if (r->hits_per_run && r->hits > 0)
-		return r->events_mean >= r->hits / 2;
+	if (r->run_hits > 0)
+		return r->events_mean >= r->run_hits / 2;
 	return r->events_mean >= REPORT_CALIB_MIN_EVENTS;
 }
 
@@ -240,7 +287,8 @@ static void calib_rows(struct calib_ctx *c)
 			r->tracer = report_intern(m, k->name);
 			r->attach = attach_of(c, vi);
 			r->variant = s->variant;
-			r->cost_ns = r->events_mean = NAN;
+			r->cost_ns = r->events_mean = r->ns_per_hit = NAN;
+			r->run_hits = r->events_per_hit = NAN;
 			r->ci = (struct interval){ .lo = NAN, .hi = NAN };
 			r->published = published_for(r->tracer, r->attach);
 			fail(m, r, "no calibration workload hits its instrumented point");
@@ -385,12 +433,12 @@ static void free_strv(char **v, size_t n)
 int report_calibration(struct store *st, int64_t run_id, struct report_model *m)
 {
 	struct calib_ctx c = { .m = m };
-	char ***cols[3] = { &c.hits, &c.hits_metric, &c.metric };
+	char ***cols[4] = { &c.hits, &c.hits_metric, &c.metric, &c.ops_metric };
 	int any = 0, ret = -1;
 
 	if (store_workload_names(st, run_id, &c.workloads, &c.n_workloads) < 0)
 		goto out;
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		if (store_calibration(st, run_id, k, cols[k], &c.n_cols[k]) < 0)
 			goto out;
 	for (size_t wi = 0; wi < c.n_workloads; wi++)
@@ -406,7 +454,7 @@ int report_calibration(struct store *st, int64_t run_id, struct report_model *m)
 	comp_rows(&c);
 out:
 	free_strv(c.workloads, c.n_workloads);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		free_strv(*cols[k], c.n_cols[k]);
 	free_strv(c.attach, c.n_attach);
 	return ret;

@@ -6,22 +6,32 @@
  * Cost per event.  A calibration workload (its calibration: block) hits a
  * tracer's instrumented point a known number of times: hits per value of
  * its time metric (per operation of a micro's ns_per_op, per run of wall),
- * or per run from a metric the program prints (hits_metric).  For each
- * traced variant whose events per run show that the workload hits its
- * point (the variant's event metric, backends/tracers.h), the cost is
+ * or per run from a metric the program prints (hits_metric).  A tracer
+ * may record more than one event a hit (raw_syscalls:* records the entry
+ * and the exit of each system call), so the events per hit are measured
+ * in the same runs, E the variant's mean events per run (its event
+ * metric, backends/tracers.h) and H its hits per run:
  *
- *   ns/event = (mean(variant) - mean(baseline)) / hits,
+ *   events/hit = E / H,
+ *   ns/event   = (mean(variant) - mean(baseline)) / hits / events/hit,
  *
- * the report's dilation of the mean of that metric in ns (report.h:
- * mean_dil; paired by rounds when the plan has them) divided by the hits,
- * and its CI is that dilation's interval divided by the same hits: the
- * hits are known, so the one interval the report computes for the
- * dilation is the one of the cost (the way `lttng calibrate` and the
- * kernel's BPF trigger benchmark give a cost per hit, with the report's
- * interval).  "Hits this point": events per run at least half the known
- * hits per run, or at least REPORT_CALIB_MIN_EVENTS when the hits are per
- * operation (events are counted system-wide, so a workload that never
- * reaches the point still sees a few of other processes').
+ * the report's dilation of the mean of the time metric in ns (report.h:
+ * mean_dil; paired by rounds when the plan has them) per hit, over the
+ * events each hit records; its CI is that dilation's interval divided by
+ * the same hits and events per hit, both treated as fixed: the one
+ * interval the report computes for the dilation is the one of the cost
+ * (the way `lttng calibrate` and the kernel's BPF trigger benchmark give
+ * a cost per hit, with the report's interval).  H is the hits for a
+ * per-run calibration, and hits x the mean of its ops_metric (the
+ * operations a run performed: perturb-micro's ops) for a per-operation
+ * one; without an ops_metric (or a value of it, or an event) events/hit
+ * is not measured and taken as 1, and the row says so.  Events are
+ * counted system-wide: other processes' events add a few, so 2 events a
+ * hit measure a little more than 2.  "Hits this point": E at least H / 2
+ * (so a tracer that keeps fewer than half its hits' events, discarding
+ * the others, is not calibrated there), or, H unknown, at least
+ * REPORT_CALIB_MIN_EVENTS (a workload that never reaches the point still
+ * sees a few of other processes' events).
  *
  * Overhead compensation (Malony & Shende, "Overhead Compensation in
  * Performance Profiling", Euro-Par 2004, LNCS 3149: a measured cost per
@@ -85,11 +95,15 @@ struct report_calib {
 	const char *workload, *metric;		/* interned; NULL, see above */
 	double hits;		/* per value of metric */
 	int hits_per_run;	/* hits are per run (wall, hits_metric) */
-	double events_mean;	/* the variant's events per run there */
+	double events_mean;	/* the variant's events per run there (E) */
+	double run_hits;	/* hits per run (H); NaN when not known */
+	double events_per_hit;	/* E / H; NaN when not measured (taken as 1) */
+	const char *eph_reason;	/* why events_per_hit is NaN */
 	int ok;
 	const char *reason;	/* when !ok */
-	double cost_ns;
-	struct interval ci;	/* ns; the dilation's interval / hits */
+	double ns_per_hit;	/* the dilation per hit */
+	double cost_ns;		/* ns per event: ns_per_hit / events per hit */
+	struct interval ci;	/* ns; the dilation's interval / hits / events per hit */
 	int paired;		/* the dilation's interval came from rounds */
 	/* same tracer and attach type: one with a figure, else one that
 	 * gives none ("not given"); NULL when no source covers it */

@@ -543,19 +543,13 @@ static const struct tw_ops html_ops = {
 
 static void tracer(const struct report_model *m, struct tw *t, struct toc *toc)
 {
-	char lvl[16];
-
 	if (!m->n_tracer)
 		return;
-	fmt_level(lvl, sizeof(lvl), m->confidence);
 	toc_h2(toc, t->out, "Tracer accounting");
-	fprintf(t->out, "<p>The tracer's own counts per run (per_cpu "
-		"stats, system-wide), medians over runs. Lost runs: runs whose trace_lost "
-		"(overwritten + dropped events) &gt; 0. Cost per event: (mean variant wall &minus; "
-		"mean baseline wall) / mean events per run, in ns; its %s %% CI is the wall "
-		"dilation's CI / the same mean events (the events count is treated as fixed, an "
-		"approximation). Events are counted per run, so per-operation metrics get no cost "
-		"per event.</p>\n", lvl);
+	fputs("<p>The tracer's own counts per run (per_cpu stats, system-wide), medians over "
+	      "runs. Lost runs: runs whose trace_lost (overwritten + dropped events) &gt; 0. "
+	      "A cost per event needs a calibration workload (docs/experiment.md, "
+	      "\"calibration\").</p>\n", t->out);
 	tw_tracer(t, m);
 	if (m->n_tracer_lossy)
 		fputs("<p class=sig>Warning: runs that lost events: the tracer could not keep up; "

@@ -1,5 +1,5 @@
 /*
- * render_json.c - the report as one JSON object, schema "perturb-report/1":
+ * render_json.c - the report as one JSON object, schema "perturb-report/2":
  * every field is described in docs/report-json.md and checked by the JSON
  * Schema docs/report-schema.json (the tests validate every JSON report
  * they render against it).  A change of a field is a change of those two
@@ -416,20 +416,7 @@ static void tracer(FILE *out, const void *ctx, size_t i)
 	fprintf(out, "\"bytes\":{\"n\":%zu,", t->bytes_n);
 	jkey(out, "median");
 	jnum(out, t->bytes_median);
-	fputs("},", out);
-	jkey(out, "cost_per_event");
-	fputc('{', out);
-	if (!t->has_cost) {
-		fputs("\"ns\":null,\"ci\":null,", out);
-		jkey(out, "reason");
-		jstr(out, t->no_cost_reason);
-		fputs("}}", out);
-		return;
-	}
-	jkv_num(out, "ns", t->cost_ns);
-	jkv_num(out, "wall_dilation_ns", t->wall_dilation_ns);
-	jinterval(out, "ci", &t->cost_ci, 1);
-	fputs("\"unit\":\"ns\"}}", out);
+	fputs("}}", out);
 }
 
 /* ---- cost per event and overhead compensation (reports/calib.h) ---- */
@@ -447,10 +434,15 @@ static void jcalib(FILE *out, const void *ctx, size_t i)
 	jkv_num(out, "hits", r->workload ? r->hits : NAN);
 	jkv_str(out, "hits_per", r->workload ? (r->hits_per_run ? "run" : "op") : NULL);
 	jkv_num(out, "events_per_run", r->events_mean);
+	jkv_num(out, "hits_per_run", r->run_hits);
+	jkv_num(out, "events_per_hit", r->events_per_hit);
+	if (r->eph_reason)
+		jkv_str(out, "events_per_hit_reason", r->eph_reason);
 	if (!r->ok) {
 		fputs("\"ns\":null,\"ci\":null,", out);
 		jkv_str(out, "reason", r->reason);
 	} else {
+		jkv_num(out, "ns_per_hit", r->ns_per_hit);
 		jkv_num(out, "ns", r->cost_ns);
 		jinterval(out, "ci", &r->ci, 1);
 		fprintf(out, "\"paired\":%s,", r->paired ? "true" : "false");
@@ -591,7 +583,7 @@ static int json(const struct report_model *m, FILE *out)
 	int first = 1;
 	char stat[32];
 
-	fputs("{\"schema\":\"perturb-report/1\",", out);
+	fputs("{\"schema\":\"perturb-report/2\",", out);
 	jkv_str(out, "generator", "perturb " PERTURB_VERSION);
 	jkey(out, "run");
 	fprintf(out, "{\"id\":%lld,", (long long)h->id);

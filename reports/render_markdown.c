@@ -133,18 +133,12 @@ static const struct tw_ops md_ops = {
 
 static void tracer(const struct report_model *m, struct tw *t)
 {
-	char lvl[16];
-
 	if (!m->n_tracer)
 		return;
-	fmt_level(lvl, sizeof(lvl), m->confidence);
-	fprintf(t->out, "\n## Tracer accounting\n\nThe tracer's own counts per run (per\\_cpu "
-		"stats, system-wide), medians over runs. Lost runs: runs whose trace\\_lost "
-		"(overwritten + dropped events) > 0. Cost per event: (mean variant wall - mean "
-		"baseline wall) / mean events per run, in ns; its %s %% CI is the wall dilation's "
-		"CI / the same mean events (the events count is treated as fixed, an "
-		"approximation). Events are counted per run, so per-operation metrics get no "
-		"cost per event.\n\n", lvl);
+	fputs("\n## Tracer accounting\n\nThe tracer's own counts per run (per\\_cpu "
+	      "stats, system-wide), medians over runs. Lost runs: runs whose trace\\_lost "
+	      "(overwritten + dropped events) > 0. A cost per event needs a calibration "
+	      "workload (docs/experiment.md, \"calibration\").\n\n", t->out);
 	tw_tracer(t, m);
 	if (m->n_tracer_lossy)
 		fputs("\n**Warning:** runs that lost events: the tracer could not keep up; their "

@@ -449,14 +449,10 @@ static void group(const struct report_model *m, const struct report_group *g, st
 /* Tracer accounting: a row per workload and variant with trace_events. */
 static void tracer(const struct report_model *m, struct tw *t)
 {
-	char lvl[16];
-
 	if (!m->n_tracer)
 		return;
-	fmt_level(lvl, sizeof(lvl), m->confidence);
-	wrappedf(t->out, "\n", "Tracer accounting: the tracer's own counts, medians per run; "
-		 "ns/event: cost per traced event = mean wall dilation / mean events per run, "
-		 "with its %s %% CI", lvl);
+	wrapped(t->out, "\n", "Tracer accounting: the tracer's own counts, medians per run; a "
+		"calibration workload gives the cost per event (docs/experiment.md)");
 	tw_tracer(t, m);
 	if (m->n_tracer_lossy)
 		fprintf(t->out, "\n ! runs that lost events: the tracer could not keep up; their "
@@ -561,11 +557,6 @@ static void footer(const struct report_model *m, FILE *out, const struct notes *
 			"of other processes count too. events: median events written during a run; lost runs: runs with trace_lost (overwritten + dropped events) > 0, of "
 			"the runs with a count (! marks them); lost: median events lost per run; "
 			"bytes: median growth of the buffer's contents per run.");
-		wrappedf(out, "  - ", "ns/event: the cost per traced event, (mean variant wall - mean "
-			 "%s wall) / mean events per run, in ns; [CI]: the %s %% CI of that wall "
-			 "dilation divided by the same mean events: the events count is treated as "
-			 "fixed, an approximation. Events are counted per run, so per-operation "
-			 "metrics (ns_per_op) get no cost per event.", m->baseline, lvl);
 	}
 	for (size_t i = 0; i < ns->n; i++) {
 		char first[32];

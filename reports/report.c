@@ -1068,8 +1068,7 @@ const struct report_series *report_find_series(const struct report_group *g, con
 	return find_series(g, variant);
 }
 
-/* ns in one unit of a time, or 0 when unit is not one. */
-static double ns_per_unit(const char *unit)
+double report_ns_per_unit(const char *unit)
 {
 	static const struct { const char *unit; double ns; } units[] = {
 		{ "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 },
@@ -1080,86 +1079,20 @@ static double ns_per_unit(const char *unit)
 	return 0;
 }
 
-double report_ns_per_unit(const char *unit)
-{
-	return ns_per_unit(unit);
-}
-
-/* The cost per traced event of t: the mean wall dilation / mean events. */
-static void tracer_cost(struct report_model *m, struct report_tracer *t,
-			const struct report_group *wall)
-{
-	const struct report_series *w = find_series(wall, t->variant);
-	const struct report_dilation *d;
-	const struct interval *ci;
-	char buf[256];
-	double scale;
-
-	t->cost_ns = t->wall_dilation_ns = NAN;
-	t->cost_ci = (struct interval){ .lo = NAN, .hi = NAN };
-	if (t->is_baseline) {
-		t->no_cost_reason = "the baseline";
-		return;
-	}
-	if (!wall || !w) {
-		t->no_cost_reason = "wall is not in the report (--metric)";
-		return;
-	}
-	if (!(scale = ns_per_unit(wall->unit))) {
-		t->no_cost_reason = "wall is not in a unit of time";
-		return;
-	}
-	if (!w->compared) {
-		snprintf(buf, sizeof(buf), "no wall dilation: %s", w->no_compare_reason);
-		t->no_cost_reason = intern(m, buf);
-		return;
-	}
-	d = &w->mean_dil;
-	if (!d->ok) {
-		snprintf(buf, sizeof(buf), "no wall dilation: %s", d->reason);
-		t->no_cost_reason = intern(m, buf);
-		return;
-	}
-	if (isnan(t->events_mean)) {
-		t->no_cost_reason = "trace_events values that are not finite numbers";
-		return;
-	}
-	if (!(t->events_mean > 0)) {
-		t->no_cost_reason = "no event traced: nothing to divide the dilation by";
-		return;
-	}
-	t->has_cost = 1;
-	t->wall_dilation_ns = d->d.abs * scale;
-	t->cost_ns = t->wall_dilation_ns / t->events_mean;
-	ci = &d->d.ci_abs;
-	if (!ci->has_ci) {
-		t->cost_ci.reason = ci->reason ? ci->reason : "no interval of the wall dilation";
-		return;
-	}
-	t->cost_ci.has_ci = 1;
-	t->cost_ci.lo = ci->lo * scale / t->events_mean;
-	t->cost_ci.hi = ci->hi * scale / t->events_mean;
-	t->cost_ci.level = ci->level;
-	snprintf(buf, sizeof(buf), "the mean wall dilation's interval (%s) / mean events, "
-		 "the events count treated as fixed", ci->method ? ci->method : "unknown method");
-	t->cost_ci.method = intern(m, buf);
-}
-
 /*
  * Per workload (report order) and variant (run order) with trace_events
- * values: events, lost and bytes per run, and the cost per traced event.
- * After compute(): takes the series' summaries and medians.
+ * values: events, lost and bytes per run.  After compute(): takes the
+ * series' summaries and medians.
  */
 static void tracer(struct report_model *m)
 {
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
-		const struct report_group *ev = &m->groups[gi], *lost, *bytes, *wall;
+		const struct report_group *ev = &m->groups[gi], *lost, *bytes;
 
 		if (strcmp(ev->metric, REPORT_TRACE_EVENTS))
 			continue;
 		lost = find_group(m, ev->workload, REPORT_TRACE_LOST);
 		bytes = find_group(m, ev->workload, REPORT_TRACE_BYTES);
-		wall = find_group(m, ev->workload, "wall");
 		for (size_t i = 0; i < ev->n_series; i++) {
 			const struct report_series *s = &ev->series[i], *ls, *bs;
 			struct report_tracer *t;
@@ -1187,7 +1120,6 @@ static void tracer(struct report_model *m)
 				t->bytes_n = bs->n;
 				t->bytes_median = bs->median;
 			}
-			tracer_cost(m, t, wall);
 		}
 	}
 }

@@ -297,13 +297,10 @@ struct report_row {
 
 /*
  * The tracer's accounting of one variant on one workload, over its
- * measured, successful runs.  The cost per traced event is the mean wall
- * dilation in absolute units, mean(variant wall) - mean(baseline wall), in
- * ns, divided by the mean events per run; its CI is the dilation's CI of
- * the mean divided by the same mean events: the events count is treated as
- * fixed (its own variation is ignored), an approximation.  Events are
- * counted per run, system-wide, so per-operation metrics get no cost per
- * event.
+ * measured, successful runs: events, lost events and bytes per run
+ * (counted system-wide).  The cost per event is calibrated on a
+ * calibration workload, not derived here (reports/calib.h: report_model's
+ * calib).
  */
 struct report_tracer {
 	const char *workload, *variant;	/* interned */
@@ -315,12 +312,6 @@ struct report_tracer {
 	double lost_median;	/* NaN when lost_n == 0 */
 	size_t bytes_n;		/* runs with a trace_bytes value */
 	double bytes_median;	/* NaN when bytes_n == 0 */
-
-	int has_cost;
-	const char *no_cost_reason;	/* when !has_cost */
-	double wall_dilation_ns;	/* mean(variant wall) - mean(baseline wall) */
-	double cost_ns;		/* wall_dilation_ns / events_mean */
-	struct interval cost_ci;	/* ns: the dilation's CI / events_mean */
 };
 
 /*

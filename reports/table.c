@@ -461,12 +461,11 @@ void tw_configurations(struct tw *t, const struct report_model *m)
 void tw_tracer(struct tw *t, const struct report_model *m)
 {
 	static const char *const labels[] = {
-		"workload", "variant", "events/run", "lost runs", "lost/run", "bytes/run",
-		"ns/event", "[CI] of ns/event", NULL,
+		"workload", "variant", "events/run", "lost runs", "lost/run", "bytes/run", NULL,
 	};
-	char v[48], lo[48], hi[48];
+	char v[48];
 
-	header(t, "lrrrrrl", labels);
+	header(t, "lrrrr", labels);
 	for (size_t i = 0; i < m->n_tracer; i++) {
 		const struct report_tracer *tr = &m->tracer[i];
 		t->ops->row(t);
@@ -484,27 +483,6 @@ void tw_tracer(struct tw *t, const struct report_model *m)
 		}
 		fmt_count(v, sizeof(v), tr->bytes_median);
 		cellf(t, 0, "%s", v);
-		if (tr->is_baseline) {
-			cellf(t, 0, "baseline");
-			t->ops->empty(t);
-		} else if (!tr->has_cost) {
-			cellf(t, 0, "-");
-			cell_reason(t, 0, tr->no_cost_reason);
-		} else {
-			fmt_cost(v, sizeof(v), tr->cost_ns, tr->cost_ns);
-			cellf(t, 0, "%s", v);
-			if (tr->cost_ci.has_ci) {
-				fmt_cost(lo, sizeof(lo), tr->cost_ci.lo, tr->cost_ns);
-				fmt_cost(hi, sizeof(hi), tr->cost_ci.hi, tr->cost_ns);
-				cellf(t, TW_CI, "[%s, %s]", lo, hi);
-			} else {
-				t->ops->cell(t, 0);
-				fputs("[no CI: ", t->out);
-				reason(t, tr->cost_ci.reason);
-				fputs("]", t->out);
-				t->ops->cell_end(t, 0);
-			}
-		}
 		t->ops->row_end(t);
 	}
 	t->ops->end(t);
@@ -771,12 +749,12 @@ static void cell_ms_ci(struct tw *t, double v, const struct interval *iv, int si
 static void calib_table(struct tw *t, const struct report_model *m)
 {
 	static const char *const labels[] = {
-		"tracer", "attach", "variant", "calibration", "hits", "ns/event",
+		"tracer", "attach", "variant", "calibration", "hits", "events/hit", "ns/event",
 		"[CI] of ns/event", "published ns/event", NULL,
 	};
 	char v[48], lo[48], hi[48];
 
-	header(t, "lllrrlr", labels);
+	header(t, "lllrrrlr", labels);
 	for (size_t i = 0; i < m->n_calib; i++) {
 		const struct report_calib *r = &m->calib[i];
 		row(t, r->tracer);
@@ -791,7 +769,14 @@ static void calib_table(struct tw *t, const struct report_model *m)
 			t->ops->cell_end(t, 0);
 			fmt_count(v, sizeof(v), r->hits);
 			cellf(t, 0, "%s/%s", v, r->hits_per_run ? "run" : "op");
+			if (isnan(r->events_per_hit)) {
+				cellf(t, 0, "%s", r->eph_reason ? "not measured: taken as 1" : "-");
+			} else {
+				fmt_value(v, sizeof(v), r->events_per_hit);
+				cellf(t, 0, "%s", v);
+			}
 		} else {
+			cellf(t, 0, "-");
 			cellf(t, 0, "-");
 			cellf(t, 0, "-");
 		}
@@ -878,10 +863,13 @@ void tw_calibration(struct tw *t, const struct report_model *m)
 	t->ops->section(t, "Cost per event, calibrated");
 	t->ops->para(t);
 	fprintf(t->out, "A calibration workload hits the instrumented point a known number of "
-		"times: ns/event = (mean variant - mean baseline) of its time metric / hits, with "
-		"the dilation's %s %% CI / hits (docs/report-json.md, \"calibration\"). Published "
-		"figures beside them, derived from the published throughputs as 1e9/traced - "
-		"1e9/untraced (sources below).", lvl);
+		"times: ns/event = (mean variant - mean baseline) of its time metric / hits / "
+		"events/hit, with the dilation's %s %% CI divided the same way; events/hit = the "
+		"variant's events per run / its hits per run, measured in the same runs (a tracer "
+		"may record more than one event a hit: raw_syscalls:* records entry and exit; "
+		"events are counted system-wide, so other processes add a few) "
+		"(docs/report-json.md, \"calibration\"). Published figures beside them, derived "
+		"from the published throughputs as 1e9/traced - 1e9/untraced (sources below).", lvl);
 	t->ops->para_end(t);
 	/* the paragraphs go before the tables: Markdown would take a line
 	 * right after a table for one of its rows */
@@ -923,8 +911,8 @@ void tw_calibration(struct tw *t, const struct report_model *m)
 		fputs(": the compensated time's interval excludes the baseline's mean; a cost "
 		      "per event does not explain this dilation (cache and buffer effects, the "
 		      "tracer's own threads: Malony & Shende 2004; or the workload's events are "
-		      "not the calibration's: another attach point, or more events a hit, like "
-		      "raw_syscalls:* recording entry and exit).", t->out);
+		      "not the calibration's: another attach point, dearer or cheaper than the "
+		      "one calibrated).", t->out);
 		t->ops->para_end(t);
 	}
 	comp_table(t, m);

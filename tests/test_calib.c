@@ -39,12 +39,14 @@ TestSuite(calib, .init = setup, .fini = teardown, .timeout = 120);
 /*
  * The known truth: the calibration workload's time t (ns) is 1000 + 7 r
  * (r the run's number, the same on both sides) plus 50000 under traced,
- * which counts 2000 events there: 25 ns an event exactly.  The real
- * workload counts 100000 events a run under traced; its wall is set by
- * SQL to 100 ms + r us on the baseline and to that plus extra_ms under
- * traced: the predicted overhead is 100000 x 25 ns = 2.5 ms.
+ * which counts calib_events (2000: one a hit) events there: 25 ns an
+ * event exactly.  Its ns_per_op is 100 + 7 r, plus 50 under traced, over
+ * ops = 1000 operations a run (a micro's, ops_metric).  The real workload
+ * counts 100000 events a run under traced; its wall is set by SQL to
+ * 100 ms + r us on the baseline and to that plus extra_ms under traced:
+ * the predicted overhead is 100000 x 25 ns = 2.5 ms.
  */
-static void run_study_with(double extra_ms, const char *calibration)
+static void run_study_events(double extra_ms, const char *calibration, int calib_events)
 {
 	struct cli_result r;
 	char *sql, *yaml;
@@ -61,18 +63,20 @@ static void run_study_with(double extra_ms, const char *calibration)
 		 "  - {name: traced, env: {EV: '1'}}\n"
 		 "workloads:\n"
 		 "  - name: calib\n"
-		 "    cmd: [sh, -c, 'echo trace_events=$((EV * 2000)) t=$((1000 + EV * 50000)) "
-		 "calls=2000']\n"
+		 "    cmd: [sh, -c, 'echo trace_events=$((EV * %d)) t=$((1000 + EV * 50000)) "
+		 "calls=2000 ns_per_op=$((100 + EV * 50)) ops=1000']\n"
 		 "    calibration: %s\n"
 		 "    metrics:\n"
 		 "      - {name: trace_events, regex: 'trace_events=([0-9]+)', unit: events}\n"
 		 "      - {name: t, regex: ' t=([0-9]+)', unit: ns}\n"
 		 "      - {name: calls, regex: 'calls=([0-9]+)', unit: calls}\n"
+		 "      - {name: ns_per_op, regex: 'ns_per_op=([0-9]+)', unit: ns}\n"
+		 "      - {name: ops, regex: 'ops=([0-9]+)', unit: ops}\n"
 		 "  - name: real\n"
 		 "    cmd: [sh, -c, 'echo trace_events=$((EV * 100000))']\n"
 		 "    metrics:\n"
 		 "      - {name: trace_events, regex: 'trace_events=([0-9]+)', unit: events}\n",
-		 calibration);
+		 calib_events, calibration);
 	tl_write(dir, "e.yaml", yaml);
 	free(yaml);
 	cli_run_env(dir, "PERTURB_NO_CGROUP=1", &r, "run", "e.yaml", "--db", db, "-q", NULL);
@@ -81,7 +85,7 @@ static void run_study_with(double extra_ms, const char *calibration)
 	sql = xasprintf(
 		"UPDATE metric_values SET value = value + 7 * (SELECT repetition FROM plan p"
 		" WHERE p.run_id = metric_values.run_id AND p.seq = metric_values.seq)"
-		" WHERE metric = 't';"
+		" WHERE metric IN ('t', 'ns_per_op');"
 		"UPDATE results SET wall_s = 0.1 + 1e-6 * (SELECT repetition FROM plan p"
 		" WHERE p.run_id = results.run_id AND p.seq = results.seq)"
 		" + (SELECT CASE WHEN p.variant = 'traced' THEN %.9f ELSE 0 END FROM plan p"
@@ -90,6 +94,11 @@ static void run_study_with(double extra_ms, const char *calibration)
 		extra_ms / 1e3);
 	cli_sql_exec(db, sql);
 	free(sql);
+}
+
+static void run_study_with(double extra_ms, const char *calibration)
+{
+	run_study_events(extra_ms, calibration, 2000);
 }
 
 static void run_study(double extra_ms)
@@ -173,6 +182,134 @@ Test(calib, hits_from_a_metric_of_the_workload)
 	json_decref(doc);
 }
 
+/*
+ * A tracer that records 2 events a hit (raw_syscalls:* records entry and
+ * exit): events per hit are measured, 4000 events over 2000 hits, and the
+ * cost per event is half the cost per hit; the real workload's 100000
+ * events (50000 hits) then predict its true dilation, 1.25 ms.  Taking
+ * the cost per hit for a cost per event would predict 2.5 ms.
+ */
+Test(calib, two_events_a_hit_halve_the_cost_per_hit)
+{
+	json_t *doc, *c;
+
+	run_study_events(1.25, "{hits: 2000, metric: t}", 4000);
+	doc = json_report();
+	c = json_array_get(json_object_get(doc, "calibration"), 0);
+	cr_assert(c);
+	cr_expect_float_eq(num(c, "hits_per_run"), 2000, 1e-9);
+	cr_expect_float_eq(num(c, "events_per_hit"), 2.0, 1e-12, "4000 events / 2000 hits");
+	cr_expect_float_eq(num(c, "ns_per_hit"), 25.0, 1e-9, "50000 ns / 2000 hits");
+	cr_expect_float_eq(num(c, "ns"), 12.5, 1e-9, "25 ns a hit / 2 events a hit");
+	cr_expect_float_eq(ci(c, "ci", 0), 12.5, 1e-9);
+	cr_expect_float_eq(ci(c, "ci", 1), 12.5, 1e-9);
+	c = json_array_get(json_object_get(doc, "compensation"), 0);
+	cr_assert(c);
+	cr_expect_float_eq(num(c, "ns_per_event"), 12.5, 1e-9);
+	cr_expect_float_eq(num(c, "predicted_ns"), 1.25e6, 1e-3, "100000 events x 12.5 ns");
+	cr_expect_float_eq(num(c, "measured_ns"), 1.25e6, 1, "the injected 1.25 ms");
+	cr_expect_float_eq(num(c, "explained_pct"), 100.0, 1e-3);
+	cr_expect(json_is_true(json_object_get(c, "fits")));
+	json_decref(doc);
+}
+
+/*
+ * Hits per operation (ns_per_op): the hits per run are hits x the ops
+ * metric, 1000, so 2000 events are 2 a hit, and 50 ns an operation is
+ * 25 ns an event; the text table says 2.000 in its events/hit column.
+ */
+Test(calib, events_per_hit_of_a_micro_from_its_ops_metric)
+{
+	struct cli_result r;
+	json_t *doc, *c;
+	const char *tab;
+
+	run_study_with(2.5, "{hits: 1, ops_metric: ops}");
+	doc = json_report();
+	c = json_array_get(json_object_get(doc, "calibration"), 0);
+	cr_assert(c);
+	cr_expect_str_eq(json_string_value(json_object_get(c, "metric")), "ns_per_op");
+	cr_expect_str_eq(json_string_value(json_object_get(c, "hits_per")), "op");
+	cr_expect_float_eq(num(c, "hits_per_run"), 1000, 1e-9, "1 hit x 1000 ops");
+	cr_expect_float_eq(num(c, "events_per_hit"), 2.0, 1e-12);
+	cr_expect_float_eq(num(c, "ns_per_hit"), 50.0, 1e-9);
+	cr_expect_float_eq(num(c, "ns"), 25.0, 1e-9);
+	cr_expect_null(json_object_get(c, "events_per_hit_reason"));
+	c = json_array_get(json_object_get(doc, "compensation"), 0);
+	cr_assert(c);
+	cr_expect_float_eq(num(c, "predicted_ns"), 2.5e6, 1e-3);
+	cr_expect(json_is_true(json_object_get(c, "fits")));
+	json_decref(doc);
+	cli_run_env(dir, "NO_COLOR=1", &r, "report", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tab = strstr(r.out, "Cost per event, calibrated");
+	cr_assert(tab, "%s", r.out);
+	cr_expect(strstr(tab, "events/hit") && strstr(tab, " 1/op") && strstr(tab, " 2.000") &&
+		  strstr(tab, " +25.0"), "%s", tab);
+	cli_result_release(&r);
+}
+
+/* Without an ops metric, hits per operation give no hits per run: events
+ * per hit are not measured, taken as 1, and the row says so. */
+Test(calib, events_per_hit_not_measured_is_said)
+{
+	static const char *const formats[] = { "text", "markdown", "html" };
+	json_t *doc, *c;
+
+	run_study_with(2.5, "{hits: 1}");
+	doc = json_report();
+	c = json_array_get(json_object_get(doc, "calibration"), 0);
+	cr_assert(c);
+	cr_expect(json_is_null(json_object_get(c, "events_per_hit")));
+	cr_expect(json_is_null(json_object_get(c, "hits_per_run")));
+	cr_expect(strstr(json_string_value(json_object_get(c, "events_per_hit_reason")),
+			 "events per hit not measured: taken as 1"));
+	cr_expect_float_eq(num(c, "ns"), 50.0, 1e-9, "the cost per hit");
+	json_decref(doc);
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		struct cli_result r;
+		cli_run_env(dir, "NO_COLOR=1", &r, "report", "--db", db, "--format", formats[i],
+			    NULL);
+		cr_assert_eq(r.status, 0, "%s: %s", formats[i], r.err);
+		cr_expect(strstr(r.out, "not measured: taken as 1"), "%s: %s", formats[i], r.out);
+		cli_result_release(&r);
+	}
+}
+
+/* The cost's interval is the report's interval of the dilation of the mean
+ * divided by the hits and the events per hit (both fixed). */
+Test(calib, the_interval_of_the_cost_is_the_dilations_over_the_hits)
+{
+	json_t *doc, *c, *res, *dci = NULL;
+	size_t i;
+
+	run_study_events(2.5, "{hits: 2000, metric: t}", 4000);
+	/* spread under traced: each round's difference differs */
+	cli_sql_exec(db, "UPDATE metric_values SET value = value + 900 * ((SELECT repetition"
+		     " FROM plan p WHERE p.run_id = metric_values.run_id AND p.seq ="
+		     " metric_values.seq) % 3) WHERE metric = 't' AND seq IN (SELECT seq FROM"
+		     " plan WHERE variant = 'traced')");
+	doc = json_report();
+	c = json_array_get(json_object_get(doc, "calibration"), 0);
+	cr_assert(c);
+	json_array_foreach(json_object_get(doc, "results"), i, res)
+		if (!strcmp(json_string_value(json_object_get(res, "workload")), "calib") &&
+		    !strcmp(json_string_value(json_object_get(res, "metric")), "t") &&
+		    !strcmp(json_string_value(json_object_get(res, "variant")), "traced"))
+			dci = json_object_get(json_object_get(json_object_get(res, "dilation"),
+							      "mean"), "ci_abs");
+	cr_assert(json_is_array(dci), "no interval of t's dilation");
+	cr_expect_lt(ci(c, "ci", 0), ci(c, "ci", 1), "a spread gives a width");
+	cr_expect_float_eq(ci(c, "ci", 0), json_number_value(json_array_get(dci, 0)) / 2000 / 2,
+			   1e-9);
+	cr_expect_float_eq(ci(c, "ci", 1), json_number_value(json_array_get(dci, 1)) / 2000 / 2,
+			   1e-9);
+	cr_expect(ci(c, "ci", 0) <= num(c, "ns") && num(c, "ns") <= ci(c, "ci", 1));
+	cr_expect(json_is_number(json_object_get(c, "level")));
+	cr_expect(json_is_string(json_object_get(c, "method")));
+	json_decref(doc);
+}
+
 Test(calib, a_dilation_the_cost_does_not_explain_is_said_in_every_format)
 {
 	static const char *const formats[] = { "text", "markdown", "html" };
@@ -218,26 +355,33 @@ Test(calib, no_calibration_workload_no_section)
 }
 
 /* A variant whose events on the calibration workload are far fewer than
- * its known hits is not calibrated by it: the row says why, and its
- * compensation has no cost. */
+ * its known hits (3), or none, is not calibrated by it: the row says why,
+ * and its compensation has no cost. */
 Test(calib, a_workload_that_misses_the_point_does_not_calibrate)
 {
+	static const char *const events[] = { "3", "0" };
 	json_t *doc, *c;
 
 	run_study(2.5);
-	cli_sql_exec(db, "UPDATE metric_values SET value = 3 WHERE metric = 'trace_events' AND"
-		     " value = 2000");
-	doc = json_report();
-	c = json_array_get(json_object_get(doc, "calibration"), 0);
-	cr_assert(c);
-	cr_expect(json_is_null(json_object_get(c, "workload")));
-	cr_expect(json_is_null(json_object_get(c, "ns")));
-	cr_expect_str_eq(json_string_value(json_object_get(c, "reason")),
-			 "no calibration workload hits its instrumented point");
-	c = json_array_get(json_object_get(doc, "compensation"), 0);
-	cr_assert(c);
-	cr_expect(strstr(json_string_value(json_object_get(c, "reason")), "no calibrated cost"));
-	json_decref(doc);
+	for (size_t i = 0; i < ARRAY_SIZE(events); i++) {
+		char *sql = xasprintf("UPDATE metric_values SET value = %s WHERE metric ="
+				      " 'trace_events' AND value > 0 AND seq IN (SELECT seq FROM"
+				      " plan WHERE workload = 'calib')", events[i]);
+		cli_sql_exec(db, sql);
+		free(sql);
+		doc = json_report();
+		c = json_array_get(json_object_get(doc, "calibration"), 0);
+		cr_assert(c);
+		cr_expect(json_is_null(json_object_get(c, "workload")), "%s events", events[i]);
+		cr_expect(json_is_null(json_object_get(c, "ns")));
+		cr_expect_str_eq(json_string_value(json_object_get(c, "reason")),
+				 "no calibration workload hits its instrumented point");
+		c = json_array_get(json_object_get(doc, "compensation"), 0);
+		cr_assert(c);
+		cr_expect(strstr(json_string_value(json_object_get(c, "reason")),
+				 "no calibrated cost"));
+		json_decref(doc);
+	}
 }
 
 Test(calib, the_block_is_checked_where_it_is_written)
@@ -251,6 +395,10 @@ Test(calib, the_block_is_checked_where_it_is_written)
 		{ "{hits: 1, metric: nope}", "'nope' is not a metric of workload 'w'" },
 		{ "{hits: 1, hist: 2}", "did you mean 'hits'" },
 		{ "{hits: 0}", "'hits' must be" },
+		{ "{hits: 1, ops_metric: nope}", "'nope' is not a metric of workload 'w'" },
+		{ "{hits_metric: n, ops_metric: n}", "ops_metric goes with hits" },
+		{ "{hits: 1, metric: wall, ops_metric: n}", "not with metric: wall" },
+		{ "{hits: 1, ops_metric: [a]}", "ops_metric" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

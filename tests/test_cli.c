@@ -509,7 +509,7 @@ Test(cli, report_every_format)
 	static const char *const formats[][2] = {
 		{ "text", "echo: v (x)" }, { "markdown", "## echo: v (x)" },
 		{ "csv", "run_id,variant,workload,repetition,metric,value,unit" },
-		{ "json", "\"schema\":\"perturb-report/1\"" }, { "html", "<svg" },
+		{ "json", "\"schema\":\"perturb-report/2\"" }, { "html", "<svg" },
 	};
 	struct cli_result r;
 

@@ -245,6 +245,35 @@ Test(micro, page_fault_faults_once_per_op)
 	free(out);
 }
 
+/*
+ * ops: every operation of the run in the unit of ns_per_op (calls x the
+ * micro's events per call), the iteration search and every sample: a
+ * fixed count with --iterations, at least the samples' and the last
+ * search loop's otherwise (docs/workloads.md).
+ */
+Test(micro, ops_counts_every_operation_of_the_run)
+{
+	char *out;
+	double n;
+
+	cr_assert_eq(run_micro(&out, "null-syscall", "--iterations", "1000", "--samples", "2",
+			       "--min-time", "1ms", NULL), 0);
+	cr_assert_eq(field(out, "ops"), 2000, "2 samples of 1000 calls, no search: %s", out);
+	free(out);
+	cr_assert_eq(run_micro(&out, "marker-empty-loop", "--iterations", "3", "--samples", "2",
+			       "--min-time", "1ms", NULL), 0);
+	cr_assert_eq(field(out, "ops"), 2 * 3 * 1024, "1024 iterations a call: %s", out);
+	free(out);
+	cr_assert_eq(run_micro(&out, "null-syscall", "--samples", "3", "--min-time", "1ms", NULL), 0);
+	n = field(out, "iterations");
+	cr_assert_geq(field(out, "ops"), 4 * n, "the search's last loop and 3 samples: %s", out);
+	free(out);
+	cr_assert_eq(run_micro(&out, "null-syscall", "--iterations", "10", "--samples", "1", "--json",
+			       NULL), 0);
+	cr_assert(strstr(out, "\"ops\": 10}"), "%s", out);
+	free(out);
+}
+
 Test(micro, options_and_errors)
 {
 	char *out;

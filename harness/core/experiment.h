@@ -148,11 +148,15 @@ struct workload {
 	 * wall); calib_hits_metric instead: a metric of the workload giving
 	 * the hits per run.  calib_hits 0 and calib_hits_metric NULL when the
 	 * workload is not a calibration workload; calib_metric NULL: ns_per_op
-	 * for a micro, wall for a real one.
+	 * for a micro, wall for a real one.  calib_ops_metric (with calib_hits
+	 * only; NULL: none): a metric of the workload giving the operations
+	 * per run, so that hits per run = calib_hits x its value and the
+	 * report measures a tracer's events per hit (perturb-micro's ops).
 	 */
 	double calib_hits;
 	char *calib_hits_metric;
 	char *calib_metric;
+	char *calib_ops_metric;
 };
 
 enum statistic { STAT_P0, STAT_P50, STAT_P80, STAT_P99, STAT_MEAN };

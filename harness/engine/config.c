@@ -551,14 +551,16 @@ static int parse_metric(struct ctx *c, const struct ynode *n, struct workload *w
 
 /*
  * calibration: {hits: N} or {hits_metric: NAME}, and optionally metric:
- * (struct workload, docs/experiment.md "calibration").  A metric named
- * must be one the workload has: wall, or one of its metrics:.
+ * and (with hits) ops_metric: (struct workload, docs/experiment.md
+ * "calibration").  A metric named must be one the workload has: one of
+ * its metrics:, or wall for metric:.
  */
 static int parse_calibration(struct ctx *c, const struct ynode *n, struct workload *w)
 {
-	static const char *const keys[] = { "hits", "hits_metric", "metric", NULL };
+	static const char *const keys[] = { "hits", "hits_metric", "metric", "ops_metric",
+					    NULL };
 	const struct ynode *hits, *hm, *x;
-	const char *names[2] = { NULL, NULL };
+	const char *names[3] = { NULL, NULL, NULL };
 
 	if (yn_want_map(&c->y, n, "calibration") || yn_check_keys(&c->y, n, "calibration", keys))
 		return -1;
@@ -566,21 +568,30 @@ static int parse_calibration(struct ctx *c, const struct ynode *n, struct worklo
 	hm = yn_get(n, "hits_metric");
 	if (!!hits == !!hm)
 		return yn_fail(&c->y, n, "calibration: needs exactly one of hits or hits_metric");
+	if (hm && (x = yn_get(n, "ops_metric")))
+		return yn_fail(&c->y, x, "calibration: ops_metric goes with hits (hits per "
+			       "operation), not with hits_metric (hits per run)");
 	if (hits && yn_want_range(&c->y, hits, "hits", R_CALIB_HITS, &w->calib_hits))
 		return -1;
 	if (hm && yn_get_str(&c->y, n, "hits_metric", &w->calib_hits_metric))
 		return -1;
-	if (yn_get_str(&c->y, n, "metric", &w->calib_metric))
+	if (yn_get_str(&c->y, n, "metric", &w->calib_metric) ||
+	    yn_get_str(&c->y, n, "ops_metric", &w->calib_ops_metric))
 		return -1;
+	if (w->calib_ops_metric && w->calib_metric && !strcmp(w->calib_metric, "wall"))
+		return yn_fail(&c->y, yn_get(n, "ops_metric"), "calibration: ops_metric goes "
+			       "with hits per operation, not with metric: wall (hits per run)");
 	names[0] = w->calib_hits_metric;
 	names[1] = w->calib_metric;
-	for (int k = 0; k < 2; k++) {
+	names[2] = w->calib_ops_metric;
+	for (int k = 0; k < 3; k++) {
+		static const char *const key[] = { "hits_metric", "metric", "ops_metric" };
 		int found = !names[k] || (k == 1 && !strcmp(names[k], "wall"));
 		for (size_t i = 0; !found && i < w->n_metrics; i++)
 			found = !strcmp(w->metrics[i].name, names[k]);
-		x = yn_get(n, k ? "metric" : "hits_metric");
 		if (!found)
-			return yn_fail(&c->y, x, "calibration: '%s' is not a metric of workload '%s'",
+			return yn_fail(&c->y, yn_get(n, key[k]),
+				       "calibration: '%s' is not a metric of workload '%s'",
 				       names[k], w->name);
 	}
 	return 0;
@@ -666,6 +677,7 @@ void workload_release(struct workload *w)
 	free(w->dir);
 	free(w->calib_hits_metric);
 	free(w->calib_metric);
+	free(w->calib_ops_metric);
 	for (size_t i = 0; i < w->n_metrics; i++) {
 		struct metric_def *m = &w->metrics[i];
 		free(m->name);

@@ -252,33 +252,48 @@ static int migrate_calibration(sqlite3 *db)
 			    NULL, NULL, NULL);
 }
 
+/* Run alter (an ALTER TABLE table ADD COLUMN column) only when table has
+ * no column named column: a migration that adds columns is then
+ * order-independent.  An SQLite result code. */
+static int add_column(sqlite3 *db, const char *table, const char *column, const char *alter)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+				    -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		rc = sqlite3_exec(db, alter, NULL, NULL, NULL);
+	else if (rc == SQLITE_ROW)
+		rc = SQLITE_OK;
+	return rc;
+}
+
 /* v7: results.cpu and results.start_mono (order: duet: where and when each run
  * of a pair ran; NULL when not known).  Order-independent: each column is
  * added only when it is missing. */
 static int migrate_duet(sqlite3 *db)
 {
-	static const char *const cols[][2] = {
-		{ "cpu", "ALTER TABLE results ADD COLUMN cpu INTEGER;" },
-		{ "start_mono", "ALTER TABLE results ADD COLUMN start_mono REAL;" },
-	};
+	int rc = add_column(db, "results", "cpu", "ALTER TABLE results ADD COLUMN cpu INTEGER;");
+	if (rc == SQLITE_OK)
+		rc = add_column(db, "results", "start_mono",
+				"ALTER TABLE results ADD COLUMN start_mono REAL;");
+	return rc;
+}
 
-	for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
-		sqlite3_stmt *st = NULL;
-		int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('results')"
-					    " WHERE name = ?1", -1, &st, NULL);
-		if (rc == SQLITE_OK)
-			rc = sqlite3_bind_text(st, 1, cols[i][0], -1, SQLITE_STATIC);
-		if (rc == SQLITE_OK)
-			rc = sqlite3_step(st);
-		sqlite3_finalize(st);
-		if (rc == SQLITE_DONE)
-			rc = sqlite3_exec(db, cols[i][1], NULL, NULL, NULL);
-		else if (rc == SQLITE_ROW)
-			rc = SQLITE_OK;
-		if (rc != SQLITE_OK)
-			return rc;
-	}
-	return SQLITE_OK;
+/* v8: calibration.ops_metric, a calibration: block's ops_metric (struct
+ * workload's calib_ops_metric; NULL when none): the report measures a
+ * tracer's events per hit from it (reports/calib.h).  Order-independent:
+ * the column is added only when it is missing. */
+static int migrate_calib_ops(sqlite3 *db)
+{
+	return add_column(db, "calibration", "ops_metric",
+			  "ALTER TABLE calibration ADD COLUMN ops_metric TEXT;");
 }
 
 /* Each returns an SQLite result code. */
@@ -290,6 +305,7 @@ static int (*const migrations[])(sqlite3 *db) = {
 	migrate_add_shards,
 	migrate_calibration,
 	migrate_duet,
+	migrate_calib_ops,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,
@@ -984,8 +1000,8 @@ static int put_tracing(struct store *s, const struct experiment *exp, int64_t ru
 	char attach[512];
 	int ret = -1;
 
-	if (prepare(s, "INSERT INTO calibration (run_id, workload, hits, hits_metric, metric)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5)", &c, write_error) < 0 ||
+	if (prepare(s, "INSERT INTO calibration (run_id, workload, hits, hits_metric, metric,"
+		    " ops_metric) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &c, write_error) < 0 ||
 	    prepare(s, "INSERT INTO tracer_variants (run_id, variant, tracer, attach)"
 		    " VALUES (?1, ?2, ?3, ?4)", &t, write_error) < 0)
 		goto out;
@@ -998,7 +1014,8 @@ static int put_tracing(struct store *s, const struct experiment *exp, int64_t ru
 				   (x->calib_hits ? sqlite3_bind_double(c, 3, x->calib_hits) :
 				    sqlite3_bind_null(c, 3)) |
 				   bind_opt_text(c, 4, x->calib_hits_metric) |
-				   bind_opt_text(c, 5, x->calib_metric)) < 0)
+				   bind_opt_text(c, 5, x->calib_metric) |
+				   bind_opt_text(c, 6, x->calib_ops_metric)) < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < exp->n_variants; i++) {
@@ -1643,6 +1660,8 @@ int store_calibration(struct store *s, int64_t run_id, int col, char ***out, siz
 		"SELECT c.hits_metric FROM workloads w LEFT JOIN calibration c"
 		" ON c.run_id = w.run_id AND c.workload = w.name WHERE w.run_id = ?1 ORDER BY w.idx",
 		"SELECT c.metric FROM workloads w LEFT JOIN calibration c"
+		" ON c.run_id = w.run_id AND c.workload = w.name WHERE w.run_id = ?1 ORDER BY w.idx",
+		"SELECT c.ops_metric FROM workloads w LEFT JOIN calibration c"
 		" ON c.run_id = w.run_id AND c.workload = w.name WHERE w.run_id = ?1 ORDER BY w.idx",
 	};
 	return names(s, sql[col], run_id, out, n);

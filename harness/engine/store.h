@@ -79,7 +79,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 
 /*
  * Open a results database.
@@ -277,7 +277,7 @@ int store_variant_timebases(struct store *s, int64_t run_id, char ***names, size
 /*
  * Per workload (stored order): its calibration: block (struct workload's
  * calib_*, docs/experiment.md), column col: 0 the hits as decimal text, 1
- * hits_metric, 2 metric; NULL where the workload has none.  Per variant
+ * hits_metric, 2 metric, 3 ops_metric; NULL where the workload has none.  Per variant
  * (stored order): column col of its tracer (backends/tracers.h): 0 the
  * tracer's name, 1 its attach type; NULL for a variant without a tracer
  * block.  Free as store_variant_names().

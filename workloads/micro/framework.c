@@ -40,6 +40,17 @@
  *   loop_ns_per_call   the reference loop's cost per call (subtracted);
  *                      for empty-loop this is the classic "cycles per loop"
  *   iterations, samples, minor_faults_per_op, ctxsw_per_op (this process)
+ *   ops                every operation the run performed, in the unit of
+ *                      ns_per_op (calls of op() x the micro's events per
+ *                      call): the calls of steps 3 and 4 (the iteration
+ *                      search, which is the warm-up, and every sample),
+ *                      i.e. every call that can fire a point instrumented
+ *                      in the operation; not the reference loop's calls
+ *                      (the empty operation, or the micro's .baseline) nor
+ *                      what setup() does.  A calibration workload names it
+ *                      (docs/experiment.md, "calibration": ops_metric), so
+ *                      that the report can measure a tracer's events per
+ *                      hit: its events per run / (hits per op x ops).
  * The TSC lines are absent where there is no TSC (not x86).
  *
  * Exit status: 0 measured, 1 an operation failed, 2 usage error.
@@ -211,14 +222,17 @@ static int64_t clock_resolution(void)
 }
 
 /* The smallest n (from the doubling-or-more search) whose loop lasts at
- * least target_ns.  The calls made here double as the warm-up. */
-static int calibrate(op_fn op, struct micro_ctx *m, int64_t target_ns, uint64_t *out)
+ * least target_ns.  The calls made here double as the warm-up; their
+ * number is added to *calls. */
+static int calibrate(op_fn op, struct micro_ctx *m, int64_t target_ns, uint64_t *out,
+		     double *calls)
 {
 	uint64_t n = 1;
 	for (;;) {
 		int64_t t0 = clock_ns();
 		if (run_loop(op, m, n) < 0)
 			return -1;
+		*calls += (double)n;
 		int64_t t = clock_ns() - t0;
 		if (t >= target_ns || n >= MAX_ITERATIONS)
 			break;
@@ -409,6 +423,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 struct result {
 	double ns, ns_min, cyc, loop_ns, loop_cyc, tsc_mhz;
 	double faults, ctxsw;
+	double ops;		/* every operation of the run (the header's ops) */
 	uint64_t iterations;
 	int samples;
 	const char *reference;
@@ -425,9 +440,9 @@ static void print_result(const struct opts *o, const struct result *r)
 		if (HAVE_TSC)
 			printf(", \"loop_tsc_cycles_per_call\": %.3f", r->loop_cyc);
 		printf(", \"reference\": \"%s\", \"iterations\": %llu, \"samples\": %d"
-		       ", \"minor_faults_per_op\": %.4f, \"ctxsw_per_op\": %.4f}\n",
+		       ", \"minor_faults_per_op\": %.4f, \"ctxsw_per_op\": %.4f, \"ops\": %.0f}\n",
 		       r->reference, (unsigned long long)r->iterations, r->samples,
-		       r->faults, r->ctxsw);
+		       r->faults, r->ctxsw, r->ops);
 		return;
 	}
 	printf("micro: %s\n", o->mi->name);
@@ -445,6 +460,7 @@ static void print_result(const struct opts *o, const struct result *r)
 	printf("reference: %s\n", r->reference);
 	printf("minor_faults_per_op: %.4f\n", r->faults);
 	printf("ctxsw_per_op: %.4f\n", r->ctxsw);
+	printf("ops: %.0f\n", r->ops);
 }
 
 static int measure(const struct opts *o, struct micro_ctx *m, struct result *res)
@@ -457,6 +473,7 @@ static int measure(const struct opts *o, struct micro_ctx *m, struct result *res
 	int64_t target = o->min_time_ns, floor_ns = 1000 * clock_resolution();
 	int64_t t0, t1;
 	uint64_t c0, c1;
+	double ref_calls = 0, op_calls = 0;
 	int ret = -1, n = o->samples;
 
 	if (target < floor_ns)
@@ -472,11 +489,11 @@ static int measure(const struct opts *o, struct micro_ctx *m, struct result *res
 
 	t0 = clock_ns();
 	c0 = tsc_begin();
-	if (calibrate(ref, m, target, &ref_s.n) < 0)
+	if (calibrate(ref, m, target, &ref_s.n, &ref_calls) < 0)
 		goto out;
 	if (o->iterations)
 		op_s.n = o->iterations;
-	else if (calibrate(mi->op, m, target, &op_s.n) < 0)
+	else if (calibrate(mi->op, m, target, &op_s.n, &op_calls) < 0)
 		goto out;
 
 	getrusage(RUSAGE_SELF, &ru0);
@@ -502,6 +519,7 @@ static int measure(const struct opts *o, struct micro_ctx *m, struct result *res
 	res->iterations = op_s.n;
 	res->samples = n;
 	res->reference = mi->baseline ? "baseline" : "empty";
+	res->ops = (op_calls + (double)op_s.n * n) * events;
 	{
 		double ops = (double)op_s.n * n * events;
 		res->faults = (double)(ru1.ru_minflt - ru0.ru_minflt) / ops;
