@@ -816,7 +816,9 @@ static int html(const struct report_model *m, FILE *out)
 			fprintf(t.out, "<h3>Runs nested in blocks</h3>\n<p>A block is one boot of a "
 				"boot: variant. Variance split by one-way random-effects ANOVA "
 				"(Kalibera &amp; Jones 2013); [CI]: %s %% Student t interval over the "
-				"block means; F p: is there a block effect?</p>\n", lvl);
+				"block means; F p: is there a block effect? ", lvl);
+			esc(t.out, report_runs_per_boot_column);
+			fputs("</p>\n", t.out);
 			tw_nested(&t, m, g);
 		}
 		if (g->nodes) {

@@ -315,6 +315,20 @@ static void series(const struct report_model *m, const struct report_group *g,
 		jkv_num(out, "between_share", r->icc);
 		jkv_num(out, "f", r->f);
 		jkv_num(out, "p", r->p_value);
+		/* runs per boot, sized from this study (report.h) */
+		jkey(out, "runs_per_boot");
+		fputc('{', out);
+		jkv_num(out, "used", s->rpb.used);
+		if (s->rpb.optimal)
+			fprintf(out, "\"optimal\":%u,", s->rpb.optimal);
+		else
+			fputs("\"optimal\":null,", out);
+		jkv_num(out, "boot_cost_s", s->rpb.boot_cost_s);
+		jkv_num(out, "run_cost_s", s->rpb.run_cost_s);
+		fprintf(out, "\"no_boot_effect\":%s,", s->rpb.no_boot_effect ? "true" : "false");
+		jkv_str(out, "reason", s->rpb.optimal ? NULL : s->rpb.reason);
+		fputs("\"method\":\"r = ceil(sqrt(c_boot var_within / (c_run var_between))) "
+		      "(Kalibera & Jones 2013)\"},", out);
 		fputs("\"method\":\"one-way random-effects ANOVA (Kalibera & Jones 2013)\"},", out);
 	}
 	if (s->has_nodes) {

@@ -212,7 +212,9 @@ static int markdown(const struct report_model *m, FILE *out)
 			fprintf(out, "\n### Runs nested in blocks\n\nA block is one boot of a boot: "
 				"variant. Variance split by one-way random-effects ANOVA (Kalibera & "
 				"Jones 2013); [CI]: %s %% Student t interval over the block means; F p: "
-				"is there a block effect?\n\n", lvl);
+				"is there a block effect? ", lvl);
+			fputs(report_runs_per_boot_column, out);	/* ours: nothing to escape */
+			fputs("\n\n", out);
 			tw_nested(&t, m, g);
 		}
 		if (g->nodes) {

@@ -436,7 +436,7 @@ static void group(const struct report_model *m, const struct report_group *g, st
 		wrappedf(out, " ", "Runs nested in blocks (a block: one boot of a boot: variant); "
 			 "variance split by one-way random-effects ANOVA (Kalibera & Jones 2013); "
 			 "[CI]: %s %% Student t interval over the block means; F p: is there a block "
-			 "effect?", lvl);
+			 "effect? %s", lvl, report_runs_per_boot_column);
 		tw_nested(t, m, g);
 	}
 	if (g->nodes) {

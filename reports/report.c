@@ -1037,6 +1037,97 @@ static void compute(struct report_model *m)
 		}
 }
 
+/* ---- runs per boot (struct report_runs_per_boot) ---- */
+
+const char report_runs_per_boot_column[] =
+	"Runs/boot (best): the runs per boot this study ran, and in parentheses the number that "
+	"would give the narrowest interval of the mean for the same machine time, from its "
+	"variance components and its measured costs of a boot (entering and leaving it, its "
+	"warm-ups) and of a run (Kalibera & Jones 2013), \"more\" when boots differ by "
+	"nothing measurable";
+
+#define RPB_STORED_BEFORE " not recorded (the study was stored before perturb measured it)"
+
+/* s's runs per boot, from its variant's block costs vc and its runs' rc
+ * (NULL: none). */
+static void size_runs_per_boot(struct report_series *s, const struct store_block_cost *vc,
+			       const struct store_run_cost *rc)
+{
+	struct report_runs_per_boot *p = &s->rpb;
+	int no_boot = !vc->entries, no_run = !rc || !rc->n;
+
+	p->used = (double)s->nested.n / (double)s->nested.n_groups;
+	p->boot_cost_s = no_boot ? NAN : (vc->switch_s + vc->warmup_s) / (double)vc->entries;
+	p->run_cost_s = no_run ? NAN : rc->sum_s / (double)rc->n;
+	p->optimal = 0;
+	p->reason = NULL;
+	p->no_boot_effect = s->nested.var_between == 0;
+	if (p->no_boot_effect)
+		p->reason = "no measurable boot effect (between-boot variance 0): fewer boots, "
+			    "more runs each";
+	else if (no_boot && no_run)
+		p->reason = "the costs of a boot and of a run are" RPB_STORED_BEFORE;
+	else if (no_boot)
+		p->reason = "the cost of a boot is" RPB_STORED_BEFORE;
+	else if (no_run)
+		p->reason = "the cost of a run is" RPB_STORED_BEFORE;
+	else if (!(p->optimal = nested_optimal_runs(&s->nested, p->boot_cost_s, p->run_cost_s)))
+		p->reason = "a cost of 0 s gives no optimum";
+}
+
+/* The runs per boot of every series with blocks, from the costs the
+ * engine stored (store_block_costs()).  0, or -1 (printed). */
+static int runs_per_boot(struct store *st, int64_t id, struct report_model *m,
+			 const struct build_ctx *b)
+{
+	struct store_block_cost *vc;
+	struct store_run_cost *rc;
+	int ret = -1;
+
+	if (!m->n_nested_groups)
+		return 0;
+	vc = xcalloc(b->n_variants + 1, sizeof(*vc));
+	rc = xcalloc(b->n_workloads * b->n_variants + 1, sizeof(*rc));
+	if (store_block_costs(st, id, b->n_variants, b->n_workloads, vc, rc) < 0)
+		goto out;
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		struct report_group *g = &m->groups[gi];
+		size_t wi = 0;
+
+		if (!g->nested)
+			continue;
+		while (wi < b->n_workloads && strcmp(b->workloads[wi], g->workload))
+			wi++;
+		/* a group's series are the variants in stored order (group_for) */
+		for (size_t vi = 0; vi < g->n_series && vi < b->n_variants; vi++)
+			if (g->series[vi].has_blocks)
+				size_runs_per_boot(&g->series[vi], &vc[vi],
+						   wi < b->n_workloads ?
+						   &rc[wi * b->n_variants + vi] : NULL);
+	}
+	ret = 0;
+out:
+	free(vc);
+	free(rc);
+	return ret;
+}
+
+void report_runs_per_boot_note(const struct report_series *s, char *buf, size_t len)
+{
+	const struct report_runs_per_boot *p = &s->rpb;
+	int k = snprintf(buf, len, "%s: this study ran %.3g runs per boot; ", s->label, p->used);
+
+	if (k < 0 || (size_t)k >= len)
+		return;
+	if (p->optimal)
+		snprintf(buf + k, len - (size_t)k, "from its own variance components and costs "
+			 "(boot %.3g s, run %.3g s), %u runs per boot would give the narrowest "
+			 "interval of the mean for the same machine time (Kalibera & Jones 2013)",
+			 p->boot_cost_s, p->run_cost_s, p->optimal);
+	else
+		snprintf(buf + k, len - (size_t)k, "%s", p->reason ? p->reason : "no optimum");
+}
+
 /* ---- tracer accounting ---- */
 
 static const struct report_group *find_group(const struct report_model *m, const char *workload,
@@ -1522,6 +1613,8 @@ int report_build(struct store *st, const struct report_opts *o,
 	order_rows(m);
 	set_failed(m, &b, failed);
 	compute(m);
+	if (runs_per_boot(st, id, m, &b) < 0)
+		goto out;
 	tracer(m);
 	quieter(m);
 	report_histograms(m);

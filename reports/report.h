@@ -153,6 +153,33 @@ struct report_quiet {
 	size_t candidates;	/* candidates with an interval, wall included */
 };
 
+/*
+ * Runs per boot, sized from the study itself as the pilot (a series with
+ * has_blocks): Kalibera & Jones ("Rigorous Benchmarking in Reasonable
+ * Time", ISMM 2013) after Cochran ("Sampling Techniques", 1977, ch. 10),
+ * the runs per boot that give the narrowest interval of the mean for a
+ * given machine time, r = ceil(sqrt(c_boot sigma_w^2 / (c_run sigma_b^2)))
+ * (nested_optimal_runs(), stats/nested.h), with sigma_w^2, sigma_b^2 the
+ * series' variance components and the costs the engine measured (store.h:
+ * block_entries, results.cost_s):
+ *   c_boot, the fixed cost of one of the variant's blocks: the time its
+ *          backend's enter() and leave() took (the boot, its readiness,
+ *          the kernel state, the shutdown) and the warm-up runs it starts
+ *          with, per block entry;
+ *   c_run, the mean cost of one of the series' measured runs: from its
+ *          workload's prepare to its result in hand, perturb's own
+ *          per-run work included.
+ * The ratio sigma_w^2 / sigma_b^2 has no unit, so the metric's unit does
+ * not matter.
+ */
+struct report_runs_per_boot {
+	double used;		/* the series' runs per block: n / k */
+	unsigned optimal;	/* r; 0: none, reason says why */
+	double boot_cost_s, run_cost_s;	/* NaN when not recorded */
+	int no_boot_effect;	/* sigma_b^2 = 0: no finite optimum */
+	const char *reason;	/* when optimal is 0 (static storage) */
+};
+
 /* One variant's values of one (workload, metric). */
 struct report_series {
 	const char *variant;
@@ -230,6 +257,7 @@ struct report_series {
 	 */
 	int has_blocks;
 	struct nested_result nested;
+	struct report_runs_per_boot rpb;	/* when has_blocks */
 
 	/*
 	 * Runs on several nodes (a study run in shards on a cluster,
@@ -592,6 +620,19 @@ int report_metric_rank(const char *metric);
 /* The note on the verdicts (which interval decides, at which level) and
  * their families, one sentence without a full stop, for every format. */
 void report_holm_note(const struct report_model *m, char *buf, size_t len);
+/* What the "runs/boot (best)" column of the "Runs nested in blocks" table
+ * says, for every format's text above it. */
+extern const char report_runs_per_boot_column[];
+/*
+ * The runs-per-boot sentence of a series with has_blocks, without a full
+ * stop: "VARIANT: this study ran 4 runs per boot; from its own variance
+ * components and costs (boot 14.2 s, run 3.1 s), 9 runs per boot would
+ * give the narrowest interval of the mean for the same machine time
+ * (Kalibera & Jones 2013)", or that there is no measurable boot effect,
+ * or what is missing.  Every format but JSON prints it under the "Runs
+ * nested in blocks" table.
+ */
+void report_runs_per_boot_note(const struct report_series *s, char *buf, size_t len);
 /* The baseline series of a group, or NULL. */
 const struct report_series *report_baseline(const struct report_group *g);
 

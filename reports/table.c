@@ -303,11 +303,22 @@ void tw_nested(struct tw *t, const struct report_model *m, const struct report_g
 {
 	static const char *const labels[] = {
 		"variant", "blocks", "runs", "mean of block means [CI]", "sd within",
-		"sd between", "between share", "F p", NULL,
+		"sd between", "between share", "F p", "runs/boot (best)", NULL,
 	};
-	char a[160];
+	char a[160], note[512];
 
-	header(t, "rrrrrrr", labels);
+	/* what the last column says, where there is an answer; before the
+	 * table: Markdown would take a line right after it for a row */
+	for (size_t i = 0; i < g->n_series; i++) {
+		const struct report_series *s = &g->series[i];
+		if (!s->has_blocks || (!s->rpb.optimal && !s->rpb.no_boot_effect))
+			continue;
+		report_runs_per_boot_note(s, note, sizeof(note));
+		t->ops->para(t);
+		esc(t, note);
+		t->ops->para_end(t);
+	}
+	header(t, "rrrrrrrr", labels);
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
 		const struct nested_result *r = &s->nested;
@@ -330,6 +341,17 @@ void tw_nested(struct tw *t, const struct report_model *m, const struct report_g
 			fmt_p(a, sizeof(a), r->p_value);
 			cellf(t, r->p_value < m->alpha ? TW_MARK : 0, "%s", a);
 		}
+		/* runs per boot: used (best), "more" without a boot effect */
+		t->ops->cell(t, 0);
+		fprintf(t->out, "%.3g (", s->rpb.used);
+		if (s->rpb.optimal)
+			fprintf(t->out, "%u", s->rpb.optimal);
+		else if (s->rpb.no_boot_effect)
+			fputs("more", t->out);
+		else
+			reason(t, s->rpb.reason ? s->rpb.reason : "no optimum");
+		fputc(')', t->out);
+		t->ops->cell_end(t, 0);
 		t->ops->row_end(t);
 	}
 	t->ops->end(t);

@@ -6,11 +6,13 @@
  * niceness 19.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "testlib.h"
 #include "backends/backend.h"
@@ -171,6 +173,92 @@ Test(backends, a_study_that_stops_early_is_never_completed)
 	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM runs WHERE status = 'completed'"), 0);
 	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM runs WHERE status = 'failed'"), 1);
 	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM results"), 3, "the base runs only");
+	free(path);
+}
+
+/*
+ * A backend whose runs are nested in blocks (boots() = 3) and whose blocks
+ * take a known time to enter (60 ms) and to leave (30 ms), slept: the
+ * cost of a boot, not a synchronisation.  The engine, not the backend,
+ * times every block entry and every run (store.h: block_entries,
+ * results.cost_s), so this toy's costs are stored as a boot's are.
+ */
+#define SLOW_ENTER_NS 60000000L
+#define SLOW_LEAVE_NS 30000000L
+
+static int slow_parse(struct yn_ctx *y, const struct ynode *block, void *cfg)
+{
+	return yn_want_map(y, block, "slow") || yn_check_keys(y, block, "slow", NULL);
+}
+
+static int slow_nap(long ns)
+{
+	struct timespec ts = { 0, ns };
+
+	while (nanosleep(&ts, &ts) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+static int slow_enter(struct backend_ctx *ctx)
+{
+	(void)ctx;
+	return slow_nap(SLOW_ENTER_NS);
+}
+
+static int slow_leave(struct backend_ctx *ctx)
+{
+	(void)ctx;
+	return slow_nap(SLOW_LEAVE_NS);
+}
+
+static int slow_boots(const struct variant *v)
+{
+	(void)v;
+	return 3;
+}
+
+static int slow_run(struct backend_ctx *ctx, const struct run_request *req,
+		    struct run_result *res)
+{
+	(void)ctx;
+	return runner_run(req, res);
+}
+
+static const struct backend backend_slow = {
+	.name = "slow", .key = "slow", .cfg_size = 1, .parse = slow_parse,
+	.enter = slow_enter, .leave = slow_leave, .boots = slow_boots, .run = slow_run,
+};
+
+Test(backends, the_cost_of_entering_a_block_and_of_a_run_is_stored)
+{
+	char *path = xasprintf("%s/e.yaml", dir);
+	char *argv[] = { "run", path, "--db", db, "-q", NULL };
+
+	cr_assert_eq(backend_register(&backend_slow), 0);
+	tl_write(dir, "e.yaml",
+		 "name: slow\nrepetitions: 6\nwarmup: 1\norder: sequential\n"
+		 "variants:\n  - {name: base}\n  - {name: slow, slow: {}}\n"
+		 "workloads:\n  - {name: w, cmd: [\"true\"]}\n");
+	cr_assert_eq(cmd_run(5, argv), EXIT_OK);
+	/* 3 blocks a variant, each of 1 warm-up and 2 runs, entered once */
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 18);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM block_entries e JOIN plan p"
+				 " ON p.run_id = e.run_id AND p.seq = e.first_seq"
+				 " WHERE p.variant = 'slow' AND p.warmup = 1"), 3,
+		     "one entry per block, made for its first run");
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM block_entries"), 6);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM block_entries e JOIN plan p"
+				 " ON p.run_id = e.run_id AND p.seq = e.first_seq"
+				 " WHERE p.variant = 'slow' AND e.enter_s >= 0.06 AND e.leave_s >= 0.03"),
+		     3, "the slow blocks' entry and leave are timed");
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM block_entries e JOIN plan p"
+				 " ON p.run_id = e.run_id AND p.seq = e.first_seq"
+				 " WHERE p.variant = 'base' AND e.enter_s >= 0"
+				 " AND e.leave_s >= 0"), 3, "the host's blocks, timed alike");
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE cost_s >= wall_s"),
+		     18, "every run's cost, at least its wall time");
 	free(path);
 }
 

@@ -107,6 +107,11 @@ Test(qemu, two_command_lines_every_run_comes_back)
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p"
 				 " USING (run_id, seq) WHERE m.metric = 'traced' AND m.value = 0"
 				 " AND p.variant = 'plain'"), 3, "%s", r.err);
+	/* the engine timed each variant's boot, entered once (store.h:
+	 * block_entries; seconds under TCG), and every run */
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM block_entries WHERE enter_s > 0.5"
+				 " AND leave_s >= 0"), 2, "%s", r.err);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE cost_s > 0"), 12);
 	cli_result_release(&r);
 	free(db);
 }

@@ -951,6 +951,21 @@ Test(report, noise_floor_is_the_mde_of_the_mean_and_the_p50_resolution)
 	cli_result_release(&r);
 }
 
+/* The stored spin study of 16 runs a variant given 4 blocks of 4 runs,
+ * and Montgomery's loom data as aa's loop_ns (the test below). */
+static void loom_blocks(void)
+{
+	cli_sql_exec(db, "UPDATE plan SET block = repetition / 4 WHERE warmup = 0;"
+		     "WITH t(r, v) AS (VALUES (0, 98), (1, 97), (2, 99), (3, 96),"
+		     " (4, 91), (5, 90), (6, 93), (7, 92), (8, 96), (9, 95), (10, 97), (11, 95),"
+		     " (12, 95), (13, 96), (14, 99), (15, 98))"
+		     " UPDATE metric_values SET value = (SELECT t.v FROM t JOIN plan p"
+		     "  ON p.repetition = t.r WHERE p.run_id = metric_values.run_id"
+		     "  AND p.seq = metric_values.seq)"
+		     " WHERE metric = 'loop_ns' AND seq IN (SELECT seq FROM plan"
+		     "  WHERE variant = 'aa' AND warmup = 0)");
+}
+
 /*
  * Runs nested in blocks: a stored study whose plan is given 4 blocks of 4
  * runs and whose 'aa' loop_ns values are Montgomery's loom data (Design
@@ -980,15 +995,7 @@ Test(report, runs_nested_in_blocks_split_the_variance)
 	cr_assert(!strstr(r.out, "Runs nested in blocks"), "%s", r.out);
 	cli_result_release(&r);
 
-	cli_sql_exec(db, "UPDATE plan SET block = repetition / 4 WHERE warmup = 0;"
-		     "WITH t(r, v) AS (VALUES (0, 98), (1, 97), (2, 99), (3, 96),"
-		     " (4, 91), (5, 90), (6, 93), (7, 92), (8, 96), (9, 95), (10, 97), (11, 95),"
-		     " (12, 95), (13, 96), (14, 99), (15, 98))"
-		     " UPDATE metric_values SET value = (SELECT t.v FROM t JOIN plan p"
-		     "  ON p.repetition = t.r WHERE p.run_id = metric_values.run_id"
-		     "  AND p.seq = metric_values.seq)"
-		     " WHERE metric = 'loop_ns' AND seq IN (SELECT seq FROM plan"
-		     "  WHERE variant = 'aa' AND warmup = 0)");
+	loom_blocks();
 	report(&r, "json", NULL, NULL);
 	doc = json_parse(r.out);
 	cr_assert(doc);
@@ -1027,6 +1034,101 @@ Test(report, runs_nested_in_blocks_split_the_variance)
 		}
 		cli_result_release(&r);
 	}
+}
+
+/*
+ * Runs per boot from the study as the pilot (report.h: struct
+ * report_runs_per_boot): the loom data of the test above in 'aa', 4 runs
+ * in each of 4 blocks, with the costs the engine would have stored set by
+ * hand: 4 block entries of 90 s to enter and 10 s to leave, a warm-up of
+ * 20 s, runs of 1 s; so c_boot = (4 (90 + 10) + 20) / 4 = 105 s, c_run =
+ * 1 s and r = ceil(sqrt(105 (91/48) / (167/24))) = ceil(5.35) = 6.  The
+ * baseline's loop_ns has the same four values in every block: no boot
+ * effect.  Without the costs (a store from before they were measured) the
+ * report says which are missing.
+ */
+Test(report, runs_per_boot_are_sized_from_the_study_and_its_costs)
+{
+	static const char *const formats[][2] = {
+		{ "text", "4 (6)" }, { "markdown", "| 4 (6) |" }, { "html", ">4 (6)<" },
+	};
+	struct cli_result r;
+	struct jv *doc;
+	const struct jv *res, *rpb;
+	double want = ceil(sqrt(105.0 * (91.0 / 48) / (167.0 / 24)));
+
+	cr_assert_float_eq(want, 6, 0);
+	run_spin_study(16, "200000", 0);
+	/* the engine measured every run and block entry of the real study */
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE cost_s IS NULL"
+				 " OR cost_s < wall_s"), 0, "a run costs at least its wall time");
+	cr_assert_gt(cli_sql_int(db, "SELECT count(*) FROM block_entries WHERE enter_s >= 0"
+				 " AND leave_s >= 0"), 0);
+	loom_blocks();
+	cli_sql_exec(db, "UPDATE metric_values SET value = 100 + (SELECT p.repetition % 4"
+		     "  FROM plan p WHERE p.run_id = metric_values.run_id AND p.seq = metric_values.seq)"
+		     " WHERE metric = 'loop_ns' AND seq IN (SELECT seq FROM plan"
+		     "  WHERE variant = 'base' AND warmup = 0);"
+		     "DELETE FROM block_entries; UPDATE results SET cost_s = NULL;"
+		     "INSERT INTO block_entries (run_id, first_seq, enter_s, leave_s)"
+		     " SELECT run_id, min(seq), 90, 10 FROM plan WHERE variant = 'aa'"
+		     " AND warmup = 0 GROUP BY block;"
+		     "UPDATE results SET cost_s = (SELECT CASE p.warmup WHEN 1 THEN 20 ELSE 1 END"
+		     "  FROM plan p WHERE p.run_id = results.run_id AND p.seq = results.seq)"
+		     " WHERE seq IN (SELECT seq FROM plan WHERE variant = 'aa');");
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	res = jresult(doc, "loop_ns", "aa");
+	rpb = jpath(res, "blocks.runs_per_boot");
+	cr_assert(rpb, "%s", r.out);
+	cr_assert_float_eq(jnum(rpb, "used"), 4, 1e-12);
+	cr_assert_float_eq(jnum(rpb, "optimal"), want, 0);
+	cr_assert_float_eq(jnum(rpb, "boot_cost_s"), 105, 1e-9);
+	cr_assert_float_eq(jnum(rpb, "run_cost_s"), 1, 1e-9);
+	cr_assert_eq(jget(rpb, "reason")->t, J_NULL);
+	/* sigma_b^2 = 0: no finite optimum, whatever the costs */
+	rpb = jpath(jresult(doc, "loop_ns", "base"), "blocks.runs_per_boot");
+	cr_assert(rpb, "%s", r.out);
+	cr_assert_eq(jget(rpb, "optimal")->t, J_NULL);
+	cr_assert(jget(rpb, "no_boot_effect")->t == J_BOOL && jget(rpb, "no_boot_effect")->num == 1);
+	cr_assert(strstr(jstr(rpb, "reason"), "no measurable boot effect"), "%s",
+		  jstr(rpb, "reason"));
+	/* its variant has no block entry recorded */
+	rpb = jpath(jresult(doc, "loop_ns", "plus1"), "blocks.runs_per_boot");
+	if (rpb && !jget(rpb, "no_boot_effect")->num)
+		cr_assert(strstr(jstr(rpb, "reason"), "the costs of a boot and of a run are not "
+				 "recorded"), "%s", jstr(rpb, "reason"));
+	json_free(doc);
+	cli_result_release(&r);
+
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		report(&r, formats[i][0], NULL, NULL);
+		cr_assert(strstr(r.out, "runs/boot (best)"), "%s: %s", formats[i][0], r.out);
+		cr_assert(strstr(r.out, formats[i][1]), "%s: %s", formats[i][0], r.out);
+		cr_assert(strstr(r.out, "4 (more)"), "%s: %s", formats[i][0], r.out);
+		cr_assert(strstr(r.out, "no measurable boot effect"), "%s", formats[i][0]);
+		cr_assert(strstr(r.out, "narrowest interval of the mean"), "%s", formats[i][0]);
+		cli_result_release(&r);
+	}
+
+	/* a store from before the costs were measured */
+	cli_sql_exec(db, "DELETE FROM block_entries; UPDATE results SET cost_s = NULL");
+	report(&r, "json", NULL, NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	rpb = jpath(jresult(doc, "loop_ns", "aa"), "blocks.runs_per_boot");
+	cr_assert(rpb, "%s", r.out);
+	cr_assert_eq(jget(rpb, "optimal")->t, J_NULL);
+	cr_assert_eq(jget(rpb, "boot_cost_s")->t, J_NULL);
+	cr_assert_eq(jget(rpb, "run_cost_s")->t, J_NULL);
+	cr_assert(strstr(jstr(rpb, "reason"), "the costs of a boot and of a run are not "
+			 "recorded"), "%s", jstr(rpb, "reason"));
+	json_free(doc);
+	cli_result_release(&r);
+	report(&r, "text", NULL, NULL);
+	cr_assert(strstr(r.out, "the costs of a boot and of a run are not recorded"), "%s", r.out);
+	cli_result_release(&r);
 }
 
 /* A variant stored with a virtual time base (deterministic: QEMU -icount)

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -695,6 +696,54 @@ Test(store, reopen_keeps_wal_and_data)
 	cr_assert_eq(sqlite3_column_int(st, 0), STORE_SCHEMA_VERSION);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
+	free(p.e);
+}
+
+/*
+ * The costs the engine stores (block_entries, results.cost_s) come back
+ * summed by variant, and by workload and variant: runs cost 1 + seq
+ * seconds (seq 11's not measured), warm-ups (seqs 0-3) apart; alpha's
+ * blocks entered at seq 0 (2 s, left in 3 s) and at seq 4 (7 s, then
+ * entered again at that seq by a resume: 9 s, not left), zeta's at seq 2
+ * (5 s, not left).
+ */
+Test(store, block_and_run_costs_are_summed)
+{
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, NULL, 0);
+	struct store_block_cost vc[2];
+	struct store_run_cost rc[4];
+
+	for (int seq = 0; seq < PLAN_N; seq++) {
+		struct run_result r;
+		make_result(&p, seq, &r);
+		cr_assert_eq(store_put_result_cost(s, run, seq, &r, seq == 11 ? NAN : 1.0 + seq),
+			     0);
+		free_result(&r);
+	}
+	cr_assert_eq(store_put_block_time(s, run, 0, 0, 2), 0);
+	cr_assert_eq(store_put_block_time(s, run, 0, 1, 3), 0);
+	cr_assert_eq(store_put_block_time(s, run, 2, 0, 5), 0);
+	cr_assert_eq(store_put_block_time(s, run, 4, 0, 7), 0);
+	cr_assert_eq(store_put_block_time(s, run, 4, 1, 1), 0);
+	cr_assert_eq(store_put_block_time(s, run, 4, 0, 9), 0);
+	cr_assert_eq(store_block_costs(s, run, 2, 2, vc, rc), 0);
+	cr_assert_eq(vc[1].entries, 2);
+	cr_assert_float_eq(vc[1].switch_s, 2 + 3 + 9, 1e-12);
+	cr_assert_float_eq(vc[1].warmup_s, 1 + 2, 1e-12);
+	cr_assert_eq(vc[0].entries, 1);
+	cr_assert_float_eq(vc[0].switch_s, 5, 1e-12);
+	cr_assert_float_eq(vc[0].warmup_s, 3 + 4, 1e-12);
+	/* rc[workload * 2 + variant]: seqs 4-11 run (v1,w1) (v1,w0) (v0,w1) (v0,w0) */
+	cr_assert(rc[1 * 2 + 1].n == 2 && rc[1 * 2 + 1].sum_s == 5 + 9);
+	cr_assert(rc[0 * 2 + 1].n == 2 && rc[0 * 2 + 1].sum_s == 6 + 10);
+	cr_assert(rc[1 * 2 + 0].n == 2 && rc[1 * 2 + 0].sum_s == 7 + 11);
+	cr_assert(rc[0 * 2 + 0].n == 1 && rc[0 * 2 + 0].sum_s == 8, "seq 11 has no cost");
+	/* a run of another id has none */
+	cr_assert_eq(store_block_costs(s, run + 1, 2, 2, vc, rc), 0);
+	cr_assert(!vc[0].entries && !vc[1].entries && !rc[0].n && !rc[3].n);
+	store_close(s);
 	free(p.e);
 }
 

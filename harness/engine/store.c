@@ -191,15 +191,18 @@ static int migrate_matrix(sqlite3 *db)
 			    NULL, NULL, NULL);
 }
 
-/* v3: results.output_dropped, the bytes of the run's output that were not
- * kept (core/runner.h: the bound); 0 for results stored before.  Added
- * only when missing, so that it does not depend on its place in the list. */
-static int migrate_output_dropped(sqlite3 *db)
+/* Add column col to table (ddl: its ALTER TABLE) unless it is there:
+ * what makes a migration that adds a column order-independent. */
+static int add_missing_column(sqlite3 *db, const char *table, const char *col, const char *ddl)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('results')"
-				    " WHERE name = 'output_dropped'", -1, &st, NULL);
+	int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+				    -1, &st, NULL);
 
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 2, col, -1, SQLITE_STATIC);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
 	sqlite3_finalize(st);
@@ -207,8 +210,16 @@ static int migrate_output_dropped(sqlite3 *db)
 		return SQLITE_OK;
 	if (rc != SQLITE_DONE)
 		return rc;
-	return sqlite3_exec(db, "ALTER TABLE results ADD COLUMN"
-			    " output_dropped INTEGER NOT NULL DEFAULT 0;", NULL, NULL, NULL);
+	return sqlite3_exec(db, ddl, NULL, NULL, NULL);
+}
+
+/* v3: results.output_dropped, the bytes of the run's output that were not
+ * kept (core/runner.h: the bound); 0 for results stored before.  Added
+ * only when missing, so that it does not depend on its place in the list. */
+static int migrate_output_dropped(sqlite3 *db)
+{
+	return add_missing_column(db, "results", "output_dropped", "ALTER TABLE results ADD COLUMN"
+				  " output_dropped INTEGER NOT NULL DEFAULT 0;");
 }
 
 /* v5: shards, the parts of a study split for a cluster (store.h,
@@ -252,48 +263,49 @@ static int migrate_calibration(sqlite3 *db)
 			    NULL, NULL, NULL);
 }
 
-/* Run alter (an ALTER TABLE table ADD COLUMN column) only when table has
- * no column named column: a migration that adds columns is then
- * order-independent.  An SQLite result code. */
-static int add_column(sqlite3 *db, const char *table, const char *column, const char *alter)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
-				    -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc == SQLITE_DONE)
-		rc = sqlite3_exec(db, alter, NULL, NULL, NULL);
-	else if (rc == SQLITE_ROW)
-		rc = SQLITE_OK;
-	return rc;
-}
-
 /* v7: results.cpu and results.start_mono (order: duet: where and when each run
  * of a pair ran; NULL when not known).  Order-independent: each column is
  * added only when it is missing. */
 static int migrate_duet(sqlite3 *db)
 {
-	int rc = add_column(db, "results", "cpu", "ALTER TABLE results ADD COLUMN cpu INTEGER;");
+	int rc = add_missing_column(db, "results", "cpu", "ALTER TABLE results ADD COLUMN cpu INTEGER;");
+
 	if (rc == SQLITE_OK)
-		rc = add_column(db, "results", "start_mono",
-				"ALTER TABLE results ADD COLUMN start_mono REAL;");
+		rc = add_missing_column(db, "results", "start_mono",
+					"ALTER TABLE results ADD COLUMN start_mono REAL;");
 	return rc;
 }
 
-/* v8: calibration.ops_metric, a calibration: block's ops_metric (struct
+/* v8: what a study's blocks cost (store.h; the report's runs per boot,
+ * docs/report-json.md): block_entries, one row per entry of a variant's
+ * block (a boot of a boot: variant) with the seconds its backend's enter()
+ * and leave() took, and results.cost_s, the seconds the engine spent on
+ * one run (NULL: not measured).  Order-independent: IF NOT EXISTS, and
+ * the column added only when missing. */
+static int migrate_block_costs(sqlite3 *db)
+{
+	int rc = sqlite3_exec(db, "CREATE TABLE IF NOT EXISTS block_entries ("
+			      " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+			      " first_seq INTEGER NOT NULL,"
+			      " enter_s REAL NOT NULL,"
+			      " leave_s REAL,"
+			      " PRIMARY KEY (run_id, first_seq)) WITHOUT ROWID;",
+			      NULL, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = add_missing_column(db, "results", "cost_s",
+					"ALTER TABLE results ADD COLUMN cost_s REAL;");
+	return rc;
+}
+
+/* v9: calibration.ops_metric, a calibration: block's ops_metric (struct
  * workload's calib_ops_metric; NULL when none): the report measures a
  * tracer's events per hit from it (reports/calib.h).  Order-independent:
  * the column is added only when it is missing. */
 static int migrate_calib_ops(sqlite3 *db)
 {
-	return add_column(db, "calibration", "ops_metric",
-			  "ALTER TABLE calibration ADD COLUMN ops_metric TEXT;");
+	return add_missing_column(db, "calibration", "ops_metric",
+				  "ALTER TABLE calibration ADD COLUMN ops_metric TEXT;");
 }
 
 /* Each returns an SQLite result code. */
@@ -305,6 +317,7 @@ static int (*const migrations[])(sqlite3 *db) = {
 	migrate_add_shards,
 	migrate_calibration,
 	migrate_duet,
+	migrate_block_costs,
 	migrate_calib_ops,
 };
 
@@ -1114,11 +1127,17 @@ static int reserved_metric(const char *name)
 int store_put_result(struct store *s, int64_t run_id, int seq,
 		     const struct run_result *r)
 {
+	return store_put_result_cost(s, run_id, seq, r, NAN);
+}
+
+int store_put_result_cost(struct store *s, int64_t run_id, int seq,
+			  const struct run_result *r, double cost_s)
+{
 	static const char result_sql[] =
 		"INSERT INTO results (run_id, seq, status, exit_code, signal,"
 		" reason, started, wall_s, user_s, sys_s, maxrss_kb, output_tail,"
-		" output_dropped, cpu, start_mono)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+		" output_dropped, cpu, start_mono, cost_s)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 	sqlite3_stmt *res = NULL, *val = NULL;
 	int rc, ret = -1;
 
@@ -1154,6 +1173,8 @@ int store_put_result(struct store *s, int64_t run_id, int seq,
 		rc |= sqlite3_bind_int(res, 14, r->cpu);
 	if (r->start_mono > 0)
 		rc |= sqlite3_bind_double(res, 15, r->start_mono);
+	if (isfinite(cost_s) && cost_s >= 0)
+		rc |= sqlite3_bind_double(res, 16, cost_s);
 	if (r->status != RUN_OK)
 		rc |= sqlite3_bind_text(res, 12, r->out_tail ? r->out_tail : "",
 					-1, SQLITE_STATIC);
@@ -1199,6 +1220,83 @@ int store_put_unavailable(struct store *s, int64_t run_id, const char *metric,
 			 sqlite3_bind_text(st, 3, reason, -1, SQLITE_STATIC));
 	sqlite3_finalize(st);
 	return ret;
+}
+
+int store_put_block_time(struct store *s, int64_t run_id, int first_seq, int leave,
+			 double secs)
+{
+	static const char *const sql[] = {
+		"INSERT OR REPLACE INTO block_entries (run_id, first_seq, enter_s)"
+		" VALUES (?1, ?2, ?3)",
+		"UPDATE block_entries SET leave_s = ?3 WHERE run_id = ?1 AND first_seq = ?2",
+	};
+	sqlite3_stmt *st = NULL;
+	int ret;
+
+	if (prepare(s, sql[!!leave], &st, write_error) < 0)
+		return -1;
+	ret = step_bound(s, st, sqlite3_bind_int64(st, 1, run_id) |
+			 sqlite3_bind_int(st, 2, first_seq) |
+			 sqlite3_bind_double(st, 3, secs));
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* One row of store_block_costs()'s query: kind 0 the block entries of a
+ * variant, 1 its warm-ups' costs, 2 its measured runs' costs of a workload. */
+struct cost_row {
+	int kind, variant, workload;
+	size_t n;
+	double sum;
+};
+
+static void fill_cost(sqlite3_stmt *st, void *row)
+{
+	struct cost_row *x = row;
+
+	x->kind = sqlite3_column_int(st, 0);
+	x->variant = sqlite3_column_int(st, 1);
+	x->workload = sqlite3_column_int(st, 2);
+	x->n = (size_t)sqlite3_column_int64(st, 3);
+	x->sum = sqlite3_column_double(st, 4);
+}
+
+static const struct row_kind cost_rows = { sizeof(struct cost_row), fill_cost, NULL, 0 };
+
+int store_block_costs(struct store *s, int64_t run_id, size_t n_variants, size_t n_workloads,
+		      struct store_block_cost *vc, struct store_run_cost *rc)
+{
+	void *rows;
+	size_t n;
+
+	memset(vc, 0, n_variants * sizeof(*vc));
+	memset(rc, 0, n_workloads * n_variants * sizeof(*rc));
+	if (rows_of_run(s, "SELECT 0, p.variant_idx, 0, count(*), total(e.enter_s) + total(e.leave_s)"
+			" FROM block_entries e JOIN plan p ON p.run_id = e.run_id"
+			" AND p.seq = e.first_seq WHERE e.run_id = ?1 GROUP BY p.variant_idx"
+			" UNION ALL"
+			" SELECT 1 + (p.warmup = 0), p.variant_idx, p.workload_idx, count(*),"
+			" total(r.cost_s) FROM results r JOIN plan p ON p.run_id = r.run_id"
+			" AND p.seq = r.seq WHERE r.run_id = ?1 AND r.cost_s IS NOT NULL"
+			" GROUP BY p.variant_idx, p.workload_idx, p.warmup",
+			run_id, &cost_rows, &rows, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct cost_row *x = (const struct cost_row *)rows + i;
+		if (x->variant < 0 || (size_t)x->variant >= n_variants)
+			continue;
+		if (x->kind == 0) {
+			vc[x->variant].entries = x->n;
+			vc[x->variant].switch_s = x->sum;
+		} else if (x->kind == 1) {
+			vc[x->variant].warmup_s += x->sum;
+		} else if (x->workload >= 0 && (size_t)x->workload < n_workloads) {
+			rc[(size_t)x->workload * n_variants + (size_t)x->variant] =
+				(struct store_run_cost){ x->n, x->sum };
+		}
+	}
+	free(rows);
+	return 0;
 }
 
 int store_each_unavailable(struct store *s, int64_t run_id,
@@ -2125,6 +2223,9 @@ int store_merge_results(struct store *s, int64_t run_id, const char *src_db,
 		" WHERE run_id = ?2 AND seq IN (SELECT seq FROM temp.merge_new)",
 		"INSERT OR IGNORE INTO main.unavailable (run_id, metric, reason)"
 		" SELECT ?1, metric, reason FROM shard.unavailable WHERE run_id = ?2",
+		"INSERT OR IGNORE INTO main.block_entries (run_id, first_seq, enter_s, leave_s)"
+		" SELECT ?1, first_seq, enter_s, leave_s FROM shard.block_entries"
+		" WHERE run_id = ?2 AND first_seq >= ?3 AND first_seq < ?4",
 	};
 	sqlite3_stmt *st = NULL;
 	int ret = -1, attached = 0;

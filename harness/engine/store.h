@@ -1,9 +1,10 @@
 /*
  * store.h - the results database (SQLite).
  *
- * Schema version 3 (PRAGMA user_version; store_open migrates older
+ * Schema version 8 (PRAGMA user_version; store_open migrates older
  * databases forward, refuses newer ones; v2 added plan.block and
- * variants.timebase, v3 the table matrix, v4 results.output_dropped, v5 shards):
+ * variants.timebase, v3 the table matrix, v4 results.output_dropped, v5 shards,
+ * v8 block_entries and results.cost_s):
  *   experiments(id, name, path, text, sha256)
  *   runs(id, experiment_id, name, baseline, seed, "order", argv, started,
  *        ended, status, perturb_version, machine_json,
@@ -20,13 +21,28 @@
  *                                          (plan.h; 0 in plans stored by v1)
  *   results(run_id, seq, status, exit_code, signal, reason, started,
  *           wall_s, user_s, sys_s, maxrss_kb, output_tail, output_dropped,
- *           cpu, start_mono)
+ *           cpu, start_mono, cost_s)
  *                                          one row per finished run; output_dropped:
  *                                          bytes of its output not kept (runner.h);
  *                                          v7: cpu, the CPU a run was pinned to
  *                                          when one, start_mono the CLOCK_MONOTONIC
  *                                          second its timed window opened (NULL:
- *                                          not known; order: duet's pairs)
+ *                                          not known; order: duet's pairs);
+ *                                          v8: cost_s the seconds the engine spent
+ *                                          on the run: its workload's prepare
+ *                                          commands, the backend's run and its
+ *                                          result (NULL: not measured, order:
+ *                                          duet's pairs and stores before v8)
+ *   block_entries(run_id, first_seq, enter_s, leave_s)
+ *                                          v8: one row per entry of a variant's
+ *                                          block (plan.h: a boot of a boot:
+ *                                          variant), made for plan entry
+ *                                          first_seq (its variant and block are
+ *                                          that plan row's): the seconds its
+ *                                          backend's enter() took, and leave()
+ *                                          (NULL until left); a block entered
+ *                                          again by --resume at the same seq
+ *                                          keeps the last entry
  *   metric_values(run_id, seq, metric, value, unit, scaled,
  *                 time_enabled_ns, time_running_ns)
  *                                          regex metrics and counters (counters.h:
@@ -79,7 +95,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 
 /*
  * Open a results database.
@@ -144,6 +160,33 @@ int store_append_plan(struct store *s, const struct experiment *exp,
  * is refused, and so is a second result for the same seq. */
 int store_put_result(struct store *s, int64_t run_id, int seq,
 		     const struct run_result *r);
+/* store_put_result() with the run's cost (results.cost_s, seconds; NaN or
+ * negative: not measured, stored NULL). */
+int store_put_result_cost(struct store *s, int64_t run_id, int seq,
+			  const struct run_result *r, double cost_s);
+/* A block entry (block_entries): leave 0 records that the block entered
+ * for plan entry first_seq took secs to enter (replacing an earlier entry
+ * at that seq), leave 1 that it took secs to leave. */
+int store_put_block_time(struct store *s, int64_t run_id, int first_seq, int leave,
+			 double secs);
+/*
+ * What a run's blocks and runs cost, as the engine measured them (v8:
+ * block_entries, results.cost_s): per variant idx, vc[vi]; per workload
+ * and variant idx, rc[wi * n_variants + vi], the measured (not warm-up)
+ * results with a cost.  Zeroed first; rows of an idx outside the bounds
+ * are not counted.  A run stored before v8 has none: every count 0.
+ */
+struct store_block_cost {
+	size_t entries;		/* block entries recorded */
+	double switch_s;	/* the seconds their enter() and leave() took, summed */
+	double warmup_s;	/* the costs of the variant's warm-up runs, summed */
+};
+struct store_run_cost {
+	size_t n;		/* measured results with a cost */
+	double sum_s;		/* their costs, summed */
+};
+int store_block_costs(struct store *s, int64_t run_id, size_t n_variants, size_t n_workloads,
+		      struct store_block_cost *vc, struct store_run_cost *rc);
 /* A metric or counter this run could not measure (stored once per name:
  * the first reason given is kept). */
 int store_put_unavailable(struct store *s, int64_t run_id, const char *metric,
@@ -338,9 +381,10 @@ void store_shards_free(struct store_shard *sh, size_t n);
 int store_latest_sharded_run(struct store *s, int64_t *run_id);
 /*
  * Copy the results of seqs [lo, hi) of run src_run in the database file
- * src_db into run run_id of s, with their metric values and the run's
- * unavailable rows; a seq that has a result in s already is left as it is
- * (never stored twice), so merging again adds nothing.  One transaction;
+ * src_db into run run_id of s, with their metric values, the block entries
+ * made for those seqs and the run's unavailable rows; a seq that has a
+ * result in s already is left as it is (never stored twice), and so is a
+ * block entry, so merging again adds nothing.  One transaction;
  * *added = the results copied.  The caller has checked that both runs
  * have the same experiment and plan (engine/merge.h).
  */

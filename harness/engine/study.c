@@ -342,6 +342,7 @@ struct study {
 	int nocounters;		/* --self-check's variant without counters, or -1 */
 	size_t n_real_variants;	/* before --self-check's */
 	int active, active_block;	/* the variant entered and its block (plan.h) */
+	int entry_seq;		/* the plan entry the active block was entered for */
 	int duet_cpus[2];	/* order: duet's two CPUs (duet_cpus()) */
 	int stopped;		/* the stop signal, 0 when none */
 	int walked;		/* the walk reached the end of the plan (and its rounds) */
@@ -713,10 +714,12 @@ static int begin(struct study *s)
 }
 
 /* Leave the active variant (next: the variant entered right after, or
- * NULL); -1 when its backend failed to. */
+ * NULL), and store how long that took; -1 when its backend failed to, or
+ * the store. */
 static int leave_active(struct study *s, const struct variant *next)
 {
 	struct backend_ctx *ctx;
+	double t = now_mono();
 	int r = 0;
 
 	if (s->active < 0)
@@ -727,24 +730,39 @@ static int leave_active(struct study *s, const struct variant *next)
 		r = ctx->variant->be->leave(ctx);
 	ctx->next = NULL;
 	s->active = -1;
+	if (r == 0 && s->entry_seq >= 0 &&
+	    store_put_block_time(s->st, s->run_id, s->entry_seq, 1, now_mono() - t) < 0)
+		r = -1;
+	s->entry_seq = -1;
 	return r;
 }
 
-/* Make the system be entry pe's variant, unless it is already, in the
- * same block. */
+/*
+ * Make the system be entry pe's variant, unless it is already, in the
+ * same block.  The engine, not the backend, times the block's entry (its
+ * backend's enter(): a boot, its readiness, the kernel state) and its
+ * leave, for every backend alike, and stores them (store.h,
+ * block_entries): the cost of a boot, from which the report sizes the
+ * runs per boot (docs/report-json.md, runs_per_boot).
+ */
 static int switch_to(struct study *s, const struct plan_entry *pe)
 {
 	const struct variant *var = &s->exp.variants[pe->variant];
+	double t;
 
 	if (s->active == pe->variant && s->active_block == pe->block)
 		return 0;
 	/* the next variant: a backend may hand state over to it */
 	if (leave_active(s, var) < 0)
 		return -1;
+	t = now_mono();
 	if (var->be->enter && var->be->enter(&s->ctx[pe->variant]) < 0)
 		return -1;
 	s->active = pe->variant;
 	s->active_block = pe->block;
+	if (store_put_block_time(s->st, s->run_id, pe->seq, 0, now_mono() - t) < 0)
+		return -1;
+	s->entry_seq = pe->seq;
 	return 0;
 }
 
@@ -782,10 +800,11 @@ static int prepare_entry(struct study *s, const struct plan_entry *pe, struct ru
 }
 
 /* Entry pe's result, as its backend's run() returned r: said, stored
- * (unless store is 0: a resumed pair's entry stored before) and released.
- * 1 when a stop ended it (nothing stored), 0, or -1 (printed). */
+ * with its cost (seconds; NaN: not measured) unless store is 0 (a resumed
+ * pair's entry stored before), and released.  1 when a stop ended it
+ * (nothing stored), 0, or -1 (printed). */
 static int finish_entry(struct study *s, const struct plan_entry *pe, int r,
-			struct run_result *res, int store)
+			struct run_result *res, int store, double cost_s)
 {
 	const struct variant *var = &s->exp.variants[pe->variant];
 	const struct workload *wl = &s->exp.workloads[pe->workload];
@@ -813,13 +832,16 @@ static int finish_entry(struct study *s, const struct plan_entry *pe, int r,
 	} else {
 		s->n_ok++;
 	}
-	r = store_put_result(s->st, s->run_id, pe->seq, res);
+	r = store_put_result_cost(s->st, s->run_id, pe->seq, res, cost_s);
 	run_result_release(res);
 	return r < 0 ? -1 : 0;
 }
 
-/* Plan entry i: prepare, run, store.  1 when a stop ended it (nothing
- * stored), 0, or -1 (printed). */
+/* Plan entry i: prepare, run, store.  Its cost is the time from its
+ * workload's prepare to its result in hand: what one more run of a block
+ * costs, the block's entry aside (switch_to); the store's write of it
+ * (a transaction: milliseconds) is not counted.  1 when a stop ended it
+ * (nothing stored), 0, or -1 (printed). */
 static int run_entry(struct study *s, size_t i, struct progress *prog)
 {
 	const struct plan_entry *pe = &s->plan.e[i];
@@ -828,9 +850,13 @@ static int run_entry(struct study *s, size_t i, struct progress *prog)
 	struct run_request req;
 	struct run_result res;
 	char **wargv;
+	double t;
 	int r;
 
-	if (switch_to(s, pe) < 0 || prepare_entry(s, pe, &req, &wargv) < 0)
+	if (switch_to(s, pe) < 0)
+		return -1;
+	t = now_mono();
+	if (prepare_entry(s, pe, &req, &wargv) < 0)
 		return -1;
 	progress_show(prog, var->name, s->exp.workloads[pe->workload].name);
 	r = var->be->run(ctx, &req, &res);
@@ -841,7 +867,7 @@ static int run_entry(struct study *s, size_t i, struct progress *prog)
 					 pe->repetition, pe->warmup };
 		counters_run_failures(s->counters, counter_failed, &f);
 	}
-	return finish_entry(s, pe, r, &res, 1);
+	return finish_entry(s, pe, r, &res, 1, now_mono() - t);
 }
 
 /* ---- order: duet (docs/experiment.md) ---- */
@@ -943,8 +969,9 @@ out:
 	for (int k = 0; k < 2; k++) {
 		argv_free(wargv[k]);
 		if (started) {
+			/* a pair's sides share their time: no cost of one run */
 			int r = finish_entry(s, pe[k], side[k].r, &side[k].res,
-					     !(s->done && s->done[i + (size_t)k]));
+					     !(s->done && s->done[i + (size_t)k]), NAN);
 			if (r < 0 || (r > 0 && ret >= 0))
 				ret = r;
 		}
@@ -1147,7 +1174,7 @@ enum study_result study_run(const struct study_opts *o)
 {
 	struct study s = {
 		.o = o, .nocounters = -1, .n_real_variants = SIZE_MAX, .lock_fd = -1,
-		.active = -1, .active_block = -1, .t0 = now_mono(),
+		.active = -1, .active_block = -1, .entry_seq = -1, .t0 = now_mono(),
 	};
 	enum study_result ret = STUDY_REFUSED;
 
