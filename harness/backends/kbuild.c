@@ -27,11 +27,6 @@ static const char *const build_tools[] = {
 	"make", "gcc", "flex", "bison", "bc", "tar", "xz", "/usr/include/libelf.h",
 };
 
-static int file_exists(const char *path)
-{
-	return access(path, R_OK) == 0;
-}
-
 char *kbuild_script(const char *name)
 {
 	const char *env = getenv("PERTURB_KERNELS");
