@@ -222,3 +222,32 @@ Test(util, shell_word_survives_the_shell)
 		strbuf_release(&w);
 	}
 }
+
+/* An environment built with argv_copy() and env_put(): a key replaced in
+ * its place, a new one appended, a list prefixed, the original untouched. */
+Test(util, env_put_replaces_appends_and_prefixes)
+{
+	char *const base[] = { "A=1", "LD_PRELOAD=old.so", NULL };
+	char **e = argv_copy(base), **empty = argv_copy(NULL);
+	size_t n = 0;
+	char **v = NULL;
+
+	env_put(&e, "A", "2", NULL);
+	env_put(&e, "B", "3", NULL);
+	env_put(&e, "LD_PRELOAD", "new.so", ":");
+	env_put(&e, "LIST", "first", ":");	/* nothing to join: the value alone */
+	cr_assert(e[0] && e[1] && e[2] && e[3] && !e[4]);
+	cr_expect_str_eq(e[0], "A=2");
+	cr_expect_str_eq(e[1], "LD_PRELOAD=new.so:old.so");
+	cr_expect_str_eq(e[2], "B=3");
+	cr_expect_str_eq(e[3], "LIST=first");
+	cr_expect_str_eq(base[0], "A=1");
+	cr_expect(empty && !empty[0]);
+	argv_push(&v, &n, "perf");
+	argv_push(&v, &n, "-a");
+	cr_expect(n == 2 && !strcmp(v[0], "perf") && !strcmp(v[1], "-a") && !v[2]);
+	cr_expect(file_exists("/") && !file_exists("/no/such/path/at/all"));
+	argv_free(e);
+	argv_free(empty);
+	argv_free(v);
+}

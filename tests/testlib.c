@@ -5,6 +5,7 @@
 #include "testlib.h"
 
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,13 +27,23 @@
 
 /* ---- files ---- */
 
-char *tl_tmpdir(void)
-{
-	char tmpl[] = "/tmp/perturb-test-XXXXXX";
-	char *d = mkdtemp(tmpl);
-	cr_assert(d, "mkdtemp: %s", strerror(errno));
-	return strdup(d);
-}
+/*
+ * The folders tl_tmpdir() made, each with the process that made it, which
+ * removes it when it exits if the test did not: cr_skip_test() exits at
+ * once, without the suite's fini, and a test that failed an assertion may
+ * not reach its own tl_rmtree().  A process forked by a test inherits the
+ * list but removes only its own.
+ */
+struct made_dir {
+	char *path;
+	pid_t pid;
+};
+static struct made_dir *made;
+static size_t n_made, alloc_made;
+
+/* The run's list of folders (tl_tmpdir() appends "PATH\tSUITE/TEST"),
+ * made by the runner before the first test, read after the last. */
+#define TL_RUN_DIRS_ENV "PERTURB_TEST_DIRS"
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -41,10 +52,135 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return 0;
 }
 
+static void rm_tree(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void remove_made(void)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n_made; i++) {
+		if (made[i].pid == getpid()) {
+			rm_tree(made[i].path);
+			free(made[i].path);
+		} else {
+			made[kept++] = made[i];
+		}
+	}
+	n_made = kept;
+	if (!n_made) {
+		free(made);
+		made = NULL;
+		alloc_made = 0;
+	}
+}
+
+/* Note dir in the run's list: one write, appended whole among the
+ * parallel tests' (O_APPEND). */
+static void list_in_run(const char *dir)
+{
+	const char *list = getenv(TL_RUN_DIRS_ENV);
+	const struct criterion_test *t = criterion_current_test;
+	char *line;
+	int fd;
+
+	if (!list || !*list)
+		return;
+	line = xasprintf("%s\t%s/%s\n", dir, t ? t->category : "?", t ? t->name : "?");
+	fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC);
+	cr_assert(fd >= 0, "%s: %s", list, strerror(errno));
+	cr_assert(write(fd, line, strlen(line)) == (ssize_t)strlen(line), "%s: %s", list,
+		  strerror(errno));
+	close(fd);
+	free(line);
+}
+
+char *tl_tmpdir(void)
+{
+	char tmpl[] = "/tmp/perturb-test-XXXXXX";
+	char *d = mkdtemp(tmpl);
+	cr_assert(d, "mkdtemp: %s", strerror(errno));
+	static int registered;	/* a fork inherits the registration too */
+	if (!registered)
+		registered = atexit(remove_made) == 0;
+	ALLOC_GROW(made, n_made + 1, alloc_made);
+	made[n_made].path = strdup(d);
+	made[n_made++].pid = getpid();
+	list_in_run(d);
+	return strdup(d);
+}
+
 void tl_rmtree(const char *dir)
 {
-	if (dir)
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (!dir)
+		return;
+	rm_tree(dir);
+	/* gone: its name may be another's next */
+	for (size_t i = 0; i < n_made; i++)
+		if (made[i].pid == getpid() && !strcmp(made[i].path, dir)) {
+			free(made[i].path);
+			made[i] = made[--n_made];
+			break;
+		}
+}
+
+/*
+ * The check that no test leaves its folder (whatever ended it: a skip, a
+ * failure, a crash, a time-out), in Criterion's runner process: before the
+ * first test it makes the run's list and hands it to the tests (their
+ * processes inherit the environment); after the last one, every folder of
+ * the list still there is reported with its test, removed, and fails the
+ * run.  The list is this run's alone, so other suites running at the same
+ * time (other /tmp/perturb-test-* folders) do not count, and it is read
+ * only when every test process has ended.
+ */
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+	char list[] = "/tmp/perturb-tests-run-XXXXXX";
+	int fd = mkstemp(list);
+
+	(void)set;
+	if (fd < 0) {
+		fprintf(stderr, "perturb-tests: cannot make the list of test folders: %s\n",
+			strerror(errno));
+		return;
+	}
+	close(fd);
+	setenv(TL_RUN_DIRS_ENV, list, 1);
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+	const char *list = getenv(TL_RUN_DIRS_ENV);
+	char *text, *line, *save = NULL;
+	size_t left = 0;
+
+	if (!list || !(text = read_file(list, NULL)))
+		return;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *test = strchr(line, '\t');
+		struct stat st;
+
+		if (test)
+			*test++ = '\0';
+		if (lstat(line, &st) < 0)
+			continue;
+		printf("perturb-tests: error: %s left its folder %s (removed)\n",
+		       test ? test : "a test", line);
+		rm_tree(line);
+		left++;
+	}
+	free(text);
+	unlink(list);
+	unsetenv(TL_RUN_DIRS_ENV);
+	if (left) {
+		printf("perturb-tests: %zu test folder%s left behind: each test removes its "
+		       "folder whatever ends it (tests/testlib.h)\n", left, left > 1 ? "s" : "");
+		fflush(stdout);
+		stats->errors++;	/* the run fails */
+	}
 }
 
 void tl_fixture_open(char **dir, char **db, const char *db_name, char **work)

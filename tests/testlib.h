@@ -17,7 +17,13 @@
 
 /* ---- files ---- */
 
-/* mkdtemp under /tmp; returns the malloc'd path. */
+/*
+ * mkdtemp under /tmp (/tmp/perturb-test-XXXXXX); returns the malloc'd path.
+ * The test removes it (tl_rmtree, a fixture's tl_teardown); if it does not
+ * (a skip, a failed assertion), the process that made it does when it
+ * exits.  A folder still there after the whole run (a crash, a time-out)
+ * is reported with its test, removed, and fails the run.
+ */
 char *tl_tmpdir(void);
 /* rm -rf; nothing for NULL. */
 void tl_rmtree(const char *dir);

@@ -85,12 +85,6 @@ void bpf_release(void *cfg)
 	c->text = NULL;
 }
 
-static int exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
-
 /* Each tracepoint:CAT:NAME without wildcards must be an event of tracefs. */
 static int check_tracepoints(const char *text, const char *tracefs, char *why, size_t len)
 {
@@ -106,7 +100,7 @@ static int check_tracepoints(const char *text, const char *tracefs, char *why, s
 			if (colon && !strpbrk(name, "*?[")) {
 				*colon = '/';
 				path = xasprintf("%s/events/%s", tracefs, name);
-				ok = exists(path);
+				ok = file_exists(path);
 				free(path);
 				*colon = ':';
 			}
@@ -154,7 +148,7 @@ int bpf_check_attach(const struct bpf_cfg *c, const char *tracefs, char *why, si
 	if (!program_exists("bpftrace"))
 		return why_error(why, len, "bpf: needs the program 'bpftrace' (Debian package: "
 				 "bpftrace)");
-	if (!exists(BPF_STATS_SYSCTL))
+	if (!file_exists(BPF_STATS_SYSCTL))
 		return why_error(why, len, "bpf: this kernel has no %s: no BPF run statistics",
 				 BPF_STATS_SYSCTL);
 	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
@@ -164,7 +158,7 @@ int bpf_check_attach(const struct bpf_cfg *c, const char *tracefs, char *why, si
 			continue;
 		path = types[i].needs[0] == '/' ? xstrdup(types[i].needs) :
 		       xasprintf("%s/%s", tracefs, types[i].needs);
-		ok = exists(path);
+		ok = file_exists(path);
 		free(path);
 		if (!ok)
 			return why_error(why, len, "%s: refused on this kernel: %s", types[i].type,

@@ -255,13 +255,6 @@ void journal_format(const struct journal *j, struct strbuf *sb)
 	strbuf_addf(sb, "end %s\n", sha);
 }
 
-static void push(char ***v, size_t *n, const char *s)
-{
-	*v = xrealloc(*v, (*n + 2) * sizeof(**v));
-	(*v)[(*n)++] = xstrdup(s);
-	(*v)[*n] = NULL;
-}
-
 static int parse_line(struct journal *j, const char *key, const char *val)
 {
 	struct ktrace_state *s = &j->prior;
@@ -301,14 +294,14 @@ static int parse_line(struct journal *j, const char *key, const char *val)
 		s->cpu_buffer_kb = xrealloc(s->cpu_buffer_kb, (s->n_cpu_buffer + 1) * sizeof(long));
 		s->cpu_buffer_kb[s->n_cpu_buffer++] = l;
 	} else if (!strcmp(key, "event")) {
-		push(&s->events, &s->n_events, val);
+		argv_push(&s->events, &s->n_events, val);
 	} else if (!strcmp(key, "option")) {
-		push(&s->options, &s->n_options, val);
+		argv_push(&s->options, &s->n_options, val);
 	} else if (!strcmp(key, "functions_readable")) {
 		if (sscanf(val, "%d", &s->functions_readable) != 1)
 			return -1;
 	} else if (!strcmp(key, "function")) {
-		push(&s->functions, &s->n_functions, val);
+		argv_push(&s->functions, &s->n_functions, val);
 	} else if (!strcmp(key, "cgroup")) {
 		if (*val != '/')
 			return -1;

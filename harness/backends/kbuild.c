@@ -27,11 +27,6 @@ static const char *const build_tools[] = {
 	"make", "gcc", "flex", "bison", "bc", "tar", "xz", "/usr/include/libelf.h",
 };
 
-static int file_exists(const char *path)
-{
-	return access(path, R_OK) == 0;
-}
-
 char *kbuild_script(const char *name)
 {
 	const char *env = getenv("PERTURB_KERNELS");
@@ -267,27 +262,121 @@ out:
 	return found;
 }
 
-void kbuild_print_tail(const char *log, int lines)
+/* The last lines of a log on stderr, after an error message. */
+static void print_log_tail(const char *log, int lines)
 {
-	size_t len = 0;
-	char *data = read_file(log, &len);
-	size_t at = len;
-	int n = 0;
+	char *data = read_file(log, NULL), *tail;
 
 	if (!data)
 		return;
-	while (at > 0 && n <= lines)
-		if (data[--at] == '\n')
-			n++;
-	fprintf(stderr, "%s", data + at + (at > 0));
+	tail = last_lines(data, lines);
+	if (*tail)
+		fprintf(stderr, "%s\n", tail);
+	free(tail);
 	free(data);
+}
+
+/* The failed builds of kbuild_jobs with once set: not tried again. */
+static struct failed_build {
+	char *product, *why;
+} *failed_builds;
+static size_t n_failed_builds, alloc_failed_builds;
+
+static const struct failed_build *failed_build(const char *product)
+{
+	for (size_t i = 0; i < n_failed_builds; i++)
+		if (!strcmp(failed_builds[i].product, product))
+			return &failed_builds[i];
+	return NULL;
+}
+
+/* Undo the moves of a failed build: remove what the script wrote aside. */
+static void unlink_staged(const char *const *moves)
+{
+	for (size_t i = 0; moves && moves[i] && moves[i + 1]; i += 2)
+		unlink(moves[i]);
+}
+
+int kbuild_once(const struct kbuild_job *job, char *why, size_t len)
+{
+	const struct failed_build *f;
+	const char *script = strrchr(job->argv[0], '/');
+	char *lockdir, *lockwhat, **argv;
+	size_t argc = 0;
+	double t0;
+	int e, lk, r, ret = -1;
+
+	if (file_exists(job->product))
+		return 1;
+	if (job->once && (f = failed_build(job->product))) {
+		snprintf(why, len, "%s", f->why);
+		return -1;
+	}
+	lockdir = dir_name(job->lock);
+	if ((e = mkdir_p(lockdir, 0755)) < 0) {
+		why_error(why, len, "cannot create '%s': %s", lockdir, strerror(-e));
+		error("%s", why);
+		free(lockdir);
+		return -1;
+	}
+	free(lockdir);
+	lockwhat = xasprintf("building %s", job->what);
+	lk = perturb_cache_lock(job->lock, lockwhat);
+	free(lockwhat);
+	if (lk < 0)
+		return why_error(why, len, "cannot lock '%s' to build %s", job->lock, job->what);
+	if (file_exists(job->product)) {	/* built while we waited */
+		ret = 1;
+		goto out;
+	}
+
+	/* sh -c 'log=$1; shift; exec sh "$@" >"$log" 2>&1' sh LOG SCRIPT ARGS... */
+	while (job->argv[argc])
+		argc++;
+	argv = xmalloc((argc + 6) * sizeof(*argv));
+	argv[0] = "sh";
+	argv[1] = "-c";
+	argv[2] = "log=$1; shift; exec sh \"$@\" >\"$log\" 2>&1";
+	argv[3] = "sh";
+	argv[4] = (char *)job->log;
+	memcpy(argv + 5, job->argv, (argc + 1) * sizeof(*argv));
+	note("building %s (minutes; log: %s)", job->what, job->log);
+	t0 = now_mono();
+	r = proc_run_command(argv, NULL, NULL, job->timeout_s, script ? script + 1 : job->argv[0]);
+	free(argv);
+	for (size_t i = 0; r == 0 && job->moves && job->moves[i] && job->moves[i + 1]; i += 2)
+		if (rename(job->moves[i], job->moves[i + 1]) < 0) {
+			error("cannot move '%s' to '%s': %s", job->moves[i], job->moves[i + 1],
+			      strerror(errno));
+			r = -1;
+		}
+	if (r == 0 && file_exists(job->product)) {
+		note("built %s in %.0f s", job->what, now_mono() - t0);
+		ret = 0;
+		goto out;
+	}
+	unlink_staged(job->moves);
+	why_error(why, len, "%s%s did not build (log: %s)", job->once ? "unavailable: " : "",
+		  job->what, job->log);
+	if (job->once) {
+		warning("%s; its end:", why);
+		ALLOC_GROW(failed_builds, n_failed_builds + 1, alloc_failed_builds);
+		failed_builds[n_failed_builds].product = xstrdup(job->product);
+		failed_builds[n_failed_builds++].why = xstrdup(why);
+	} else {
+		error("%s; its end:", why);
+	}
+	print_log_tail(job->log, 15);
+out:
+	close(lk);
+	return ret;
 }
 
 char *kbuild_image(const struct boot_cfg *b)
 {
 	char key[65], why[512], *script = script_path(), *dir = NULL, *img = NULL;
-	char *tree = NULL, *tmp = NULL, *log = NULL, *ret = NULL, *lock;
-	int e, lk = -1;
+	char *tree = NULL, *tmp = NULL, *tcfg = NULL, *cfg = NULL, *what = NULL, *ret = NULL;
+	struct kbuild_job job = { .timeout_s = BUILD_TIMEOUT_S };
 
 	if (!script) {
 		error("config: cannot find kernels/build.sh");
@@ -299,21 +388,7 @@ char *kbuild_image(const struct boot_cfg *b)
 	}
 	dir = image_dir(key);
 	img = xasprintf("%s/bzImage", dir);
-	if (file_exists(img)) {
-		ret = img;
-		img = NULL;
-		goto out;
-	}
-	if ((e = mkdir_p(dir, 0755)) < 0) {
-		error("cannot create '%s': %s", dir, strerror(-e));
-		goto out;
-	}
-	lock = xasprintf("%s/.lock", dir);
-	lk = perturb_cache_lock(lock, "building this kernel");
-	free(lock);
-	if (lk < 0)
-		goto out;
-	if (file_exists(img)) {		/* built while we waited */
+	if (file_exists(img)) {		/* cached: no source needed */
 		ret = img;
 		img = NULL;
 		goto out;
@@ -321,36 +396,31 @@ char *kbuild_image(const struct boot_cfg *b)
 	if (!(tree = source_tree(source_of(b))))
 		goto out;
 	tmp = xasprintf("%s/bzImage.%ld", dir, (long)getpid());
-	log = xasprintf("%s/build.log", dir);
-	note("building a kernel from %s with %s (minutes; log: %s)", tree, b->config, log);
-	double t0 = now_mono();
-	char *argv[] = { "sh", "-c", "exec sh \"$1\" \"$2\" \"$3\" \"$4\" >\"$5\" 2>&1", "sh",
-			 script, tree, b->config, tmp, log, NULL };
-	if (proc_run_command(argv, NULL, NULL, BUILD_TIMEOUT_S, "kernels/build.sh") < 0) {
-		error("the kernel build failed; the end of %s:", log);
-		kbuild_print_tail(log, 15);
-		unlink(tmp);
-		goto out;
+	tcfg = xasprintf("%s.config", tmp);
+	cfg = xasprintf("%s.config", img);
+	what = xasprintf("a kernel from %s with %s into %s", tree, b->config, img);
+	char *argv[] = { script, tree, b->config, tmp, NULL };
+	const char *moves[] = { tcfg, cfg, tmp, img, NULL };
+	job.what = what;
+	job.product = img;
+	job.lock = xasprintf("%s/.lock", dir);
+	job.log = xasprintf("%s/build.log", dir);
+	job.argv = argv;
+	job.moves = moves;
+	if (kbuild_once(&job, why, sizeof(why)) >= 0) {
+		ret = img;
+		img = NULL;
 	}
-	char *tcfg = xasprintf("%s.config", tmp), *cfg = xasprintf("%s.config", img);
-	int bad = rename(tcfg, cfg) < 0 || rename(tmp, img) < 0;
-	if (bad)
-		error("cannot move the image into '%s': %s", dir, strerror(errno));
-	free(tcfg);
-	free(cfg);
-	if (bad)
-		goto out;
-	note("built %s in %.0f s", img, now_mono() - t0);
-	ret = img;
-	img = NULL;
+	free((char *)job.lock);
+	free((char *)job.log);
 out:
-	if (lk >= 0)
-		close(lk);
 	free(script);
 	free(dir);
 	free(img);
 	free(tree);
 	free(tmp);
-	free(log);
+	free(tcfg);
+	free(cfg);
+	free(what);
 	return ret;
 }

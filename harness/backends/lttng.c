@@ -182,12 +182,6 @@ static int size_one(const char *path, const struct stat *st, int flag, struct FT
 	return 0;
 }
 
-static int exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
-
 char *lttng_wrapper_path(const char *name)
 {
 	char *pat = xasprintf("/usr/lib/*/liblttng-ust-%s-wrapper.so.1", name), *found = NULL;
@@ -200,7 +194,7 @@ char *lttng_wrapper_path(const char *name)
 	free(pat);
 	for (size_t i = 0; !found && i < ARRAY_SIZE(more); i++) {
 		char *p = xasprintf("%s/liblttng-ust-%s-wrapper.so.1", more[i], name);
-		if (exists(p))
+		if (file_exists(p))
 			found = p;
 		else
 			free(p);
@@ -238,7 +232,7 @@ int lttng_kernel_unavailable(char *why, size_t len)
 	glob_t g;
 	int found;
 
-	if (!exists("/proc/modules")) {
+	if (!file_exists("/proc/modules")) {
 		why_error(why, len, "this kernel has no loadable module support (no "
 			  "/proc/modules): lttng-modules cannot load");
 		return 1;
@@ -335,40 +329,6 @@ int lttng_host_check(const struct variant *v, int dry, char *why, size_t len)
 }
 
 /* ---- the session ---- */
-
-/* envp with key=value set (replaced, or appended; prefixed to a list
- * separated by sep when sep and the key is there). */
-static void env_put(char ***envp, const char *key, const char *value, const char *sep)
-{
-	size_t n = strlen(key), i;
-	char **e = *envp;
-
-	for (i = 0; e[i]; i++)
-		if (!strncmp(e[i], key, n) && e[i][n] == '=') {
-			char *old = e[i];
-			e[i] = sep && old[n + 1] ? xasprintf("%s=%s%s%s", key, value, sep, old + n + 1) :
-			       xasprintf("%s=%s", key, value);
-			free(old);
-			return;
-		}
-	e = xrealloc(e, (i + 2) * sizeof(*e));
-	e[i] = xasprintf("%s=%s", key, value);
-	e[i + 1] = NULL;
-	*envp = e;
-}
-
-static char **env_copy(char *const *envp)
-{
-	size_t n = 0;
-	char **e;
-
-	while (envp[n])
-		n++;
-	e = xcalloc(n + 1, sizeof(*e));
-	for (size_t i = 0; i < n; i++)
-		e[i] = xstrdup(envp[i]);
-	return e;
-}
 
 /* The daemon: its mount namespace's /run and /dev/shm set up by a shell
  * that waits for it and says when its --sig-parent signal came. */
@@ -489,8 +449,8 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 	h->wait_path[0] = xstrdup("/dev/shm/lttng-ust-wait-8");
 	h->wait_path[1] = xasprintf("/dev/shm/lttng-ust-wait-8-%u", (unsigned)getuid());
 	for (int i = 0; i < 2; i++)
-		h->wait_existed[i] = exists(h->wait_path[i]);
-	h->tool_env = env_copy(envp);
+		h->wait_existed[i] = file_exists(h->wait_path[i]);
+	h->tool_env = argv_copy(envp);
 	p = xasprintf("%s/home", h->dir);
 	env_put(&h->tool_env, "LTTNG_HOME", p, NULL);
 	free(p);
@@ -525,7 +485,7 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 		goto fail;
 	/* the workload's: its preloads are not lttng's (their events would be
 	 * recorded) */
-	h->env = env_copy(h->tool_env);
+	h->env = argv_copy(h->tool_env);
 	env_put(&h->env, "LTTNG_UST_REGISTER_TIMEOUT", REGISTER_TIMEOUT_MS, NULL);
 	for (size_t i = 0; i < l->n_preload; i++) {
 		char *lib = lttng_wrapper_path(l->preload[i]);

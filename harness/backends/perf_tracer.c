@@ -149,12 +149,6 @@ const struct backend_block perf_tracer_blocks[] = {
 
 /* ---- what the machine forbids ---- */
 
-static int exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
-
 /* An event that needs the CPU's PMU: perf's hardware and cache events, raw
  * rNNN codes, the cpu PMU's own terms. */
 static int is_hardware(const char *ev)
@@ -201,7 +195,7 @@ static int tracepoint_path(const char *ev, const char *tracefs, char **path)
 
 int perf_tracer_check(const struct perf_cfg *c, const char *tracefs, char *why, size_t len)
 {
-	int has_pmu = exists(PMU_DIR "/cpu") || exists(PMU_DIR "/cpu_core");
+	int has_pmu = file_exists(PMU_DIR "/cpu") || file_exists(PMU_DIR "/cpu_core");
 
 	if (!program_exists("perf"))
 		return why_error(why, len, "perf: needs the program 'perf' (Debian package: "
@@ -221,7 +215,7 @@ int perf_tracer_check(const struct perf_cfg *c, const char *tracefs, char *why, 
 					 "one); software events and tracepoints work", c->events[i],
 					 PMU_DIR);
 		if (tracefs && tracepoint_path(c->events[i], tracefs, &path)) {
-			int ok = exists(path);
+			int ok = file_exists(path);
 			free(path);
 			if (!ok)
 				return why_error(why, len, "perf: no tracepoint '%s' in %s/events",
@@ -263,18 +257,11 @@ struct perf_tracer {
 	double timeout_s;
 };
 
-static void add(char ***v, size_t *n, const char *s)
-{
-	*v = xrealloc(*v, (*n + 2) * sizeof(**v));
-	(*v)[(*n)++] = xstrdup(s);
-	(*v)[*n] = NULL;
-}
-
 /* flag and x in one word: -F999 */
 static void addf(char ***v, size_t *n, const char *flag, long x)
 {
 	char *s = xasprintf("%s%ld", flag, x);
-	add(v, n, s);
+	argv_push(v, n, s);
 	free(s);
 }
 
@@ -284,66 +271,53 @@ static char **build_argv(const struct perf_cfg *c, const struct perf_tracer *t)
 	char **v = NULL, *s;
 	size_t n = 0;
 
-	add(&v, &n, "perf");
+	argv_push(&v, &n, "perf");
 	if (c->mode == PERF_RECORD) {
-		add(&v, &n, "record");
-		add(&v, &n, "-a");
+		argv_push(&v, &n, "record");
+		argv_push(&v, &n, "-a");
 		/* no post-processing pass when it stops, nothing in ~/.debug */
-		add(&v, &n, "--no-buildid");
-		add(&v, &n, "--no-buildid-cache");
-		add(&v, &n, "-D");
-		add(&v, &n, "-1");
+		argv_push(&v, &n, "--no-buildid");
+		argv_push(&v, &n, "--no-buildid-cache");
+		argv_push(&v, &n, "-D");
+		argv_push(&v, &n, "-1");
 		s = xasprintf("--control=fifo:%s,%s", t->ctl_path, t->ack_path);
-		add(&v, &n, s);
+		argv_push(&v, &n, s);
 		free(s);
-		add(&v, &n, "-o");
-		add(&v, &n, t->data_path);
+		argv_push(&v, &n, "-o");
+		argv_push(&v, &n, t->data_path);
 		for (size_t i = 0; i < c->n_events; i++) {
-			add(&v, &n, "-e");
-			add(&v, &n, c->events[i]);
+			argv_push(&v, &n, "-e");
+			argv_push(&v, &n, c->events[i]);
 		}
 		if (c->frequency)
 			addf(&v, &n, "-F", c->frequency);
 		if (c->period)
 			addf(&v, &n, "-c", c->period);
 		if (c->call_graph) {
-			add(&v, &n, "--call-graph");
-			add(&v, &n, graphs[c->call_graph]);
+			argv_push(&v, &n, "--call-graph");
+			argv_push(&v, &n, graphs[c->call_graph]);
 		}
 	} else {
-		add(&v, &n, "trace");
-		add(&v, &n, "-a");
+		argv_push(&v, &n, "trace");
+		argv_push(&v, &n, "-a");
 		if (c->all_syscalls) {
-			add(&v, &n, "--syscalls");
+			argv_push(&v, &n, "--syscalls");
 		} else {
 			struct strbuf sb = STRBUF_INIT;
 			for (size_t i = 0; i < c->n_syscalls; i++)
 				strbuf_addf(&sb, "%s,", c->syscalls[i]);
 			strbuf_addstr(&sb, "getpriority");	/* the markers */
-			add(&v, &n, "-e");
-			add(&v, &n, sb.buf);
+			argv_push(&v, &n, "-e");
+			argv_push(&v, &n, sb.buf);
 			strbuf_release(&sb);
 		}
 		for (size_t i = 0; i < c->n_events; i++) {
-			add(&v, &n, "-e");
-			add(&v, &n, c->events[i]);
+			argv_push(&v, &n, "-e");
+			argv_push(&v, &n, c->events[i]);
 		}
 	}
 	if (c->mmap_pages)
 		addf(&v, &n, "-m", c->mmap_pages);
-	return v;
-}
-
-/* The daemon's environment: envp, and no perfconfig of the user's. */
-static char **perf_env(char *const *envp)
-{
-	char **v = NULL;
-	size_t n = 0;
-
-	for (size_t i = 0; envp && envp[i]; i++)
-		if (strncmp(envp[i], "PERF_CONFIG=", 12))
-			add(&v, &n, envp[i]);
-	add(&v, &n, "PERF_CONFIG=/dev/null");
 	return v;
 }
 
@@ -610,7 +584,7 @@ int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *nam
 		t->ctl_path = xasprintf("%s/%s-perf.ctl", dir, name);
 		t->ack_path = xasprintf("%s/%s-perf.ack", dir, name);
 		/* a file of its own at each entry (perf renames an old one) */
-		for (int i = 1; !t->data_path || exists(t->data_path); i++) {
+		for (int i = 1; !t->data_path || file_exists(t->data_path); i++) {
 			free(t->data_path);
 			t->data_path = xasprintf("%s/%s-perf-%d.data", dir, name, i);
 		}
@@ -647,7 +621,8 @@ int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *nam
 		}
 	}
 	t->argv = build_argv(c, t);
-	env = perf_env(envp);
+	env = argv_copy(envp);		/* and no perfconfig of the user's */
+	env_put(&env, "PERF_CONFIG", "/dev/null", NULL);
 	if (daemon_start(t->argv, env, NULL, t->log_path, 0, NULL, timeout_s, &t->d) < 0)
 		goto out;
 	if ((t->pidfd = pidfd_open(daemon_pid(t->d), 0)) < 0) {

@@ -9,9 +9,10 @@
  * bzImage's header), fetched with apt-get download like the image, once:
  * the modules are cached next to the kernel, in
  * kernel-debian/lttng-modules-VERSION-RELEASE/lib/modules/RELEASE, keyed
- * by the lttng-modules version and the kernel release.  A build that fails
- * is said once ("unavailable: ..." and the log's end) and the variant's
- * runs are errors naming it; the study goes on.  A kernel that cannot take
+ * by the lttng-modules version and the kernel release, built once on the
+ * machine (kbuild_once(), kbuild.h).  A build that fails is said once
+ * ("unavailable: ..." and the log's end), not tried again by this perturb,
+ * and the variant's runs are errors naming it; the study goes on.  A kernel that cannot take
  * the modules is refused up front by check(): `config:` kernels (built
  * without modules, CONFIG_MODULES=n in kernels/configs/base.config, and
  * without the tree a module build needs) and a `kernel: PATH` (no headers
@@ -28,7 +29,6 @@
 #include "qemu.h"
 #include "initramfs.h"
 #include "kbuild.h"
-#include "core/proc.h"
 #include "core/result.h"
 
 #include <dirent.h>
@@ -160,15 +160,12 @@ out:
 	return ret;
 }
 
-/* A module build that failed in this process: not tried again. */
-static char *failed_dir, *failed_why;
-
 char *lttng_guest_modules(const char *kernel, char *why, size_t wlen)
 {
 	char *release = bzimage_release(kernel), *ver = lttng_source_version();
-	char *kdir = dir_name(kernel), *dir = NULL, *mods = NULL, *log = NULL;
-	char *script = kbuild_script("lttng-modules.sh"), *ret = NULL, *lock;
-	int lk = -1;
+	char *kdir = dir_name(kernel), *dir = NULL, *ret = NULL;
+	char *script = kbuild_script("lttng-modules.sh"), *src = NULL, bwhy[400];
+	struct kbuild_job job = { .timeout_s = LTTNG_BUILD_TIMEOUT_S, .once = 1 };
 
 	if (!release) {
 		why_error(why, wlen, "lttng: cannot read the kernel release of '%s'", kernel);
@@ -180,54 +177,30 @@ char *lttng_guest_modules(const char *kernel, char *why, size_t wlen)
 		goto out;
 	}
 	dir = xasprintf("%s/lttng-modules-%s-%s", kdir, ver, release);
-	mods = xasprintf("%s/lib/modules/%s/modules.dep", dir, release);
-	if (access(mods, R_OK) == 0)
-		goto found;
-	if (failed_dir && !strcmp(failed_dir, dir)) {
-		snprintf(why, wlen, "%s", failed_why);
-		goto out;
+	src = xasprintf("%s/lttng-modules-%s", LTTNG_SOURCE_DIR, ver);
+	char *argv[] = { script, release, src, dir, NULL };
+	job.what = xasprintf("lttng-modules %s for %s", ver, release);
+	job.product = xasprintf("%s/lib/modules/%s/modules.dep", dir, release);
+	job.lock = xasprintf("%s.lock", dir);
+	job.log = xasprintf("%s.log", dir);
+	job.argv = argv;
+	/* a failure is said once, then named by the variant's runs */
+	if (kbuild_once(&job, bwhy, sizeof(bwhy)) >= 0) {
+		ret = dir;
+		dir = NULL;
+	} else {
+		why_error(why, wlen, "lttng: unavailable: %s", bwhy);
 	}
-	lock = xasprintf("%s.lock", dir);
-	lk = perturb_cache_lock(lock, "building lttng-modules");
-	free(lock);
-	if (lk < 0) {
-		why_error(why, wlen, "lttng: cannot lock the cache for '%s'", dir);
-		goto out;
-	}
-	if (access(mods, R_OK) == 0)	/* built while we waited */
-		goto found;
-	log = xasprintf("%s.log", dir);
-	note("building lttng-modules %s for %s (minutes; log: %s)", ver, release, log);
-	double t0 = now_mono();
-	char *src = xasprintf("%s/lttng-modules-%s", LTTNG_SOURCE_DIR, ver);
-	char *argv[] = { "sh", "-c", "exec sh \"$1\" \"$2\" \"$3\" \"$4\" >\"$5\" 2>&1", "sh",
-			 script, release, src, dir, log, NULL };
-	int r = proc_run_command(argv, NULL, NULL, LTTNG_BUILD_TIMEOUT_S, "lttng-modules.sh");
-	free(src);
-	if (r < 0 || access(mods, R_OK) < 0) {
-		why_error(why, wlen, "lttng: unavailable: lttng-modules %s did not build for %s "
-			  "(log: %s)", ver, release, log);
-		warning("%s; its end:", why);
-		kbuild_print_tail(log, 10);
-		free(failed_dir);
-		free(failed_why);
-		failed_dir = xstrdup(dir);
-		failed_why = xstrdup(why);
-		goto out;
-	}
-	note("built lttng-modules %s for %s in %.0f s", ver, release, now_mono() - t0);
-found:
-	ret = dir;
-	dir = NULL;
+	free((char *)job.what);
+	free((char *)job.product);
+	free((char *)job.lock);
+	free((char *)job.log);
 out:
-	if (lk >= 0)
-		close(lk);
 	free(release);
 	free(ver);
 	free(kdir);
 	free(dir);
-	free(mods);
-	free(log);
+	free(src);
 	free(script);
 	return ret;
 }

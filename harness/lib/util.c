@@ -75,6 +75,45 @@ void argv_free(char **v)
 	free(v);
 }
 
+void argv_push(char ***v, size_t *n, const char *s)
+{
+	*v = xrealloc(*v, (*n + 2) * sizeof(**v));
+	(*v)[(*n)++] = xstrdup(s);
+	(*v)[*n] = NULL;
+}
+
+char **argv_copy(char *const *v)
+{
+	size_t n = 0;
+	char **c;
+
+	while (v && v[n])
+		n++;
+	c = xcalloc(n + 1, sizeof(*c));
+	for (size_t i = 0; i < n; i++)
+		c[i] = xstrdup(v[i]);
+	return c;
+}
+
+void env_put(char ***envp, const char *key, const char *value, const char *sep)
+{
+	size_t n = strlen(key), i;
+	char **e = *envp;
+
+	for (i = 0; e[i]; i++)
+		if (!strncmp(e[i], key, n) && e[i][n] == '=') {
+			char *old = e[i];
+			e[i] = sep && old[n + 1] ? xasprintf("%s=%s%s%s", key, value, sep, old + n + 1) :
+			       xasprintf("%s=%s", key, value);
+			free(old);
+			return;
+		}
+	e = xrealloc(e, (i + 2) * sizeof(*e));
+	e[i] = xasprintf("%s=%s", key, value);
+	e[i + 1] = NULL;
+	*envp = e;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -646,6 +685,12 @@ int program_exists(const char *prog)
 	}
 	free(copy);
 	return found;
+}
+
+int file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
 }
 
 char *last_lines(const char *s, int n)

@@ -28,6 +28,16 @@ char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
 /* Free a NULL-terminated array of malloc'd strings and the array (NULL: no-op). */
 void argv_free(char **v);
+/* Append a copy of s to *v, a NULL-terminated array of *n malloc'd strings
+ * (NULL and 0 to begin), for argv_free(). */
+void argv_push(char ***v, size_t *n, const char *s);
+/* A copy of the NULL-terminated array v (an environment, an argv; NULL: an
+ * empty one): malloc'd, for argv_free(). */
+char **argv_copy(char *const *v);
+/* Set key=value in *envp, a malloc'd environment (argv_copy()): its entry
+ * replaced, or appended; with sep, and a value there, value is put in
+ * front of the old one, joined by sep (a list: LD_PRELOAD). */
+void env_put(char ***envp, const char *key, const char *value, const char *sep);
 
 /* Grow *arr (of *alloc elements of size elem) so that it can hold need. */
 void grow_array(void **arr, size_t *alloc, size_t need, size_t elem);
@@ -167,6 +177,8 @@ int mkdir_p(const char *path, unsigned mode);
 char *dir_name(const char *path);
 /* Is prog (no slash) found on PATH, or (with slash) executable? */
 int program_exists(const char *prog);
+/* Is there something at path (stat(): a dangling symbolic link is not)? */
+int file_exists(const char *path);
 
 /* The last n lines of s, its trailing newlines left out: malloc'd ("" for
  * an empty s). */
