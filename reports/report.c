@@ -1128,6 +1128,25 @@ void report_runs_per_boot_note(const struct report_series *s, char *buf, size_t 
 		snprintf(buf + k, len - (size_t)k, "%s", p->reason ? p->reason : "no optimum");
 }
 
+const char report_boots_disagree_advice[] =
+	"the runs of a boot share that boot and its moment: under QEMU without KVM (TCG) a "
+	"guest runs at the speed the host gives it then, which moved a loop's boot means by "
+	"tens of percent on a shared VM while its virtual time (deterministic: true) was the "
+	"same in every boot (docs/experiment.md, boots:); compare such variants boot against "
+	"boot (ABBA pairs) or in virtual time";
+
+int report_boots_disagree_note(const struct report_series *s, double alpha, char *buf,
+				size_t len)
+{
+	const struct nested_result *r = &s->nested;
+
+	if (!s->has_blocks || !r->ok || s->virtual_time || !(r->p_value < alpha))
+		return 0;
+	snprintf(buf, len, "%s: its boots disagree (between-boot share %.0f %%, F p %.2g)",
+		 s->label, 100 * r->icc, r->p_value);
+	return 1;
+}
+
 /* ---- tracer accounting ---- */
 
 static const struct report_group *find_group(const struct report_model *m, const char *workload,

@@ -633,6 +633,20 @@ extern const char report_runs_per_boot_column[];
  * nested in blocks" table.
  */
 void report_runs_per_boot_note(const struct report_series *s, char *buf, size_t len);
+/*
+ * The sentence, without a full stop, of a series whose boots disagree: it
+ * has blocks, its times are real (not virtual) and the F test of its
+ * between-boot variance is below alpha: "VARIANT: its boots disagree
+ * (between-boot share 84 %, F p 0.0036)".  Returns 1 with buf filled, 0
+ * (buf untouched) when they do not.  Every format but JSON prints these
+ * above the "Runs nested in blocks" table, then once
+ * report_boots_disagree_advice: what such a share is under TCG (the host's
+ * speed of the moment, bench/tcg-boots.sh; docs/experiment.md, `boots:`)
+ * and the two ways to compare such variants.  JSON has the F test's p.
+ */
+int report_boots_disagree_note(const struct report_series *s, double alpha, char *buf,
+				size_t len);
+extern const char report_boots_disagree_advice[];
 /* The baseline series of a group, or NULL. */
 const struct report_series *report_baseline(const struct report_group *g);
 

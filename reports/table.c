@@ -306,9 +306,24 @@ void tw_nested(struct tw *t, const struct report_model *m, const struct report_g
 		"sd between", "between share", "F p", "runs/boot (best)", NULL,
 	};
 	char a[160], note[512];
+	int disagree = 0;
 
-	/* what the last column says, where there is an answer; before the
-	 * table: Markdown would take a line right after it for a row */
+	/* before the table (Markdown would take a line right after it for a
+	 * row): the series whose boots disagree, and once what that means */
+	for (size_t i = 0; i < g->n_series; i++) {
+		if (!report_boots_disagree_note(&g->series[i], m->alpha, note, sizeof(note)))
+			continue;
+		t->ops->para(t);
+		esc(t, note);
+		t->ops->para_end(t);
+		disagree = 1;
+	}
+	if (disagree) {
+		t->ops->para(t);
+		esc(t, report_boots_disagree_advice);
+		t->ops->para_end(t);
+	}
+	/* what the last column says, where there is an answer */
 	for (size_t i = 0; i < g->n_series; i++) {
 		const struct report_series *s = &g->series[i];
 		if (!s->has_blocks || (!s->rpb.optimal && !s->rpb.no_boot_effect))

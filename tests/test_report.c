@@ -1032,8 +1032,21 @@ Test(report, runs_nested_in_blocks_split_the_variance)
 			cr_assert_leq(n, 100, "a text line over 100 columns: %.*s", (int)n, l);
 			l += n + !!l[n];
 		}
+		/* the loom's boots disagree (F p 1.9e-4 < 0.05): said, with
+		 * what to do; the runs of the other variants are one a block */
+		cr_assert(strstr(r.out, "aa: its boots disagree (between-boot share 79 %, F p "
+				 "0.00019)"), "%s: %s", formats[i], r.out);
+		cr_assert(strstr(r.out, "(ABBA pairs) or in virtual time"), "%s", formats[i]);
+		cr_assert_null(strstr(strstr(r.out, "in virtual time") + 1, "(ABBA pairs)"), "said once");
 		cli_result_release(&r);
 	}
+	/* the same values in virtual time: instructions, not the host's
+	 * speed; nothing to say */
+	cli_sql_exec(db, "UPDATE variants SET timebase = 'virtual' WHERE name = 'aa'");
+	report(&r, "text", NULL, NULL);
+	cr_assert(strstr(r.out, "Runs nested in blocks"), "%s", r.out);
+	cr_assert(!strstr(r.out, "boots disagree"), "%s", r.out);
+	cli_result_release(&r);
 }
 
 /*
