@@ -299,6 +299,17 @@ void tw_table3(struct tw *t, const struct report_group *g)
 	t->ops->end(t);
 }
 
+/* Has g a series whose boots disagree (report_boots_disagree_note())? */
+static int boots_disagree(const struct report_model *m, const struct report_group *g)
+{
+	char buf[8];
+
+	for (size_t i = 0; i < g->n_series; i++)
+		if (report_boots_disagree_note(&g->series[i], m->alpha, buf, sizeof(buf)))
+			return 1;
+	return 0;
+}
+
 void tw_nested(struct tw *t, const struct report_model *m, const struct report_group *g)
 {
 	static const char *const labels[] = {
@@ -318,6 +329,9 @@ void tw_nested(struct tw *t, const struct report_model *m, const struct report_g
 		t->ops->para_end(t);
 		disagree = 1;
 	}
+	/* what that means, once a report: under the first such table */
+	for (const struct report_group *e = m->groups; disagree && e < g; e++)
+		disagree = !e->nested || !boots_disagree(m, e);
 	if (disagree) {
 		t->ops->para(t);
 		esc(t, report_boots_disagree_advice);
