@@ -1045,7 +1045,10 @@ Test(report, runs_nested_in_blocks_split_the_variance)
 	cli_sql_exec(db, "UPDATE variants SET timebase = 'virtual' WHERE name = 'aa'");
 	report(&r, "text", NULL, NULL);
 	cr_assert(strstr(r.out, "Runs nested in blocks"), "%s", r.out);
-	cr_assert(!strstr(r.out, "boots disagree"), "%s", r.out);
+	/* (the other variants' real runs, split in the same 4 blocks, may
+	 * disagree by chance: only aa's sentence is asked about) */
+	cr_assert(!strstr(r.out, "aa (virtual time): its boots") && !strstr(r.out, "aa: its boots"),
+		  "%s", r.out);
 	cli_result_release(&r);
 }
 
