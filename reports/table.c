@@ -329,7 +329,7 @@ void tw_nested(struct tw *t, const struct report_model *m, const struct report_g
 		t->ops->para_end(t);
 		disagree = 1;
 	}
-	/* what that means, once a report: under the first such table */
+	/* what that means, once a report: at the first table that has such a series */
 	for (const struct report_group *e = m->groups; disagree && e < g; e++)
 		disagree = !e->nested || !boots_disagree(m, e);
 	if (disagree) {
