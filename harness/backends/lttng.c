@@ -306,21 +306,10 @@ int lttng_host_check(const struct variant *v, int dry, char *why, size_t len)
 	}
 	/* a trial: what LTTng itself refuses (a channel's sizes, an event) */
 	env = env_build(v);
-	{
-		char dir[] = "/tmp/perturb-lttng-trial-XXXXXX", *log;
-		if (!mkdtemp(dir)) {
-			argv_free(env);
-			return why_error(why, len, "variant '%s': lttng: cannot make a folder in "
-					 "/tmp: %s", v->name, strerror(errno));
-		}
-		log = xasprintf("%s/sessiond.log", dir);
-		r = lttng_host_start(v, env, log, 60, &h);
-		if (r == 0)
-			r = lttng_host_stop(h);
-		unlink(log);
-		rmdir(dir);
-		free(log);
-	}
+	/* its log in its own folder, which exists only under the lock */
+	r = lttng_host_start(v, env, NULL, 60, &h);
+	if (r == 0)
+		r = lttng_host_stop(h);
 	argv_free(env);
 	if (r < 0)
 		return why_error(why, len, "variant '%s': lttng: its trial session failed (see "
@@ -421,7 +410,7 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 {
 	const struct lttng_spec *l = v->lttng;
 	struct lttng_host *h = xcalloc(1, sizeof(*h));
-	char tmpl[64], *p, **argv;
+	char tmpl[64], *p, **argv, *own_log;
 	const char *sub[] = { "run", "home", "home/.lttng", "load" };
 	regex_t re;
 	int r;
@@ -457,13 +446,26 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 
 	regcomp(&re, "^" READY_MARK, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
 	argv = sessiond_argv(h, l->n_kernel > 0);
-	r = daemon_start(argv, h->tool_env, NULL, log, 0, &re, timeout_s, &h->d);
+	own_log = log ? NULL : xasprintf("%s/sessiond.log", h->dir);
+	r = daemon_start(argv, h->tool_env, NULL, log ? log : own_log, 0, &re, timeout_s, &h->d);
 	argv_free(argv);
 	regfree(&re);
 	if (r < 0) {
-		error("lttng: the session daemon did not start (its log: %s)", log);
+		char *text = own_log ? read_file(own_log, NULL) : NULL, *tail;
+
+		if (!own_log) {
+			error("lttng: the session daemon did not start (its log: %s)", log);
+		} else {
+			tail = last_lines(text ? text : "", 10);
+			error("lttng: the session daemon did not start; the end of its log:\n%s",
+			      tail);
+			free(tail);
+		}
+		free(text);
+		free(own_log);
 		goto fail;
 	}
+	free(own_log);
 	p = xasprintf("--output=%s/trace", h->dir);
 	r = lttng(h, NULL, "create", SESSION, p, NULL);
 	free(p);

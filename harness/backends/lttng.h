@@ -57,7 +57,9 @@ char *lttng_wrapper_path(const char *name);
 struct lttng_host;
 
 /*
- * Start the daemon (its output appended to log), create the session with
+ * Start the daemon (its output appended to log; NULL: to sessiond.log in
+ * the session's own folder, made under the machine-wide lock and removed
+ * with it, a trial's), create the session with
  * its channels and events and start it.  envp is the variant's
  * environment: lttng_host_env() is it with LTTNG_HOME,
  * LTTNG_UST_REGISTER_TIMEOUT and the preloads added.  -1 printed, nothing
