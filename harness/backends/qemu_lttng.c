@@ -189,7 +189,7 @@ char *lttng_guest_modules(const char *kernel, char *why, size_t wlen)
 		ret = dir;
 		dir = NULL;
 	} else {
-		why_error(why, wlen, "lttng: unavailable: %s", bwhy);
+		why_error(why, wlen, "lttng: %s", bwhy);
 	}
 	free((char *)job.what);
 	free((char *)job.product);
