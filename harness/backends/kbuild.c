@@ -262,20 +262,6 @@ out:
 	return found;
 }
 
-/* The last lines of a log on stderr, after an error message. */
-static void print_log_tail(const char *log, int lines)
-{
-	char *data = read_file(log, NULL), *tail;
-
-	if (!data)
-		return;
-	tail = last_lines(data, lines);
-	if (*tail)
-		fprintf(stderr, "%s\n", tail);
-	free(tail);
-	free(data);
-}
-
 /* The failed builds of kbuild_jobs with once set: not tried again. */
 static struct failed_build {
 	char *product, *why;
@@ -366,7 +352,7 @@ int kbuild_once(const struct kbuild_job *job, char *why, size_t len)
 	} else {
 		error("%s; its end:", why);
 	}
-	print_log_tail(job->log, 15);
+	print_file_tail(job->log, 15);
 out:
 	close(lk);
 	return ret;

@@ -451,17 +451,12 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 	argv_free(argv);
 	regfree(&re);
 	if (r < 0) {
-		char *text = own_log ? read_file(own_log, NULL) : NULL, *tail;
-
-		if (!own_log) {
+		if (log) {
 			error("lttng: the session daemon did not start (its log: %s)", log);
-		} else {
-			tail = last_lines(text ? text : "", 10);
-			error("lttng: the session daemon did not start; the end of its log:\n%s",
-			      tail);
-			free(tail);
+		} else {	/* removed with the session's folder: its end now */
+			error("lttng: the session daemon did not start; the end of its log:");
+			print_file_tail(own_log, 10);
 		}
-		free(text);
 		free(own_log);
 		goto fail;
 	}

@@ -706,6 +706,19 @@ char *last_lines(const char *s, int n)
 	return xstrndup(p, (size_t)(s + len - p));
 }
 
+void print_file_tail(const char *path, int n)
+{
+	char *data = read_file(path, NULL), *tail;
+
+	if (!data)
+		return;
+	tail = last_lines(data, n);
+	if (*tail)
+		fprintf(stderr, "%s\n", tail);
+	free(tail);
+	free(data);
+}
+
 size_t edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);

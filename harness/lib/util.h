@@ -183,6 +183,9 @@ int file_exists(const char *path);
 /* The last n lines of s, its trailing newlines left out: malloc'd ("" for
  * an empty s). */
 char *last_lines(const char *s, int n);
+/* The last n lines of the file at path on stderr (a log's end, after an
+ * error message); nothing when it cannot be read or is empty. */
+void print_file_tail(const char *path, int n);
 
 /* Levenshtein distance, for "did you mean" suggestions. */
 size_t edit_distance(const char *a, const char *b);
