@@ -155,6 +155,19 @@ static void events_per_hit(struct report_model *m, const char *om, struct report
 	r->events_per_hit = r->events_mean / r->run_hits;
 }
 
+/* A row of tracer k for the variant of series index vi, nothing yet
+ * measured: its names, its published figure, every number NaN. */
+static void calib_row_init(struct calib_ctx *c, const struct tracer_kind *k, size_t vi,
+			   const char *variant, struct report_calib *r)
+{
+	r->tracer = report_intern(c->m, k->name);
+	r->attach = attach_of(c, vi);
+	r->variant = variant;
+	r->cost_ns = r->events_mean = r->ns_per_hit = r->run_hits = r->events_per_hit = NAN;
+	r->ci = (struct interval){ .lo = NAN, .hi = NAN };
+	r->published = published_for(r->tracer, r->attach);
+}
+
 /* The cost per event of variant vi on calibration workload wi (calib.h). */
 static void calibrate(struct calib_ctx *c, size_t wi, const struct tracer_kind *k,
 		      const struct report_series *ev, size_t vi, struct report_calib *r)
@@ -173,15 +186,10 @@ static void calibrate(struct calib_ctx *c, size_t wi, const struct tracer_kind *
 	if (!metric)
 		metric = report_find_group(m, w, "ns_per_op") ? "ns_per_op" : "wall";
 	g = report_find_group(m, w, metric);
-	r->tracer = report_intern(m, k->name);
-	r->attach = attach_of(c, vi);
-	r->variant = ev->variant;
+	calib_row_init(c, k, vi, ev->variant, r);
 	r->workload = w;
 	r->metric = report_intern(m, metric);
 	r->events_mean = ev->sum.mean;
-	r->cost_ns = r->ns_per_hit = r->run_hits = r->events_per_hit = NAN;
-	r->ci = (struct interval){ .lo = NAN, .hi = NAN };
-	r->published = published_for(r->tracer, r->attach);
 	r->hits_per_run = hm || !(g && g->micro);
 	if (hm) {
 		if (metric_mean(m, w, hm, ev->variant, &r->hits) < 0) {
@@ -284,13 +292,7 @@ static void calib_rows(struct calib_ctx *c)
 			if (seen)
 				continue;
 			struct report_calib *r = add_calib(m, &alloc);
-			r->tracer = report_intern(m, k->name);
-			r->attach = attach_of(c, vi);
-			r->variant = s->variant;
-			r->cost_ns = r->events_mean = r->ns_per_hit = NAN;
-			r->run_hits = r->events_per_hit = NAN;
-			r->ci = (struct interval){ .lo = NAN, .hi = NAN };
-			r->published = published_for(r->tracer, r->attach);
+			calib_row_init(c, k, vi, s->variant, r);
 			fail(m, r, "no calibration workload hits its instrumented point");
 		}
 	}
@@ -438,7 +440,7 @@ int report_calibration(struct store *st, int64_t run_id, struct report_model *m)
 
 	if (store_workload_names(st, run_id, &c.workloads, &c.n_workloads) < 0)
 		goto out;
-	for (int k = 0; k < 4; k++)
+	for (size_t k = 0; k < ARRAY_SIZE(cols); k++)
 		if (store_calibration(st, run_id, k, cols[k], &c.n_cols[k]) < 0)
 			goto out;
 	for (size_t wi = 0; wi < c.n_workloads; wi++)
@@ -454,7 +456,7 @@ int report_calibration(struct store *st, int64_t run_id, struct report_model *m)
 	comp_rows(&c);
 out:
 	free_strv(c.workloads, c.n_workloads);
-	for (int k = 0; k < 4; k++)
+	for (size_t k = 0; k < ARRAY_SIZE(cols); k++)
 		free_strv(*cols[k], c.n_cols[k]);
 	free_strv(c.attach, c.n_attach);
 	return ret;

@@ -638,7 +638,7 @@ void report_runs_per_boot_note(const struct report_series *s, char *buf, size_t 
  * has blocks, its times are real (not virtual) and the F test of its
  * between-boot variance is below alpha: "VARIANT: its boots disagree
  * (between-boot share 84 %, F p 0.0036)".  Returns 1 with buf filled, 0
- * (buf untouched) when they do not.  Every format but JSON prints these
+ * (buf untouched) when they do not; buf NULL with len 0 asks only that.  Every format but JSON prints these
  * above the "Runs nested in blocks" table, then once
  * report_boots_disagree_advice: what such a share is under TCG (the host's
  * speed of the moment, bench/tcg-boots.sh; docs/experiment.md, `boots:`)

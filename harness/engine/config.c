@@ -584,7 +584,7 @@ static int parse_calibration(struct ctx *c, const struct ynode *n, struct worklo
 	names[0] = w->calib_hits_metric;
 	names[1] = w->calib_metric;
 	names[2] = w->calib_ops_metric;
-	for (int k = 0; k < 3; k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
 		static const char *const key[] = { "hits_metric", "metric", "ops_metric" };
 		int found = !names[k] || (k == 1 && !strcmp(names[k], "wall"));
 		for (size_t i = 0; !found && i < w->n_metrics; i++)
