@@ -1,10 +1,11 @@
 /*
  * store.h - the results database (SQLite).
  *
- * Schema version 8 (PRAGMA user_version; store_open migrates older
+ * Schema version 9 (PRAGMA user_version; store_open migrates older
  * databases forward, refuses newer ones; v2 added plan.block and
  * variants.timebase, v3 the table matrix, v4 results.output_dropped, v5 shards,
- * v8 block_entries and results.cost_s):
+ * v6 calibration and tracer_variants, v7 results.cpu and start_mono,
+ * v8 block_entries and results.cost_s, v9 calibration.ops_metric):
  *   experiments(id, name, path, text, sha256)
  *   runs(id, experiment_id, name, baseline, seed, "order", argv, started,
  *        ended, status, perturb_version, machine_json,
@@ -67,6 +68,12 @@
  *                                          plan_sha256: the whole plan's hash
  *                                          (engine/shard.h), so that a merge
  *                                          compares plans without reading them
+ *   calibration(run_id, workload, hits, hits_metric, metric, ops_metric)
+ *                                          v6: a workload's calibration: block
+ *                                          (reports/calib.h); v9: ops_metric
+ *   tracer_variants(run_id, variant, tracer, attach)
+ *                                          v6: each traced variant's tracer and
+ *                                          attach type (backends/tracers.h)
  *   unavailable(run_id, metric, reason)     counters/metrics that could not be measured
  *                                          (a counter this machine cannot count has a
  *                                          row here and no metric_values rows)
