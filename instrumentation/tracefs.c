@@ -196,8 +196,11 @@ int ktrace_root_fd(char *why, size_t len)
 	const char *p = ktrace_find_mount();
 	int fs, mnt, fd;
 
-	if (p && (fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+	if (p) {
+		if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return why_error(why, len, "cannot open tracefs at %s: %s", p, strerror(errno));
 		return fd;
+	}
 	/* a mount of its own, attached nowhere: gone with the descriptor */
 	if ((fs = fsopen("tracefs", FSOPEN_CLOEXEC)) < 0)
 		return why_error(why, len, "tracefs is not mounted and cannot be opened: %s",
