@@ -34,11 +34,14 @@ cc -std=c11 -D_GNU_SOURCE -O2 -I"$here/../harness" -I"$here/.." $(pkg-config --c
 	-o "$tmp/perf-bounds" || die "cannot build perf-bounds.c"
 
 echo "perf-bounds.sh: load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-flock -w 300 /run/perturb-tracefs.lock sh -c '
-	mounted=0
-	grep -q " /sys/kernel/tracing tracefs " /proc/mounts ||
-		{ mount -t tracefs nodev /sys/kernel/tracing && mounted=1; }
+mounted=0
+grep -q " /sys/kernel/tracing tracefs " /proc/mounts ||
+	{ mount -t tracefs nodev /sys/kernel/tracing && mounted=1; }
+# perturb's tracing lock: an flock on tracefs's root folder (journal.h)
+r=0
+flock -w 300 /sys/kernel/tracing sh -c '
 	"$1/perf-bounds" record "$1" "$2"; r=$?
 	"$1/perf-bounds" trace "$1" "$2" || r=1
-	[ $mounted = 0 ] || umount /sys/kernel/tracing
-	exit $r' sh "$tmp" "$n" || die "the measurement failed"
+	exit $r' sh "$tmp" "$n" || r=1
+[ $mounted = 0 ] || umount /sys/kernel/tracing
+[ $r = 0 ] || die "the measurement failed"

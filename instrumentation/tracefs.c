@@ -7,17 +7,22 @@
 
 #include <tracefs/tracefs.h>	/* libtracefs (not this folder's tracefs.h) */
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <dirent.h>
 #include <mntent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,22 +88,22 @@ static int strv_same_set(char *const *a, size_t na, char *const *b, size_t nb)
 	return 1;
 }
 
-/* ---- files of the top instance ---- */
+/* ---- files of an instance (NULL: the top level) ---- */
 
 /*
  * Read a tracefs file: 0 and a malloc'd string ("" for an empty file), or
  * -1 with errno.  libtracefs returns NULL for an empty file too, so an
  * open() tells the two apart.
  */
-static int kread(const char *name, char **out)
+static int kread(struct tracefs_instance *in, const char *name, char **out)
 {
 	char *path;
 	int fd;
 
-	*out = tracefs_instance_file_read(NULL, name, NULL);
+	*out = tracefs_instance_file_read(in, name, NULL);
 	if (*out)
 		return 0;
-	path = tracefs_instance_get_file(NULL, name);
+	path = tracefs_instance_get_file(in, name);
 	if (!path) {
 		errno = ENOMEM;
 		return -1;
@@ -112,9 +117,10 @@ static int kread(const char *name, char **out)
 	return 0;
 }
 
-static int kwrite(const char *name, const char *value, char *why, size_t len)
+static int kwrite(struct tracefs_instance *in, const char *name, const char *value, char *why,
+		  size_t len)
 {
-	if (tracefs_instance_file_write(NULL, name, value) < 0) {
+	if (tracefs_instance_file_write(in, name, value) < 0) {
 		int e = errno;
 		return why_error(why, len, "cannot write '%s' to %s: %s%s", value, name, strerror(e),
 				 e == EPERM && geteuid() == 0 ? " (the kernel refuses it: locked down?)" : "");
@@ -183,6 +189,87 @@ int ktrace_umount(const char *path, char *why, size_t len)
 	return 0;
 }
 
+/* ---- the lock ---- */
+
+int ktrace_root_fd(char *why, size_t len)
+{
+	const char *p = ktrace_find_mount();
+	int fs, mnt, fd;
+
+	if (p) {
+		if ((fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return why_error(why, len, "cannot open tracefs at %s: %s", p, strerror(errno));
+		return fd;
+	}
+	/* a mount of its own, attached nowhere: gone with the descriptor */
+	if ((fs = fsopen("tracefs", FSOPEN_CLOEXEC)) < 0)
+		return why_error(why, len, "tracefs is not mounted and cannot be opened: %s",
+				 strerror(errno));
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+	    (mnt = fsmount(fs, FSMOUNT_CLOEXEC, 0)) < 0) {
+		int e = errno;
+		close(fs);
+		return why_error(why, len, "tracefs is not mounted and cannot be opened: %s",
+				 strerror(e));
+	}
+	close(fs);
+	fd = openat(mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		why_error(why, len, "cannot open tracefs: %s", strerror(errno));
+	close(mnt);
+	return fd;
+}
+
+/* The pid holding an flock on the file of fd, from /proc/locks ("1: FLOCK
+ * ADVISORY WRITE 1234 00:0d:1 0 EOF"); 0 when unknown (another pid
+ * namespace's). */
+static long lock_holder(int fd)
+{
+	struct stat st;
+	char *text, *line, *save = NULL, dev[64];
+	long pid = 0;
+
+	if (fstat(fd, &st) < 0 || !(text = read_file("/proc/locks", NULL)))
+		return 0;
+	snprintf(dev, sizeof(dev), "%02x:%02x:%lu", major(st.st_dev), minor(st.st_dev),
+		 (unsigned long)st.st_ino);
+	for (line = strtok_r(text, "\n", &save); line && !pid; line = strtok_r(NULL, "\n", &save)) {
+		char kind[16], at[64];
+		long p;
+		if (sscanf(line, "%*s %15s %*s %*s %ld %63s", kind, &p, at) == 3 &&
+		    !strcmp(kind, "FLOCK") && !strcmp(at, dev) && p > 0)
+			pid = p;
+	}
+	free(text);
+	return pid;
+}
+
+int ktrace_lock(int wait, char *why, size_t len)
+{
+	int fd = ktrace_root_fd(why, len);
+
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+		int e = errno;
+		long pid;
+		if (e == EINTR)
+			continue;
+		pid = e == EWOULDBLOCK ? lock_holder(fd) : 0;
+		close(fd);
+		if (e != EWOULDBLOCK)
+			return why_error(why, len, "cannot lock tracefs: %s", strerror(e));
+		if (pid)
+			return why_error(why, len, "another perturb (pid %ld) is changing the kernel "
+					 "tracing state (it holds the lock on tracefs); wait for it "
+					 "to end", pid);
+		return why_error(why, len, "another perturb, in another container or pid "
+				 "namespace, is changing the kernel tracing state (it holds the lock "
+				 "on tracefs); wait for it to end");
+	}
+	return fd;
+}
+
 /* ---- state ---- */
 
 void ktrace_state_release(struct ktrace_state *st)
@@ -246,7 +333,7 @@ static int buffer_same(long a, long b)
 		char *t = NULL;
 		sub = 4;
 		if (tracefs_file_exists(NULL, "buffer_subbuf_size_kb") &&
-		    kread("buffer_subbuf_size_kb", &t) == 0 && atol(t) > 0)
+		    kread(NULL, "buffer_subbuf_size_kb", &t) == 0 && atol(t) > 0)
 			sub = atol(t);
 		free(t);
 	}
@@ -271,12 +358,13 @@ static int ncpus_with_buffer(void)
 	return n;
 }
 
-static int read_buffer(struct ktrace_state *st, char *why, size_t len)
+static int read_buffer(struct tracefs_instance *in, struct ktrace_state *st, char *why,
+		       size_t len)
 {
 	char *text = NULL;
 	int differs, ret = -1;
 
-	if (kread("buffer_size_kb", &text) < 0)
+	if (kread(in, "buffer_size_kb", &text) < 0)
 		return why_error(why, len, "cannot read buffer_size_kb: %s", strerror(errno));
 	if (ktrace_parse_buffer_size(text, &st->buffer_kb, &st->buffer_expanded, &differs) < 0) {
 		why_error(why, len, "unexpected buffer_size_kb '%s'", text);
@@ -287,7 +375,7 @@ static int read_buffer(struct ktrace_state *st, char *why, size_t len)
 		st->cpu_buffer_kb = xcalloc(n ? n : 1, sizeof(long));
 		st->n_cpu_buffer = n;
 		for (int c = 0; c < n; c++) {
-			ssize_t kb = tracefs_instance_get_buffer_size(NULL, c);
+			ssize_t kb = tracefs_instance_get_buffer_size(in, c);
 			if (kb < 0) {
 				why_error(why, len, "cannot read the buffer size of CPU %d: %s", c, strerror(errno));
 				goto out;
@@ -301,31 +389,32 @@ out:
 	return ret;
 }
 
-int ktrace_read_state(struct ktrace_state *st, char *why, size_t len)
+int ktrace_read_state(struct tracefs_instance *in, struct ktrace_state *st, char *why,
+		      size_t len)
 {
 	char *text = NULL;
 	int ret = -1;
 
 	memset(st, 0, sizeof(*st));
-	if (kread("current_tracer", &st->tracer) < 0) {
+	if (kread(in, "current_tracer", &st->tracer) < 0) {
 		why_error(why, len, "cannot read current_tracer: %s", strerror(errno));
 		goto out;
 	}
 	chomp(st->tracer);
-	st->tracing_on = tracefs_trace_is_on(NULL);
+	st->tracing_on = tracefs_trace_is_on(in);
 	if (st->tracing_on < 0) {
 		why_error(why, len, "cannot read tracing_on: %s", strerror(errno));
 		goto out;
 	}
-	if (read_buffer(st, why, len) < 0)
+	if (read_buffer(in, st, why, len) < 0)
 		goto out;
-	if (kread("set_event", &text) < 0) {
+	if (kread(in, "set_event", &text) < 0) {
 		why_error(why, len, "cannot read set_event: %s", strerror(errno));
 		goto out;
 	}
 	split_lines(text, &st->events, &st->n_events);
 	free(text);
-	if (kread("trace_options", &text) < 0) {
+	if (kread(in, "trace_options", &text) < 0) {
 		why_error(why, len, "cannot read trace_options: %s", strerror(errno));
 		goto out;
 	}
@@ -333,7 +422,7 @@ int ktrace_read_state(struct ktrace_state *st, char *why, size_t len)
 	free(text);
 	text = NULL;
 	/* A locked-down kernel refuses even to show the filter (EPERM). */
-	if (kread("set_ftrace_filter", &text) == 0) {
+	if (kread(in, "set_ftrace_filter", &text) == 0) {
 		st->functions_readable = 1;
 		if (!strstr(text, "all functions enabled"))
 			split_lines(text, &st->functions, &st->n_functions);
@@ -412,16 +501,16 @@ static void split_event(const char *glob, char **sys, char **ev)
 	*ev = xstrdup(c + 1);
 }
 
-static int set_tracing_on(int on, char *why, size_t len)
+static int set_tracing_on(struct tracefs_instance *in, int on, char *why, size_t len)
 {
-	if ((on ? tracefs_trace_on(NULL) : tracefs_trace_off(NULL)) < 0)
+	if ((on ? tracefs_trace_on(in) : tracefs_trace_off(in)) < 0)
 		return why_error(why, len, "cannot set tracing_on to %d: %s", on, strerror(errno));
 	return 0;
 }
 
-static int set_tracer(const char *tracer, char *why, size_t len)
+static int set_tracer(struct tracefs_instance *in, const char *tracer, char *why, size_t len)
 {
-	if (tracefs_tracer_set(NULL, TRACEFS_TRACER_CUSTOM, tracer) < 0) {
+	if (tracefs_tracer_set(in, TRACEFS_TRACER_CUSTOM, tracer) < 0) {
 		int e = errno;
 		return why_error(why, len, "cannot set current_tracer to '%s': %s%s", tracer,
 				 strerror(e), e == EPERM && geteuid() == 0 ?
@@ -430,25 +519,26 @@ static int set_tracer(const char *tracer, char *why, size_t len)
 	return 0;
 }
 
-static int set_functions(char *const *f, size_t n, char *why, size_t len)
+static int set_functions(struct tracefs_instance *in, char *const *f, size_t n, char *why,
+			 size_t len)
 {
 	if (!n) {
-		if (tracefs_instance_file_clear(NULL, "set_ftrace_filter") < 0)
+		if (tracefs_instance_file_clear(in, "set_ftrace_filter") < 0)
 			return why_error(why, len, "cannot clear set_ftrace_filter: %s", strerror(errno));
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
 		unsigned flags = (i == 0 ? TRACEFS_FL_RESET : 0) | (i + 1 < n ? TRACEFS_FL_CONTINUE : 0);
-		if (tracefs_function_filter(NULL, f[i], NULL, flags) < 0)
+		if (tracefs_function_filter(in, f[i], NULL, flags) < 0)
 			return why_error(why, len, "cannot set set_ftrace_filter to '%s': %s", f[i],
 					 strerror(errno));
 	}
 	return 0;
 }
 
-static int set_buffer_kb(long kb, int cpu, char *why, size_t len)
+static int set_buffer_kb(struct tracefs_instance *in, long kb, int cpu, char *why, size_t len)
 {
-	if (tracefs_instance_set_buffer_size(NULL, (size_t)kb, cpu) < 0)
+	if (tracefs_instance_set_buffer_size(in, (size_t)kb, cpu) < 0)
 		return why_error(why, len, "cannot set buffer_size_kb to %ld: %s", kb, strerror(errno));
 	return 0;
 }
@@ -478,7 +568,7 @@ static int load_available(char *why, size_t len)
 	char *text;
 	if (avail)
 		return 0;
-	if (kread("available_events", &text) < 0)
+	if (kread(NULL, "available_events", &text) < 0)
 		return why_error(why, len, "cannot read available_events: %s", strerror(errno));
 	split_lines(text, &avail, &n_avail);
 	free(text);
@@ -503,7 +593,7 @@ int ktrace_function_glob_matches(const char *glob)
 	char *text, *line, *save = NULL;
 	int found = 0;
 
-	if (kread("available_filter_functions", &text) < 0)
+	if (kread(NULL, "available_filter_functions", &text) < 0)
 		return -1;
 	if (!*text) {
 		free(text);
@@ -523,7 +613,7 @@ int ktrace_function_glob_matches(const char *glob)
 int ktrace_check_names(const struct ktrace_spec *k, const char *path, const char *kernel,
 		       char *why, size_t len)
 {
-	if (k->tracer && !ktrace_tracer_available(k->tracer))
+	if (k->tracer && !ktrace_tracer_available(NULL, k->tracer))
 		return why_error(why, len, "tracer '%s' is not in %s/available_tracers of %s "
 				 "(a kernel built without it?)", k->tracer, path, kernel);
 	for (size_t i = 0; i < k->n_events; i++)
@@ -538,12 +628,12 @@ int ktrace_check_names(const struct ktrace_spec *k, const char *path, const char
 	return 0;
 }
 
-int ktrace_tracer_available(const char *tracer)
+int ktrace_tracer_available(struct tracefs_instance *in, const char *tracer)
 {
 	char *text, **v = NULL;
 	size_t n = 0;
 	int found;
-	if (kread("available_tracers", &text) < 0)
+	if (kread(in, "available_tracers", &text) < 0)
 		return 0;
 	for (char *p = text; *p; p++)
 		if (*p == ' ')
@@ -649,7 +739,8 @@ int ktrace_target(const struct ktrace_state *base, const struct ktrace_spec *k,
  * system: the system's enable file when the list holds all its events,
  * else ^\(a\|b\|c\)$ (GNU basic regex alternation).
  */
-static int switch_events(char **list, size_t n, int on, char *why, size_t len)
+static int switch_events(struct tracefs_instance *in, char **list, size_t n, int on, char *why,
+			 size_t len)
 {
 	int ret = 0;
 
@@ -671,7 +762,7 @@ static int switch_events(char **list, size_t n, int on, char *why, size_t len)
 		strbuf_addstr(&ere, "\\)$");
 		int whole = !load_available(why, len) && j - i == system_size(list[i], slen);
 		errno = 0;
-		if ((on ? tracefs_event_enable : tracefs_event_disable)(NULL, sre.buf,
+		if ((on ? tracefs_event_enable : tracefs_event_disable)(in, sre.buf,
 								     whole ? NULL : ere.buf) < 0)
 			ret = why_error(why, len, "cannot %s event '%s': %s", on ? "enable" : "disable",
 					list[i], errno ? strerror(errno) : "no such event");
@@ -734,8 +825,8 @@ static void options_under(const struct ktrace_state *cur, const struct ktrace_st
 	}
 }
 
-int ktrace_set_state(const struct ktrace_state *target, char *did, size_t didlen,
-		     char *why, size_t len)
+int ktrace_set_state(struct tracefs_instance *in, const struct ktrace_state *target,
+		     char *did, size_t didlen, char *why, size_t len)
 {
 	struct ktrace_state cur, after, switched;
 	const struct ktrace_state *t = target;
@@ -749,41 +840,41 @@ int ktrace_set_state(const struct ktrace_state *target, char *did, size_t didlen
 
 	if (did && didlen)
 		*did = 0;
-	if (ktrace_read_state(&cur, why, len) < 0)
+	if (ktrace_read_state(in, &cur, why, len) < 0)
 		return -1;
 	was_on = cur.tracing_on;
 	/* Stop recording while the state changes: the change is not traced. */
 	if (cur.tracing_on && !ktrace_state_equal(t, &cur, NULL, 0)) {
-		if (set_tracing_on(0, why, len) < 0)
+		if (set_tracing_on(in, 0, why, len) < 0)
 			goto out;
 		cur.tracing_on = 0;
 	}
 	if (strcmp(cur.tracer, t->tracer)) {
-		if (set_tracer(t->tracer, why, len) < 0)
+		if (set_tracer(in, t->tracer, why, len) < 0)
 			goto out;
 		strbuf_addf(&sb, "current_tracer %s -> %s, ", cur.tracer, t->tracer);
 		/* the tracer's options come and go with it */
 		ktrace_state_release(&cur);
-		if (ktrace_read_state(&cur, why, len) < 0)
+		if (ktrace_read_state(in, &cur, why, len) < 0)
 			goto out;
 		options_under(&cur, target, &opts, &n_opts);
 		switched = *target;
 		switched.options = opts;
 		switched.n_options = n_opts;
 		t = &switched;
-		if (cur.tracing_on && set_tracing_on(0, why, len) < 0)
+		if (cur.tracing_on && set_tracing_on(in, 0, why, len) < 0)
 			goto out;
 		cur.tracing_on = 0;
 	}
 	if (t->functions_readable && cur.functions_readable && !functions_equal(t, &cur)) {
-		if (set_functions(t->functions, t->n_functions, why, len) < 0)
+		if (set_functions(in, t->functions, t->n_functions, why, len) < 0)
 			goto out;
 		strbuf_addf(&sb, "set_ftrace_filter (%zu entries), ", t->n_functions);
 	}
 	for (size_t i = 0; i < t->n_options; i++) {
 		if (strv_has(cur.options, cur.n_options, t->options[i]))
 			continue;
-		if (kwrite("trace_options", t->options[i], why, len) < 0)
+		if (kwrite(in, "trace_options", t->options[i], why, len) < 0)
 			goto out;
 		strbuf_addf(&sb, "option %s, ", t->options[i]);
 	}
@@ -792,28 +883,28 @@ int ktrace_set_state(const struct ktrace_state *target, char *did, size_t didlen
 		cpu_differ = !buffer_same(t->cpu_buffer_kb[c], cur.cpu_buffer_kb[c]);
 	if (t->n_cpu_buffer && cpu_differ) {
 		for (size_t c = 0; c < t->n_cpu_buffer; c++)
-			if (set_buffer_kb(t->cpu_buffer_kb[c], (int)c, why, len) < 0)
+			if (set_buffer_kb(in, t->cpu_buffer_kb[c], (int)c, why, len) < 0)
 				goto out;
 		strbuf_addstr(&sb, "per-CPU buffer sizes, ");
 	} else if (!t->n_cpu_buffer &&
 		   (!buffer_same(cur.buffer_kb, t->buffer_kb) || cur.n_cpu_buffer)) {
-		if (set_buffer_kb(t->buffer_kb, -1, why, len) < 0)
+		if (set_buffer_kb(in, t->buffer_kb, -1, why, len) < 0)
 			goto out;
 		strbuf_addf(&sb, "buffer_size_kb %ld -> %ld, ", cur.buffer_kb, t->buffer_kb);
 	}
 	off = minus(cur.events, cur.n_events, t->events, t->n_events, &n_off);
 	on = minus(t->events, t->n_events, cur.events, cur.n_events, &n_on);
-	if (n_off && switch_events(off, n_off, 0, why, len) < 0)
+	if (n_off && switch_events(in, off, n_off, 0, why, len) < 0)
 		goto out;
-	if (n_on && switch_events(on, n_on, 1, why, len) < 0)
+	if (n_on && switch_events(in, on, n_on, 1, why, len) < 0)
 		goto out;
 	if (n_off || n_on)
 		strbuf_addf(&sb, "events %zu enabled -> %zu, ", cur.n_events, t->n_events);
-	if (t->tracing_on != cur.tracing_on && set_tracing_on(t->tracing_on, why, len) < 0)
+	if (t->tracing_on != cur.tracing_on && set_tracing_on(in, t->tracing_on, why, len) < 0)
 		goto out;
 	if (was_on != t->tracing_on)
 		strbuf_addf(&sb, "tracing_on %d -> %d, ", was_on, t->tracing_on);
-	if (ktrace_read_state(&after, why, len) < 0)
+	if (ktrace_read_state(in, &after, why, len) < 0)
 		goto out;
 	have_after = 1;
 	if (!ktrace_state_equal(t, &after, diff, sizeof(diff))) {
@@ -840,26 +931,26 @@ out:
 int ktrace_restore(const struct ktrace_state *prior, char *did, size_t didlen,
 		   char *why, size_t len)
 {
-	return ktrace_set_state(prior, did, didlen, why, len);
+	return ktrace_set_state(NULL, prior, did, didlen, why, len);
 }
 
-int ktrace_apply(const struct ktrace_spec *k, char *why, size_t len)
+int ktrace_apply(struct tracefs_instance *in, const struct ktrace_spec *k, char *why, size_t len)
 {
 	struct ktrace_state cur, t;
 	int ret;
 
-	if (ktrace_read_state(&cur, why, len) < 0)
+	if (ktrace_read_state(in, &cur, why, len) < 0)
 		return -1;
 	ret = ktrace_target(&cur, k, &t, why, len);
 	ktrace_state_release(&cur);
 	if (ret < 0)
 		return -1;
-	ret = ktrace_set_state(&t, NULL, 0, why, len);
+	ret = ktrace_set_state(in, &t, NULL, 0, why, len);
 	ktrace_state_release(&t);
 	return ret;
 }
 
-int ktrace_verify(const struct ktrace_spec *k, char *why, size_t len)
+int ktrace_verify(struct tracefs_instance *in, const struct ktrace_spec *k, char *why, size_t len)
 {
 	struct ktrace_state st;
 	struct strbuf sb = STRBUF_INIT;
@@ -867,7 +958,7 @@ int ktrace_verify(const struct ktrace_spec *k, char *why, size_t len)
 	size_t nav = 0, nwant = 0;
 	int ret = -1;
 
-	if (ktrace_read_state(&st, why, len) < 0)
+	if (ktrace_read_state(in, &st, why, len) < 0)
 		return -1;
 	if (k->tracer && strcmp(st.tracer, k->tracer))
 		strbuf_addf(&sb, "current_tracer is '%s', not '%s'", st.tracer, k->tracer);
@@ -922,6 +1013,266 @@ out:
 	return ret;
 }
 
+/* ---- instances ---- */
+
+#define INSTANCE_PREFIX "perturb-"
+
+int ktrace_instances_supported(void)
+{
+	return tracefs_dir_exists(NULL, "instances");
+}
+
+char *ktrace_instance_name(void)
+{
+	uint32_t r;
+
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		r = (uint32_t)now_mono_ns();
+	return xasprintf(INSTANCE_PREFIX "%d-%08x", (int)getpid(), (unsigned)r);
+}
+
+int ktrace_instance_name_valid(const char *name)
+{
+	const char *p = name + strlen(INSTANCE_PREFIX);
+	size_t digits, hex;
+
+	if (strncmp(name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)))
+		return 0;
+	digits = strspn(p, "0123456789");
+	if (!digits || digits > 10 || p[digits] != '-')
+		return 0;
+	p += digits + 1;
+	hex = strspn(p, "0123456789abcdef");
+	return hex == 8 && !p[hex];
+}
+
+struct tracefs_instance *ktrace_instance_create(const char *name, char *why, size_t len)
+{
+	struct tracefs_instance *in;
+
+	if (tracefs_instance_exists(name)) {
+		why_error(why, len, "a tracing instance named '%s' exists already", name);
+		return NULL;
+	}
+	errno = 0;
+	if (!(in = tracefs_instance_create(name))) {
+		why_error(why, len, "cannot create the tracing instance %s/instances/%s: %s",
+			  tracefs_tracing_dir(), name, errno ? strerror(errno) : "libtracefs failed");
+		return NULL;
+	}
+	if (!tracefs_instance_is_new(in)) {	/* made by someone else meanwhile */
+		tracefs_instance_free(in);
+		why_error(why, len, "a tracing instance named '%s' exists already", name);
+		return NULL;
+	}
+	return in;
+}
+
+char *ktrace_instance_dir(struct tracefs_instance *in)
+{
+	char *p = tracefs_instance_get_dir(in);
+	char *dir = p ? xstrdup(p) : xasprintf("%s/instances/%s", tracefs_tracing_dir(),
+					       tracefs_instance_get_name(in));
+
+	tracefs_put_tracing_file(p);
+	return dir;
+}
+
+static int remove_dir(const char *path, char *why, size_t len)
+{
+	if (rmdir(path) == 0)
+		return 1;
+	if (errno == ENOENT)
+		return 0;
+	return why_error(why, len, "cannot remove the tracing instance %s: %s%s", path,
+			 strerror(errno), errno == EBUSY ? " (a process still has one of its "
+			 "files open)" : "");
+}
+
+int ktrace_instance_destroy(struct tracefs_instance *in, char *why, size_t len)
+{
+	char *path = ktrace_instance_dir(in);
+	int r = remove_dir(path, why, len);
+
+	free(path);
+	tracefs_instance_free(in);
+	return r < 0 ? -1 : 0;
+}
+
+int ktrace_instance_remove(const char *name, char *why, size_t len)
+{
+	char *path;
+	int r;
+
+	if (!ktrace_instance_name_valid(name))
+		return why_error(why, len, "refusing to remove the tracing instance '%s': not a "
+				 "name perturb gives", name);
+	path = xasprintf("%s/instances/%s", tracefs_tracing_dir(), name);
+	r = remove_dir(path, why, len);
+	free(path);
+	return r;
+}
+
+int ktrace_instance_lacks(struct tracefs_instance *in, const struct ktrace_spec *k,
+			  char *why, size_t len)
+{
+	if (k->tracer && !ktrace_tracer_available(in, k->tracer)) {
+		snprintf(why, len, "tracer '%s' is not one an instance can have", k->tracer);
+		return 1;
+	}
+	for (size_t i = 0; i < k->n_options; i++) {
+		const char *o = k->options[i];
+		char *file = xasprintf("options/%s", strncmp(o, "no", 2) ? o : o + 2);
+		int top_only = tracefs_file_exists(NULL, file) && !tracefs_file_exists(in, file);
+		free(file);
+		if (top_only) {
+			snprintf(why, len, "trace option '%s' exists at the top level only", o);
+			return 1;
+		}
+	}
+	if (k->functions && tracefs_file_exists(NULL, "set_ftrace_filter") &&
+	    !tracefs_file_exists(in, "set_ftrace_filter")) {
+		snprintf(why, len, "set_ftrace_filter exists at the top level only");
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- a session of someone else's at the top level ---- */
+
+/* The top level's files that a session reads or drives: a process holding
+ * one open is using the top level. */
+struct watched {
+	ino_t ino;
+	char name[48];
+};
+
+static const char *const top_watched[] = { "trace", "trace_pipe", "tracing_on" };
+static const char *const cpu_watched[] = { "trace", "trace_pipe", "trace_pipe_raw" };
+
+/* The watched files (malloc'd, *n of them). */
+static struct watched *watched_files(int root, size_t *n)
+{
+	const char *const *top = top_watched, *const *cpu = cpu_watched;
+	size_t max = ARRAY_SIZE(top_watched) + ARRAY_SIZE(cpu_watched) * ncpus_with_buffer();
+	struct watched *w = xcalloc(max ? max : 1, sizeof(*w));
+	struct stat st;
+
+	*n = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(top_watched); i++)
+		if (fstatat(root, top[i], &st, 0) == 0) {
+			w[*n].ino = st.st_ino;
+			snprintf(w[(*n)++].name, sizeof(w->name), "%s", top[i]);
+		}
+	for (int c = 0; c < ncpus_with_buffer(); c++)
+		for (size_t i = 0; i < ARRAY_SIZE(cpu_watched); i++) {
+			char name[48];
+			snprintf(name, sizeof(name), "per_cpu/cpu%d/%s", c, cpu[i]);
+			if (fstatat(root, name, &st, 0) == 0) {
+				w[*n].ino = st.st_ino;
+				snprintf(w[(*n)++].name, sizeof(w->name), "%s", name);
+			}
+		}
+	return w;
+}
+
+/* The first watched file pid holds open, or NULL. */
+static const char *held_by(long pid, dev_t dev, const struct watched *w, size_t n)
+{
+	char path[64];
+	struct dirent *de;
+	struct stat st;
+	const char *found = NULL;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+	if (!(d = opendir(path)))
+		return NULL;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, 0) < 0 ||
+		    st.st_dev != dev)
+			continue;
+		for (size_t i = 0; i < n && !found; i++)
+			if (w[i].ino == st.st_ino)
+				found = w[i].name;
+	}
+	closedir(d);
+	return found;
+}
+
+/* "pid 42 (trace-cmd) has trace_pipe open" for each other process holding
+ * a watched file (the first three named). */
+static void top_readers(struct strbuf *sb)
+{
+	struct watched *w;
+	struct dirent *de;
+	struct stat st;
+	size_t n, found = 0;
+	int root;
+	DIR *proc;
+
+	if ((root = open(tracefs_tracing_dir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	w = watched_files(root, &n);
+	if (fstat(root, &st) < 0 || !(proc = opendir("/proc"))) {
+		close(root);
+		free(w);
+		return;
+	}
+	close(root);
+	while ((de = readdir(proc))) {
+		long pid = isdigit((unsigned char)de->d_name[0]) ? atol(de->d_name) : 0;
+		const char *file;
+		char *comm, cpath[64];
+		if (pid <= 0 || pid == (long)getpid() || !(file = held_by(pid, st.st_dev, w, n)))
+			continue;
+		if (found++ >= 3)
+			continue;
+		snprintf(cpath, sizeof(cpath), "/proc/%ld/comm", pid);
+		comm = read_line_file(cpath);
+		strbuf_addf(sb, "%spid %ld (%s) has %s open", sb->len ? "; " : "", pid,
+			    comm ? comm : "?", file);
+		free(comm);
+	}
+	closedir(proc);
+	free(w);
+	if (found > 3)
+		strbuf_addf(sb, " (and %zu other process%s)", found - 3, found == 4 ? "" : "es");
+}
+
+int ktrace_top_in_use(char *what, size_t len)
+{
+	static const struct { const char *file, *empty; } pid_filters[] = {
+		{ "set_event_pid", "" }, { "set_ftrace_pid", "no pid" },
+	};
+	struct strbuf sb = STRBUF_INIT;
+	struct ktrace_state st;
+	int ret;
+
+	if (ktrace_read_state(NULL, &st, what, len) < 0)
+		return -1;
+	if (strcmp(st.tracer, "nop"))
+		strbuf_addf(&sb, "current_tracer is '%s'", st.tracer);
+	if (st.n_events)
+		strbuf_addf(&sb, "%s%zu event%s enabled (e.g. '%s')", sb.len ? "; " : "", st.n_events,
+			    st.n_events == 1 ? " is" : "s are", st.events[0]);
+	for (size_t i = 0; i < ARRAY_SIZE(pid_filters); i++) {
+		char *t;
+		if (kread(NULL, pid_filters[i].file, &t) < 0)
+			continue;	/* missing, or refused (lockdown) */
+		chomp(t);
+		if (*t && strcmp(t, pid_filters[i].empty))
+			strbuf_addf(&sb, "%s%s is set", sb.len ? "; " : "", pid_filters[i].file);
+		free(t);
+	}
+	top_readers(&sb);
+	ktrace_state_release(&st);
+	ret = sb.len > 0;
+	snprintf(what, len, "%s", sb.len ? sb.buf : "");
+	strbuf_release(&sb);
+	return ret;
+}
+
 /* ---- stats ---- */
 
 int ktrace_parse_stats(const char *text, struct ktrace_stats *s)
@@ -955,7 +1306,7 @@ int ktrace_parse_stats(const char *text, struct ktrace_stats *s)
 	return (seen & 0xb) == 0xb ? 0 : -1;
 }
 
-int ktrace_read_stats(struct ktrace_stats *s, char *why, size_t len)
+int ktrace_read_stats(struct tracefs_instance *in, struct ktrace_stats *s, char *why, size_t len)
 {
 	int n = ncpus_with_buffer();
 
@@ -963,9 +1314,9 @@ int ktrace_read_stats(struct ktrace_stats *s, char *why, size_t len)
 	for (int c = 0; c < n; c++) {
 		char name[64], *text;
 		snprintf(name, sizeof(name), "per_cpu/cpu%d/stats", c);
-		if (!tracefs_file_exists(NULL, name))
+		if (!tracefs_file_exists(in, name))
 			continue;	/* a CPU without a buffer (offline) */
-		if (kread(name, &text) < 0)
+		if (kread(in, name, &text) < 0)
 			return why_error(why, len, "cannot read %s: %s", name, strerror(errno));
 		int r = ktrace_parse_stats(text, s);
 		free(text);
@@ -997,8 +1348,9 @@ void ktrace_stats_delta(const struct ktrace_stats *b, const struct ktrace_stats 
 static int check_readonly_here(const struct ktrace_spec *k, char *why, size_t len)
 {
 	/* what applying k writes (tracing_on always: it is off while the
-	 * state changes) */
+	 * state changes); an instance is made in instances/ */
 	const struct { const char *file; int used; } writes[] = {
+		{ "instances", ktrace_instances_supported() },
 		{ "tracing_on", 1 },
 		{ "current_tracer", k->tracer != NULL },
 		{ "set_event", k->events != NULL },
@@ -1015,7 +1367,7 @@ static int check_readonly_here(const struct ktrace_spec *k, char *why, size_t le
 	if (!(path = ktrace_mount(&mounted, why, len)))
 		return -1;
 	if (ktrace_check_names(k, path, "this kernel", why, len) < 0 ||
-	    ktrace_read_state(&cur, why, len) < 0)
+	    ktrace_read_state(NULL, &cur, why, len) < 0)
 		return -1;
 	if (ktrace_target(&cur, k, &t, why, len) < 0) {
 		ktrace_state_release(&cur);

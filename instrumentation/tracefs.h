@@ -1,15 +1,26 @@
 /*
  * tracefs.h - the running kernel's tracing state, through libtracefs.
  *
- * perturb changes only the top-level tracing instance, and only what a
- * request (struct ktrace_spec, a `kernel:` block) names: current_tracer,
- * the enabled events (set_event), tracing_on, buffer_size_kb,
- * set_ftrace_filter and trace_options.
+ * perturb changes only what a request (struct ktrace_spec, a `kernel:`
+ * block) names: current_tracer, the enabled events (set_event),
+ * tracing_on, buffer_size_kb, set_ftrace_filter and trace_options, in one
+ * tracing instance: a study's own (instances/perturb-PID-XXXXXXXX,
+ * ktrace_instance_create(), isolated from every other session and removed
+ * whole), or the top level when the kernel has no instances or k names
+ * what only the top level has (ktrace_instance_lacks()); there a session
+ * of someone else's (trace-cmd, perf ftrace, ...) is never taken over
+ * (ktrace_top_in_use()).  Every function that reads or writes an
+ * instance's files takes it as `in`: NULL is the top level.
  * ktrace_read_state() reads all of these; ktrace_restore() puts a state read
  * earlier back, writing only what differs, and checks the result by reading
  * it again.  The `trace` file is never read (with a full buffer, reading it
  * can stall the machine for minutes); the tracer's own accounting comes
  * from per_cpu/cpuN/stats.
+ *
+ * One process at a time changes the tracing state: ktrace_lock() is an
+ * flock(2) on tracefs's root folder itself, which every mount of tracefs
+ * in every mount namespace shares (tracefs has one superblock), so that a
+ * perturb in a container or a chroot and one on the host see one lock.
  *
  * Errors: functions return 0, or -1 with a message for the user in
  * why[len] ("cannot set current_tracer to 'function': Operation not
@@ -23,6 +34,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct tracefs_instance;	/* libtracefs's; NULL: the top level */
 
 /*
  * A request: what a `kernel:` block asks for.  Each part may be left out,
@@ -80,9 +93,25 @@ const char *ktrace_mount(int *mounted, char *why, size_t len);
 const char *ktrace_find_mount(void);
 int ktrace_umount(const char *path, char *why, size_t len);
 
-/* Read the state.  Unreadable set_ftrace_filter (a locked-down kernel) is
- * not an error: functions_readable is 0. */
-int ktrace_read_state(struct ktrace_state *st, char *why, size_t len);
+/*
+ * The machine-wide tracing lock: an exclusive flock(2) on tracefs's root
+ * folder, opened through the mount ktrace_find_mount() finds, else through
+ * a mount of its own attached nowhere (fsmount(2)), so that taking it
+ * neither needs nor leaves a mount.  wait: block until it is free; else a
+ * lock held by another process is -1 with why naming its pid (from
+ * /proc/locks, when that process is in this pid namespace).  Returns the
+ * descriptor that holds the lock (closing it, or the process ending,
+ * lets go), or -1 with why.
+ */
+int ktrace_lock(int wait, char *why, size_t len);
+/* A descriptor of tracefs's root folder (the same as ktrace_lock's), for
+ * locks of the tests' own on files below it; -1 with why. */
+int ktrace_root_fd(char *why, size_t len);
+
+/* Read the state of in.  Unreadable set_ftrace_filter (a locked-down
+ * kernel) is not an error: functions_readable is 0. */
+int ktrace_read_state(struct tracefs_instance *in, struct ktrace_state *st, char *why,
+		      size_t len);
 
 /*
  * The state a kernel: block asks for, on top of base (the prior state):
@@ -99,8 +128,8 @@ int ktrace_target(const struct ktrace_state *base, const struct ktrace_spec *k,
  * changes; then read the state back and compare (a difference is an error
  * naming it).  did (may be NULL) receives what was changed ("" for nothing).
  */
-int ktrace_set_state(const struct ktrace_state *target, char *did, size_t didlen,
-		     char *why, size_t len);
+int ktrace_set_state(struct tracefs_instance *in, const struct ktrace_state *target,
+		     char *did, size_t didlen, char *why, size_t len);
 
 /*
  * Apply the non-default parts of k on the current state (ktrace_target +
@@ -110,13 +139,15 @@ int ktrace_set_state(const struct ktrace_state *target, char *did, size_t didlen
  * A refusal by the kernel names the file, the value and errno.  Partial
  * application is possible on error: restore the prior state.
  */
-int ktrace_apply(const struct ktrace_spec *k, char *why, size_t len);
+int ktrace_apply(struct tracefs_instance *in, const struct ktrace_spec *k, char *why,
+		 size_t len);
 
 /* Read the state back and check it is what k asks for; why names every
  * difference. */
-int ktrace_verify(const struct ktrace_spec *k, char *why, size_t len);
+int ktrace_verify(struct tracefs_instance *in, const struct ktrace_spec *k, char *why,
+		  size_t len);
 
-/* ktrace_set_state(prior): put a state read earlier back. */
+/* ktrace_set_state(NULL, prior): put a top-level state read earlier back. */
 int ktrace_restore(const struct ktrace_state *prior, char *did, size_t didlen,
 		   char *why, size_t len);
 
@@ -124,6 +155,52 @@ int ktrace_restore(const struct ktrace_state *prior, char *did, size_t didlen,
  * differences. */
 int ktrace_state_equal(const struct ktrace_state *a, const struct ktrace_state *b,
 		       char *diff, size_t len);
+
+/*
+ * A study's instance.  ktrace_instance_name(): a new name, malloc'd,
+ * "perturb-PID-XXXXXXXX" (8 random hex digits: unique across pid
+ * namespaces too); ktrace_instance_name_valid() accepts exactly that form
+ * (a name read from a journal is removed only then).
+ * ktrace_instance_create() makes instances/NAME and refuses a name that
+ * exists already (it is someone else's); NULL with why (a kernel without
+ * instances: ktrace_instances_supported() is 0).  ktrace_instance_dir():
+ * its folder, malloc'd.  ktrace_instance_destroy() removes it (the
+ * kernel frees its buffer and disables its events) and frees in, also on
+ * error; ktrace_instance_remove() removes one by name: 1 removed, 0 there
+ * was none, -1 with why (a process still holds one of its files: EBUSY).
+ */
+int ktrace_instances_supported(void);
+char *ktrace_instance_name(void);
+int ktrace_instance_name_valid(const char *name);
+struct tracefs_instance *ktrace_instance_create(const char *name, char *why, size_t len);
+char *ktrace_instance_dir(struct tracefs_instance *in);
+int ktrace_instance_destroy(struct tracefs_instance *in, char *why, size_t len);
+int ktrace_instance_remove(const char *name, char *why, size_t len);
+
+/*
+ * Does k need the top level, being asked of instance in: a tracer the
+ * instance does not list (`blk`: tracers that allow instances are fewer),
+ * a trace option it has no options/ file for while the top level has one
+ * (record-cmd, trace_printk, ...), set_ftrace_filter where the instance
+ * has none?  1 with why naming the first, else 0.
+ */
+int ktrace_instance_lacks(struct tracefs_instance *in, const struct ktrace_spec *k,
+			  char *why, size_t len);
+
+/*
+ * Is the top level in use by a session of someone else's, which taking it
+ * over would overwrite and a "restore" would not give back (its buffer, its
+ * readers)?  Signs: a current_tracer other than nop, enabled events,
+ * set_event_pid or set_ftrace_pid set, and a process other than this one
+ * holding trace, trace_pipe, tracing_on or a CPU's trace_pipe(_raw) of the
+ * top level open (trace-cmd record keeps tracing_on and trace_pipe_raw
+ * open; perf ftrace reads trace_pipe).  1 with what naming every sign
+ * ("current_tracer is 'function_graph'; pid 42 (trace-cmd) has
+ * per_cpu/cpu0/trace_pipe_raw open"), 0 when free, -1 with what when it
+ * cannot be read.  tracing_on alone is no sign: it is 1 from boot on, and
+ * 0 with nothing enabled records nothing.
+ */
+int ktrace_top_in_use(char *what, size_t len);
 
 /*
  * Does the kernel have what k names: its tracer in available_tracers, each
@@ -140,15 +217,18 @@ int ktrace_check_names(const struct ktrace_spec *k, const char *path, const char
  * no mount seen by others (where tracefs is mounted nowhere, a child
  * process mounts it in a mount namespace of its own), no write.  Checked:
  * the names (ktrace_check_names), the trace options (ktrace_target over
- * the current state) and that every file k would write is writable by its
- * permission bits.  Not checked: whether the kernel accepts the values
- * (a locked-down kernel refuses `function` with EPERM; a buffer size it
- * cannot allocate).  0, or -1 with why.
+ * the current state) and that what applying k writes is writable by its
+ * permission bits: the instances/ folder (a study's instance is made
+ * there) or, on a kernel without instances, the top level's files.  Not
+ * checked: whether k needs the top level (ktrace_instance_lacks() asks an
+ * instance) and whether the kernel accepts the values (a locked-down
+ * kernel refuses `function` with EPERM; a buffer size it cannot
+ * allocate).  0, or -1 with why.
  */
 int ktrace_check_readonly(const struct ktrace_spec *k, char *why, size_t len);
 
-/* Is tracer listed in available_tracers? */
-int ktrace_tracer_available(const char *tracer);
+/* Is tracer listed in in's available_tracers? */
+int ktrace_tracer_available(struct tracefs_instance *in, const char *tracer);
 
 /* Does at least one event of available_events match the "system:event" glob? */
 int ktrace_event_glob_matches(const char *glob);
@@ -167,7 +247,8 @@ struct ktrace_stats {
 	uint64_t dropped;	/* events dropped (buffer full, nooverwrite) */
 	uint64_t read;		/* events consumed by readers (trace_pipe) */
 };
-int ktrace_read_stats(struct ktrace_stats *s, char *why, size_t len);
+int ktrace_read_stats(struct tracefs_instance *in, struct ktrace_stats *s, char *why,
+		      size_t len);
 /* Parse the text of one stats file and add it to s; -1 when a field is
  * missing. */
 int ktrace_parse_stats(const char *text, struct ktrace_stats *s);

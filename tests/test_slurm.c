@@ -283,14 +283,13 @@ Test(slurm, shard_of_another_experiment_refused)
 /* ---- a tracefs variant on a node, cancelled ---- */
 
 #define TRACEFS "/sys/kernel/tracing"
-#define TEST_LOCK "/run/perturb-tracefs-tests.lock"	/* test_tracefs.c's */
 
-/* The tracing state as text: mounted or not, and the files a kernel:
- * variant changes (mounting to read them when it is not). */
+/* The tracing state as text: mounted or not, the files a kernel: variant
+ * changes and the instances (mounting to read them when it is not). */
 static char *tracing_state(void)
 {
 	static const char *const files[] = {
-		"current_tracer", "tracing_on", "buffer_size_kb", "set_event", NULL
+		"current_tracer", "tracing_on", "buffer_size_kb", "set_event", "instances", NULL
 	};
 	struct strbuf sb = STRBUF_INIT;
 	int mounted = access(TRACEFS "/tracing_on", F_OK) == 0;
@@ -300,7 +299,9 @@ static char *tracing_state(void)
 		cr_skip_test("no tracefs: cannot mount %s: %s", TRACEFS, strerror(errno));
 	for (size_t i = 0; files[i]; i++) {
 		char *path = xasprintf("%s/%s", TRACEFS, files[i]);
-		char *text = read_file(path, NULL);
+		char *text = tl_dir_names(path);
+		if (!text)
+			text = read_file(path, NULL);
 		strbuf_addf(&sb, "== %s\n%s", files[i], text ? text : "(unreadable)\n");
 		free(text);
 		free(path);
@@ -318,10 +319,8 @@ Test(slurm, tracefs_variant_restored_after_scancel)
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root (changes the kernel's tracing state)");
-	/* one kernel test at a time on this machine (test_tracefs.c's lock) */
-	lock = open(TEST_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (lock >= 0)
-		flock(lock, LOCK_EX);
+	/* one kernel test at a time on this machine */
+	lock = tl_tracing_lock();
 	before = tracing_state();
 	snprintf(seen, sizeof(seen), "%s/tracing-seen", work);
 	snprintf(yaml, sizeof(yaml),
@@ -329,8 +328,9 @@ Test(slurm, tracefs_variant_restored_after_scancel)
 		 "variants:\n  - name: base\n  - name: traced\n"
 		 "    kernel: {events: ['sched:sched_switch'], tracing_on: true}\n"
 		 "workloads:\n  - name: w\n"
-		 "    shell: \"if [ \\\"$(cat " TRACEFS "/tracing_on 2>/dev/null)\\\" = 1 ]; then "
-		 "touch %s; fi; sleep 0.2\"\n", seen);
+		 "    shell: \"for d in " TRACEFS "/instances/perturb-*; do "
+		 "if [ \\\"$(cat $d/tracing_on 2>/dev/null)\\\" = 1 ]; then touch %s; fi; done; "
+		 "sleep 0.2\"\n", seen);
 	tl_write(work, "t.yaml", yaml);
 	cli_run(work, &r, "run", "t.yaml", "--db", "r/p.db", "--slurm", "--shards", "1", NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);

@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
@@ -345,6 +346,64 @@ Test(journal, a_symbolic_link_as_journal_folder_is_refused)
 	end_victim(victim, &j);
 }
 
+/* The study's instance is journaled by name; a journal can name only a
+ * name perturb gives (restore removes what it names). */
+Test(journal, an_instance_is_journaled_and_only_perturbs_names_are_read)
+{
+	struct journal j, k;
+	struct strbuf sb = STRBUF_INIT;
+	char why[256], *name = ktrace_instance_name();
+
+	cr_assert(ktrace_instance_name_valid(name), "%s", name);
+	cr_assert(!strncmp(name, "perturb-", 8) && !strchr(name, '/'), "%s", name);
+	for (const char *const *bad = (const char *const[]){ "perturb-1-0000000", "perturb-1-0000000g",
+			"perturb--00000000", "perturb-1-00000000/..", "../perturb-1-00000000",
+			"foo", "", NULL }; *bad; bad++)
+		cr_assert(!ktrace_instance_name_valid(*bad), "'%s' accepted", *bad);
+	journal_init(&j);
+	j.instance = xstrdup(name);
+	journal_format(&j, &sb);
+	cr_assert_eq(journal_parse(sb.buf, &k, why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(k.instance, name);
+	cr_assert(!k.has_kernel);
+	journal_release(&k);
+	/* a journal naming another instance, its checksum right */
+	strbuf_release(&sb);
+	free(j.instance);
+	j.instance = xstrdup("../../../events");
+	journal_format(&j, &sb);
+	cr_assert_eq(journal_parse(sb.buf, &k, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "bad 'instance' line"), "%s", why);
+	free(name);
+	strbuf_release(&sb);
+	journal_release(&j);
+}
+
+/* {tracefs} is a kernel: block's folder: a variant without one is refused
+ * before anything runs. */
+Test(journal, tracefs_placeholder_without_a_kernel_block_is_refused)
+{
+	struct cli_result r;
+	char *db = xasprintf("%s/p.db", jdir);
+
+	tl_write(jdir, "e.yaml",
+		 "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants:\n"
+		 "  - name: a\n"
+		 "  - name: drain\n"
+		 "    daemon: [sh, -c, 'exec cat {tracefs}/trace_pipe']\n"
+		 "workloads:\n"
+		 "  - {name: t, cmd: [true]}\n");
+	cli_run(jdir, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'drain': 'exec cat {tracefs}/trace_pipe': {tracefs} is "
+			 "the tracing folder of a kernel: block, and this variant has none"),
+		  "%s", r.err);
+	cr_assert(!tl_exists(db));
+	cli_result_release(&r);
+	free(db);
+}
+
 Test(journal, proc_start_time_sees_only_live_processes)
 {
 	cr_assert_neq(proc_start_time(getpid()), 0);
@@ -392,20 +451,17 @@ Test(journal, parsers_of_tracefs_files)
 /* ---- the running kernel ---- */
 
 #define TRACEFS "/sys/kernel/tracing"
-#define TEST_LOCK "/run/perturb-tracefs-tests.lock"
-#define PERTURB_LOCK "/run/perturb-tracefs.lock"	/* journal.c's */
 
 /* Wait for perturb's kernel lock (a perturb of someone else may be
  * running); returns the fd that holds it: close it to let go. */
 static int perturb_lock_wait(void)
 {
-	int fd = open(PERTURB_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0)
-		flock(fd, LOCK_EX);
-	return fd;
+	char why[256];
+	return ktrace_lock(1, why, sizeof(why));
 }
 
 static int lock_fd = -1;
+static pid_t bg_study;		/* a study a test runs beside perturb's own, ended by kteardown */
 static int was_mounted;
 static struct ktrace_state saved;
 static int have_saved;
@@ -429,8 +485,8 @@ static int is_mounted(void)
 
 /*
  * The state as bytes, with tracefs mounted as the machine had it ("mounted"
- * or "not mounted" first).  Mounts for the reading and unmounts after when
- * it was not mounted.
+ * or "not mounted" first), and the instances there are.  Mounts for the
+ * reading and unmounts after when it was not mounted.
  */
 static char *snapshot(void)
 {
@@ -440,6 +496,9 @@ static char *snapshot(void)
 	strbuf_addstr(&sb, m ? "tracefs mounted\n" : "tracefs not mounted\n");
 	if (!m)
 		cr_assert_eq(mount("nodev", TRACEFS, "tracefs", 0, NULL), 0);
+	char *inst = tl_dir_names(TRACEFS "/instances");
+	strbuf_addf(&sb, "== instances\n%s", inst ? inst : "(none)\n");
+	free(inst);
 	for (size_t i = 0; state_files[i]; i++) {
 		char *path = xasprintf("%s/%s", TRACEFS, state_files[i]);
 		size_t n;
@@ -457,20 +516,26 @@ static char *snapshot(void)
 	return strbuf_detach(&sb);
 }
 
-static void assert_state_as_before(const char *when)
+/* The state now is ref (a snapshot()). */
+static void assert_state_as(const char *ref, const char *when)
 {
 	char *now = snapshot();
-	if (strcmp(now, before)) {
+	if (strcmp(now, ref)) {
 		/* first differing line, for the message */
-		const char *a = before, *b = now;
+		const char *a = ref, *b = now;
 		while (*a && *a == *b)
 			a++, b++;
-		while (a > before && a[-1] != '\n')
+		while (a > ref && a[-1] != '\n')
 			a--, b--;
 		cr_assert_fail("%s: the tracing state differs from before at:\nbefore: %.200s\nafter:  %.200s",
 			       when, a, b);
 	}
 	free(now);
+}
+
+static void assert_state_as_before(const char *when)
+{
+	assert_state_as(before, when);
 }
 
 /* Skip (with the reason) unless root with tracefs. */
@@ -500,16 +565,14 @@ static void ksetup(void)
 	free(state);
 	if (geteuid() != 0)
 		return;
-	lock_fd = open(TEST_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (lock_fd >= 0)
-		flock(lock_fd, LOCK_EX);
+	lock_fd = tl_tracing_lock();
 	int plock = perturb_lock_wait();
 	was_mounted = is_mounted();
 	if (!ktrace_mount(&m, why, sizeof(why))) {
 		close(plock);
 		return;
 	}
-	if (ktrace_read_state(&saved, why, sizeof(why)) == 0) {
+	if (ktrace_read_state(NULL, &saved, why, sizeof(why)) == 0) {
 		have_saved = 1;
 		/* the one-way transition: allocate the buffer at its own size */
 		if (!saved.buffer_expanded) {
@@ -522,7 +585,7 @@ static void ksetup(void)
 				close(fd);
 			}
 			ktrace_state_release(&saved);
-			have_saved = ktrace_read_state(&saved, why, sizeof(why)) == 0;
+			have_saved = ktrace_read_state(NULL, &saved, why, sizeof(why)) == 0;
 		}
 	}
 	if (!was_mounted)
@@ -531,18 +594,39 @@ static void ksetup(void)
 	close(plock);
 }
 
+/* Remove the instances of perturb's that were not there before the test. */
+static void remove_new_instances(void)
+{
+	char *names = tl_dir_names(TRACEFS "/instances"), *save = NULL, why[512];
+
+	for (char *name = strtok_r(names, "\n", &save); name; name = strtok_r(NULL, "\n", &save)) {
+		char *line = xasprintf("\n%s\n", name);
+		if (ktrace_instance_name_valid(name) && before && !strstr(before, line) &&
+		    ktrace_instance_remove(name, why, sizeof(why)) < 0)
+			fprintf(stderr, "test_tracefs: %s\n", why);
+		free(line);
+	}
+	free(names);
+}
+
 static void kteardown(void)
 {
 	char why[1024];
 	int m;
 
 	/* the machine as it was, whatever the test did */
+	if (bg_study > 0) {
+		kill(bg_study, SIGTERM);
+		waitpid(bg_study, NULL, 0);
+		bg_study = 0;
+	}
 	int plock = geteuid() == 0 ? perturb_lock_wait() : -1;
 	if (have_saved && ktrace_mount(&m, why, sizeof(why))) {
 		if (ktrace_restore(&saved, NULL, 0, why, sizeof(why)) < 0)
 			fprintf(stderr, "test_tracefs: cannot restore the tracing state: %s\n", why);
 		ktrace_state_release(&saved);
 		have_saved = 0;
+		remove_new_instances();
 	}
 	if (geteuid() == 0 && !was_mounted && is_mounted())
 		umount(TRACEFS);
@@ -578,24 +662,24 @@ Test(kernel, apply_verify_stats_restore_in_process)
 	need_kernel();
 	int plock = perturb_lock_wait();
 	cr_assert(ktrace_mount(&m, why, sizeof(why)), "%s", why);
-	cr_assert_eq(ktrace_read_state(&prior, why, sizeof(why)), 0, "%s", why);
-	cr_assert_eq(ktrace_apply(&k, why, sizeof(why)), 0, "%s", why);
-	cr_assert_eq(ktrace_verify(&k, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(ktrace_read_state(NULL, &prior, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(ktrace_apply(NULL, &k, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(ktrace_verify(NULL, &k, why, sizeof(why)), 0, "%s", why);
 
 	/* a different block does not verify: the difference is named */
 	struct ktrace_spec other = cfg_tracing(ev, 1);
 	other.tracing_on = 0;
 	other.buffer_size_kb = 1024;
-	cr_assert_eq(ktrace_verify(&other, why, sizeof(why)), -1);
+	cr_assert_eq(ktrace_verify(NULL, &other, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "tracing_on is 1, not 0"), "%s", why);
 	cr_assert(strstr(why, "buffer_size_kb"), "%s", why);
 	cr_assert(strstr(why, "enabled events"), "%s", why);
 
 	/* events are counted while recording */
-	cr_assert_eq(ktrace_read_stats(&s0, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(ktrace_read_stats(NULL, &s0, why, sizeof(why)), 0, "%s", why);
 	for (int i = 0; i < 2000; i++)
 		getppid();
-	cr_assert_eq(ktrace_read_stats(&s1, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(ktrace_read_stats(NULL, &s1, why, sizeof(why)), 0, "%s", why);
 	double events, lost, bytes;
 	ktrace_stats_delta(&s0, &s1, &events, &lost, &bytes);
 	cr_assert_geq(events, 4000, "2000 system calls, 2 events each: %g", events);
@@ -614,18 +698,20 @@ Test(kernel, apply_verify_stats_restore_in_process)
 
 /*
  * A dry run changes nothing: tracefs byte for byte as before (and mounted
- * or not as before), no journal (its folder is not even created), the
- * kernel lock file not written; yet what can be read is checked (an event
- * that does not exist is refused, exit 2) and what was not is said.
+ * or not as before), no instance made, no journal (its folder is not even
+ * created), the kernel lock not taken (the test holds it meanwhile); yet
+ * what can be read is checked (an event that does not exist is refused,
+ * exit 2) and what was not is said.
  */
 Test(kernel, dry_run_changes_nothing_and_checks_what_it_can_read)
 {
 	struct cli_result r;
-	struct stat l0, l1;
 	char *state = xasprintf("%s/state", dir);
+	int plock;
 
 	need_kernel();
-	cr_assert_eq(stat(PERTURB_LOCK, &l0), 0, "%s", strerror(errno));
+	plock = perturb_lock_wait();
+	cr_assert_geq(plock, 0);
 	tl_write(dir, "e.yaml",
 		 "name: x\nwarmup: 0\nrepetitions: 1\n"
 		 "variants:\n"
@@ -642,9 +728,6 @@ Test(kernel, dry_run_changes_nothing_and_checks_what_it_can_read)
 	assert_state_as_before("after a dry run");
 	cr_assert(!tl_exists(state), "a dry run made the journal folder %s", state);
 	cr_assert(!tl_exists(db));
-	cr_assert_eq(stat(PERTURB_LOCK, &l1), 0);
-	cr_assert(l0.st_mtim.tv_sec == l1.st_mtim.tv_sec && l0.st_mtim.tv_nsec == l1.st_mtim.tv_nsec,
-		  "a dry run wrote the kernel lock %s", PERTURB_LOCK);
 
 	tl_write(dir, "bad.yaml",
 		 "name: x\nwarmup: 0\nrepetitions: 1\n"
@@ -661,6 +744,7 @@ Test(kernel, dry_run_changes_nothing_and_checks_what_it_can_read)
 	cli_result_release(&r);
 	assert_state_as_before("after a refused dry run");
 	cr_assert(!tl_exists(state));
+	close(plock);
 	free(state);
 }
 
@@ -672,7 +756,7 @@ Test(kernel, refusals_are_found_before_the_study_and_named_by_variant)
 
 	need_kernel();
 	cr_assert(ktrace_mount(&m, why, sizeof(why)));
-	int function_listed = ktrace_tracer_available("function");
+	int function_listed = ktrace_tracer_available(NULL, "function");
 	if (m)
 		umount(TRACEFS);
 	tl_write(dir, "e.yaml",
@@ -847,10 +931,11 @@ Test(kernel, workload_crash_and_timeout_restore)
 static void stopped_by(const char *sig)
 {
 	struct cli_result r;
-	/* only in a variant that records (tracing_on 1 and events set) */
-	char *sh = xasprintf("if [ $(cat /sys/kernel/tracing/tracing_on) = 1 ] && "
-			     "[ -n \"$(cat /sys/kernel/tracing/set_event)\" ]; then kill -%s $PPID; "
-			     "sleep 1; fi; echo ok", sig);
+	/* only in a variant that records (its instance's tracing_on 1 and
+	 * events set) */
+	char *sh = xasprintf("for d in /sys/kernel/tracing/instances/perturb-*; do "
+			     "if [ \"$(cat $d/tracing_on)\" = 1 ] && [ -n \"$(cat $d/set_event)\" ]; "
+			     "then kill -%s $PPID; sleep 1; fi; done; echo ok", sig);
 	need_kernel();
 	kernel_study(sh, "  - name: daemon\n"
 			 "    kernel: {events: ['sched:*'], tracing_on: true}\n"
@@ -907,7 +992,7 @@ Test(kernel, sigkill_then_restore)
 	cli_run(dir, &r, "restore", NULL);
 	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
 	cr_assert(strstr(r.out, "which is gone"), "%s", r.out);
-	cr_assert(strstr(r.out, "restored the kernel tracing state"), "%s", r.out);
+	cr_assert(strstr(r.out, "removed the tracing instance perturb-"), "%s", r.out);
 	if (daemon) {
 		cr_assert(strstr(r.out, "stopped daemon"), "%s", r.out);
 		cr_assert(tl_process_gone(daemon), "daemon %ld still runs", daemon);
@@ -929,11 +1014,394 @@ Test(kernel, sigkill_then_a_later_run_restores_first)
 		 "variants: [{name: a}]\nworkloads: [{name: t, cmd: [true]}]\n");
 	cli_run(dir, &r, "run", "plain.yaml", "--db", db, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(strstr(r.err, "restored the kernel tracing state"), "%s", r.err);
+	cr_assert(strstr(r.err, "removed the tracing instance perturb-"), "%s", r.err);
 	if (daemon)
 		cr_assert(tl_process_gone(daemon), "daemon %ld still runs", daemon);
 	cli_result_release(&r);
 	assert_state_as_before("after the next perturb run");
+}
+
+/* ---- the study's own instance, a session of someone else's, the lock ---- */
+
+/* The text of a file (malloc'd; "" when it cannot be read). */
+static char *file_text(const char *path)
+{
+	char *t = read_file(path, NULL);
+	return t ? t : xstrdup("");
+}
+
+/*
+ * A kernel: block traces in an instance of its own: the top level stays
+ * as it was while the study traces, a daemon drains the instance's
+ * trace_pipe through {tracefs}, the runs' accounting is the instance's,
+ * and the instance is gone after the study.
+ */
+Test(kernel, a_study_traces_in_an_instance_of_its_own)
+{
+	struct cli_result r;
+	char *top_events, *y, *path, *p, *seen, *drained;
+	int m;
+	char why[256];
+
+	need_kernel();
+	cr_assert(ktrace_mount(&m, why, sizeof(why)), "%s", why);
+	top_events = file_text(TRACEFS "/set_event");
+	y = xasprintf(
+		"name: i\nwarmup: 0\nrepetitions: 2\norder: interleaved\nseed: 3\ntimeout: 30s\n"
+		"variants:\n"
+		"  - name: base\n"
+		"  - name: inst\n"
+		"    env: {WHERE: inst}\n"
+		"    kernel: {events: ['sched:sched_switch', 'raw_syscalls:sys_enter'], tracing_on: true}\n"
+		"    setup: [[sh, -c, 'echo {tracefs} > %1$s/tracefs-path']]\n"
+		"    daemon: [sh, -c, 'exec cat {tracefs}/trace_pipe > %1$s/drained']\n"
+		"workloads:\n"
+		"  - name: w\n"
+		"    shell: 'cat " TRACEFS "/set_event > %1$s/top-events.$WHERE; i=0; "
+		"while [ \"$WHERE\" = inst ] && [ ! -s %1$s/drained ] && [ $i -lt 3000 ]; "
+		"do sleep 0.01; i=$((i+1)); done'\n", dir);
+	tl_write(dir, "i.yaml", y);
+	free(y);
+	cli_run(dir, &r, "run", "i.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	/* {tracefs} was the instance's folder */
+	path = xasprintf("%s/tracefs-path", dir);
+	p = file_text(path);
+	free(path);
+	path = xasprintf("%s/instances/perturb-", ktrace_find_mount());
+	cr_assert(!strncmp(p, path, strlen(path)), "{tracefs} was '%s', not in %s", p, path);
+	free(path);
+	*strchrnul(p, '\n') = '\0';
+	cr_assert(!tl_exists(p), "the instance %s is left", p);
+	/* the top level as it was while the instance traced */
+	seen = xasprintf("%s/top-events.inst", dir);
+	path = file_text(seen);
+	cr_assert_str_eq(path, top_events, "the top level's set_event while tracing");
+	free(path);
+	free(seen);
+	/* the daemon drained the instance's trace_pipe */
+	seen = xasprintf("%s/drained", dir);
+	drained = file_text(seen);
+	cr_assert(strstr(drained, "sched_switch") || strstr(drained, "sys_enter"),
+		  "nothing drained from {tracefs}/trace_pipe: '%.200s'", drained);
+	free(drained);
+	free(seen);
+	cr_assert_gt(cli_sql_int(db, "SELECT min(m.value) FROM metric_values m JOIN plan p USING (run_id, seq) "
+				 "WHERE m.metric = 'trace_events' AND p.variant = 'inst'"), 0);
+	free(p);
+	free(top_events);
+	if (m)
+		umount(TRACEFS);
+	assert_state_as_before("after a study in an instance");
+}
+
+/*
+ * A trace option that only the top level has (an options/ file there,
+ * none in an instance), in the form that changes it ("noNAME" when it is
+ * set); NULL when every option of trace_options is an instance's too.
+ */
+static char *top_only_option(void)
+{
+	char why[256], *name = ktrace_instance_name(), *opts, *save = NULL, *found = NULL;
+	struct tracefs_instance *in = ktrace_instance_create(name, why, sizeof(why));
+	char *idir;
+
+	cr_assert(in, "%s", why);
+	idir = ktrace_instance_dir(in);
+	opts = file_text(TRACEFS "/trace_options");
+	for (char *o = strtok_r(opts, "\n", &save); o && !found; o = strtok_r(NULL, "\n", &save)) {
+		const char *n = strncmp(o, "no", 2) ? o : o + 2;
+		char *top = xasprintf(TRACEFS "/options/%s", n), *mine = xasprintf("%s/options/%s", idir, n);
+		if (tl_exists(top) && !tl_exists(mine))
+			found = n == o ? xasprintf("no%s", n) : xstrdup(n);
+		free(top);
+		free(mine);
+	}
+	free(opts);
+	free(idir);
+	cr_assert_eq(ktrace_instance_destroy(in, why, sizeof(why)), 0, "%s", why);
+	free(name);
+	return found;
+}
+
+/* Write value to a top-level file, as trace-cmd does (O_TRUNC: set_event's
+ * "" disables every event). */
+static void top_write(const char *file, const char *value)
+{
+	char *path = xasprintf("%s/%s", TRACEFS, file);
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, value, strlen(value)), (ssize_t)strlen(value), "%s: %s", path,
+		     strerror(errno));
+	close(fd);
+	free(path);
+}
+
+/*
+ * The top level in use by a session of someone else's (trace-cmd start's
+ * events and tracing_on; a reader of trace_pipe) is never taken over: a
+ * variant that needs the top level is refused with what was seen, before
+ * anything runs, or skipped with --skip-unavailable, and that session's
+ * state stays exactly as it was; a variant in its own instance runs beside
+ * it.  Free, the same variant traces at the top level and puts it back.
+ */
+Test(kernel, a_session_at_the_top_level_is_never_taken_over)
+{
+	struct cli_result r;
+	char why[256], *opt, *y, *session;
+	char *db2 = xasprintf("%s.2", db), *db3 = xasprintf("%s.3", db);
+	int m, reader;
+
+	need_kernel();
+	cr_assert(ktrace_mount(&m, why, sizeof(why)), "%s", why);
+	if (!(opt = top_only_option()))
+		cr_skip_test("every trace option of this kernel's top level is an instance's too");
+	session = snapshot();
+	y = xasprintf(
+		"name: s\nwarmup: 0\nrepetitions: 1\ntimeout: 30s\n"
+		"variants:\n"
+		"  - name: base\n"
+		"  - name: inst\n"
+		"    kernel: {events: ['sched:sched_switch'], tracing_on: true}\n"
+		"  - name: top\n"
+		"    kernel: {events: ['sched:sched_switch'], tracing_on: true, options: [%s]}\n"
+		"workloads:\n"
+		"  - {name: w, cmd: [true]}\n", opt);
+	tl_write(dir, "s.yaml", y);
+	free(y);
+
+	/* free: the variant takes the top level, says so, and puts it back */
+	cli_run(dir, &r, "run", "s.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	y = xasprintf("variant 'top': traces at the top level of tracefs: trace option '%s' "
+		      "exists at the top level only", opt);
+	cr_assert(strstr(r.err, y), "%s", r.err);
+	free(y);
+	cli_result_release(&r);
+	assert_state_as(session, "the top level after a study there");
+	free(session);
+
+	/* trace-cmd start -e sched:sched_wakeup */
+	top_write("set_event", "sched:sched_wakeup");
+	top_write("tracing_on", "1");
+	session = snapshot();
+	cli_run(dir, &r, "run", "s.yaml", "--db", db2, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'top': it needs the top level of tracefs (trace option"),
+		  "%s", r.err);
+	cr_assert(strstr(r.err, "a session of someone else's uses it: 1 event is enabled "
+			 "(e.g. 'sched:sched_wakeup'); perturb does not take it over"), "%s", r.err);
+	cr_assert(strstr(r.err, "variant 'inst': a session of someone else's uses the top level "
+			 "of tracefs (1 event is enabled"), "%s", r.err);
+	cr_assert(!tl_exists(db2));
+	cli_result_release(&r);
+	assert_state_as(session, "a session of someone else's");
+	cli_run(dir, &r, "run", "s.yaml", "--db", db2, "--skip-unavailable", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(cli_sql_int(db2, "SELECT count(*) FROM results r JOIN plan p USING (run_id, seq) "
+				 "WHERE p.variant = 'inst' AND r.status = 'ok'"), 1);
+	cr_assert_eq(cli_sql_int(db2, "SELECT count(*) FROM plan WHERE variant = 'top'"), 0);
+	cli_result_release(&r);
+	assert_state_as(session, "a session of someone else's");
+	free(session);
+
+	/* a reader of trace_pipe, nothing enabled */
+	top_write("set_event", "");
+	reader = open(TRACEFS "/trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_assert_geq(reader, 0, "%s", strerror(errno));
+	session = snapshot();
+	cli_run(dir, &r, "run", "s.yaml", "--db", db3, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	y = xasprintf("a session of someone else's uses it: pid %d (", (int)getpid());
+	cr_assert(strstr(r.err, y) && strstr(r.err, ") has trace_pipe open"), "%s", r.err);
+	free(y);
+	cli_result_release(&r);
+	close(reader);
+	assert_state_as(session, "a session of someone else's");
+	free(session);
+	free(opt);
+	free(db2);
+	free(db3);
+	if (m)
+		umount(TRACEFS);
+}
+
+/*
+ * The top level given back is no longer perturb's: a session that starts
+ * there after a variant left it (here while the next variant runs, which
+ * then kills perturb) is not "restored" over by `perturb restore`.
+ */
+Test(kernel, a_session_started_after_the_top_level_was_given_back_is_left_alone)
+{
+	struct cli_result r;
+	char why[256], *opt, *y, *events;
+	int m;
+
+	need_kernel();
+	cr_assert(ktrace_mount(&m, why, sizeof(why)), "%s", why);
+	if (!(opt = top_only_option()))
+		cr_skip_test("every trace option of this kernel's top level is an instance's too");
+	y = xasprintf(
+		"name: g\nwarmup: 0\nrepetitions: 1\norder: sequential\ntimeout: 30s\n"
+		"variants:\n"
+		"  - name: top\n"
+		"    kernel: {events: ['sched:sched_switch'], tracing_on: true, options: [%s]}\n"
+		"  - name: plain\n"
+		"    env: {SESSION: '1'}\n"
+		"workloads:\n"
+		"  - name: w\n"
+		"    shell: 'if [ -n \"$SESSION\" ]; then echo sched:sched_wakeup > " TRACEFS
+		"/set_event; kill -KILL $PPID; sleep 1; fi'\n", opt);
+	tl_write(dir, "g.yaml", y);
+	free(y);
+	cli_run(dir, &r, "run", "g.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 128 + SIGKILL, "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "restore", NULL);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.out, "which is gone"), "%s", r.out);
+	cr_assert(!strstr(r.out, "restored the kernel tracing state"), "%s", r.out);
+	cli_result_release(&r);
+	events = file_text(TRACEFS "/set_event");
+	cr_assert_str_eq(events, "sched:sched_wakeup\n", "the session's events");
+	free(events);
+	free(opt);
+	if (m)
+		umount(TRACEFS);
+}
+
+/* In a child: a mount namespace of its own with another /run (a tmpfs, as
+ * a container or chroot has) and tracefs mounted again at mnt. */
+static int other_namespace(const char *mnt)
+{
+	return unshare_mounts_private((const char *const[]){ "/run", "/sys", "/tmp", NULL }) < 0 ||
+	       mount("tmpfs", "/run", "tmpfs", 0, NULL) < 0 ||
+	       mount("nodev", mnt, "tracefs", 0, NULL) < 0 ? -1 : 0;
+}
+
+/*
+ * The lock is tracefs's own: held here, it is refused to a process in
+ * another mount namespace, with another /run and its own mount of tracefs
+ * (the same superblock: the same root folder), naming this process; and
+ * taken there once let go here.
+ */
+Test(kernel, the_lock_is_seen_from_another_mount_namespace)
+{
+	char why[512], *mnt = xasprintf("%s/tracefs", dir);
+	int lock, st;
+	pid_t child;
+
+	need_kernel();
+	cr_assert_eq(mkdir(mnt, 0700), 0);
+	for (int round = 0; round < 2; round++) {
+		lock = round == 0 ? ktrace_lock(0, why, sizeof(why)) : -1;
+		cr_assert(round == 1 || lock >= 0, "%s", why);
+		child = fork();
+		cr_assert_geq(child, 0);
+		if (!child) {
+			struct stat a, b;
+			char expect[64];
+			int fd;
+			if (other_namespace(mnt) < 0 || stat(mnt, &a) < 0 ||
+			    (fd = ktrace_root_fd(why, sizeof(why))) < 0 || fstat(fd, &b) < 0)
+				_exit(10);
+			if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+				_exit(11);	/* not one superblock */
+			fd = ktrace_lock(0, why, sizeof(why));
+			snprintf(expect, sizeof(expect), "another perturb (pid %d)", (int)getppid());
+			if (round == 0)
+				_exit(fd < 0 && strstr(why, expect) ? 0 : 12);
+			_exit(fd >= 0 ? 0 : 13);
+		}
+		cr_assert_eq(waitpid(child, &st, 0), child);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "round %d: the child's status %d "
+			  "(10: no namespace, 11: another tracefs, 12: locked, 13: refused)", round,
+			  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		if (lock >= 0)
+			close(lock);
+	}
+	free(mnt);
+}
+
+/*
+ * Two studies, one in a mount namespace with another /run (a container's,
+ * a chroot's), one on the host: while the first traces, the second is
+ * refused before it changes anything, naming the first; the first ends
+ * as it should.
+ */
+Test(kernel, two_perturbs_in_two_mount_namespaces_do_not_trace_at_once)
+{
+	struct cli_result r;
+	char *mnt = xasprintf("%s/tracefs", dir), *ready = xasprintf("%s/ready", dir);
+	char *go = xasprintf("%s/go", dir), *y, *expect, buf[8];
+	const char *bin = getenv("PERTURB_BIN");
+	int rfd, gfd, st;
+	pid_t child;
+
+	need_kernel();
+	cr_assert(bin, "PERTURB_BIN is not set");
+	cr_assert_eq(mkdir(mnt, 0700), 0);
+	cr_assert_eq(mkfifo(ready, 0600), 0);
+	cr_assert_eq(mkfifo(go, 0600), 0);
+	y = xasprintf("name: c\nwarmup: 0\nrepetitions: 1\ntimeout: 60s\n"
+		      "variants:\n"
+		      "  - name: k\n"
+		      "    kernel: {events: ['sched:sched_switch'], tracing_on: true}\n"
+		      "workloads:\n"
+		      "  - name: w\n"
+		      "    shell: 'echo up > %s; read x < %s'\n", ready, go);
+	tl_write(dir, "c.yaml", y);
+	free(y);
+	rfd = open(ready, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_assert_geq(rfd, 0);
+	child = bg_study = fork();
+	cr_assert_geq(child, 0);
+	if (!child) {
+		char *out = xasprintf("%s/child.out", dir), *cdb = xasprintf("%s/child.db", dir);
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || chdir(dir) < 0 || other_namespace(mnt) < 0)
+			_exit(126);
+		dup2(o, 1);
+		dup2(o, 2);
+		execl(bin, bin, "run", "c.yaml", "--db", cdb, (char *)NULL);
+		_exit(127);
+	}
+	/* the first study's run is under way (bounded: 60 s) */
+	for (int i = 0; i < 6000; i++) {
+		struct pollfd p = { .fd = rfd, .events = POLLIN };
+		if (poll(&p, 1, 10) == 1 && (p.revents & POLLIN))
+			break;
+		if (waitpid(child, &st, WNOHANG) == child) {
+			bg_study = 0;
+			cr_assert_fail("the first study ended: %s",
+				       file_text(xasprintf("%s/child.out", dir)));
+		}
+	}
+	cr_assert_gt(read(rfd, buf, sizeof(buf)), 0, "the first study's run never started");
+	kernel_study("true", "", "30s");
+	cli_run(dir, &r, "run", "k.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	expect = xasprintf("another perturb (pid %d) is changing the kernel tracing state",
+			   (int)child);
+	cr_assert(strstr(r.err, expect), "%s", r.err);
+	cr_assert(!tl_exists(db));
+	cli_result_release(&r);
+	free(expect);
+	/* let the first study end */
+	gfd = open(go, O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(gfd, 0);
+	cr_assert_eq(write(gfd, "go\n", 3), 3);
+	close(gfd);
+	close(rfd);
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	bg_study = 0;
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the first study: %s",
+		  file_text(xasprintf("%s/child.out", dir)));
+	assert_state_as_before("after two studies");
+	free(mnt);
+	free(ready);
+	free(go);
 }
 
 /* ---- bpf: blocks (backends/bpf.c, run by host.c): bpftrace for real ---- */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "engine/config.h"
+#include "instrumentation/tracefs.h"
 #include "lib/util.h"
 
 /* ---- files ---- */
@@ -402,6 +404,37 @@ static char *slurp(const char *path)
 	s[got] = '\0';
 	fclose(f);
 	return s;
+}
+
+char *tl_dir_names(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct dirent **names;
+	int n = scandir(path, &names, NULL, alphasort);
+
+	if (n < 0)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
+			strbuf_addf(&sb, "%s\n", names[i]->d_name);
+		free(names[i]);
+	}
+	free(names);
+	return strbuf_detach(&sb);
+}
+
+int tl_tracing_lock(void)
+{
+	char why[256];
+	int root = ktrace_root_fd(why, sizeof(why)), fd;
+
+	if (root < 0)
+		return -1;
+	fd = openat(root, "README", O_RDONLY | O_CLOEXEC);
+	close(root);
+	if (fd >= 0)
+		flock(fd, LOCK_EX);
+	return fd;
 }
 
 /* perturb ARGS (from ap) with cwd dir, stdout/stderr to outp/errp. */

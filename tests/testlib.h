@@ -54,6 +54,9 @@ void tl_fixture_close(char **dir, char **db, char **work);
 /* Write text to dir/name. */
 void tl_write(const char *dir, const char *name, const char *text);
 int tl_exists(const char *path);
+/* The names in folder path but . and .., sorted, each followed by '\n'
+ * (malloc'd); NULL when path is no folder that can be read. */
+char *tl_dir_names(const char *path);
 /* The number of '\n' in s (0 for NULL). */
 int tl_count_lines(const char *s);
 /* Occurrences of needle in s (not overlapping). */
@@ -98,6 +101,18 @@ size_t tl_procs_with(const char *const *words, int sig, char *which, size_t len)
 /* The pids printed as "child PID" lines (by tests/progs/sleeper) in text;
  * at most max of them; returns how many. */
 size_t tl_child_pids(const char *text, pid_t *pids, size_t max);
+
+/* ---- the kernel's tracing state ---- */
+
+/*
+ * The tests' own lock on the kernel's tracing state, held for a whole test
+ * (the state is one per machine): an flock on tracefs's README, which every
+ * mount namespace shares, so that tests in a chroot and on the host wait
+ * for each other.  perturb's lock (ktrace_lock(), on tracefs's root) is
+ * another, taken by each perturb the test runs.  The descriptor (close it
+ * to let go), or -1 without tracefs.
+ */
+int tl_tracing_lock(void);
 
 /* ---- the perturb binary ---- */
 

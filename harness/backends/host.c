@@ -8,26 +8,39 @@
  * and kernel.bpf_stats_enabled set through the journal), and the `lttng:`
  * block's user-space tracing (a private LTTng session daemon, lttng.h).
  *
- * Kernel state.  check() finds out before the study starts whether this
- * machine can put itself in the variant: root, tracefs mountable, the tracer
- * listed, every event glob matching, and a trial application (journal, apply,
- * verify, restore) so that refusals such as EPERM for `function` on a
- * locked-down kernel are reported by variant and never halfway through.
- * A dry run (backend_dry_run) changes nothing: it checks what can be read
- * (ktrace_check_readonly) and says that the trial was not made.
- * enter() writes the journal (the complete prior state) before the first
- * change, applies the block and reads it back: a difference is an error
- * (the study stops, exit 3, after leave()).  leave() stops the processes,
- * restores the prior state, checks it, unmounts tracefs if perturb mounted
- * it and removes the journal.  Between variants the machine is exactly as
- * it was before perturb started; see journal.h for what happens when
- * perturb dies.
+ * Kernel state.  A kernel: block traces in the study's own tracing
+ * instance (instances/perturb-PID-XXXXXXXX: its own buffer, events and
+ * tracing_on, isolated from every other session), its name journaled
+ * before it is made; a block that asks for what only the top level has
+ * (ktrace_instance_lacks(): a tracer instances cannot have, a top-level
+ * trace option), or a kernel without instances, uses the top level, which
+ * perturb takes only when no session of someone else's uses it
+ * (ktrace_top_in_use(): it is refused, with what was seen, never
+ * overwritten and "restored").  check() finds out before the study starts
+ * whether this machine can put itself in the variant: root, tracefs
+ * mountable, the tracer listed, every event glob matching, and a trial
+ * application (journal, apply, verify, restore) so that refusals such as
+ * EPERM for `function` on a locked-down kernel, or a top level in use, are
+ * reported by variant and never halfway through; the trial decides where
+ * the block traces.  A dry run (backend_dry_run) changes nothing: it checks
+ * what can be read (ktrace_check_readonly) and says that the trial was not
+ * made.  enter() applies the block in its instance (made then), or
+ * journals the top level's complete prior state before its first change
+ * and applies it there, and reads it back: a difference is an error (the
+ * study stops, exit 3, after leave()).  leave() stops the processes,
+ * removes the instance or restores the prior state and checks it,
+ * unmounts tracefs if perturb mounted it and removes the journal.  Between
+ * variants the machine is exactly as it was before perturb started; see
+ * journal.h for what happens when perturb dies.
  *
  * Processes.  The pids (with start times) of daemons and background-load
  * supervisors are journaled too, so that `perturb restore` can stop them
  * after a SIGKILL of perturb.  Variant commands (setup, teardown, daemon,
- * background) expand {logdir} (the run's log folder, absolute), {variant}
- * and {perturb}.
+ * background) expand {logdir} (the run's log folder, absolute), {variant},
+ * {perturb} and, in a kernel: variant, {tracefs}: the folder of the
+ * tracing state it set, its instance's or the top level's (a daemon that
+ * drains the trace reads {tracefs}/trace_pipe).  The workload is not told:
+ * its environment and arguments stay those of every other variant.
  */
 #include "backend.h"
 #include "bpf.h"
@@ -48,19 +61,24 @@
 /*
  * This process's journal (journal_self(), shared with the study, which
  * records its cgroup there), kept from the first change to the end of the
- * study (one variant is active at a time).  kernel_dirty: the kernel's
+ * study (one variant is active at a time).  kernel_dirty: the top level's
  * tracing state may differ from its prior state (a kernel: variant is in
- * place, or its restore failed).
+ * place there, or its restore failed).  inst: the study's instance while
+ * it exists (its name, jr()->instance, is the study's from the first one
+ * made to the end); inst_left: its removal failed, it may still be there.
  */
 static struct journal *jr(void)
 {
 	return journal_self();
 }
 static int kernel_dirty;
+static struct tracefs_instance *inst;
+static int inst_left;
 static int journal_broken;	/* journal of processes could not be written: said once */
 
 struct host_kernel {
 	int active;		/* this variant's kernel state was (partly) applied */
+	int top;		/* ... at the top level, not in the instance */
 };
 
 /* A variant's state (ctx->priv), from enter() to leave(). */
@@ -79,52 +97,55 @@ struct host_state {
 	struct host_kernel kernel;
 };
 
-/* The target state of each kernel: block on top of the journal's prior state, computed
- * at its first enter (expanding event globs takes milliseconds) and
- * dropped with the prior state. */
-static struct target_cache {
+/*
+ * Where each kernel: block traces, decided at its first enter (its check's
+ * trial) and kept for the study, and its target state there: on top of a
+ * new instance's state (inst_base) or of the journal's prior state of the
+ * top level, computed at its first enter (expanding event globs takes
+ * milliseconds) and dropped with the state it was computed on.
+ */
+static struct place {
 	const struct ktrace_spec *k;
+	int top;		/* -1 not decided yet, 1 the top level, 0 the instance */
+	char why_top[256];	/* why the top level */
+	int have_target;
 	struct ktrace_state t;
-} *targets;
-static size_t n_targets;
+} *places;
+static size_t n_places;
+static struct ktrace_state inst_base;	/* a new instance's state, read at the first */
+static int have_inst_base;
 
-static void drop_targets(void)
+/* Forget the targets computed (top_only: those on the top level's prior state). */
+static void drop_targets(int top_only)
 {
-	for (size_t i = 0; i < n_targets; i++)
-		ktrace_state_release(&targets[i].t);
-	free(targets);
-	targets = NULL;
-	n_targets = 0;
+	for (size_t i = 0; i < n_places; i++)
+		if (places[i].have_target && (!top_only || places[i].top == 1)) {
+			ktrace_state_release(&places[i].t);
+			places[i].have_target = 0;
+		}
 }
 
-static const struct ktrace_state *target_of(const struct ktrace_spec *k, char *why, size_t len)
-{
-	struct ktrace_state t;
-	for (size_t i = 0; i < n_targets; i++)
-		if (targets[i].k == k)
-			return &targets[i].t;
-	if (ktrace_target(&jr()->prior, k, &t, why, len) < 0)
-		return NULL;
-	targets = xrealloc(targets, (n_targets + 1) * sizeof(*targets));
-	targets[n_targets].k = k;
-	targets[n_targets].t = t;
-	return &targets[n_targets++].t;
-}
-
-/* ---- {logdir}, {variant}, {perturb} ---- */
+/* ---- {logdir}, {variant}, {perturb}, {tracefs} ---- */
 
 static char **expand_argv(struct backend_ctx *ctx, const struct argv_list *a)
 {
-	char abs[PATH_MAX];
+	const struct host_state *st = ctx->priv;
+	char abs[PATH_MAX], **argv;
+	char *tracefs = !ctx->variant->kernel ? NULL :
+			st->kernel.top || !inst ? xstrdup(ktrace_find_mount()) :
+			ktrace_instance_dir(inst);
 	const char *logdir = ctx->logdir && realpath(ctx->logdir, abs) ? abs :
 			     ctx->logdir ? ctx->logdir : ".";
 	const struct placeholder ph[] = {
 		{ "{logdir}", logdir },
 		{ "{variant}", ctx->variant->name },
 		{ "{perturb}", perturb_self_exe() },
+		{ "{tracefs}", tracefs },
 	};
 	/* a shell's script so that no value is read as shell code */
-	return expand_placeholders_argv(a->v, a->n, ph, ARRAY_SIZE(ph));
+	argv = expand_placeholders_argv(a->v, a->n, ph, ARRAY_SIZE(ph) - !tracefs);
+	free(tracefs);
+	return argv;
 }
 
 static int run_cmd(struct backend_ctx *ctx, const struct argv_list *a, const char *what)
@@ -158,8 +179,35 @@ static void journal_proc(struct backend_ctx *ctx, pid_t pid, const char *what,
 
 /* ---- kernel: block ---- */
 
-/* Put the journaled prior state back.  On failure the journal stays (for
- * `perturb restore`) and kernel_dirty stays set. */
+/* Lock the tracing state, and mount tracefs (journaled) when it is not. */
+static int tracefs_journaled(char *why, size_t len)
+{
+	const char *path;
+	int mounted = 0;
+
+	if (journal_lock_kernel(why, len) < 0 || !(path = ktrace_mount(&mounted, why, len)))
+		return -1;
+	if (mounted) {
+		free(jr()->tracefs);
+		jr()->tracefs = xstrdup(path);
+		jr()->mounted = 1;
+		if (journal_write(jr()) < 0) {
+			ktrace_umount(path, why, len);
+			jr()->mounted = 0;
+			return why_error(why, len, "cannot write the journal '%s'", jr()->path);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Put the journaled prior state of the top level back, and take it out of
+ * the journal: given back, the top level is no longer perturb's to restore
+ * (a session that starts there meanwhile is not overwritten by a `perturb
+ * restore`).  jr()->prior stays in memory, the base of the cached targets.
+ * On failure the journal keeps it (for `perturb restore`) and kernel_dirty
+ * stays set.
+ */
 static int restore_prior(const char *variant)
 {
 	char why[1024];
@@ -171,6 +219,48 @@ static int restore_prior(const char *variant)
 			     "journal '%s' keeps it for 'perturb restore'", variant, why,
 			     jr()->path);
 	kernel_dirty = 0;
+	jr()->has_kernel = 0;
+	return journal_write(jr());
+}
+
+/*
+ * Make the study's instance: its name is journaled before the first is
+ * made (a SIGKILL then leaves a name `perturb restore` removes), and kept
+ * for every one made after.
+ */
+static int instance_make(char *why, size_t len)
+{
+	if (inst)
+		return 0;
+	if (!jr()->instance) {
+		jr()->instance = ktrace_instance_name();
+		if (journal_write(jr()) < 0) {
+			free(jr()->instance);
+			jr()->instance = NULL;
+			return why_error(why, len, "cannot write the journal '%s'", jr()->path);
+		}
+	}
+	if (!(inst = ktrace_instance_create(jr()->instance, why, len)))
+		return -1;
+	if (!have_inst_base && ktrace_read_state(inst, &inst_base, why, len) == 0)
+		have_inst_base = 1;
+	return have_inst_base ? 0 : -1;
+}
+
+/* Remove the study's instance.  On failure its name stays journaled. */
+static int instance_remove(const char *variant)
+{
+	char why[1024];
+
+	if (!inst)
+		return 0;
+	if (ktrace_instance_destroy(inst, why, sizeof(why)) < 0) {
+		inst = NULL;
+		inst_left = 1;
+		return error("variant '%s': %s; the journal '%s' keeps its name for 'perturb "
+			     "restore'", variant, why, jr()->path);
+	}
+	inst = NULL;
 	return 0;
 }
 
@@ -179,64 +269,121 @@ static int finish_journal(void)
 {
 	char why[512];
 
-	if (kernel_dirty || jr()->n_sysctls)
+	if (kernel_dirty || inst || inst_left || jr()->n_sysctls)
 		return 0;
-	drop_targets();
+	drop_targets(0);
 	if (jr()->mounted && jr()->tracefs &&
 	    ktrace_umount(jr()->tracefs, why, sizeof(why)) < 0)
 		warning("%s", why);
 	return journal_remove(jr());
 }
 
+/* Where k traces (decided once: a new instance is asked what it lacks). */
+static struct place *place_of(const struct ktrace_spec *k, char *why, size_t len)
+{
+	struct place *p = NULL;
+
+	for (size_t i = 0; i < n_places && !p; i++)
+		if (places[i].k == k)
+			p = &places[i];
+	if (!p) {
+		places = xrealloc(places, (n_places + 1) * sizeof(*places));
+		p = &places[n_places++];
+		*p = (struct place){ .k = k, .top = -1 };
+	}
+	if (p->top >= 0)
+		return p;
+	if (!ktrace_instances_supported()) {
+		snprintf(p->why_top, sizeof(p->why_top), "this kernel has no tracing instances");
+		p->top = 1;
+	} else if (instance_make(why, len) < 0) {
+		return NULL;
+	} else {
+		p->top = ktrace_instance_lacks(inst, k, p->why_top, sizeof(p->why_top));
+	}
+	return p;
+}
+
 /*
- * Journal the prior state (once: the journal always holds the state before
- * perturb's first change), then make the kernel be k on top of it, from
- * whatever state is in place (the prior one, or the previous kernel
- * variant's, handed over by leave()), and read it back.
+ * Take the top level for p: refused while a session of someone else's uses
+ * it (nothing is changed then).  Its state is read each time perturb takes
+ * it (it may have changed while perturb did not hold it) and journaled
+ * before the first change; the targets computed on the state read the
+ * time before stay when it has not changed.
  */
-static int kernel_enter(struct host_kernel *hk, const struct ktrace_spec *k,
+static int top_take(const struct place *p, char *why, size_t len)
+{
+	struct ktrace_state prior;
+	char what[1024];
+	int r = ktrace_top_in_use(what, sizeof(what));
+
+	if (r < 0)
+		return why_error(why, len, "%s", what);
+	if (r)
+		return why_error(why, len, "it needs the top level of tracefs (%s), and a "
+				 "session of someone else's uses it: %s; perturb does not take it "
+				 "over (end that session, e.g. trace-cmd reset, then run again)",
+				 p->why_top, what);
+	if (ktrace_read_state(NULL, &prior, why, len) < 0)
+		return -1;
+	if (jr()->prior.tracer && ktrace_state_equal(&jr()->prior, &prior, NULL, 0)) {
+		ktrace_state_release(&prior);
+	} else {
+		ktrace_state_release(&jr()->prior);
+		drop_targets(1);
+		jr()->prior = prior;
+	}
+	jr()->has_kernel = 1;
+	if (journal_write(jr()) < 0) {
+		jr()->has_kernel = 0;
+		return why_error(why, len, "cannot write the journal '%s'", jr()->path);
+	}
+	return 0;
+}
+
+/*
+ * Make the kernel be k in its place, from whatever state is in place there
+ * (a new instance's, the prior one, or the previous kernel variant's,
+ * handed over by leave()), and read it back.  A variant in the other place
+ * handed over is undone first.
+ */
+static int kernel_enter(struct host_kernel *hk, const struct ktrace_spec *k, const char *variant,
 			char *why, size_t len)
 {
-	const struct ktrace_state *target;
-	int mounted = 0;
-	const char *path;
+	struct place *p;
+	struct tracefs_instance *in = NULL;
 
-	if (journal_lock_kernel(why, len) < 0)
+	if (tracefs_journaled(why, len) < 0 || !(p = place_of(k, why, len)))
 		return -1;
-	if (!(path = ktrace_mount(&mounted, why, len)))
-		return -1;
-	if (!jr()->has_kernel || mounted) {
-		if (!jr()->has_kernel) {
-			struct ktrace_state prior;
-			if (ktrace_read_state(&prior, why, len) < 0)
-				goto fail_unmount;
-			jr()->prior = prior;
-			free(jr()->tracefs);
-			jr()->tracefs = xstrdup(path);
-		}
-		jr()->mounted |= mounted;
-		jr()->has_kernel = 1;
-		if (journal_write(jr()) < 0) {
-			snprintf(why, len, "cannot write the journal '%s'", jr()->path);
-			goto fail_unmount;
-		}
+	if (p->top) {
+		if (instance_remove(variant) < 0)
+			return why_error(why, len, "the previous variant's instance remains");
+		if (!kernel_dirty && top_take(p, why, len) < 0)
+			return -1;
+		kernel_dirty = 1;
+	} else {
+		if (restore_prior(variant) < 0)
+			return why_error(why, len, "the previous variant's state remains");
+		if (instance_make(why, len) < 0)
+			return -1;
+		in = inst;
 	}
-	if (!(target = target_of(k, why, len)))
-		return -1;
 	hk->active = 1;
-	kernel_dirty = 1;
-	return ktrace_set_state(target, NULL, 0, why, len);
-fail_unmount:
-	if (!kernel_dirty && !jr()->n_procs) {
-		ktrace_state_release(&jr()->prior);
-		jr()->has_kernel = 0;
-		jr()->mounted = 0;
+	hk->top = p->top;
+	if (!p->have_target) {
+		if (ktrace_target(p->top ? &jr()->prior : &inst_base, k, &p->t, why, len) < 0)
+			return -1;
+		p->have_target = 1;
 	}
-	if (mounted) {
-		char w2[256];
-		ktrace_umount(path, w2, sizeof(w2));
-	}
-	return -1;
+	return ktrace_set_state(in, &p->t, NULL, 0, why, len);
+}
+
+/* Undo what kernel_enter() did: remove the instance, restore the top level. */
+static int kernel_leave(const char *variant)
+{
+	int r = instance_remove(variant);
+
+	return restore_prior(variant) < 0 ? -1 : r;
 }
 
 static int kernel_check(const struct variant *v, char *why, size_t len)
@@ -259,8 +406,9 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 			return -1;
 		}
 		note("variant '%s': dry run: the kernel: block's names, options and file "
-		     "permissions were checked; whether the kernel accepts its values was "
-		     "not tried (nothing was changed)", v->name);
+		     "permissions were checked; whether it traces in an instance of its own and "
+		     "whether the kernel accepts its values was not tried (nothing was changed)",
+		     v->name);
 		return 0;
 	}
 	if (journal_lock_kernel(msg, sizeof(msg)) < 0) {
@@ -280,12 +428,21 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 		ktrace_umount(path, msg, sizeof(msg));
 		mounted = 0;
 	}
-	/* a dry application: what the kernel refuses shows now */
-	if (kernel_enter(&hk, k, msg, sizeof(msg)) < 0)
+	/* a dry application: where it traces, and what the kernel refuses, show now */
+	if (kernel_enter(&hk, k, v->name, msg, sizeof(msg)) < 0) {
 		snprintf(why, len, "variant '%s': %s", v->name, msg);
-	else
+	} else {
 		ret = 0;
-	if (restore_prior(v->name) < 0) {
+		if (hk.top)
+			note("variant '%s': traces at the top level of tracefs: %s", v->name,
+			     place_of(k, msg, sizeof(msg))->why_top);
+		else if (ktrace_top_in_use(msg, sizeof(msg)) > 0)
+			warning("variant '%s': a session of someone else's uses the top level of "
+				"tracefs (%s): this variant traces apart from it, in an instance of "
+				"its own, but that session's cost is in every run, the baseline's "
+				"too", v->name, msg);
+	}
+	if (kernel_leave(v->name) < 0) {
 		snprintf(why, len, "variant '%s': the kernel tracing state could not be "
 			 "restored after a trial", v->name);
 		ret = -1;
@@ -395,39 +552,16 @@ out:
 	return ret;
 }
 
-/* Mount tracefs (journaled) for a tracer's daemon (what: "bpf"). */
-static int tracefs_for(const struct variant *v, const char *what)
-{
-	char why[1024];
-	const char *path;
-	int mounted = 0;
-
-	if (journal_lock_kernel(why, sizeof(why)) < 0 ||
-	    !(path = ktrace_mount(&mounted, why, sizeof(why))))
-		return error("variant '%s': %s: %s", v->name, what, why);
-	if (mounted) {
-		free(jr()->tracefs);
-		jr()->tracefs = xstrdup(path);
-		jr()->mounted = 1;
-		if (journal_write(jr()) < 0) {
-			ktrace_umount(path, why, sizeof(why));
-			jr()->mounted = 0;
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /* Mount tracefs (journaled) for bpftrace, switch the BPF statistics on
  * (journaled), start bpftrace. */
 static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
 {
 	const struct variant *v = ctx->variant;
-	char *prog, *log;
+	char *prog, *log, why[1024];
 	int r;
 
-	if (tracefs_for(v, "bpf") < 0)
-		return -1;
+	if (tracefs_journaled(why, sizeof(why)) < 0)
+		return error("variant '%s': bpf: %s", v->name, why);
 	if (journal_set_sysctl(jr(), BPF_STATS_SYSCTL, "1") < 0)
 		return -1;
 	prog = xasprintf("%s/%s-bpf.bt", ctx->logdir, v->name);
@@ -453,9 +587,11 @@ static int is_perf(const struct variant *v)
 static int perf_enter(struct backend_ctx *ctx, struct host_state *st)
 {
 	struct argv_list a = { 0 };
+	char why[1024];
 
-	if (tracefs_for(ctx->variant, "perf") < 0 ||
-	    perf_tracer_start(ctx->variant->cfg, ctx->logdir, ctx->variant->name, ctx->envp,
+	if (tracefs_journaled(why, sizeof(why)) < 0)
+		return error("variant '%s': perf: %s", ctx->variant->name, why);
+	if (perf_tracer_start(ctx->variant->cfg, ctx->logdir, ctx->variant->name, ctx->envp,
 			      ctx->exp->timeout_s, &st->perf) < 0)
 		return -1;
 	for (a.v = perf_tracer_argv(st->perf); a.v[a.n]; a.n++)
@@ -466,6 +602,29 @@ static int perf_enter(struct backend_ctx *ctx, struct host_state *st)
 
 /* ---- the backend ---- */
 
+/* The first word of a's that names placeholder ph, or NULL. */
+static const char *word_with(const struct argv_list *a, const char *ph)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (strstr(a->v[i], ph))
+			return a->v[i];
+	return NULL;
+}
+
+/* A variant command (setup, teardown, daemon, background) naming ph. */
+static const char *command_with(const struct variant *v, const char *ph)
+{
+	const char *w = word_with(&v->daemon, ph);
+
+	if (!w)
+		w = word_with(&v->background, ph);
+	for (size_t i = 0; i < v->n_setup && !w; i++)
+		w = word_with(&v->setup[i], ph);
+	for (size_t i = 0; i < v->n_teardown && !w; i++)
+		w = word_with(&v->teardown[i], ph);
+	return w;
+}
+
 static int host_check(const struct variant *v, struct pos *at, char *why, size_t len)
 {
 	const char *progs[3] = {
@@ -474,10 +633,14 @@ static int host_check(const struct variant *v, struct pos *at, char *why, size_t
 		v->background.n ? v->background.v[0] : NULL,
 	};
 	const char *what[3] = { "wrap", "daemon", "background" };
+	const char *w;
 
 	/* a kernel: variant's refusals are shown at its kernel: block */
 	if (v->kernel)
 		*at = v->kernel_pos;
+	else if ((w = command_with(v, "{tracefs}")))
+		return why_error(why, len, "variant '%s': '%s': {tracefs} is the tracing folder of "
+				 "a kernel: block, and this variant has none", v->name, w);
 	for (int i = 0; i < 3; i++) {
 		if (progs[i] && !strchr(progs[i], '{') && !program_exists(progs[i])) {
 			snprintf(why, len, "variant '%s': %s program '%s' not found", v->name,
@@ -567,13 +730,14 @@ static int host_leave(struct backend_ctx *ctx)
 				ret = -1;
 	}
 	/*
-	 * Kernel state goes back to the prior one, unless the next variant is
-	 * a kernel: one too: its enter() changes only what differs.
+	 * The instance goes and the top level goes back to its prior state,
+	 * unless the next variant is a kernel: one too: its enter() changes
+	 * only what differs.
 	 */
 	final = !ctx->next || ret < 0;
 	handover = !final && st->kernel.active && ctx->next->kernel &&
 		   ctx->next->be == &backend_host;
-	if (!handover && restore_prior(v->name) < 0)
+	if (!handover && kernel_leave(v->name) < 0)
 		ret = -1;
 	/* tracefs mounted for bpftrace only stays for a next variant that uses it */
 	if (!final && v->cfg && !st->kernel.active && !jr()->has_kernel &&
@@ -613,7 +777,7 @@ static int host_enter(struct backend_ctx *ctx)
 
 	if (v->kernel) {
 		char why[1024];
-		if (kernel_enter(&st->kernel, v->kernel, why, sizeof(why)) < 0) {
+		if (kernel_enter(&st->kernel, v->kernel, v->name, why, sizeof(why)) < 0) {
 			error("variant '%s': %s", v->name, why);
 			goto fail;
 		}
@@ -665,8 +829,9 @@ static void add_value(struct run_result *res, const char *name, double value, co
 }
 
 /*
- * With a kernel: block, the tracer's own accounting (per_cpu/cpuN/stats,
- * read before and after the run, outside the timed part) becomes three
+ * With a kernel: block, the tracer's own accounting (per_cpu/cpuN/stats of
+ * its instance, or of the top level, read before and after the run,
+ * outside the timed part) becomes three
  * metrics: trace_events (events written during the run), trace_lost
  * (overwritten + dropped), trace_bytes (growth of the buffer's contents).
  * With a bpf: block, the kernel's statistics of bpftrace's programs, read
@@ -679,6 +844,7 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 {
 	struct ktrace_stats before, after;
 	struct host_state *st = ctx->priv;
+	struct tracefs_instance *kin = st->kernel.top ? NULL : inst;
 	struct bpf_stats bb, ba;
 	struct perf_counts pc;
 	struct run_request lreq;
@@ -686,7 +852,7 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	int have = 0, have_bpf = 0, have_perf = 0, r;
 
 	if (ctx->variant->kernel) {
-		if (ktrace_read_stats(&before, why, sizeof(why)) == 0)
+		if (ktrace_read_stats(kin, &before, why, sizeof(why)) == 0)
 			have = 1;
 		else
 			warning("variant '%s': %s", ctx->variant->name, why);
@@ -715,7 +881,7 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 		add_value(res, "perf_lost", pc.lost, "events");
 		add_value(res, "perf_bytes", pc.bytes, "B");
 	}
-	if (r == 0 && have && ktrace_read_stats(&after, why, sizeof(why)) == 0) {
+	if (r == 0 && have && ktrace_read_stats(kin, &after, why, sizeof(why)) == 0) {
 		double events, lost, bytes;
 		ktrace_stats_delta(&before, &after, &events, &lost, &bytes);
 		add_value(res, "trace_events", events, "events");

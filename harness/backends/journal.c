@@ -11,13 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define JOURNAL_MAGIC "perturb-journal 1"
-#define KERNEL_LOCK "/run/perturb-tracefs.lock"
 #define KILL_GRACE_S 2.0
 
 static const char *home_dir(void);
@@ -207,6 +205,7 @@ void journal_release(struct journal *j)
 	free(j->cgroup);
 	free(j->path);
 	free(j->tracefs);
+	free(j->instance);
 	ktrace_state_release(&j->prior);
 	release_procs(j);
 	release_sysctls(j);
@@ -231,6 +230,8 @@ void journal_format(const struct journal *j, struct strbuf *sb)
 	strbuf_addf(sb, "boot_id %s\n", j->boot_id);
 	if (j->tracefs)
 		strbuf_addf(sb, "tracefs %d %s\n", j->mounted, j->tracefs);
+	if (j->instance)
+		strbuf_addf(sb, "instance %s\n", j->instance);
 	if (j->has_kernel) {
 		const struct ktrace_state *s = &j->prior;
 		strbuf_addf(sb, "kernel 1\n");
@@ -276,6 +277,11 @@ static int parse_line(struct journal *j, const char *key, const char *val)
 		j->mounted = a;
 		free(j->tracefs);
 		j->tracefs = xstrdup(strchr(val, ' ') + 1);
+	} else if (!strcmp(key, "instance")) {
+		if (!ktrace_instance_name_valid(val))
+			return -1;
+		free(j->instance);
+		j->instance = xstrdup(val);
 	} else if (!strcmp(key, "kernel")) {
 		j->has_kernel = 1;
 	} else if (!strcmp(key, "tracer")) {
@@ -501,7 +507,7 @@ int journal_set_cgroup(struct journal *j, const char *path)
 		return 0;
 	free(j->cgroup);
 	j->cgroup = path ? xstrdup(path) : NULL;
-	if (path || j->has_kernel || j->n_procs || j->tracefs || j->n_sysctls)
+	if (path || j->has_kernel || j->instance || j->n_procs || j->tracefs || j->n_sysctls)
 		return journal_write(j);
 	return journal_remove(j);
 }
@@ -560,6 +566,8 @@ int journal_remove(struct journal *j)
 	release_procs(j);
 	ktrace_state_release(&j->prior);
 	j->has_kernel = 0;
+	free(j->instance);
+	j->instance = NULL;
 	free(j->tracefs);
 	j->tracefs = NULL;
 	j->mounted = 0;
@@ -577,30 +585,10 @@ int journal_remove(struct journal *j)
 int journal_lock_kernel(char *why, size_t len)
 {
 	static int fd = -1;
-	char buf[32];
 
-	if (fd >= 0)
-		return 0;
-	fd = open(KERNEL_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return why_error(why, len, "cannot open the lock '%s': %s", KERNEL_LOCK, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int e = errno;
-		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-		close(fd);
-		fd = -1;
-		buf[n > 0 ? n : 0] = 0;
-		if (e == EWOULDBLOCK)
-			return why_error(why, len, "another perturb (pid %s) is changing the kernel tracing "
-					 "state (lock %s); wait for it to end", *buf ? strtok(buf, "\n") : "?",
-					 KERNEL_LOCK);
-		return why_error(why, len, "cannot lock '%s': %s", KERNEL_LOCK, strerror(e));
-	}
-	snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, strlen(buf), 0) < 0) {
-		/* the pid is only for messages */
-	}
-	return 0;
+		fd = ktrace_lock(0, why, len);
+	return fd < 0 ? -1 : 0;
 }
 
 /* ---- recovery ---- */
@@ -650,11 +638,12 @@ static int stop_proc(const struct journal_proc *p)
 	return 1;
 }
 
+/* Remove the journal's instance and put the top level's prior state back. */
 static int restore_kernel(FILE *out, const struct journal *j)
 {
 	char why[1024], did[1024];
 	const char *path;
-	int mounted_now = 0, ret = -1;
+	int mounted_now = 0, ret = -1, r;
 
 	if (journal_lock_kernel(why, sizeof(why)) < 0) {
 		error("cannot restore the kernel tracing state of '%s': %s", j->path, why);
@@ -664,12 +653,22 @@ static int restore_kernel(FILE *out, const struct journal *j)
 		error("cannot restore the kernel tracing state of '%s': %s", j->path, why);
 		return -1;
 	}
-	if (ktrace_restore(&j->prior, did, sizeof(did), why, sizeof(why)) < 0) {
-		error("cannot restore the kernel tracing state of '%s': %s", j->path, why);
-		goto out;
+	if (j->instance) {
+		if ((r = ktrace_instance_remove(j->instance, why, sizeof(why))) < 0) {
+			error("cannot restore the kernel tracing state of '%s': %s", j->path, why);
+			goto out;
+		}
+		fprintf(out, r ? "perturb: removed the tracing instance %s\n" :
+			"perturb: the tracing instance %s was already gone\n", j->instance);
 	}
-	fprintf(out, "perturb: restored the kernel tracing state: %s\n",
-		*did ? did : "it was already as before");
+	if (j->has_kernel) {
+		if (ktrace_restore(&j->prior, did, sizeof(did), why, sizeof(why)) < 0) {
+			error("cannot restore the kernel tracing state of '%s': %s", j->path, why);
+			goto out;
+		}
+		fprintf(out, "perturb: restored the kernel tracing state: %s\n",
+			*did ? did : "it was already as before");
+	}
 	ret = 0;
 out:
 	/* unmount what that perturb (or this call) mounted */
@@ -739,11 +738,11 @@ static int recover_one(FILE *out, const char *path, const char *boot_id, int rep
 		}
 		fprintf(out, "perturb: put %s back to %s\n", j.sysctls[i].path, j.sysctls[i].value);
 	}
-	if (j.has_kernel && restore_kernel(out, &j) < 0) {
+	if ((j.has_kernel || j.instance) && restore_kernel(out, &j) < 0) {
 		ret = -1;
 		goto out;
 	}
-	if (!j.has_kernel && j.mounted && j.tracefs && ktrace_find_mount() &&
+	if (!j.has_kernel && !j.instance && j.mounted && j.tracefs && ktrace_find_mount() &&
 	    !strcmp(ktrace_find_mount(), j.tracefs)) {
 		if (ktrace_umount(j.tracefs, why, sizeof(why)) < 0)
 			warning("%s", why);

@@ -4,9 +4,12 @@
  *
  * One journal per perturb process: STATE_DIR/journal-PID, where STATE_DIR
  * is $PERTURB_STATE_DIR, else /var/lib/perturb for root, else
- * $XDG_STATE_HOME/perturb (~/.local/state/perturb).  It holds the complete
- * prior kernel tracing state (when a `kernel:` variant is entered), where
- * tracefs is mounted and whether perturb mounted it, and the processes
+ * $XDG_STATE_HOME/perturb (~/.local/state/perturb).  It holds the name of
+ * the study's tracing instance (written before the instance is made, so
+ * that one left by a killed perturb is always found and removed), the
+ * complete prior state of the top level of tracefs (when a `kernel:`
+ * variant that needs the top level is entered), where tracefs is mounted
+ * and whether perturb mounted it, and the processes
  * perturb started that outlive it if it dies (daemons, background-load
  * supervisors), each with its start time so that a recycled pid is never
  * killed, perturb's base cgroup, in which every run, daemon and
@@ -22,8 +25,10 @@
  * altered journal is refused as corrupt, never half-applied.
  *
  * Only one perturb at a time may change the kernel's tracing state: the
- * kernel lock (journal_lock_kernel) is an flock on /run/perturb-tracefs.lock
- * held until the process ends; the kernel drops it when the process dies.
+ * kernel lock (journal_lock_kernel) is ktrace_lock()'s flock on tracefs
+ * itself, which every mount namespace shares (a perturb in a container or
+ * a chroot, whose /run is another, sees it too), held until the process
+ * ends; the kernel drops it when the process dies.
  */
 #ifndef PERTURB_JOURNAL_H
 #define PERTURB_JOURNAL_H
@@ -50,7 +55,9 @@ struct journal {
 	pid_t owner;			/* the perturb that wrote it */
 	unsigned long long owner_start;
 	char boot_id[64];		/* /proc/sys/kernel/random/boot_id */
-	int has_kernel;			/* prior is valid */
+	char *instance;			/* the study's tracing instance (NULL: none) */
+	int has_kernel;			/* prior (the top level's) is journaled: the
+					 * top level is perturb's, to be put back */
 	struct ktrace_state prior;
 	char *tracefs;			/* where tracefs is mounted (NULL: not used) */
 	int mounted;			/* perturb mounted it there */
@@ -105,8 +112,9 @@ int journal_set_sysctl(struct journal *j, const char *path, const char *value);
 int journal_restore_sysctls(struct journal *j);
 /* Forget the processes (in memory; the file changes at the next write). */
 void journal_clear_procs(struct journal *j);
-/* Forget the processes and the kernel state, and remove the file (no error
- * when it does not exist), or rewrite it when a cgroup is still recorded. */
+/* Forget the processes, the instance and the kernel state, and remove the
+ * file (no error when it does not exist), or rewrite it when a cgroup is
+ * still recorded. */
 int journal_remove(struct journal *j);
 
 /* Text form and its parser (exposed for tests).  journal_parse returns -1
@@ -125,8 +133,9 @@ int journal_lock_kernel(char *why, size_t len);
 /*
  * Find the journals of perturb processes that are gone, and undo what they
  * recorded: stop their leftover processes (only when the pid's start time
- * still matches), restore the kernel tracing state (and unmount tracefs if
- * that perturb had mounted it), remove the journal.  Says what it did on
+ * still matches), remove their tracing instance, restore the top level's
+ * tracing state (and unmount tracefs if that perturb had mounted it),
+ * remove the journal.  Says what it did on
  * out, one line per action.  *found (may be NULL) is the number of stale
  * journals.  Returns 0, or -1 when a journal is corrupt or a restore
  * failed (printed; that journal is kept).  report_live: also say which

@@ -8,7 +8,8 @@
  * processes (checking by start time that each pid is still the process that
  * was started) and everything left in its cgroup (core/cgroup.h: the
  * workload that was running, whatever it started), removes that cgroup,
- * puts the tracing state back, unmounts tracefs if that
+ * removes its tracing instance and puts the top level's tracing state
+ * back, unmounts tracefs if that
  * perturb had mounted it, removes the journal, and says what it did.
  * Exit status 0 also when there is nothing to do; 3 when a journal is
  * corrupt or a restore failed.

@@ -30,7 +30,7 @@ static int label_char(char ch)
 /* The placeholders filled when a run starts (docs/experiment.md): never a
  * matrix parameter's, left as they are. */
 static const char *const run_placeholders[] = {
-	"workdir", "perturb", "micro", "logdir", "variant", NULL
+	"workdir", "perturb", "micro", "logdir", "variant", "tracefs", NULL
 };
 
 static int is_run_placeholder(const char *s, size_t len)

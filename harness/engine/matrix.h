@@ -13,8 +13,8 @@
  * Placeholders: in every scalar of the mapping but its name and matrix:
  * keys, "{p}" (p an identifier) is the value of parameter p; "${p}" is left
  * alone (the shell's), and so are the placeholders filled when a run
- * starts ({workdir}, {perturb}, {micro}, {logdir}, {variant}), which no
- * parameter may be named; "{{" is a literal "{".  A scalar that is exactly
+ * starts ({workdir}, {perturb}, {micro}, {logdir}, {variant}, {tracefs}),
+ * which no parameter may be named; "{{" is a literal "{".  A scalar that is exactly
  * "{p}" becomes p's value as it is written, a list too (a list of events).
  * An unknown placeholder, a parameter used nowhere, an empty list of
  * values, a value that cannot be part of a name, two values giving one name

@@ -20,7 +20,8 @@
  * KERNEL is applied with the host's code (tracefs.c): the tracer, every
  * event glob and every function glob are checked against available_tracers
  * / available_events / available_filter_functions first (the host cannot know the guest kernel's), then ktrace_apply() and
- * ktrace_verify().
+ * ktrace_verify(), at the top level: the guest is the study's alone (no
+ * session of anyone else's to keep apart from, no state to give back).
  *
  * LTTNG starts LTTng's session daemon (lttng-sessiond --background, which
  * loads the lttng modules packed at /lib/modules/RELEASE by name), checks
@@ -704,7 +705,7 @@ static void do_run(unsigned long seq, const struct proto_run *run)
 	/* the tracer's accounting, outside the timed part */
 	struct ktrace_stats before, after;
 	char kwhy[256] = "";
-	int have_stats = kernel_applied && ktrace_read_stats(&before, kwhy, sizeof(kwhy)) == 0;
+	int have_stats = kernel_applied && ktrace_read_stats(NULL, &before, kwhy, sizeof(kwhy)) == 0;
 
 	sigset_t chld, old;
 	sigemptyset(&chld);
@@ -799,7 +800,7 @@ static void do_run(unsigned long seq, const struct proto_run *run)
 	}
 	kill(-pid, SIGKILL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (have_stats && ktrace_read_stats(&after, kwhy, sizeof(kwhy)) == 0) {
+	if (have_stats && ktrace_read_stats(NULL, &after, kwhy, sizeof(kwhy)) == 0) {
 		double events, lost, bytes;
 		ktrace_stats_delta(&before, &after, &events, &lost, &bytes);
 		res->trace = PROTO_TRACE_STATS;
@@ -877,7 +878,7 @@ static int apply_kernel(const struct proto_kernel *pk, char *why, size_t len)
 	/* what the host cannot check: the guest kernel's tracers, events, functions */
 	if (ktrace_check_names(&k, path, "the guest kernel", why, len) < 0)
 		return -1;
-	if (ktrace_apply(&k, why, len) < 0 || ktrace_verify(&k, why, len) < 0)
+	if (ktrace_apply(NULL, &k, why, len) < 0 || ktrace_verify(NULL, &k, why, len) < 0)
 		return -1;
 	return 0;
 }
