@@ -1,7 +1,7 @@
 /*
- * gate_out.h - the judgements of `perturb gate` (harness/cli/cmd_gate.c
- * judges them) and their outputs: the text table on standard output, JUnit
- * XML (a testcase per judgement) and a Markdown summary.
+ * gate_out.h - the judgements of `perturb gate` (reports/gate.h judges
+ * them) and their outputs: the text table on standard output, JUnit XML (a
+ * testcase per judgement) and a Markdown summary.
  *
  * A judgement compares the confidence interval of a dilation in % with a
  * rule's threshold: FAIL when the lower bound is above it, PASS when the
