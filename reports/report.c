@@ -1,7 +1,6 @@
 /* report.c - building the report model from the store; see report.h */
 #include "report.h"
 #include "warnings.h"
-#include <gsl/gsl_cdf.h>
 #include "stats/stats.h"
 #include "lib/util.h"
 
@@ -561,7 +560,7 @@ static void noise_floor(const struct report_model *m, const struct report_series
 		s->mde_reason = "baseline mean is 0: no % dilation";
 		return;
 	}
-	z = gsl_cdf_ugaussian_Pinv(1 - m->alpha / 2) + gsl_cdf_ugaussian_Pinv(REPORT_MDE_POWER);
+	z = stats_power_z(m->alpha, REPORT_MDE_POWER);
 	se = sqrt(base->sum.var / (double)base->n + s->sum.var / (double)s->n);
 	s->mde_pct = 100 * z * se / fabs(base->sum.mean);
 	s->has_mde = isfinite(s->mde_pct);

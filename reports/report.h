@@ -230,9 +230,8 @@ struct report_series {
 	 * Noise floor (compared series only): the smallest dilation this data
 	 * could have detected.  For the mean, the minimum detectable effect of
 	 * the two-sample comparison at two-sided level alpha and power
-	 * REPORT_MDE_POWER (the standard power formula, e.g. Cohen, "Statistical
-	 * Power Analysis for the Behavioral Sciences", 2nd ed., 1988, ch. 2,
-	 * with the Welch standard error in place of a pooled one):
+	 * REPORT_MDE_POWER (the standard power formula, stats_power_z(), with
+	 * the Welch standard error in place of a pooled one):
 	 *   MDE = (z(1 - alpha/2) + z(power)) * sqrt(s_b^2/n_b + s_v^2/n_v),
 	 *   mde_pct = 100 * MDE / |mean(base)|;
 	 * no MDE (mde_reason says why) when a side has n < 2 or the baseline
