@@ -183,7 +183,7 @@ $(B)/perturb-micro-ust.so: workloads/micro/ust/ust.c workloads/micro/ust/perturb
 $(B)/perturb-micro $(B)/perturb-micro-static: $(B)/instrumentation/markers.o
 # ---- end of markers ----
 
-.PHONY: all test check golden run bench deps deps-browser deps-fuzz install clean smoke
+.PHONY: all test check golden run bench deps deps-browser deps-fuzz install clean
 all: $(B)/perturb $(MICRO_BINS)
 
 $(B)/%.o: %.c

@@ -3,9 +3,9 @@
 #include "fmt.h"
 #include "lib/output.h"
 #include "lib/util.h"
+#include "stats/stats.h"
 
 #include <errno.h>
-#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,16 +86,18 @@ void gate_print(FILE *f, const struct gate_outcome *g)
 double gate_runs_needed(size_t n, double est, double lo, double hi, double thr, double level,
 			double power)
 {
-	double h = thr > est ? hi - est : est - lo, d = fabs(thr - est), za, zp;
+	double h = thr > est ? hi - est : est - lo, d = fabs(thr - est), za, k;
 
 	if (!n || !isfinite(est) || !isfinite(lo) || !isfinite(hi) || !(h > 0) ||
 	    !(level > 0 && level < 1) || !(power > 0 && power < 1))
 		return NAN;
 	if (d == 0)
 		return INFINITY;
-	za = gsl_cdf_ugaussian_Pinv(1 - (1 - level) / 2);
-	zp = gsl_cdf_ugaussian_Pinv(power);
-	return ceil((double)n * (h / d) * (h / d) * ((za + zp) / za) * ((za + zp) / za) - 1e-9);
+	/* stats_power_z(): the half-width h is za se_n, za the power formula's
+	 * k at power 0.5 (z(0.5) = 0) */
+	za = stats_power_z(1 - level, 0.5);
+	k = stats_power_z(1 - level, power);
+	return ceil((double)n * (h / d) * (h / d) * (k / za) * (k / za) - 1e-9);
 }
 
 char *gate_more_runs(const struct gate_judgement *j)

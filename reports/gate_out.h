@@ -1,7 +1,7 @@
 /*
- * gate_out.h - the judgements of `perturb gate` (harness/cli/cmd_gate.c
- * judges them) and their outputs: the text table on standard output, JUnit
- * XML (a testcase per judgement) and a Markdown summary.
+ * gate_out.h - the judgements of `perturb gate` (reports/gate.h judges
+ * them) and their outputs: the text table on standard output, JUnit XML (a
+ * testcase per judgement) and a Markdown summary.
  *
  * A judgement compares the confidence interval of a dilation in % with a
  * rule's threshold: FAIL when the lower bound is above it, PASS when the
@@ -44,9 +44,8 @@ struct gate_judgement {
  * threshold's side of the estimate (hi - est when thr > est, else est - lo:
  * bootstrap intervals need not be symmetric) and the distance d = |thr -
  * est|, the normal-approximation sample size for a test of level 1 - level
- * and the given power (Chow, Shao & Wang, "Sample Size Calculations in
- * Clinical Research", 2nd ed., 2008, sec. 3.1; the same formula as the
- * report's detectable effect, reports/report.h) is
+ * and the given power (stats_power_z(), stats/stats.h: the power formula
+ * the report's detectable effect uses too, reports/report.h) is
  *   N = n (h / d)^2 ((z(1 - (1 - level)/2) + z(power)) / z(1 - (1 - level)/2))^2
  * runs a side, rounded up; power 0.5 gives n (h / d)^2, the n at which the
  * interval would just reach the threshold.  It assumes the estimate and

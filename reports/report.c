@@ -1,7 +1,6 @@
 /* report.c - building the report model from the store; see report.h */
 #include "report.h"
 #include "warnings.h"
-#include <gsl/gsl_cdf.h>
 #include "stats/stats.h"
 #include "lib/util.h"
 
@@ -41,16 +40,6 @@ const char *renderer_names(void)
 static const char *intern(struct report_model *m, const char *s)
 {
 	return report_intern(m, s);
-}
-
-const char *report_intern(struct report_model *m, const char *s)
-{
-	for (size_t i = m->n_strings; i-- > 0;)
-		if (!strcmp(m->strings[i], s))
-			return m->strings[i];
-	ALLOC_GROW(m->strings, m->n_strings + 1, m->alloc_strings);
-	m->strings[m->n_strings] = xstrdup(s);
-	return m->strings[m->n_strings++];
 }
 
 static int in_list(char **list, size_t n, const char *s)
@@ -571,7 +560,7 @@ static void noise_floor(const struct report_model *m, const struct report_series
 		s->mde_reason = "baseline mean is 0: no % dilation";
 		return;
 	}
-	z = gsl_cdf_ugaussian_Pinv(1 - m->alpha / 2) + gsl_cdf_ugaussian_Pinv(REPORT_MDE_POWER);
+	z = stats_power_z(m->alpha, REPORT_MDE_POWER);
 	se = sqrt(base->sum.var / (double)base->n + s->sum.var / (double)s->n);
 	s->mde_pct = 100 * z * se / fabs(base->sum.mean);
 	s->has_mde = isfinite(s->mde_pct);
@@ -1149,46 +1138,6 @@ int report_boots_disagree_note(const struct report_series *s, double alpha, char
 
 /* ---- tracer accounting ---- */
 
-static const struct report_group *find_group(const struct report_model *m, const char *workload,
-					     const char *metric)
-{
-	for (size_t gi = 0; gi < m->n_groups; gi++)
-		if (m->groups[gi].workload == workload && !strcmp(m->groups[gi].metric, metric))
-			return &m->groups[gi];
-	return NULL;
-}
-
-/* The series of variant (interned) in g, or NULL. */
-static const struct report_series *find_series(const struct report_group *g, const char *variant)
-{
-	for (size_t i = 0; g && i < g->n_series; i++)
-		if (g->series[i].variant == variant)
-			return &g->series[i];
-	return NULL;
-}
-
-const struct report_group *report_find_group(const struct report_model *m, const char *workload,
-					     const char *metric)
-{
-	return find_group(m, workload, metric);
-}
-
-const struct report_series *report_find_series(const struct report_group *g, const char *variant)
-{
-	return find_series(g, variant);
-}
-
-double report_ns_per_unit(const char *unit)
-{
-	static const struct { const char *unit; double ns; } units[] = {
-		{ "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1 },
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-		if (!strcmp(unit, units[i].unit))
-			return units[i].ns;
-	return 0;
-}
-
 /*
  * Per workload (report order) and variant (run order) with trace_events
  * values: events, lost and bytes per run.  After compute(): takes the
@@ -1201,8 +1150,8 @@ static void tracer(struct report_model *m)
 
 		if (strcmp(ev->metric, REPORT_TRACE_EVENTS))
 			continue;
-		lost = find_group(m, ev->workload, REPORT_TRACE_LOST);
-		bytes = find_group(m, ev->workload, REPORT_TRACE_BYTES);
+		lost = report_find_group(m, ev->workload, REPORT_TRACE_LOST);
+		bytes = report_find_group(m, ev->workload, REPORT_TRACE_BYTES);
 		for (size_t i = 0; i < ev->n_series; i++) {
 			const struct report_series *s = &ev->series[i], *ls, *bs;
 			struct report_tracer *t;
@@ -1219,14 +1168,14 @@ static void tracer(struct report_model *m)
 			t->events_median = s->has_summary ? s->median : NAN;
 			t->events_mean = s->has_summary ? s->sum.mean : NAN;
 			t->lost_median = t->bytes_median = NAN;
-			if ((ls = find_series(lost, s->variant)) && ls->n) {
+			if ((ls = report_find_series(lost, s->variant)) && ls->n) {
 				t->lost_n = ls->n;
 				t->lost_median = ls->median;
 				for (size_t k = 0; k < ls->n; k++)
 					t->lost_runs += ls->values[k] > 0;
 				m->n_tracer_lossy += t->lost_runs > 0;
 			}
-			if ((bs = find_series(bytes, s->variant)) && bs->n) {
+			if ((bs = report_find_series(bytes, s->variant)) && bs->n) {
 				t->bytes_n = bs->n;
 				t->bytes_median = bs->median;
 			}
@@ -1251,7 +1200,7 @@ int report_quiet_metric(const char *metric)
 static double half_width(const struct report_model *m, const struct report_group *g,
 			 const char *variant)
 {
-	const struct report_series *s = find_series(g, variant);
+	const struct report_series *s = report_find_series(g, variant);
 	const struct report_dilation *d = s ? report_stat_dilation(m, s) : NULL;
 
 	if (!d || !d->d.ci_pct.has_ci || !isfinite(d->d.ci_pct.lo) || !isfinite(d->d.ci_pct.hi))
@@ -1450,79 +1399,6 @@ static void settings(struct report_model *m, const struct report_opts *o)
 }
 
 /* ---- helpers for renderers ---- */
-
-const struct report_series *report_baseline(const struct report_group *g)
-{
-	for (size_t i = 0; i < g->n_series; i++)
-		if (g->series[i].is_baseline)
-			return &g->series[i];
-	return NULL;
-}
-
-int report_pct_extreme(double p, size_t n)
-{
-	double h = (double)(n - 1) * p / 100;	/* type 7: order statistics h, h + 1 */
-
-	return n >= 2 && p > 0 && p < 100 && (h >= (double)n - 2 || h <= 1);
-}
-
-void report_pct_label(char *buf, size_t len, double p)
-{
-	snprintf(buf, len, "p%g", p);
-}
-
-static int stat_index(const struct report_model *m, double p)
-{
-	for (size_t k = 0; k < m->n_percentiles; k++)
-		if (m->percentiles[k] == p)
-			return (int)k;
-	return -1;
-}
-
-double report_stat_value(const struct report_model *m, const struct report_series *s)
-{
-	const struct report_opts *o = m->opts;
-	int k;
-
-	if (!s->n)
-		return NAN;
-	switch (o->statistic) {
-	case REPORT_STAT_MEAN:
-		return s->sum.mean;
-	case REPORT_STAT_PERCENTILE:
-		k = stat_index(m, o->statistic_p);
-		return k >= 0 ? s->pct[k] : NAN;
-	default:
-		k = stat_index(m, 50);
-		return k >= 0 ? s->pct[k] : s->median;
-	}
-}
-
-const struct report_dilation *report_stat_dilation(const struct report_model *m,
-						   const struct report_series *s)
-{
-	const struct report_opts *o = m->opts;
-	int k;
-
-	if (!s->compared)
-		return NULL;
-	if (o->statistic == REPORT_STAT_MEAN)
-		return s->mean_dil.ok ? &s->mean_dil : NULL;
-	k = stat_index(m, o->statistic == REPORT_STAT_PERCENTILE ? o->statistic_p : 50);
-	return k >= 0 && s->pct_dil[k].ok ? &s->pct_dil[k] : NULL;
-}
-
-void report_stat_name(const struct report_model *m, char *buf, size_t len)
-{
-	const struct report_opts *o = m->opts;
-
-	if (o->statistic == REPORT_STAT_MEAN)
-		snprintf(buf, len, "mean");
-	else if (o->statistic == REPORT_STAT_PERCENTILE)
-		report_pct_label(buf, len, o->statistic_p);
-	else
-		snprintf(buf, len, "median");
-}
 
 static void add_method(const char **methods, size_t *n, size_t max, const struct interval *iv)
 {

@@ -230,9 +230,8 @@ struct report_series {
 	 * Noise floor (compared series only): the smallest dilation this data
 	 * could have detected.  For the mean, the minimum detectable effect of
 	 * the two-sample comparison at two-sided level alpha and power
-	 * REPORT_MDE_POWER (the standard power formula, e.g. Cohen, "Statistical
-	 * Power Analysis for the Behavioral Sciences", 2nd ed., 1988, ch. 2,
-	 * with the Welch standard error in place of a pooled one):
+	 * REPORT_MDE_POWER (the standard power formula, stats_power_z(), with
+	 * the Welch standard error in place of a pooled one):
 	 *   MDE = (z(1 - alpha/2) + z(power)) * sqrt(s_b^2/n_b + s_v^2/n_v),
 	 *   mde_pct = 100 * MDE / |mean(base)|;
 	 * no MDE (mde_reason says why) when a side has n < 2 or the baseline
@@ -533,21 +532,47 @@ int report_build(struct store *st, const struct report_opts *o,
 		 struct report_model *m, int *usage_error);
 void report_release(struct report_model *m);
 
-/* For the model's builders (report.c, curve.c): a string owned by the
- * model, the same pointer for equal strings; a group and a series by
- * interned workload / variant names (NULL when absent). */
+/*
+ * The model's lookups (reports/model.c), for what builds the model
+ * (report.c), what derives from it (calib.c, curve.c, warnings.c) and its
+ * writers.  They call nothing of those files.
+ *
+ * A string owned by the model, the same pointer for equal strings; a group
+ * and a series by interned workload / variant names (NULL when absent).
+ */
 const char *report_intern(struct report_model *m, const char *s);
 const struct report_group *report_find_group(const struct report_model *m, const char *workload,
 					     const char *metric);
 const struct report_series *report_find_series(const struct report_group *g, const char *variant);
+/* The baseline series of a group, or NULL. */
+const struct report_series *report_baseline(const struct report_group *g);
+/* ns in one unit of a time ("s", "ms", "us", "ns"), or 0 when unit is not
+ * one. */
+double report_ns_per_unit(const char *unit);
+/* "p50", "p99.9": the label of a percentile. */
+void report_pct_label(char *buf, size_t len, double p);
+/* The value of the configurations-table statistic of a series (NaN when
+ * absent) and its dilation (NULL when there is none). */
+double report_stat_value(const struct report_model *m, const struct report_series *s);
+const struct report_dilation *report_stat_dilation(const struct report_model *m,
+						   const struct report_series *s);
+/* "median", "mean", "p80": the name of that statistic. */
+void report_stat_name(const struct report_model *m, char *buf, size_t len);
+/*
+ * Is the p-th percentile (p in (0, 100)) of n >= 2 runs an interpolation
+ * that involves an extreme run (type 7: between the two largest or the two
+ * smallest order statistics)?  Then a bootstrap interval of its dilation
+ * resamples mostly that one run: the model gives it no interval
+ * (pct_dil[].d.ci_pct.reason from report_few_runs()) when the runs are
+ * also fewer than its order-statistic CI needs.
+ */
+int report_pct_extreme(double p, size_t n);
+
 /* Fill m->calib and m->comp (reports/calib.c), after the groups are
  * computed; 0 or -1 (a database error, printed).  report_calib_release()
  * frees them. */
 int report_calibration(struct store *st, int64_t run_id, struct report_model *m);
 void report_calib_release(struct report_model *m);
-/* ns in one unit of a time ("s", "ms", "us", "ns"), or 0 when unit is not
- * one. */
-double report_ns_per_unit(const char *unit);
 /* Fill every group's histogram bins and every series' counts
  * (reports/curve.c). */
 void report_histograms(struct report_model *m);
@@ -562,27 +587,9 @@ int report_curves(struct store *st, int64_t run_id, struct report_model *m);
  * never have one).
  */
 const char *report_few_runs(struct report_model *m, double p, size_t n);
-/*
- * Is the p-th percentile (p in (0, 100)) of n >= 2 runs an interpolation
- * that involves an extreme run (type 7: between the two largest or the two
- * smallest order statistics)?  Then a bootstrap interval of its dilation
- * resamples mostly that one run: the model gives it no interval
- * (pct_dil[].d.ci_pct.reason from report_few_runs()) when the runs are
- * also fewer than its order-statistic CI needs.
- */
-int report_pct_extreme(double p, size_t n);
 
 /* Helpers for renderers (formatting only). */
 
-/* "p50", "p99.9": the label of a percentile. */
-void report_pct_label(char *buf, size_t len, double p);
-/* The value of the configurations-table statistic of a series (NaN when
- * absent) and its dilation (NULL when there is none). */
-double report_stat_value(const struct report_model *m, const struct report_series *s);
-const struct report_dilation *report_stat_dilation(const struct report_model *m,
-						   const struct report_series *s);
-/* "median", "mean", "p80": the name of that statistic. */
-void report_stat_name(const struct report_model *m, char *buf, size_t len);
 /* Where the tables come from (the published studies whose tables they
  * follow), one sentence for every format's notes. */
 extern const char report_papers_note[];
@@ -647,8 +654,6 @@ void report_runs_per_boot_note(const struct report_series *s, char *buf, size_t 
 int report_boots_disagree_note(const struct report_series *s, double alpha, char *buf,
 				size_t len);
 extern const char report_boots_disagree_advice[];
-/* The baseline series of a group, or NULL. */
-const struct report_series *report_baseline(const struct report_group *g);
 
 /* The distinct interval methods of the report, for footers: fills methods[]
  * (at most max) with the method strings in the order first met; returns how

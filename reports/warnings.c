@@ -231,7 +231,8 @@ struct tested {
 	double ratio;	/* spread: MAD variant / MAD baseline */
 };
 
-/* Holm across the family; warn for each p_holm < alpha that keep() takes. */
+/* Holm across the family; warn for each p_holm < alpha (a spread only when
+ * its MAD ratio is SPREAD_RATIO or more either way). */
 static void holm_warn(struct report_model *m, struct tested *t, size_t n, int spread)
 {
 	double *p = xcalloc(n + 1, sizeof(double)), *adj = xcalloc(n + 1, sizeof(double));

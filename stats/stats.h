@@ -258,6 +258,21 @@ int stats_wilcoxon_signed_rank(const double *d, size_t n, struct test_result *ou
  * allocation failure every adjusted[i] is NaN. */
 void stats_holm(const double *p, size_t n, double *adjusted);
 
+/*
+ * The power formula of a two-sided test at level alpha, in the normal
+ * approximation (Chow, Shao & Wang, "Sample Size Calculations in Clinical
+ * Research", 2nd ed., 2008, sec. 3.1; Cohen, "Statistical Power Analysis
+ * for the Behavioral Sciences", 2nd ed., 1988, ch. 2):
+ *   k = z(1 - alpha/2) + z(power),
+ * z the standard normal quantile.  An estimate of standard error se
+ * detects a true effect of k se with probability power (the minimum
+ * detectable effect, MDE = k se); and since se shrinks like 1 / sqrt(n),
+ * the runs that would detect an effect d are N = n (k se_n / d)^2, se_n
+ * the standard error at n runs.  Returns k; NaN unless alpha and power
+ * are in (0, 1).
+ */
+double stats_power_z(double alpha, double power);
+
 /* ---- outliers: labelled, never dropped ---- */
 
 /* Tukey's fences (Tukey 1977): flag[i] = 1 when x[i] < q1 - k iqr or

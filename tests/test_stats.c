@@ -417,6 +417,15 @@ Test(stats, holm_matches_by_hand)
 	stats_holm(none, 0, adj2);
 }
 
+/* R: qnorm(0.975) + qnorm(0.8) = 2.801585218; power 0.5: qnorm(0.975) alone. */
+Test(stats, power_z_matches_r)
+{
+	CLOSE(stats_power_z(0.05, 0.8), 2.801585218, 1e-9, 0, "power z");
+	CLOSE(stats_power_z(0.05, 0.5), 1.959963985, 1e-9, 0, "power z at 0.5");
+	cr_expect(isnan(stats_power_z(0, 0.8)) && isnan(stats_power_z(0.05, 1)));
+	cr_expect(isnan(stats_power_z(NAN, 0.8)));
+}
+
 /* ---- outliers ---- */
 
 Test(stats, outliers_labelled)

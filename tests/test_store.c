@@ -1,4 +1,4 @@
-/* test_store.c - the results database (harness/engine/store.c) */
+/* test_store.c - the results database (harness/engine/store*.c) */
 #include <criterion/criterion.h>
 
 #include <fcntl.h>

@@ -5,259 +5,25 @@
  * Rules come from the experiment's `gate:` section (the file given, else
  * the experiment text stored with the run) or, when any rule option is
  * given, one rule from the options.  Each rule is expanded over the run's
- * variants (not the baseline) and workloads its names or globs (fnmatch)
- * match: one judgement per (rule, variant, workload).
- *
- * A judgement compares the confidence interval of the dilation in % of the
- * rule's statistic (report_build: reports/report.h; the intervals are the
- * report's, nothing is recomputed here) with the threshold t:
- *   FAIL          lower bound > t
- *   PASS          upper bound < t
- *   INCONCLUSIVE  the interval contains t, or there is no interval.
- *
- * Multiple judgements: Holm's step-down procedure (Holm, "A simple
- * sequentially rejective multiple test procedure", Scand. J. Statist. 6,
- * 1979) applied to the tests obtained by inverting the intervals.  Each
- * judgement is one hypothesis, "the dilation equals the threshold"; it is
- * rejected at level a (and the judgement decided: PASS or FAIL) when the
- * threshold lies outside the 1 - a interval.  With m judgements of which k
- * are decided so far, every undecided judgement is tested with the
- * interval at level 1 - alpha / (m - k) (alpha = 1 - the rule's
- * confidence); the newly decided ones raise k and the step repeats until a
- * step decides nothing.  Because the intervals of one comparison are
- * nested in the level (the bootstrap resamples are seeded by the run and
- * the comparison's names, so every level reads the same replicates), this
- * is exactly Holm's procedure on the inverted-test p-values, and it keeps
- * the family-wise error rate at alpha.  The first step is Bonferroni
- * (1 - alpha / m); with one judgement the interval is the rule's own.
- * The interval printed is the one of the step that decided the judgement
- * (or of the last step for undecided ones), with its level.
- *
- * More runs for an inconclusive judgement: gate_runs_needed()
- * (reports/gate_out.h), from the half-width on the threshold's side of the
- * estimate and the distance to the threshold, at the judgement's (Holm)
- * level and power GATE_POWER; worded by gate_more_runs().
- *
- * The judgements and their outputs (text, JUnit, Markdown):
- * reports/gate_out.h.
+ * variants and workloads and judged (reports/gate.h: Holm's step-down over
+ * the judgements' intervals); the judgements are printed as a table, and
+ * written as JUnit XML or Markdown when asked (reports/gate_out.h).  Exit
+ * status: 0 when the gate passes, EXIT_OVERHEAD when a judgement fails
+ * (or, with --strict, is inconclusive).
  */
 #include "commands.h"
 #include "options.h"
 #include "engine/config.h"
-#include "reports/report.h"
-#include "reports/gate_out.h"
-#include "reports/decide.h"
+#include "reports/gate.h"
 #include "engine/store.h"
 #include "lib/util.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-struct model_cache {
-	double level;
-	struct report_model m;
-};
-
-struct gate {
-	struct store *st;
-	int64_t run_id;
-	struct report_opts o;
-	struct model_cache *cache;
-	size_t n_cache, alloc_cache;
-	struct gate_judgement *j;
-	size_t n_j, alloc_j;
-};
-
-static void push_unique(char ***list, size_t *n, const char *s)
-{
-	for (size_t i = 0; i < *n; i++)
-		if (!strcmp((*list)[i], s))
-			return;
-	*list = xrealloc(*list, (*n + 1) * sizeof(char *));
-	(*list)[(*n)++] = (char *)s;
-}
-
-static int statistic_percentile(enum statistic s, double *p)
-{
-	switch (s) {
-	case STAT_P0: *p = 0; return 1;
-	case STAT_P50: *p = 50; return 1;
-	case STAT_P80: *p = 80; return 1;
-	case STAT_P99: *p = 99; return 1;
-	case STAT_MEAN: break;
-	}
-	return 0;
-}
-
-/* The model at this level, built once; NULL (printed) on error. */
-static const struct report_model *model_at(struct gate *g, double level, int *usage_error)
-{
-	for (size_t i = 0; i < g->n_cache; i++)
-		if (g->cache[i].level == level)
-			return &g->cache[i].m;
-	ALLOC_GROW(g->cache, g->n_cache + 1, g->alloc_cache);
-	struct model_cache *c = &g->cache[g->n_cache];
-	memset(c, 0, sizeof(*c));
-	c->level = level;
-	g->o.confidence = level;
-	if (report_build(g->st, &g->o, &c->m, usage_error) < 0) {
-		report_release(&c->m);
-		return NULL;
-	}
-	g->n_cache++;
-	return &c->m;
-}
-
-/* Fill j's interval from model m. */
-static void judge_with(struct gate_judgement *j, const struct report_model *m)
-{
-	const struct report_series *s = NULL, *b = NULL;
-	const struct report_dilation *d = NULL;
-	double p;
-
-	j->has_ci = 0;
-	j->reason = "the run has no values of this metric";
-	for (size_t gi = 0; gi < m->n_groups && !s; gi++) {
-		const struct report_group *grp = &m->groups[gi];
-		if (strcmp(grp->workload, j->workload) || strcmp(grp->metric, j->rule->metric))
-			continue;
-		b = report_baseline(grp);
-		for (size_t si = 0; si < grp->n_series; si++)
-			if (!strcmp(grp->series[si].variant, j->variant))
-				s = &grp->series[si];
-	}
-	if (!s)
-		return;
-	j->n = s->n;
-	if (b && b->n < j->n)
-		j->n = b->n;
-	if (!s->compared) {
-		j->reason = s->no_compare_reason ? s->no_compare_reason : "not compared";
-		return;
-	}
-	if (statistic_percentile(j->rule->statistic, &p)) {
-		for (size_t k = 0; k < m->n_percentiles; k++)
-			if (m->percentiles[k] == p)
-				d = &s->pct_dil[k];
-	} else {
-		d = &s->mean_dil;
-	}
-	if (!d) {
-		j->reason = "the statistic is not in the report";
-		return;
-	}
-	if (!d->ok) {
-		j->reason = d->reason ? d->reason : "no dilation";
-		return;
-	}
-	j->est = d->d.pct;
-	if (!d->d.ci_pct.has_ci || !isfinite(d->d.ci_pct.lo) || !isfinite(d->d.ci_pct.hi)) {
-		j->reason = d->d.ci_pct.reason ? d->d.ci_pct.reason : "no interval";
-		return;
-	}
-	j->has_ci = 1;
-	j->reason = NULL;
-	j->lo = d->d.ci_pct.lo;
-	j->hi = d->d.ci_pct.hi;
-	j->level = m->confidence;
-}
-
-struct judge_ctx {
-	struct gate *g;
-	int *usage_error;
-};
-
-/* decide_holm's interval: judgement i's from the model at level. */
-static int judge_at(void *vctx, size_t i, double level, double *lo, double *hi)
-{
-	struct judge_ctx *c = vctx;
-	struct gate_judgement *j = &c->g->j[i];
-	const struct report_model *model = model_at(c->g, level, c->usage_error);
-
-	if (!model)
-		return -1;
-	judge_with(j, model);
-	*lo = j->lo;
-	*hi = j->hi;
-	return j->has_ci;
-}
-
-/* Holm's step-down (see the top of the file; reports/decide.h, shared with
- * compare).  -1 (printed) on error. */
-static int judge_all(struct gate *g, int *usage_error)
-{
-	struct judge_ctx c = { .g = g, .usage_error = usage_error };
-	struct decide_item *items = xcalloc(g->n_j ? g->n_j : 1, sizeof(*items));
-	size_t m = g->n_j;
-
-	for (size_t i = 0; i < m; i++) {
-		items[i].t = g->j[i].thr;
-		items[i].alpha = g->j[i].alpha;
-	}
-	if (decide_holm(items, m, judge_at, &c) < 0) {
-		free(items);
-		return -1;
-	}
-	for (size_t i = 0; i < m; i++) {
-		struct gate_judgement *j = &g->j[i];
-		j->decided = items[i].verdict != DECIDE_UNDECIDED;
-		if (j->decided)
-			j->verdict = items[i].verdict == DECIDE_ABOVE ? GATE_FAIL : GATE_PASS;
-	}
-	free(items);
-	for (size_t i = 0; i < m; i++) {
-		struct gate_judgement *j = &g->j[i];
-		if (j->decided)
-			continue;
-		j->verdict = GATE_INCONCLUSIVE;
-		j->runs_needed = j->has_ci ? gate_runs_needed(j->n, j->est, j->lo, j->hi, j->thr,
-							      j->level, GATE_POWER) : NAN;
-	}
-	return 0;
-}
-
-/* Expand the rules over the run's names. */
-static void expand(struct gate *g, const struct gate_rule *rules, size_t n_rules,
-		   char **variants, size_t nv, char **workloads, size_t nw,
-		   const char *baseline)
-{
-	for (size_t r = 0; r < n_rules; r++) {
-		const struct gate_rule *rule = &rules[r];
-		size_t before = g->n_j;
-		for (size_t v = 0; v < nv; v++) {
-			if (baseline && !strcmp(variants[v], baseline))
-				continue;
-			/* literally first: an instance's name, "x[p=v]", is
-			 * also a glob that does not match itself */
-			if (strcmp(rule->variant, variants[v]) && fnmatch(rule->variant, variants[v], 0))
-				continue;
-			for (size_t w = 0; w < nw; w++) {
-				struct gate_judgement *j;
-				if (strcmp(rule->workload, workloads[w]) &&
-				    fnmatch(rule->workload, workloads[w], 0))
-					continue;
-				ALLOC_GROW(g->j, g->n_j + 1, g->alloc_j);
-				j = &g->j[g->n_j++];
-				memset(j, 0, sizeof(*j));
-				j->rule = rule;
-				j->variant = variants[v];
-				j->workload = workloads[w];
-				j->thr = 100 * rule->max_dilation;
-				j->alpha = 1 - rule->confidence;
-				push_unique(&g->o.metrics, &g->o.n_metrics, rule->metric);
-				push_unique(&g->o.workloads, &g->o.n_workloads, workloads[w]);
-			}
-		}
-		if (g->n_j == before)
-			warning("gate rule %zu (variant '%s', workload '%s') matches nothing in run %lld",
-				r + 1, rule->variant, rule->workload, (long long)g->run_id);
-	}
-}
 
 /*
  * The run's experiment: the file given, else the stored path when its
@@ -422,13 +188,13 @@ int cmd_gate(int argc, char **argv)
 	    store_workload_names(g.st, g.run_id, &workloads, &nw) < 0)
 		goto out;
 	g.o.run_id = g.run_id;
-	expand(&g, rules, n_rules, variants, nv, workloads, nw, h.baseline);
+	gate_expand(&g, rules, n_rules, variants, nv, workloads, nw, h.baseline);
 	if (!g.n_j) {
 		error("no gate rule matches a variant and workload of run %lld", (long long)g.run_id);
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	if (judge_all(&g, &usage_error) < 0) {
+	if (gate_judge(&g, &usage_error) < 0) {
 		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}
@@ -462,12 +228,7 @@ int cmd_gate(int argc, char **argv)
 		ret = EXIT_OK;
 	}
 out:
-	for (size_t i = 0; i < g.n_cache; i++)
-		report_release(&g.cache[i].m);
-	free(g.cache);
-	free(g.j);
-	free(g.o.metrics);
-	free(g.o.workloads);
+	gate_release(&g);
 	for (size_t i = 0; i < nv; i++)
 		free(variants[i]);
 	free(variants);

@@ -44,8 +44,8 @@ static int is_experiment(const char *text)
 	return 0;
 }
 
-/* Load one workload file; 0 or -1 with err filled.  Release with
- * release_one(). */
+/* Load one workload file into holder's one workload; 0 or -1 with err
+ * filled.  Release with experiment_release(holder). */
 static int load_one(const char *path, struct experiment *holder, char *err, size_t len)
 {
 	struct workload w = { 0 };

@@ -11,7 +11,7 @@
  * from:
  *   - without counters nor a cgroup: just before the child is created, so
  *     it includes the vfork, the child's set-up (fds, affinity, folder,
- *     signals) and the execve (tens of microseconds; see proc.c);
+ *     signals) and the execve (tens of microseconds; see proc_spawn.c);
  *   - with counters (req->counters has an available one), a gate
  *     (req->gate, below) or a cgroup (the
  *     usual case where cgroups are available): just before the child,

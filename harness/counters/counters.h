@@ -169,7 +169,7 @@ const char *counters_reason(const struct counter_set *s, size_t i);
 
 /*
  * Attach every available counter to pid, a child that has not called
- * execve() yet and is waiting to be released (proc.c: spawn_opts.attach).
+ * execve() yet and is waiting to be released (proc.h: spawn_opts.attach).
  * A counter that cannot be attached gives no value for this run; its
  * reason is kept (counters_run_failures()).  Never fails as a whole.
  */

@@ -61,13 +61,12 @@ void papi_events_free(struct papi_events *pe);
 /* Add an event by PAPI name; its index is the number of events added
  * before it.  0, or -1 with why (the set is unchanged). */
 int papi_events_add(struct papi_events *pe, const char *name, char *why, size_t len);
-size_t papi_events_count(const struct papi_events *pe);
 /* Attach to a waiting helper child, start, stop, detach: can this set
  * count another process tree?  0, or -1 with why. */
 int papi_events_probe(struct papi_events *pe, char *why, size_t len);
 /* Attach to pid and start.  0, or -1 with why (left detached). */
 int papi_events_attach(struct papi_events *pe, pid_t pid, char *why, size_t len);
-/* Stop (values[0..count) filled) and detach.  0, or -1 with why. */
+/* Stop (values[0..n) filled, one per event added) and detach.  0, or -1 with why. */
 int papi_events_collect(struct papi_events *pe, long long *values, char *why, size_t len);
 /* Stop and detach, ignoring the values.  Idempotent. */
 void papi_events_detach(struct papi_events *pe);

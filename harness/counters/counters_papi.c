@@ -168,11 +168,6 @@ int papi_events_add(struct papi_events *pe, const char *name, char *why, size_t 
 	return 0;
 }
 
-size_t papi_events_count(const struct papi_events *pe)
-{
-	return pe ? pe->n : 0;
-}
-
 int papi_events_attach(struct papi_events *pe, pid_t pid, char *why, size_t len)
 {
 	int rc;

@@ -86,7 +86,8 @@
  * a committed result survives a SIGKILL or crash of perturb, and the file
  * is never left half-written; a power loss or kernel crash can lose the
  * last commits, not corrupt the file (commits are not fsync'd one by one:
- * store.c says what that would cost).  A failed write is rolled back whole.
+ * store_schema.c says what that would cost).  A failed write is rolled
+ * back whole.
  *
  * Reserved metric names: "wall", "user", "sys" and "maxrss" are columns of
  * results; store_put_result() refuses a run_result value with one of those

@@ -1,0 +1,542 @@
+/*
+ * proc_daemon.c - daemons and background loads (proc.h).
+ *
+ * Two helper processes are forks of perturb without an exec:
+ *  - the daemon logger copies a daemon's output to its log and tells the
+ *    parent, through a pipe, when the readiness regex first matched;
+ *  - the background supervisor restarts the load each time it ends.
+ */
+#include "proc.h"
+#include "proc_int.h"
+#include "cgroup.h"
+#include "stop.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOGGER_LINE_MAX (16 * 1024)
+#define QUICK_EXIT_S 0.05
+#define QUICK_EXIT_RUNS 5
+#define BACKOFF_S 1.0
+
+/* ---- forks of perturb: fd hygiene ---- */
+
+/*
+ * In a fork of perturb that does not exec: move fds[0..n) (n <= 8) to
+ * 3..3+n (close-on-exec), close every other fd above 2 and point stdin and
+ * stdout at /dev/null (stderr stays, for messages), so that the helper holds
+ * no end of a pipe it does not own: a logger keeping its own input's write
+ * end open would never see EOF, and one holding perturb's stdout would keep
+ * a pager waiting.
+ */
+static void keep_only_fds(int *fds, int n)
+{
+	int tmp[8], null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		close(null);
+	}
+
+	for (int i = 0; i < n; i++)
+		tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3 + n);
+	for (int i = 0; i < n; i++) {
+		dup3(tmp[i], 3 + i, O_CLOEXEC);
+		fds[i] = 3 + i;
+	}
+	close_range(3 + n, ~0U, 0);
+}
+
+/* ---- daemons ---- */
+
+struct daemon {
+	struct cgroup *cg;	/* NULL: process group only */
+	pid_t pid;		/* -1 when not started */
+	int pidfd;
+	pid_t logger;		/* -1 when none */
+	int log_fd;		/* for the tail in messages */
+	off_t log_start;	/* size of the log before this daemon */
+	char *cmd;
+};
+
+static int logger_match(const regex_t *re, const char *line, size_t len)
+{
+	regmatch_t m[1];
+	m[0].rm_so = 0;
+	m[0].rm_eo = (regoff_t)len;
+	return !regexec(re, line, 1, m, REG_STARTEND);
+}
+
+/*
+ * The logger: copy in to log until EOF; until the regex has matched, match
+ * it on each line (and on the incomplete last line, so that a prompt
+ * without a newline counts), lines cut at LOGGER_LINE_MAX; at the first
+ * match write one byte to ready and close it.
+ */
+static _Noreturn void logger_main(int in, int log, int ready, const regex_t *re)
+{
+	static char buf[65536];
+	char *line = xmalloc(LOGGER_LINE_MAX);
+	size_t llen = 0;
+	ssize_t n;
+
+	for (;;) {
+		const char *p, *end;
+
+		n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		write_full(log, buf, (size_t)n);
+		if (ready < 0)
+			continue;
+		for (p = buf, end = buf + n; p < end && ready >= 0; ) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			const char *e = nl ? nl : end;
+			size_t take = (size_t)(e - p);
+
+			if (take > LOGGER_LINE_MAX - llen)
+				take = LOGGER_LINE_MAX - llen;
+			memcpy(line + llen, p, take);
+			llen += take;
+			if (nl || llen == LOGGER_LINE_MAX) {
+				if (logger_match(re, line, llen)) {
+					write_full(ready, "r", 1);
+					close_fd(&ready);
+				}
+				llen = 0;
+			}
+			p = nl ? nl + 1 : end;
+		}
+		if (ready >= 0 && llen && logger_match(re, line, llen)) {
+			write_full(ready, "r", 1);
+			close_fd(&ready);
+		}
+	}
+	_exit(0);
+}
+
+/* Reap the logger: it ends at EOF on its input; give it the grace period. */
+static void reap_logger(struct daemon *d)
+{
+	int fd;
+
+	if (d->logger < 0)
+		return;
+	fd = pidfd_open(d->logger, 0);
+	if (fd >= 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (proc_poll(&p, 1, now_mono() + STOP_KILL_GRACE_S, 0) <= 0)
+			kill(d->logger, SIGKILL);
+		close(fd);
+	} else {
+		kill(d->logger, SIGKILL);
+	}
+	reap(d->logger, NULL);
+	d->logger = -1;
+}
+
+/* Kill (when still running) and reap the daemon and its logger, free d. */
+static void daemon_free(struct daemon *d, int *status)
+{
+	int st = 0;
+
+	if (d->pid > 0) {
+		proc_kill_group(d->pid, d->pidfd, STOP_KILL_GRACE_S);
+		reap(d->pid, &st);
+	}
+	/* before the logger: what is left may hold its pipe open */
+	proc_end_cgroup(d->cg, "daemon", d->cmd);
+	d->cg = NULL;
+	reap_logger(d);
+	if (status)
+		*status = st;
+	close_fd(&d->pidfd);
+	close_fd(&d->log_fd);
+	free(d->cmd);
+	free(d);
+}
+
+/* The daemon ended before it was ready: say how, with its output. */
+static int daemon_died(struct daemon *d, const char *when)
+{
+	char how[128];
+	int status;
+
+	kill(-d->pid, SIGKILL);
+	reap(d->pid, &status);
+	d->pid = -1;
+	reap_logger(d);
+	proc_describe_status(status, how, sizeof(how));
+	error("daemon '%s' %s: %s", d->cmd, when, how);
+	proc_print_tail(d->log_fd, d->log_start);
+	return -1;
+}
+
+static int daemon_wait_ready(struct daemon *d, int ready_fd, double ready_delay_s,
+			     double timeout_s, const regex_t *ready_re)
+{
+	struct pollfd p[2] = {
+		{ .fd = d->pidfd, .events = POLLIN },
+		{ .fd = ready_fd, .events = POLLIN },
+	};
+	double deadline;
+	int r;
+
+	if (!ready_re) {
+		if (ready_delay_s <= 0)
+			return 0;
+		r = proc_poll(p, 1, now_mono() + ready_delay_s, 1);
+		if (r == 0)
+			return 0;
+		if (r == PROC_STOP)
+			return -1;
+		if (r < 0)
+			return error("cannot wait for daemon '%s': %s", d->cmd,
+				     strerror(errno));
+		return daemon_died(d, "ended during its start-up delay");
+	}
+
+	deadline = timeout_s > 0 ? now_mono() + timeout_s : 0;
+	for (;;) {
+		r = proc_poll(p, 2, deadline, 1);
+		if (r == PROC_STOP)
+			return -1;
+		if (r < 0)
+			return error("cannot wait for daemon '%s': %s", d->cmd,
+				     strerror(errno));
+		if (r == 0) {
+			error("daemon '%s' not ready after %g s: its output did not match the readiness pattern",
+			      d->cmd, timeout_s);
+			proc_kill_group(d->pid, d->pidfd, STOP_KILL_GRACE_S);
+			reap(d->pid, NULL);
+			d->pid = -1;
+			reap_logger(d);
+			proc_print_tail(d->log_fd, d->log_start);
+			return -1;
+		}
+		if (p[1].revents) {
+			char c;
+			if (read(ready_fd, &c, 1) == 1)
+				return 0;
+			p[1].fd = -1;	/* logger done without a match */
+			continue;
+		}
+		if (p[0].revents)
+			return daemon_died(d, "ended before it was ready");
+	}
+}
+
+int daemon_start(char *const *argv, char *const *envp, const char *cwd,
+		 const char *log_path, double ready_delay_s, const regex_t *ready_re,
+		 double timeout_s, struct daemon **out)
+{
+	struct daemon *d = xcalloc(1, sizeof(*d));
+	int log = -1, data[2] = { -1, -1 }, ready[2] = { -1, -1 };
+	struct spawn_opts o = { .argv = argv, .envp = envp, .cwd = cwd, .err_fd = -1 };
+	struct stat st;
+	char why[512];
+	int ret = -1;
+
+	*out = NULL;
+	d->pid = d->logger = -1;
+	d->pidfd = d->log_fd = -1;
+	d->cmd = proc_argv_string(argv);
+	if (stop_requested())
+		goto out;
+	log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (log < 0) {
+		error("cannot open '%s': %s", log_path, strerror(errno));
+		goto out;
+	}
+	d->log_fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	if (!fstat(log, &st))
+		d->log_start = st.st_size;
+	o.out_fd = log;
+	o.cgroup = d->cg = cgroup_create("daemon");
+
+	if (ready_re) {
+		if (pipe2(data, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+			error("cannot create a pipe: %s", strerror(errno));
+			goto out;
+		}
+		d->logger = fork();
+		if (!d->logger) {
+			int fds[3] = { data[0], log, ready[1] };
+			setpgid(0, 0);
+			keep_only_fds(fds, 3);
+			logger_main(fds[0], fds[1], fds[2], ready_re);
+		}
+		if (d->logger < 0) {
+			error("cannot fork: %s", strerror(errno));
+			goto out;
+		}
+		setpgid(d->logger, d->logger);
+		close_fd(&data[0]);
+		close_fd(&ready[1]);
+		o.out_fd = data[1];
+	}
+
+	d->pid = proc_spawn_reason(&o, why, sizeof(why));
+	close_fd(&data[1]);	/* the daemon holds the only write end */
+	if (d->pid < 0) {
+		error("daemon '%s' failed: %s", d->cmd, why);
+		goto out;
+	}
+	d->pidfd = pidfd_open(d->pid, 0);
+	if (d->pidfd < 0) {
+		error("cannot watch daemon '%s': %s", d->cmd, strerror(errno));
+		goto out;
+	}
+	ret = daemon_wait_ready(d, ready[0], ready_delay_s, timeout_s, ready_re);
+out:
+	close_fd(&log);
+	close_fd(&data[0]);
+	close_fd(&data[1]);
+	close_fd(&ready[0]);
+	close_fd(&ready[1]);
+	if (ret < 0)
+		daemon_free(d, NULL);
+	else
+		*out = d;
+	return ret;
+}
+
+int daemon_stop(struct daemon *d)
+{
+	struct pollfd p;
+	char how[128];
+	int status, ret = 0;
+
+	if (!d)
+		return 0;
+	p.fd = d->pidfd;
+	p.events = POLLIN;
+	if (poll(&p, 1, 0) > 0) {
+		kill(-d->pid, SIGKILL);
+		reap(d->pid, &status);
+		d->pid = -1;
+		reap_logger(d);
+		proc_describe_status(status, how, sizeof(how));
+		ret = error("daemon '%s' had ended on its own: %s", d->cmd, how);
+		proc_print_tail(d->log_fd, d->log_start);
+	}
+	daemon_free(d, NULL);
+	return ret;
+}
+
+pid_t daemon_pid(const struct daemon *d)
+{
+	return d ? d->pid : -1;
+}
+
+/* ---- background loads ---- */
+
+struct background {
+	struct cgroup *cg;	/* the supervisor's and the load's; NULL: none */
+	pid_t pid;		/* the supervisor */
+	int info;		/* read end: first the start errno, at the end the count */
+	char *cmd;
+};
+
+/*
+ * The supervisor: a fork of perturb in its own process group.  It blocks
+ * the stop signals and reads them from a signalfd, so that a SIGTERM is
+ * never lost between a check and a wait.  Protocol on info: one int (0 =
+ * the first start succeeded, else its errno), then, after the SIGTERM, one
+ * long: the number of starts.
+ */
+static _Noreturn void supervisor_main(char *const *argv, char *const *envp,
+				      const char *cwd, int log, int info, pid_t parent)
+{
+	char *cmd = proc_argv_string(argv);
+	sigset_t set;
+	int sfd, fds[3];
+	long starts = 0;
+	int quick = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent || sfd < 0) {
+		int e = sfd < 0 ? errno : ESRCH;
+		write_full(info, &e, sizeof(e));
+		_exit(1);
+	}
+	fds[0] = log;
+	fds[1] = info;
+	fds[2] = sfd;
+	keep_only_fds(fds, 3);
+	log = fds[0];
+	info = fds[1];
+	sfd = fds[2];
+
+	for (;;) {
+		struct spawn_opts o = {
+			.argv = argv, .envp = envp, .cwd = cwd, .out_fd = log, .err_fd = -1,
+		};
+		struct pollfd p[2];
+		double t0 = now_mono();
+		char why[512];
+		pid_t pid = proc_spawn_reason(&o, why, sizeof(why));
+		int pidfd;
+
+		if (pid < 0) {
+			if (!starts) {
+				int e = errno;
+				write_full(info, &e, sizeof(e));
+				_exit(1);
+			}
+			dprintf(log, "perturb: background: %s\n", why);
+		} else {
+			if (!starts++) {
+				int zero = 0;
+				write_full(info, &zero, sizeof(zero));
+			}
+			pidfd = pidfd_open(pid, 0);
+			p[0].fd = sfd;
+			p[0].events = POLLIN;
+			p[1].fd = pidfd;
+			p[1].events = POLLIN;
+			if (pidfd >= 0)
+				proc_poll(p, 2, 0, 0);
+			if (pidfd < 0 || p[0].revents) {
+				proc_kill_group(pid, pidfd, STOP_KILL_GRACE_S);
+				reap(pid, NULL);
+				break;
+			}
+			kill(-pid, SIGKILL);	/* what it left behind */
+			reap(pid, NULL);
+			close(pidfd);
+		}
+		if (now_mono() - t0 < QUICK_EXIT_S)
+			quick++;
+		else
+			quick = 0;
+		if (quick >= QUICK_EXIT_RUNS) {
+			if (quick == QUICK_EXIT_RUNS)
+				dprintf(log, "perturb: warning: background load '%s' ended at once %d times in a row; restarting it every %g s\n",
+					cmd, quick, BACKOFF_S);
+			p[0].fd = sfd;
+			p[0].events = POLLIN;
+			if (proc_poll(p, 1, now_mono() + BACKOFF_S, 0) > 0)
+				break;
+		}
+	}
+	write_full(info, &starts, sizeof(starts));
+	_exit(0);
+}
+
+int background_start(char *const *argv, char *const *envp, const char *cwd,
+		     const char *log_path, struct background **out)
+{
+	struct background *b;
+	int log, info[2], e;
+	pid_t parent = getpid();
+	ssize_t n;
+
+	*out = NULL;
+	if (!argv || !argv[0])
+		return error("empty background command");
+	if (stop_requested())
+		return -1;
+	log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (log < 0)
+		return error("cannot open '%s': %s", log_path, strerror(errno));
+	if (pipe2(info, O_CLOEXEC) < 0) {
+		close(log);
+		return error("cannot create a pipe: %s", strerror(errno));
+	}
+	b = xcalloc(1, sizeof(*b));
+	b->cmd = proc_argv_string(argv);
+	b->info = info[0];
+	b->cg = cgroup_create("background");
+	b->pid = fork();
+	if (!b->pid) {
+		setpgid(0, 0);
+		/* the loads it starts stay in the cgroup */
+		if (b->cg && write(cgroup_procs_fd(b->cg), "0", 1) != 1)
+			dprintf(log, "perturb: warning: cannot move into cgroup '%s': %s\n",
+				cgroup_path(b->cg), strerror(errno));
+		close(info[0]);
+		supervisor_main(argv, envp, cwd, log, info[1], parent);
+	}
+	close(log);
+	close(info[1]);
+	if (b->pid < 0) {
+		error("cannot fork: %s", strerror(errno));
+		goto fail;
+	}
+	setpgid(b->pid, b->pid);
+	n = read_full(b->info, &e, sizeof(e));
+	if (n != (ssize_t)sizeof(e) || e) {
+		reap(b->pid, NULL);
+		if (n != (ssize_t)sizeof(e))
+			error("background load '%s': its supervisor failed", b->cmd);
+		else
+			error("background load '%s' failed: cannot run '%s': %s",
+			      b->cmd, argv[0], strerror(e));
+		goto fail;
+	}
+	*out = b;
+	return 0;
+fail:
+	cgroup_destroy(b->cg);
+	close(b->info);
+	free(b->cmd);
+	free(b);
+	return -1;
+}
+
+int background_stop(struct background *b, long *starts)
+{
+	long n = 0;
+	int status, ret = 0;
+	char how[128];
+
+	if (starts)
+		*starts = 0;
+	if (!b)
+		return 0;
+	kill(b->pid, SIGTERM);
+	if (read_full(b->info, &n, sizeof(n)) != (ssize_t)sizeof(n)) {
+		n = 0;
+		ret = -1;
+	}
+	reap(b->pid, &status);
+	if (ret < 0) {
+		proc_describe_status(status, how, sizeof(how));
+		error("the supervisor of background load '%s' ended on its own: %s",
+		      b->cmd, how);
+	}
+	if (starts)
+		*starts = n;
+	proc_end_cgroup(b->cg, "background load", b->cmd);
+	close(b->info);
+	free(b->cmd);
+	free(b);
+	return ret;
+}
+
+pid_t background_pid(const struct background *b)
+{
+	return b ? b->pid : -1;
+}

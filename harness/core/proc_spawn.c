@@ -1,0 +1,489 @@
+/*
+ * proc_spawn.c - starting a child (proc.h: proc_spawn).
+ *
+ * Every child is started the same way (proc_spawn_reason): fork, a new
+ * process group, stdio redirected, signals reset, every other fd made
+ * close-on-exec, then execve() of argv[0] looked up on the PATH of the
+ * environment it is given.  What went wrong in the child before or at the
+ * exec travels back through a close-on-exec pipe: the parent reads either
+ * EOF (the exec succeeded) or a struct spawn_report.
+ */
+#include "proc.h"
+#include "proc_int.h"
+#include "cgroup.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
+enum spawn_stage { STAGE_FD, STAGE_AFFINITY, STAGE_CHDIR, STAGE_CGROUP, STAGE_EXEC,
+		   STAGE_READY };
+
+/* The stack of a CLONE_VM child (spawn_clone): one at a time, reused. */
+#define CLONE_STACK_SIZE (256 * 1024)
+
+struct spawn_report {
+	int stage;
+	int err;
+};
+
+static const char *env_get(char *const *envp, const char *name)
+{
+	size_t len = strlen(name);
+	for (; envp && *envp; envp++)
+		if (!strncmp(*envp, name, len) && (*envp)[len] == '=')
+			return *envp + len + 1;
+	return NULL;
+}
+
+/*
+ * The paths execve() should try for prog, in order, NULL-terminated: prog
+ * itself when it holds a slash, else each PATH entry of envp ("" = ".").
+ */
+static char **exec_candidates(const char *prog, char *const *envp)
+{
+	char **v = NULL;
+	size_t n = 0, alloc = 0;
+	const char *path, *p;
+
+	if (!*prog) {
+		ALLOC_GROW(v, 1, alloc);
+		v[0] = NULL;
+		return v;
+	}
+	if (strchr(prog, '/')) {
+		ALLOC_GROW(v, 2, alloc);
+		v[n++] = xstrdup(prog);
+		v[n] = NULL;
+		return v;
+	}
+	path = env_get(envp, "PATH");
+	if (!path)
+		path = DEFAULT_PATH;
+	for (p = path;; ) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		ALLOC_GROW(v, n + 2, alloc);
+		if (len)
+			v[n++] = xasprintf("%.*s/%s", (int)len, p, prog);
+		else
+			v[n++] = xasprintf("./%s", prog);
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+	v[n] = NULL;
+	return v;
+}
+
+static void free_candidates(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/*
+ * The signals perturb ignores (SIG_IGN survives execve; handled signals are
+ * reset by execve itself).  Found in the parent so that the child, whose
+ * time counts in the run's wall time, makes as few system calls as it can;
+ * and found once, at the first spawn: what perturb ignores is what it
+ * inherited (nohup's SIGHUP, say), and perturb itself never sets SIG_IGN.
+ */
+static sigset_t ignored_set;
+
+static void find_ignored(void)
+{
+	struct sigaction sa;
+
+	sigemptyset(&ignored_set);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
+		    sa.sa_handler == SIG_IGN)
+			sigaddset(&ignored_set, sig);
+}
+
+static const sigset_t *ignored_signals(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;	/* runners in threads */
+
+	pthread_once(&once, find_ignored);
+	return &ignored_set;
+}
+
+/* In the child: ignored signals back to SIG_DFL, then an empty mask. */
+CHILD_SIDE static void reset_signals(const sigset_t *ignored)
+{
+	struct sigaction sa;
+	sigset_t none;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(ignored, sig) == 1)
+			sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+CHILD_SIDE static _Noreturn void child_fail(int rep, int stage)
+{
+	struct spawn_report r = { stage, errno };
+	write_full(rep, &r, sizeof(r));
+	_exit(127);
+}
+
+/*
+ * In the child: only async-signal-safe calls from here to the exec.  go is
+ * the read end of the release pipe (-1 = no wait: the vfork path).
+ */
+CHILD_SIDE static _Noreturn void spawn_child(const struct spawn_opts *o, char **cand,
+				  int devnull, const cpu_set_t *cpus,
+				  const sigset_t *ignored, int rep, int go, int cgfd)
+{
+	int src[3], tmp[3], saved = ENOENT, seen_eacces = 0;
+	char *const *envp = o->envp ? o->envp : environ;
+
+	setpgid(0, 0);
+	src[0] = devnull;
+	src[1] = o->out_fd >= 0 ? o->out_fd : devnull;
+	src[2] = o->err_fd >= 0 ? o->err_fd : src[1];
+	/* via fds >= 3 so that no target clobbers a later source */
+	for (int i = 0; i < 3; i++)
+		if ((tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 3)) < 0)
+			child_fail(rep, STAGE_FD);
+	for (int i = 0; i < 3; i++)
+		if (dup2(tmp[i], i) < 0)
+			child_fail(rep, STAGE_FD);
+	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+
+	if (cpus && sched_setaffinity(0, sizeof(*cpus), cpus) < 0)
+		child_fail(rep, STAGE_AFFINITY);
+	if (o->cwd && chdir(o->cwd) < 0)
+		child_fail(rep, STAGE_CHDIR);
+	if (cgfd >= 0 && write(cgfd, "0", 1) != 1)
+		child_fail(rep, STAGE_CGROUP);
+	if (go >= 0) {
+		struct spawn_report ready = { STAGE_READY, 0 };
+		char c;
+		ssize_t n;
+
+		write_full(rep, &ready, sizeof(ready));
+		do
+			n = read(go, &c, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			_exit(127);	/* perturb is gone: run nothing */
+		close(go);
+	}
+	reset_signals(ignored);
+
+	for (char **c = cand; *c; c++) {
+		execve(*c, o->argv, envp);
+		switch (errno) {
+		case EACCES:
+			seen_eacces = 1;
+			/* fallthrough */
+		case ENOENT:
+		case ENOTDIR:
+		case ESTALE:
+		case ENODEV:
+		case ETIMEDOUT:
+			saved = errno;
+			continue;
+		default:
+			child_fail(rep, STAGE_EXEC);
+		}
+	}
+	errno = seen_eacces ? EACCES : saved;
+	child_fail(rep, STAGE_EXEC);
+}
+
+/* vfork in a frame of its own: nothing the parent uses afterwards lives in
+ * it, so the child cannot clobber it. */
+static __attribute__((noinline)) pid_t spawn_vfork(const struct spawn_opts *o,
+						   char **cand, int devnull,
+						   const cpu_set_t *cpus,
+						   const sigset_t *ignored, int rep)
+{
+	if (o->started)
+		*o->started = now_mono();
+	pid_t pid = vfork();
+	if (!pid)
+		spawn_child(o, cand, devnull, cpus, ignored, rep, -1, -1);
+	return pid;
+}
+
+/*
+ * For o->attach: a child that shares perturb's memory, as vfork's does (no
+ * page-table copy, and an exec that only drops a reference: a fork's exec
+ * would tear down its copy of perturb's address space inside the measured
+ * window, 2-5 ms here), but that lets the parent run while it waits.
+ * clone(CLONE_VM) without CLONE_VFORK, on a stack of its own.
+ *
+ * The two take turns, so that they never run at the same time on the
+ * shared memory (errno, for one, is shared): the parent sleeps on rep until
+ * the child, set up, reports STAGE_READY (or a failure) and sleeps on go;
+ * the parent then attaches, takes the start time and writes go; and sleeps
+ * on rep again until the exec closes it (or a failure is reported).  The
+ * parent keeps go[0] open until it has written, so that the write never
+ * meets a closed pipe.
+ */
+struct clone_child {
+	const struct spawn_opts *o;
+	char **cand;
+	int devnull;
+	const cpu_set_t *cpus;
+	const sigset_t *ignored;
+	int rep, go_r, go_w, cgfd;
+};
+
+CHILD_SIDE static int clone_child_main(void *arg)
+{
+	struct clone_child *c = arg;
+
+	close(c->go_w);
+	spawn_child(c->o, c->cand, c->devnull, c->cpus, c->ignored, c->rep, c->go_r, c->cgfd);
+}
+
+/*
+ * The stacks of CLONE_VM children: one per child between its clone and its
+ * exec (or its end), reused after.  Runners in threads of their own
+ * (runner.h: struct run_gate) spawn at once, so there are a few, each
+ * taken under a lock; a thread that finds none free gets EAGAIN.
+ */
+#define CLONE_STACKS 4
+static struct {
+	pthread_mutex_t mu;
+	void *stack[CLONE_STACKS];
+	int busy[CLONE_STACKS];
+} stacks = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* A free stack (its index in *slot), or NULL (errno). */
+static void *clone_stack(int *slot)
+{
+	void *p = NULL;
+
+	pthread_mutex_lock(&stacks.mu);
+	for (int i = 0; i < CLONE_STACKS; i++) {
+		if (stacks.busy[i])
+			continue;
+		if (!stacks.stack[i]) {
+			p = mmap(NULL, CLONE_STACK_SIZE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+			if (p == MAP_FAILED)
+				break;
+			mprotect(p, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE);	/* guard */
+			stacks.stack[i] = p;
+		}
+		stacks.busy[i] = 1;
+		*slot = i;
+		p = stacks.stack[i];
+		break;
+	}
+	pthread_mutex_unlock(&stacks.mu);
+	if (!p || p == MAP_FAILED) {
+		errno = p ? ENOMEM : EAGAIN;
+		return NULL;
+	}
+	return p;
+}
+
+/* The child that used stack slot has exec'd or ended. */
+static void clone_stack_put(int slot)
+{
+	if (slot < 0)
+		return;
+	pthread_mutex_lock(&stacks.mu);
+	stacks.busy[slot] = 0;
+	pthread_mutex_unlock(&stacks.mu);
+}
+
+/*
+ * Returns the pid, or -1 (errno).  Closes rep[1].  *early is the child's
+ * first report: STAGE_READY when it was released, else its failure.
+ */
+static pid_t spawn_clone(const struct spawn_opts *o, char **cand, int devnull,
+			 const cpu_set_t *cpus, const sigset_t *ignored, int *rep,
+			 struct spawn_report *early, int *slot)
+{
+	struct clone_child c = { o, cand, devnull, cpus, ignored, rep[1], -1, -1,
+				 cgroup_procs_fd(o->cgroup) };
+	char *stack = clone_stack(slot);
+	int go[2];
+	pid_t pid;
+	ssize_t n;
+
+	if (!stack)
+		return -1;
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -1;
+	c.go_r = go[0];
+	c.go_w = go[1];
+	UNPOISON_STACK(stack, CLONE_STACK_SIZE);
+	pid = clone(clone_child_main, stack + CLONE_STACK_SIZE, CLONE_VM | SIGCHLD, &c);
+	close_fd(&rep[1]);
+	if (pid > 0) {
+		n = read_full(rep[0], early, sizeof(*early));
+		if (n != (ssize_t)sizeof(*early)) {
+			early->stage = STAGE_FD;
+			early->err = n < 0 ? errno : EIO;
+		}
+		if (early->stage == STAGE_READY) {
+			setpgid(pid, pid);
+			if (o->attach)
+				o->attach(pid, o->attach_arg);
+			if (o->started)
+				*o->started = now_mono();
+			write_full(go[1], "g", 1);
+		}
+	}
+	close(go[0]);
+	close(go[1]);
+	return pid;
+}
+
+static void cpu_list_string(const struct spawn_opts *o, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < o->n_cpus && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%d",
+					i ? "," : "", o->cpus[i]);
+}
+
+pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
+{
+	char **cand = NULL;
+	int devnull = -1, rep[2] = { -1, -1 }, err = 0;
+	cpu_set_t cpus;
+	sigset_t all, old_mask;
+	pid_t pid = -1;
+	struct spawn_report r;
+	ssize_t n;
+	char dummy[8], cpulist[128];
+	int slot = -1;	/* spawn_clone()'s stack */
+
+	if (!why) {
+		why = dummy;
+		len = sizeof(dummy);
+	}
+	why[0] = '\0';
+	if (!o->argv || !o->argv[0]) {
+		snprintf(why, len, "empty command");
+		err = EINVAL;
+		goto out;
+	}
+	if (o->cpus && o->n_cpus) {
+		CPU_ZERO(&cpus);
+		for (size_t i = 0; i < o->n_cpus; i++) {
+			if (o->cpus[i] < 0 || o->cpus[i] >= CPU_SETSIZE) {
+				snprintf(why, len, "invalid CPU number %d", o->cpus[i]);
+				err = EINVAL;
+				goto out;
+			}
+			CPU_SET(o->cpus[i], &cpus);
+		}
+	}
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0 || pipe2(rep, O_CLOEXEC) < 0) {
+		err = errno;
+		snprintf(why, len, "cannot set up a child process: %s", strerror(err));
+		goto out;
+	}
+	cand = exec_candidates(o->argv[0], o->envp ? o->envp : environ);
+
+	/*
+	 * vfork: the child borrows perturb's memory until it execs, so starting
+	 * a workload costs no page-table copy (fork of perturb cost about
+	 * 0.3 ms more per run here; see bench/harness-overhead.sh).  The child
+	 * only makes system calls on its own stack and never returns; every
+	 * signal stays blocked until it has reset all handlers to SIG_DFL, so
+	 * no handler of perturb's can run on the shared memory.  With
+	 * o->attach (event counters) the parent must run while the child
+	 * waits before its exec: spawn_clone().
+	 */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old_mask);
+	if (o->attach || o->cgroup)
+		pid = spawn_clone(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
+				  ignored_signals(), rep, &r, &slot);
+	else
+		pid = spawn_vfork(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
+				  ignored_signals(), rep[1]);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	if (pid < 0) {
+		err = errno;
+		snprintf(why, len, "cannot fork: %s", strerror(err));
+		goto out;
+	}
+	/* Also done by the child; EACCES after exec.  spawn_clone() did it
+	 * before the release: from then on the parent makes no call that can
+	 * fail (set errno, shared with the child) until the exec. */
+	if (!o->attach && !o->cgroup)
+		setpgid(pid, pid);
+	close_fd(&rep[1]);
+	if ((!o->attach && !o->cgroup) || r.stage == STAGE_READY) {
+		n = read_full(rep[0], &r, sizeof(r));
+		if (n == 0)
+			goto out;	/* exec succeeded */
+		if (n != (ssize_t)sizeof(r)) {
+			r.stage = STAGE_FD;
+			r.err = n < 0 ? errno : EIO;
+		}
+	}
+	reap(pid, NULL);
+	pid = -1;
+	err = r.err;
+	switch (r.stage) {
+	case STAGE_EXEC:
+		snprintf(why, len, "cannot run '%s': %s", o->argv[0], strerror(err));
+		break;
+	case STAGE_CHDIR:
+		snprintf(why, len, "cannot change to directory '%s': %s",
+			 o->cwd, strerror(err));
+		break;
+	case STAGE_CGROUP:
+		snprintf(why, len, "cannot move into cgroup '%s': %s",
+			 cgroup_path(o->cgroup), strerror(err));
+		break;
+	case STAGE_AFFINITY:
+		cpu_list_string(o, cpulist, sizeof(cpulist));
+		snprintf(why, len, "cannot pin '%s' to CPUs %s: %s",
+			 o->argv[0], cpulist, strerror(err));
+		break;
+	default:
+		snprintf(why, len, "cannot set up the standard fds of '%s': %s",
+			 o->argv[0], strerror(err));
+		break;
+	}
+out:
+	clone_stack_put(slot);	/* its child has exec'd (EOF above) or is reaped */
+	close_fd(&devnull);
+	close_fd(&rep[0]);
+	close_fd(&rep[1]);
+	free_candidates(cand);
+	if (pid < 0)
+		errno = err ? err : EIO;
+	return pid;
+}
+
+pid_t proc_spawn(const struct spawn_opts *o)
+{
+	return proc_spawn_reason(o, NULL, 0);
+}

@@ -1,0 +1,85 @@
+/*
+ * store_int.h - what the files of the results database share (store.h is
+ * its interface): the connection, and the helpers every query is written
+ * with.  Private to store_*.c.
+ *
+ * store_schema.c  the schema, its migrations, opening and closing
+ * store_write.c   writing a run: its experiment, names, plan, results, end
+ * store_read.c    reading: runs, headers, plans, names, the walk of values
+ * store_shards.c  the shards of a study on a cluster and their merge
+ * store_sql.c     the helpers below
+ *
+ * Every statement is prepared from constant SQL; values are always bound.
+ */
+#ifndef PERTURB_STORE_INT_H
+#define PERTURB_STORE_INT_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+/* Statements run once per stored run: prepared once, kept until close, so
+ * that storing a result parses no SQL (bench/harness-overhead.sh). */
+enum cached_stmt { ST_BEGIN, ST_COMMIT, ST_RESULT, ST_VALUE, ST_COUNT };
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	int readonly;
+	sqlite3_stmt *cache[ST_COUNT];
+};
+
+/* "cannot write/read results database 'PATH': SQLite's message": -1. */
+int db_write_error(struct store *s);
+int db_read_error(struct store *s);
+
+/* Prepare sql into *st; on failure *st is NULL and fail(s) is returned. */
+int db_prepare(struct store *s, const char *sql, sqlite3_stmt **st,
+	       int (*fail)(struct store *));
+/* db_prepare() a query of one run's rows, run_id bound to ?1. */
+int db_prepare_run(struct store *s, const char *sql, int64_t run_id,
+		   sqlite3_stmt **st);
+/* Step st, whose values were bound with their result codes or'ed into
+ * bind_rc (0: all bound), expecting no row; st is reset for reuse. */
+int db_step_bound(struct store *s, sqlite3_stmt *st, int bind_rc);
+/* The cached statement for slot (prepared on first use), reset and with no
+ * bindings.  Never finalized by the caller. */
+int db_cached(struct store *s, enum cached_stmt slot, const char *sql,
+	      sqlite3_stmt **st);
+/* A write transaction (BEGIN IMMEDIATE), its commit, its rollback (a no-op
+ * outside one). */
+int db_begin(struct store *s);
+int db_commit(struct store *s);
+void db_rollback(struct store *s);
+/* Column col as a malloc'd string; NULL for NULL. */
+char *db_column_dup(sqlite3_stmt *st, int col);
+/* Bind t to parameter i, NULL when t is NULL or empty. */
+int db_bind_opt_text(sqlite3_stmt *st, int i, const char *t);
+/* Run a query that yields at most one integer (arg bound to ?1 unless
+ * NULL); *out = 0 when no row/NULL. */
+int db_query_id(struct store *s, const char *sql, const char *arg, int64_t *out);
+
+/*
+ * A kind of row read into an array: elements of size bytes, each filled
+ * from a result row by fill(); the malloc'd strings of an element are its
+ * fields at offsets strs[0 .. nstrs - 1] (freed by db_rows_free()).
+ */
+struct row_kind {
+	size_t size;
+	void (*fill)(sqlite3_stmt *st, void *row);
+	const size_t *strs;
+	size_t nstrs;
+};
+
+void db_rows_free(const struct row_kind *k, void *rows, size_t n);
+/* Every row of st (prepared; finalized here) into *out, n of them (NULL
+ * and 0 when none).  On a read error -1 (printed), nothing kept. */
+int db_rows_collect(struct store *s, sqlite3_stmt *st, const struct row_kind *k,
+		    void **out, size_t *n);
+/* db_rows_collect() of one run's query (db_prepare_run()). */
+int db_rows_of_run(struct store *s, const char *sql, int64_t run_id,
+		   const struct row_kind *k, void **out, size_t *n);
+
+#endif
