@@ -186,10 +186,20 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	o->target_ci *= 100;	/* in % */
 	if (o->max_time > 0 && !o->target_ci)
 		return error("--max-time bounds --target-ci; give --target-ci too");
-	if (o->resume && !o->slurm && (o->filter.n_variants || o->filter.n_workloads ||
-			  o->filter.repetitions || o->has_seed))
-		return error("--resume completes the stored plan; it takes no --only-*, "
-			     "--repetitions or --seed");
+	if (o->resume && !o->slurm) {
+		/* the options that shape a plan: a resume runs the stored one */
+		const char *given = o->filter.n_variants ? "--only-variant"
+				  : o->filter.n_workloads ? "--only-workload"
+				  : o->filter.repetitions ? "--repetitions"
+				  : o->filter.has_warmup ? "--warmup"
+				  : o->has_seed ? "--seed"
+				  : o->self_check ? "--self-check" : NULL;
+		if (given)
+			return error("--resume completes the stored plan as it was first run "
+				     "(its runs, warm-ups, seed and self-check pair); it takes "
+				     "no %s",
+				     given);
+	}
 	return 0;
 }
 
