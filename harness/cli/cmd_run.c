@@ -27,6 +27,7 @@
 #include "reports/summary.h"
 #include "reports/warnings.h"
 #include "lib/machine.h"
+#include "lib/output.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -375,6 +376,12 @@ static int resolve_study(struct run_opts *o)
 			goto out;
 		}
 		o->yaml_path = xasprintf("%s/oneliner-%.12s.yaml", dir, hash);
+		struct output_inputs in = { 0 };
+		output_inputs_add_db(&in, o->db);
+		e = output_check(o->yaml_path, "a one-liner's study", &in);
+		output_inputs_release(&in);
+		if (e < 0)
+			goto out;
 	}
 	FILE *f = fopen(o->yaml_path, "w");
 	int bad = !f || fputs(yaml, f) < 0;
@@ -392,20 +399,37 @@ out:
 
 /* ---- the closing summary (reports/summary.h) ---- */
 
-/* The CPUs the study keeps busy: its cpus:, else 1 (2 with order: duet,
- * two runs at once). */
-static int cpus_used(const char *file)
+/*
+ * A first look at the study: *used, the CPUs it keeps busy (its cpus:,
+ * else 1; 2 with order: duet, two runs at once), and the files it writes
+ * by the names the user gave (the database, with the files beside it, and
+ * a one-liner's study) checked against those it reads (lib/output.h): 0,
+ * or -1 (printed: exit 2).  A file that does not load is the study's to
+ * report.
+ */
+static int look_at_study(const struct run_opts *o, int *used)
 {
+	struct output_inputs in = { 0 }, db = { 0 };
 	struct experiment exp = { 0 };
 	char err[256];
-	int n = 1;
+	int ret = 0;
 
-	if (config_load(file, &exp, err, sizeof(err)) == 0 && exp.n_cpus)
-		n = (int)exp.n_cpus;
+	*used = 1;
+	if (config_load(o->file, &exp, err, sizeof(err)) == 0 && exp.n_cpus)
+		*used = (int)exp.n_cpus;
 	if (exp.order == ORDER_DUET)
-		n = 2;
+		*used = 2;
+	for (size_t i = 0; i < exp.n_files; i++)
+		output_inputs_add(&in, exp.files[i]);
+	if (!exp.n_files)
+		output_inputs_add(&in, o->file);
+	output_inputs_add_db(&db, o->db);
+	for (size_t i = 0; i < db.n && !ret; i++)
+		ret = output_check(db.paths[i], "--db", &in);
+	output_inputs_release(&in);
+	output_inputs_release(&db);
 	experiment_release(&exp);
-	return n;
+	return ret;
 }
 
 /* Before the first run: say now when the machine is busy. */
@@ -465,13 +489,15 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	if (resolve_study(&o) < 0)
 		goto out;
+	int used;
+	if (look_at_study(&o, &used) < 0)
+		goto out;
 	cmdline = join_argv(argc, argv);
 	if (o.slurm) {
 		ret = run_slurm(&o, cmdline);
 		goto out;
 	}
 	struct machine_load start;
-	int used = cpus_used(o.file);
 	machine_load_sample(&start);
 	if (!o.dry_run)
 		machine_before(&start, used);
