@@ -165,13 +165,15 @@ static int pack_one(const char *path, const struct stat *st, int type, struct FT
 }
 
 /* The work folder of each workload (its setup's generated inputs), at its
- * host path: ctx->cwd/NAME, resolved. */
+ * host path: ctx->cwd/NAME (path_component()), resolved. */
 static int pack_workdirs(struct backend_ctx *ctx, struct cpio *c)
 {
 	for (size_t w = 0; ctx->cwd && w < ctx->exp->n_workloads; w++) {
-		char *rel = xasprintf("%s/%s", ctx->cwd, ctx->exp->workloads[w].name);
+		char *comp = path_component(ctx->exp->workloads[w].name);
+		char *rel = xasprintf("%s/%s", ctx->cwd, comp);
 		char *abs = realpath(rel, NULL);
 		free(rel);
+		free(comp);
 		if (!abs)
 			continue;
 		walk_cpio = c;
