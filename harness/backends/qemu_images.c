@@ -14,6 +14,7 @@
 #include "core/packages.h"
 #include "core/proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -104,19 +105,15 @@ char *debian_kernel(void)
 	char *x[] = { "sh", "-c", "dpkg-deb -x linux-image-*.deb x", NULL };
 	if (proc_run_command(x, NULL, tmp, 600, "dpkg-deb -x") < 0)
 		goto out;
-	char *find = xasprintf("ls %s/x/boot/vmlinuz-* 2>/dev/null", tmp);
-	FILE *f = popen(find, "r");
-	free(find);
-	if (f) {
-		char *line = NULL;
-		size_t cap = 0;
-		if (getline(&line, &cap, f) > 0) {
-			line[strcspn(line, "\n")] = '\0';
-			found = xstrdup(line);
-		}
-		free(line);
-		pclose(f);
-	}
+	/* a folder read, no shell nor glob: the cache's path may hold anything */
+	char *boot = xasprintf("%s/x/boot", tmp);
+	DIR *d = opendir(boot);
+	for (struct dirent *de; d && !found && (de = readdir(d)); )
+		if (!strncmp(de->d_name, "vmlinuz-", 8))
+			found = xasprintf("%s/%s", boot, de->d_name);
+	if (d)
+		closedir(d);
+	free(boot);
 	if (!found) {
 		error("kernel: debian: no boot/vmlinuz-* in %s", pkg);
 		goto out;
