@@ -395,8 +395,10 @@ static int qemu_enter(struct backend_ctx *ctx)
 		ret = 0;
 		goto out;
 	}
-	q->log_path = xasprintf("%s/qemu-%s-%u.log", ctx->logdir ? ctx->logdir : ".",
-				ctx->variant->name, ++boot_count);
+	char *comp = path_component(ctx->variant->name);
+	q->log_path = xasprintf("%s/qemu-%s-%u.log", ctx->logdir ? ctx->logdir : ".", comp,
+				++boot_count);
+	free(comp);
 	q->log = open(q->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	int kvm = kvm_usable(b);
 	r = boot(ctx, q, kernel, initrd, why, sizeof(why));

@@ -103,6 +103,15 @@ int slurm_write_marker(const char *dir, char **marker, char **token)
 	return 0;
 }
 
+char *slurm_escape_k(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (; *s; s++)
+		strbuf_add(&sb, *s == '{' ? "{{" : s, *s == '{' ? 2 : 1);
+	return strbuf_detach(&sb);
+}
+
 int slurm_write_script(const char *path, const char *marker, const char *token,
 		       char *const *argv)
 {
@@ -113,24 +122,35 @@ int slurm_write_script(const char *path, const char *marker, const char *token,
 	strbuf_addstr(&sb, "#!/bin/sh\n# One shard of a perturb study (docs/distributed.md).\n"
 			   "# The folder must be the one the submitter sees:\nif [ \"$(cat ");
 	strbuf_add_shell_word(&sb, marker);
-	strbuf_addf(&sb, " 2>/dev/null)\" != %s ]; then\n\techo \"perturb: error: ", token);
+	strbuf_addf(&sb, " 2>/dev/null)\" != %s ]; then\n", token);
+	/* the path a word of its own, never inside double quotes */
+	strbuf_addstr(&sb, "\tprintf 'perturb: error: %s is not seen from node %s: the folder is "
+			   "not on a filesystem shared with the submitting machine\\n' ");
 	strbuf_add_shell_word(&sb, marker);
-	strbuf_addstr(&sb, " is not seen from node $SLURMD_NODENAME: the folder is not on a "
-			   "filesystem shared with the submitting machine\" >&2\n\texit 2\nfi\nexec");
+	strbuf_addstr(&sb, " \"$SLURMD_NODENAME\" >&2\n\texit 2\nfi\nexec");
 	for (size_t i = 0; argv[i]; i++) {
-		const char *a = argv[i], *p;
+		const char *a = argv[i];
+		struct strbuf part = STRBUF_INIT;
 		strbuf_addstr(&sb, " ");
-		/* {K}: the array index, outside the quotes */
-		while ((p = strstr(a, "{K}"))) {
-			char *part = xstrndup(a, (size_t)(p - a));
-			if (*part)
-				strbuf_add_shell_word(&sb, part);
-			free(part);
-			strbuf_addstr(&sb, "\"$SLURM_ARRAY_TASK_ID\"");
-			a = p + 3;
+		/* {K}: the array index, outside the quotes; {{: a literal { */
+		for (; *a; a++) {
+			if (!strncmp(a, "{K}", 3) || !strncmp(a, "{{", 2)) {
+				if (a[1] == '{') {
+					strbuf_add(&part, a++, 1);
+					continue;
+				}
+				if (part.len)
+					strbuf_add_shell_word(&sb, part.buf);
+				strbuf_reset(&part);
+				strbuf_addstr(&sb, "\"$SLURM_ARRAY_TASK_ID\"");
+				a += 2;
+				continue;
+			}
+			strbuf_add(&part, a, 1);
 		}
-		if (*a || a == argv[i])
-			strbuf_add_shell_word(&sb, a);
+		if (part.len || !*argv[i])
+			strbuf_add_shell_word(&sb, part.buf ? part.buf : "");
+		strbuf_release(&part);
 	}
 	strbuf_addstr(&sb, "\n");
 	if (!(f = fopen(path, "w")) || fputs(sb.buf, f) < 0 || fclose(f) || chmod(path, 0755) < 0)

@@ -89,9 +89,9 @@
  * store_schema.c says what that would cost).  A failed write is rolled
  * back whole.
  *
- * Reserved metric names: "wall", "user", "sys" and "maxrss" are columns of
- * results; store_put_result() refuses a run_result value with one of those
- * names, or with a name twice.
+ * Reserved metric names (core/result.h, result_reserved_metrics[]): "wall",
+ * "user", "sys" and "maxrss" are columns of results; store_put_result()
+ * refuses a run_result value with one of those names, or with a name twice.
  */
 #ifndef PERTURB_STORE_H
 #define PERTURB_STORE_H

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "core/result.h"
 #include "lib/util.h"
 
 void run_header_release(struct run_header *h)
@@ -600,9 +601,10 @@ static const char walk_values_sql[] =
 	"SELECT seq, metric, unit, value, scaled"
 	" FROM metric_values WHERE run_id = ?1 ORDER BY seq, metric";
 
-static const struct { const char *name, *unit; } builtin_metrics[] = {
-	{ "wall", "s" }, { "user", "s" }, { "sys", "s" }, { "maxrss", "KiB" },
-};
+/* The columns given as metrics: the first entries of core/result.h's one
+ * list, in the order of walk_results_sql's columns after status. */
+#define builtin_metrics result_reserved_metrics
+enum { N_BUILTIN = 4 };
 
 /* One cursor of the walk: a statement and whether it is on a row. */
 struct cursor {
@@ -711,7 +713,7 @@ static int walk_result(struct walk *k)
 	}
 	if (!w->fn || (v.warmup && !w->include_warmup) || (!ok && !w->include_failed))
 		return 0;
-	for (int m = 0; m < (int)ARRAY_SIZE(builtin_metrics); m++) {
+	for (int m = 0; m < N_BUILTIN; m++) {
 		if (sqlite3_column_type(r, 2 + m) == SQLITE_NULL)
 			continue;
 		v.metric = builtin_metrics[m].name;
@@ -745,7 +747,7 @@ int store_walk_values(struct store *s, int64_t run_id, const struct store_walk *
 	struct walk k = { .s = s, .w = w };
 	int ret = -1;
 
-	for (size_t i = 0; i < ARRAY_SIZE(builtin_metrics); i++)
+	for (size_t i = 0; i < N_BUILTIN; i++)
 		metric_index(&k.mn, builtin_metrics[i].name);
 	if (store_variant_names(s, run_id, &k.vn, &k.nv) < 0 ||
 	    store_workload_names(s, run_id, &k.wn, &k.nw) < 0 ||

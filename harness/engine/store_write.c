@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backends/tracers.h"
+#include "core/result.h"
 #include "lib/machine.h"
 #include "lib/util.h"
 
@@ -294,10 +295,11 @@ int store_append_plan(struct store *s, const struct experiment *exp,
 	return 0;
 }
 
+/* A name of a column of results (core/result.h's one list). */
 static int reserved_metric(const char *name)
 {
-	return !strcmp(name, "wall") || !strcmp(name, "user") ||
-	       !strcmp(name, "sys") || !strcmp(name, "maxrss");
+	const struct reserved_metric *r = result_metric_reserved(name);
+	return r && r->column;
 }
 
 int store_put_result(struct store *s, int64_t run_id, int seq,

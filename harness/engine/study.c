@@ -502,7 +502,13 @@ static int begin(struct study *s)
 		if (s->skip_w[w] ||
 		    !plan_uses_workload(&s->plan, o->target_ci ? NULL : s->done, (int)w))
 			continue;
-		rel = wl->dir ? xstrdup(wl->dir) : xasprintf("%s/%s", s->workroot, wl->name);
+		if (wl->dir) {
+			rel = xstrdup(wl->dir);
+		} else {	/* the name as one component: it may hold '/' */
+			char *c = path_component(wl->name);
+			rel = xasprintf("%s/%s", s->workroot, c);
+			free(c);
+		}
 		if (!wl->dir && (e = mkdir_p(rel, 0755)) < 0) {
 			error("cannot create '%s': %s", rel, strerror(-e));
 			free(rel);
