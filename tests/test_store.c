@@ -225,7 +225,7 @@ static struct store *fixture(struct plan *p, int64_t *run, const int *seqs, int 
 	make_plan(p);
 	cr_assert_eq(store_open(dbpath, 1, &s), 0);
 	cr_assert_eq(store_begin_run(s, &exp, p, 42, "perturb run x.yaml",
-				     &machine, run), 0);
+				     &machine, NULL, run), 0);
 	cr_assert_gt(*run, 0);
 	for (int i = 0; i < (n < 0 ? PLAN_N : n); i++)
 		put_result(s, *run, p, n < 0 ? i : seqs[i]);
@@ -452,8 +452,8 @@ Test(store, latest_run_header_and_seed)
 	cr_assert_eq(store_open(dbpath, 1, &s), 0);
 	cr_assert_eq(store_latest_run(s, &latest), 0);
 	cr_assert_eq(latest, 0);
-	cr_assert_eq(store_begin_run(s, &exp, &p, 1, "a", &machine, &a), 0);
-	cr_assert_eq(store_begin_run(s, &exp, &p, UINT64_MAX, "b", NULL, &b), 0);
+	cr_assert_eq(store_begin_run(s, &exp, &p, 1, "a", &machine, NULL, &a), 0);
+	cr_assert_eq(store_begin_run(s, &exp, &p, UINT64_MAX, "b", NULL, NULL, &b), 0);
 	cr_assert_gt(b, a);
 	cr_assert_eq(store_latest_run(s, &latest), 0);
 	cr_assert_eq(latest, b);

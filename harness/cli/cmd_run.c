@@ -31,6 +31,7 @@
 #include "lib/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ struct run_opts {
 	int slurm, wait;	/* --slurm, --wait */
 	int shards;		/* --shards N */
 	const char *order;	/* --order (a one-liner's) */
+	const char *label;	/* --label */
 };
 
 static int add_str(const struct opt *opt, const char *arg)
@@ -74,6 +76,21 @@ static int add_str(const struct opt *opt, const char *arg)
 	struct str_list *l = opt->value;
 	l->v = xrealloc(l->v, (l->n + 1) * sizeof(char *));
 	l->v[l->n++] = (char *)arg;
+	return 0;
+}
+
+/* --label: what --run can name (store_resolve_run(): not a number, not
+ * latest or -N).  0 or -1 (printed: exit 2). */
+static int check_label(const char *label)
+{
+	long n;
+
+	if (!label)
+		return 0;
+	if (!*label || !parse_long(label, 1, LONG_MAX, &n) || label[0] == '-' ||
+	    !strcmp(label, "latest"))
+		return error("--label takes a text that is not a run id, latest or -N "
+			     "(--run names runs by those), got '%s'", label);
 	return 0;
 }
 
@@ -92,6 +109,9 @@ static int check_slurm_args(const struct run_opts *o, int *k, int *n)
 	if ((o->shard || o->slurm) && (o->target_ci || o->skip_unavailable))
 		return error("a study in shards takes no %s: every shard runs the same design",
 			     o->target_ci ? "--target-ci" : "--skip-unavailable");
+	if (o->label && (o->shard || o->slurm || o->resume))
+		return error("--label names a new run of this machine; a run %s keeps what it was "
+			     "started with", o->resume ? "resumed" : "in shards");
 	if (o->shard && o->resume)
 		return error("--shard resumes its database's unfinished run by itself; "
 			     "it takes no --resume");
@@ -168,6 +188,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			 "with --slurm: wait for the tasks, then merge their results"),
 		OPT_STRING(0, "shard", &o->shard, "K/N",
 			   "run shard K of N only (what a --slurm task runs)"),
+		OPT_STRING(0, "label", &o->label, "TEXT",
+			   "stored with the run: 'perturb runs' shows it, --run takes it"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "print only errors"),
 		OPT_END(),
 	};
@@ -485,7 +507,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	int shard, n_shards;
-	if (check_slurm_args(&o, &shard, &n_shards) < 0)
+	if (check_label(o.label) < 0 || check_slurm_args(&o, &shard, &n_shards) < 0)
 		goto out;
 	if (resolve_study(&o) < 0)
 		goto out;
@@ -508,7 +530,7 @@ int cmd_run(int argc, char **argv)
 		.dry_run = o.dry_run, .resume = o.resume,
 		.skip_unavailable = o.skip_unavailable, .self_check = o.self_check,
 		.target_ci = o.target_ci, .max_time = o.max_time,
-		.widest = report_widest, .cmdline = cmdline,
+		.widest = report_widest, .cmdline = cmdline, .label = o.label,
 	};
 	switch (study_run(&so)) {
 	case STUDY_DONE:
