@@ -699,6 +699,9 @@ void tw_summary(struct tw *t, const struct report_model *m)
 {
 	char stat[32], lvl[16], v[48], p[48], ci[48];
 
+	/* why a variant has failed runs (a daemon or load that did not
+	 * hold), before the tables that leave them out */
+	tw_failures(t, m);
 	report_stat_name(m, stat, sizeof(stat));
 	fmt_level(lvl, sizeof(lvl), m->confidence);
 	snprintf(ci, sizeof(ci), "%s %% CI", lvl);

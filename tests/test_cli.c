@@ -1113,3 +1113,57 @@ Test(cli, names_with_slashes_stay_inside_results)
 		  strstr(logs, "d[p=..%2F..%2F..%2FOUTSIDE]-daemon.log\n"), "%s", logs);
 	free(logs);
 }
+
+/*
+ * The class: what a variant runs beside its runs, which must hold for a
+ * run to measure the variant - its daemon and its background load.  A
+ * load that fails at every start was never running, and its variant's
+ * dilation was reported as its cost; a daemon killed during a run the
+ * same.  Each such run is failed with the reason, in the database, on the
+ * closing screen and in the report, and the study says so (exit 3: no run
+ * of the variant is left).
+ */
+Test(cli, a_run_whose_daemon_or_background_load_did_not_hold_is_failed)
+{
+	struct cli_result r;
+
+	run_study("name: x\nwarmup: 0\nrepetitions: 3\n"
+		  "variants:\n"
+		  "  - name: a\n"
+		  "  - name: b\n"
+		  "    background: [sh, -c, 'echo cannot start; exit 1']\n"
+		  "workloads: [{name: t, cmd: [true]}]\n", 3, "every run of workload 't' under variant 'b' failed");
+	cr_expect_eq(count_with_plan("results r", "p.variant = 'b' AND r.status = 'failed' AND "
+				     "r.reason LIKE 'background load %failed%'"), 3);
+	cr_expect_eq(count_with_plan("results r", "p.variant = 'a' AND r.status = 'ok'"), 3);
+	cli_run(dir, &r, "report", "--db", db, NULL);
+	cr_expect(strstr(r.out, "Failed runs") && strstr(r.out, "background load 'sh -c"),
+		  "%s", r.out);
+	cli_result_release(&r);
+	/* the closing screen */
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 2\n"
+		 "variants: [{name: a}, {name: b, background: [sh, -c, 'exit 3']}]\n"
+		 "workloads: [{name: t, cmd: [true]}]\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_expect_eq(r.status, 3, "%s", r.err);
+	cr_expect(strstr(r.out, "Failed runs") && strstr(r.out, "background load 'sh -c"),
+		  "%s", r.out);
+	cli_result_release(&r);
+
+	/* a daemon that the workload kills (and waits for: its process is a
+	 * zombie of perturb's then) */
+	run_study("name: y\nwarmup: 0\nrepetitions: 1\n"
+		  "variants:\n"
+		  "  - name: a\n"
+		  "  - name: d\n"
+		  "    daemon: [sh, -c, 'echo $$ > daemon.pid; exec sleep 600']\n"
+		  "    daemon_ready: 10ms\n"
+		  "workloads:\n"
+		  "  - name: t\n"
+		  "    shell: 'if [ -s ../daemon.pid ]; then p=$(cat ../daemon.pid); kill $p; "
+		  "timeout 20 sh -c \"until grep -q \\\"^[0-9]* ([^)]*) Z\\\" /proc/$p/stat; do :; done\"; fi'\n",
+		  3, NULL);
+	cr_expect_eq(count_with_plan("results r", "p.variant = 'd' AND r.status = 'failed' AND "
+				     "r.reason LIKE '%daemon was not running throughout the run%'"), 1,
+		     "%s", last_err);
+}

@@ -851,6 +851,32 @@ static void add_value(struct run_result *res, const char *name, double value, co
  * bpf_programs.  With a perf: block, what perf wrote during the run, found
  * at its bounds (perf_tracer.h): perf_events, perf_lost, perf_bytes.
  */
+/*
+ * A run of a variant whose daemon or background load did not hold for it
+ * (the daemon not running at its start or end, the load not running at
+ * its start or failing during it) measured another system than the
+ * variant: it is failed with the reason, whatever the workload did, so
+ * that its time is never reported as the variant's cost.
+ */
+static void variant_held(struct backend_ctx *ctx, int daemon_up,
+			 const struct background_sample *bg, struct run_result *res)
+{
+	const struct host_state *st = ctx->priv;
+	char why[sizeof(res->reason)];
+
+	if (st->daemon && (!daemon_up || !daemon_alive(st->daemon)))
+		snprintf(why, sizeof(why), "the variant's daemon was not running throughout "
+			 "the run (its log: %s)", daemon_log(st->daemon));
+	else if (st->background && !background_held(st->background, bg, why, sizeof(why)))
+		;
+	else
+		return;
+	if (res->status == RUN_OK || res->status == RUN_FAILED) {
+		res->status = RUN_FAILED;
+		snprintf(res->reason, sizeof(res->reason), "%s", why);
+	}
+}
+
 static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 		    struct run_result *res)
 {
@@ -860,8 +886,9 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 	struct bpf_stats bb, ba;
 	struct perf_counts pc;
 	struct run_request lreq;
+	struct background_sample bg;
 	char why[512];
-	int have = 0, have_bpf = 0, have_perf = 0, r;
+	int have = 0, have_bpf = 0, have_perf = 0, daemon_up, r;
 
 	if (ctx->variant->kernel) {
 		if (ktrace_read_stats(kin, &before, why, sizeof(why)) == 0)
@@ -878,7 +905,11 @@ static int host_run(struct backend_ctx *ctx, const struct run_request *req,
 		lreq.envp = lttng_host_env(st->lttng);
 		req = &lreq;
 	}
+	background_sample(st->background, &bg);
+	daemon_up = daemon_alive(st->daemon);
 	r = runner_run(req, res);
+	if (r == 0)
+		variant_held(ctx, daemon_up, &bg, res);
 	if (r == 0 && st->lttng)
 		lttng_host_account(st->lttng, res);
 	if (r == 0)

@@ -102,6 +102,9 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
  * or -1 when it had died on its own before (printed). Frees d. */
 int daemon_stop(struct daemon *d);
 pid_t daemon_pid(const struct daemon *d);
+/* Is it running still (not ended on its own)?  Its log's path. */
+int daemon_alive(const struct daemon *d);
+const char *daemon_log(const struct daemon *d);
 
 /*
  * Background load: a supervisor process restarts argv each time it ends,
@@ -120,6 +123,21 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
  * number of times the load was started through *starts when non-NULL. */
 int background_stop(struct background *b, long *starts);
 pid_t background_pid(const struct background *b);
+/*
+ * Did the load hold for a run?  background_sample() before the run, then
+ * background_held() after it: 1 when its last start had not failed when
+ * the run began and none failed during it (a failure: it could not be
+ * started, or it ended with a non-zero status or by a signal; a load
+ * ending with status 0 and started again holds); else 0 with why[len]
+ * saying what happened, its starts and its log.
+ */
+struct background_sample {
+	long starts, failures;
+	int failing;		/* its last start failed, none runs */
+};
+void background_sample(const struct background *b, struct background_sample *s);
+int background_held(const struct background *b, const struct background_sample *before,
+		    char *why, size_t len);
 
 /*
  * Building blocks, shared with runner.c.

@@ -14,10 +14,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -478,10 +480,45 @@ pid_t daemon_pid(const struct daemon *d)
 	return d ? d->pid : -1;
 }
 
+int daemon_alive(const struct daemon *d)
+{
+	struct pollfd p = { .fd = d ? d->pidfd : -1, .events = POLLIN };
+
+	return d && d->pid > 0 && d->pidfd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+const char *daemon_log(const struct daemon *d)
+{
+	return d ? d->log_path : NULL;
+}
+
 /* ---- background loads ---- */
+
+/* What the supervisor tells as it goes (a shared page): read by
+ * background_sample(). */
+struct bg_shared {
+	long starts;		/* the load's starts */
+	long failures;		/* starts that failed: could not run, ended non-zero
+				 * or by a signal (not the supervisor's stop) */
+	int running;		/* a start of it is running now */
+	int failing;		/* the last start failed (none runs now) */
+};
+
+/* A start of the load ended (status: its wait status, or -1 when it
+ * could not be started). */
+static void bg_ended(struct bg_shared *sh, int status)
+{
+	int failed = status < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
+
+	if (failed)
+		__atomic_add_fetch(&sh->failures, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&sh->failing, failed, __ATOMIC_RELEASE);
+	__atomic_store_n(&sh->running, 0, __ATOMIC_RELEASE);
+}
 
 struct background {
 	struct cgroup *cg;	/* the supervisor's and the load's; NULL: none */
+	struct bg_shared *sh;	/* MAP_SHARED with the supervisor */
 	pid_t pid;		/* the supervisor */
 	pid_t logger;		/* -1 when none */
 	int info;		/* read end: first the start errno, at the end the count */
@@ -498,7 +535,8 @@ struct background {
  * long: the number of starts.
  */
 static _Noreturn void supervisor_main(char *const *argv, char *const *envp,
-				      const char *cwd, int log, int info, pid_t parent)
+				      const char *cwd, int log, int info, pid_t parent,
+				      struct bg_shared *sh)
 {
 	char *cmd = proc_argv_string(argv);
 	sigset_t set;
@@ -543,7 +581,10 @@ static _Noreturn void supervisor_main(char *const *argv, char *const *envp,
 				_exit(1);
 			}
 			dprintf(log, "perturb: background: %s\n", why);
+			bg_ended(sh, -1);
 		} else {
+			__atomic_store_n(&sh->running, 1, __ATOMIC_RELEASE);
+			__atomic_add_fetch(&sh->starts, 1, __ATOMIC_RELEASE);
 			if (!starts++) {
 				int zero = 0;
 				write_full(info, &zero, sizeof(zero));
@@ -560,9 +601,11 @@ static _Noreturn void supervisor_main(char *const *argv, char *const *envp,
 				reap(pid, NULL);
 				break;
 			}
-			kill(-pid, SIGKILL);	/* what it left behind */
-			reap(pid, NULL);
+			int status = 0;
+			kill(-pid, SIGKILL);	/* what it left behind (it has ended) */
+			reap(pid, &status);
 			close(pidfd);
+			bg_ended(sh, status);
 		}
 		if (now_mono() - t0 < QUICK_EXIT_S)
 			quick++;
@@ -604,6 +647,15 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
 		return error("cannot create a pipe: %s", strerror(errno));
 	}
 	b = xcalloc(1, sizeof(*b));
+	b->sh = mmap(NULL, sizeof(*b->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	if (b->sh == MAP_FAILED) {
+		free(b);
+		close(log);
+		close(info[0]);
+		close(info[1]);
+		return error("cannot map a shared page: %s", strerror(errno));
+	}
 	b->cmd = proc_argv_string(argv);
 	b->log_path = xstrdup(log_path);
 	b->info = info[0];
@@ -629,7 +681,7 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
 			dprintf(log, "perturb: warning: cannot move into cgroup '%s': %s\n",
 				cgroup_path(b->cg), strerror(errno));
 		close(info[0]);
-		supervisor_main(argv, envp, cwd, log, info[1], parent);
+		supervisor_main(argv, envp, cwd, log, info[1], parent, b->sh);
 	}
 	close(log);
 	close(info[1]);
@@ -655,6 +707,7 @@ fail:
 	cgroup_destroy(b->cg);
 	close(b->info);
 	close_fd(&b->log_fd);
+	munmap(b->sh, sizeof(*b->sh));
 	free(b->cmd);
 	free(b->log_path);
 	free(b);
@@ -690,6 +743,7 @@ int background_stop(struct background *b, long *starts)
 	say_dropped(b->log_fd, b->log_dropped, "background load", b->cmd, b->log_path);
 	close(b->info);
 	close_fd(&b->log_fd);
+	munmap(b->sh, sizeof(*b->sh));
 	free(b->cmd);
 	free(b->log_path);
 	free(b);
@@ -699,4 +753,38 @@ int background_stop(struct background *b, long *starts)
 pid_t background_pid(const struct background *b)
 {
 	return b ? b->pid : -1;
+}
+
+void background_sample(const struct background *b, struct background_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (!b)
+		return;
+	s->starts = __atomic_load_n(&b->sh->starts, __ATOMIC_ACQUIRE);
+	s->failures = __atomic_load_n(&b->sh->failures, __ATOMIC_ACQUIRE);
+	s->failing = __atomic_load_n(&b->sh->failing, __ATOMIC_ACQUIRE) &&
+		     !__atomic_load_n(&b->sh->running, __ATOMIC_ACQUIRE);
+}
+
+int background_held(const struct background *b, const struct background_sample *before,
+		    char *why, size_t len)
+{
+	struct background_sample after;
+
+	background_sample(b, &after);
+	if (before->failing) {
+		snprintf(why, len, "background load '%s' was not running when the run started: "
+			 "its last start had failed (%ld of %ld starts failed; its log: %s)",
+			 b->cmd, after.failures, after.starts, b->log_path);
+		return 0;
+	}
+	if (after.failures != before->failures) {
+		snprintf(why, len, "background load '%s' failed %ld time%s during the run (%ld "
+			 "of %ld starts failed; its log: %s)", b->cmd,
+			 after.failures - before->failures,
+			 after.failures - before->failures == 1 ? "" : "s", after.failures,
+			 after.starts, b->log_path);
+		return 0;
+	}
+	return 1;
 }
