@@ -33,6 +33,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -478,9 +480,12 @@ static const char *const state_files[] = {
 	NULL
 };
 
+/* tracefs at its standard place (a mount elsewhere, a chroot's, is not it) */
 static int is_mounted(void)
 {
-	return ktrace_find_mount() != NULL;
+	struct statfs f;
+
+	return statfs(TRACEFS, &f) == 0 && f.f_type == TRACEFS_MAGIC;
 }
 
 /*
@@ -648,6 +653,36 @@ static struct ktrace_spec cfg_tracing(char **ev, size_t n)
 {
 	return (struct ktrace_spec){ .events = ev, .n_events = n, .tracing_on = 1,
 				    .buffer_size_kb = 2048 };
+}
+
+/*
+ * Class: tracefs mounted only at a place the tools perturb starts do not
+ * look (a chroot's /sys seen in /proc/mounts).  ktrace_mount() mounts it at
+ * /sys/kernel/tracing too and says it did (to be unmounted after), so that
+ * bpftrace and perf find its events.
+ */
+Test(kernel, tracefs_mounted_only_elsewhere_is_mounted_where_the_tools_look)
+{
+	char why[512], *elsewhere = xasprintf("%s/elsewhere", dir);
+	const char *p;
+	int m;
+
+	need_kernel();
+	if (is_mounted())
+		cr_skip_test("tracefs is mounted at %s already: the case needs it unmounted there",
+			     TRACEFS);
+	cr_assert_eq(mkdir(elsewhere, 0755), 0);
+	cr_assert_eq(mount("nodev", elsewhere, "tracefs", 0, NULL), 0, "%s", strerror(errno));
+	p = ktrace_mount(&m, why, sizeof(why));
+	int at_std = is_mounted();
+	if (p && m)
+		umount(p);
+	umount(elsewhere);
+	cr_assert(p, "%s", why);
+	cr_expect_str_eq(p, TRACEFS);
+	cr_expect_eq(m, 1, "mounted by this call, so unmounted after");
+	cr_expect(at_std, "tracefs at %s", TRACEFS);
+	free(elsewhere);
 }
 
 Test(kernel, apply_verify_stats_restore_in_process)
