@@ -511,7 +511,8 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 	regcomp(&re, "^" READY_MARK, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
 	argv = sessiond_argv(h, l->n_kernel > 0);
 	own_log = log ? NULL : xasprintf("%s/sessiond.log", h->dir);
-	r = daemon_start(argv, h->tool_env, NULL, log ? log : own_log, 0, &re, timeout_s, &h->d);
+	r = daemon_start(argv, h->tool_env, NULL, log ? log : own_log, PROC_LOG_MAX, 0, &re,
+			 timeout_s, &h->d);
 	argv_free(argv);
 	regfree(&re);
 	if (r < 0) {

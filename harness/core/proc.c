@@ -92,7 +92,11 @@ void proc_print_tail(int fd, off_t from)
 	int lines = 0;
 	char *p, *end;
 
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size <= from)
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return;
+	if (st.st_size < from)	/* a bounded log, cut since (proc.h) */
+		from = 0;
+	if (st.st_size <= from)
 		return;
 	start = st.st_size - (off_t)sizeof(buf);
 	if (start < from)

@@ -694,6 +694,61 @@ char *dir_name(const char *path)
 	return xstrndup(path, (size_t)(slash - path));
 }
 
+/* util.h */
+char *path_follow(const char *path, struct stat *st)
+{
+	char *p = xstrdup(path);
+
+	for (int hop = 0; hop < 40; hop++) {
+		char link[PATH_MAX];
+		ssize_t n;
+
+		if (lstat(p, st) < 0) {
+			if (errno != ENOENT)
+				goto fail;
+			memset(st, 0, sizeof(*st));
+			return p;
+		}
+		if (!S_ISLNK(st->st_mode))
+			return p;
+		if ((n = readlink(p, link, sizeof(link) - 1)) < 0)
+			goto fail;
+		link[n] = '\0';
+		char *next;
+		if (link[0] == '/') {
+			next = xstrdup(link);
+		} else {
+			char *dir = dir_name(p);
+			next = xasprintf("%s/%s", dir, link);
+			free(dir);
+		}
+		free(p);
+		p = next;
+	}
+	errno = ELOOP;
+fail:
+	free(p);
+	return NULL;
+}
+
+/* util.h */
+char *path_canonical(const char *path)
+{
+	struct stat st;
+	char *end = path_follow(path, &st), *dir, *real, *base, *ret;
+
+	if (!end)
+		return xstrdup(path);
+	dir = dir_name(end);
+	real = realpath(dir, NULL);
+	base = strrchr(end, '/') ? strrchr(end, '/') + 1 : end;
+	ret = real ? xasprintf("%s/%s", strcmp(real, "/") ? real : "", base) : xstrdup(end);
+	free(real);
+	free(dir);
+	free(end);
+	return ret;
+}
+
 int program_exists(const char *prog)
 {
 	if (strchr(prog, '/'))

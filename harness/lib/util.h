@@ -187,6 +187,16 @@ int mkdir_p(const char *path, unsigned mode);
 char *path_component(const char *name);
 /* Directory part of path, malloc'd ("." when there is none). */
 char *dir_name(const char *path);
+/* Follow path's symbolic links to the name they end in (which may not
+ * exist: st->st_mode is then 0; *st is lstat()'s of that name).
+ * malloc'd, or NULL with errno (ELOOP after 40 links). */
+struct stat;
+char *path_follow(const char *path, struct stat *st);
+/* The name path's file has or would get: its symbolic links followed, its
+ * folder's name made absolute and canonical (realpath) when the folder
+ * exists.  Two names of one file (but hard links) give the same.
+ * malloc'd. */
+char *path_canonical(const char *path);
 /* Is prog (no slash) found on PATH, or (with slash) executable? */
 int program_exists(const char *prog);
 /* Is there something at path (stat(): a dangling symbolic link is not)? */
