@@ -443,7 +443,7 @@ static int qemu_build(const struct variant *v)
 		return 0;
 	if (!(img = debian_kernel()))
 		return -1;
-	mods = lttng_guest_modules(img, why, sizeof(why));
+	mods = lttng_guest_modules(v, img, why, sizeof(why));
 	free(mods);
 	free(img);
 	return 0;

@@ -233,7 +233,7 @@ char *make_initramfs(struct backend_ctx *ctx, const char *kernel, char *lwhy, si
 	if (pack_workdirs(ctx, &c) < 0)
 		goto out;
 	/* the variant's own failure: its runs say why, the study goes on */
-	if (lttng_guest_wanted(v) && lttng_guest_pack(&c, kernel, lwhy, lwlen) < 0)
+	if (lttng_guest_wanted(v) && lttng_guest_pack(&c, v, kernel, lwhy, lwlen) < 0)
 		goto out;
 	cpio_finish(&c);
 	sha256_hex(c.buf.buf, c.buf.len, sha);
