@@ -112,8 +112,9 @@ void proc_print_tail(int fd, off_t from)
 			break;
 	while (p < end) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *e = nl ? nl : end;
-		fprintf(stderr, "    %.*s\n", (int)(e - p), p);
+		char *e = nl ? nl : end, *line = xstrndup(p, (size_t)(e - p));
+		put_lines(stderr, line, "    ", NULL);	/* escaped, as in the report */
+		free(line);
 		p = e + 1;
 	}
 }

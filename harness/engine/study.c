@@ -581,11 +581,7 @@ static int print_first_failure(const struct stored_failure *f, void *ctx)
 	fprintf(stderr, "  the first, %s%d: %s%s%s%s\n", f->warmup ? "warm-up " : "run ",
 		f->repetition + 1, f->status, f->reason && *f->reason ? ", " : "",
 		f->reason ? f->reason : "", *tail ? "; its last lines of output:" : "");
-	for (const char *p = tail; *p;) {
-		size_t len = strcspn(p, "\n");
-		fprintf(stderr, "    | %.*s\n", (int)len, p);
-		p += len + (p[len] == '\n');
-	}
+	put_lines(stderr, tail, "    | ", NULL);	/* escaped, as in the report */
 	free(tail);
 	return 1;
 }

@@ -262,6 +262,72 @@ char *path_component(const char *name)
 	return strbuf_detach(&sb);
 }
 
+/* The length of the valid UTF-8 sequence at p (RFC 3629: no overlong
+ * form, no surrogate, at most U+10FFFF), 0 when p starts none. */
+static size_t utf8_seq(const unsigned char *p)
+{
+	size_t n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+void escape_bytes(FILE *out, const char *s, const char *const subst[256])
+{
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		size_t n;
+
+		if (subst && subst[*p]) {
+			fputs(subst[*p], out);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(out, "\\x%02x", *p);	/* ESC, BEL, CR, ...: shown, not obeyed */
+		} else if (*p < 0x80) {
+			fputc(*p, out);
+		} else if (!(n = utf8_seq(p))) {
+			fprintf(out, "\\x%02x", *p);	/* not UTF-8 */
+		} else if (p[0] == 0xc2 && p[1] < 0xa0) {
+			fprintf(out, "\\x%02x\\x%02x", p[0], p[1]);	/* a C1 control (CSI) */
+			p++;
+		} else {
+			fwrite(p, 1, n, out);
+			p += n - 1;
+		}
+	}
+}
+
+void put_lines(FILE *out, const char *text, const char *prefix,
+	       void (*esc)(FILE *, const char *))
+{
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, "\n");
+		char *line = xstrndup(p, len);
+
+		fputs(prefix, out);
+		if (esc)
+			esc(out, line);
+		else
+			escape_bytes(out, line, NULL);
+		fputc('\n', out);
+		free(line);
+		p += len + (p[len] == '\n');
+	}
+}
+
 void strbuf_reset(struct strbuf *sb)
 {
 	sb->len = 0;
@@ -795,8 +861,7 @@ void print_file_tail(const char *path, int n)
 	if (!data)
 		return;
 	tail = last_lines(data, n);
-	if (*tail)
-		fprintf(stderr, "%s\n", tail);
+	put_lines(stderr, tail, "", NULL);
 	free(tail);
 	free(data);
 }
