@@ -1308,9 +1308,11 @@ Test(kernel, a_session_started_after_the_top_level_was_given_back_is_left_alone)
 
 /* In a child: a mount namespace of its own with another /run (a tmpfs, as
  * a container or chroot has) and tracefs mounted again at mnt. */
+static const char *const other_mounts[] = { "/run", "/sys", "/tmp", NULL };
+
 static int other_namespace(const char *mnt)
 {
-	return unshare_mounts_private((const char *const[]){ "/run", "/sys", "/tmp", NULL }) < 0 ||
+	return unshare_mounts_private(other_mounts) < 0 ||
 	       mount("tmpfs", "/run", "tmpfs", 0, NULL) < 0 ||
 	       mount("nodev", mnt, "tracefs", 0, NULL) < 0 ? -1 : 0;
 }
@@ -1328,6 +1330,7 @@ Test(kernel, the_lock_is_seen_from_another_mount_namespace)
 	pid_t child;
 
 	need_kernel();
+	tl_skip_unless_private_mounts(other_mounts);
 	cr_assert_eq(mkdir(mnt, 0700), 0);
 	for (int round = 0; round < 2; round++) {
 		lock = round == 0 ? ktrace_lock(0, why, sizeof(why)) : -1;
@@ -1375,6 +1378,7 @@ Test(kernel, two_perturbs_in_two_mount_namespaces_do_not_trace_at_once)
 	pid_t child;
 
 	need_kernel();
+	tl_skip_unless_private_mounts(other_mounts);
 	cr_assert(bin, "PERTURB_BIN is not set");
 	cr_assert_eq(mkdir(mnt, 0700), 0);
 	cr_assert_eq(mkfifo(ready, 0600), 0);

@@ -57,6 +57,14 @@ int why_error(char *why, size_t len, const char *fmt, ...) PRINTF(3, 4);
  * when that cannot be done: nothing may be mounted then.
  */
 int unshare_mounts_private(const char *const *paths);
+/*
+ * Why unshare_mounts_private(paths) cannot be done here (why filled, 1),
+ * or 0 when it can: tried in a child process, whose namespace goes with
+ * it.  A minbase chroot (debootstrap), whose "/" and /run are no mount
+ * points, cannot: "no private mount namespace here: '/' and '/run' are
+ * no mount points (mount: /run: not mount point; ...)".
+ */
+int private_mounts_unavailable(const char *const *paths, char *why, size_t len);
 void warning(const char *fmt, ...) PRINTF(1, 2);
 /* Quiet mode: warning() and note() print nothing. */
 extern int perturb_quiet;
