@@ -1,6 +1,7 @@
 /* report.c - building the report model from the store; see report.h */
 #include "report.h"
 #include "warnings.h"
+#include "fmt.h"
 #include "stats/stats.h"
 #include "lib/util.h"
 
@@ -693,9 +694,39 @@ static void rank_test(const struct report_series *base, struct report_series *s,
 	free(mv);
 }
 
+/*
+ * Why p0 or p100 (the smallest or the largest run) has no interval of its
+ * dilation, whatever the number of runs.  A bootstrap of a sample extreme
+ * is inconsistent (Bickel & Freedman, "Some asymptotic theory for the
+ * bootstrap", Annals of Statistics 9(6), 1981, sec. 6; a resampled
+ * minimum is the sample's own minimum with probability 1 - (1 - 1/n)^n,
+ * about 63 %): it covered 77.5 % at a nominal 95 %.  And no
+ * distribution-free interval exists for the smallest possible value: the
+ * order statistics cover the p-quantile with probability
+ * 1 - p^n - (1 - p)^n (stats_quantile_ci_min_n), 0 at p = 0 for every n.
+ * The nearest percentile that has one is named with the runs it needs.
+ */
+static const char *extreme_reason(struct report_model *m, double pct)
+{
+	double near = pct <= 0 ? 1 : 99;
+	size_t need = stats_quantile_ci_min_n(near / 100, m->confidence);
+	char lvl[16], *s;
+	const char *ret;
+
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	s = xasprintf("p%g is the %s run: a bootstrap of it covers far less than its level and "
+		      "no number of runs gives a distribution-free %s %% interval of the %s "
+		      "possible value; p%g has one from %zu runs", pct, pct <= 0 ? "smallest" :
+		      "largest", lvl, pct <= 0 ? "smallest" : "largest", near, need);
+	ret = report_intern(m, s);
+	free(s);
+	return ret;
+}
+
 /* dilate() of the mean (kind STATK_MEAN) or of the pct-th percentile at
  * level conf; a percentile that interpolates an extreme run of fewer runs
- * than its own CI needs gets no interval (report_pct_extreme). */
+ * than its own CI needs gets no interval (report_pct_extreme), nor do p0
+ * and p100 (extreme_reason). */
 static void dilate_stat(struct report_model *m, const struct report_group *g,
 			const struct report_series *base, const struct report_series *s,
 			enum stat_kind kind, double pct, unsigned stat, double conf,
@@ -703,8 +734,9 @@ static void dilate_stat(struct report_model *m, const struct report_group *g,
 {
 	struct dilation *d = &out->d;
 	size_t fewest = base->n < s->n ? base->n : s->n;
-	const char *few = kind == STATK_QUANTILE && report_pct_extreme(pct, fewest) ?
-		report_few_runs(m, pct, fewest) : NULL;
+	const char *few = kind != STATK_QUANTILE ? NULL :
+		pct <= 0 || pct >= 100 ? extreme_reason(m, pct) :
+		report_pct_extreme(pct, fewest) ? report_few_runs(m, pct, fewest) : NULL;
 
 	dilate(m, g, base, s, kind, kind == STATK_QUANTILE ? pct / 100.0 : 0, stat, conf, out);
 	/* an extreme run resampled looks precise and is not: no interval */

@@ -705,7 +705,12 @@ Test(report, json_is_valid_and_has_the_spec_schema_and_the_text_numbers)
 	cr_assert_str_eq(jstr(p5, "dilation.p99.reason"),
 			 "p99 of 8 runs lies between the two largest: a 95 % CI of it needs "
 			 ">= 299 runs");
-	for (const char *const *k = (const char *const[]){ "mean", "p0", "p50", "p80", NULL };
+	/* p0, the smallest run: no interval at any number of runs, and why */
+	cr_assert(jpath(p5, "dilation.p0.ci")->t == J_NULL, "p0 has an interval");
+	cr_assert(strstr(jstr(p5, "dilation.p0.reason"), "p0 is the smallest run: a bootstrap "
+			 "of it covers far less than its level"), "%s",
+		  jstr(p5, "dilation.p0.reason"));
+	for (const char *const *k = (const char *const[]){ "mean", "p50", "p80", NULL };
 	     *k; k++) {
 		char path[64];
 		snprintf(path, sizeof(path), "dilation.%s.ci", *k);
