@@ -46,15 +46,34 @@ struct spawn_opts {
 	void (*attach)(pid_t pid, void *arg);
 	void *attach_arg;
 	/*
-	 * When non-NULL (cgroup.h) the child moves itself into this cgroup
-	 * before its exec, so that everything it starts stays in it.  The
-	 * child is then created as with attach (which may be NULL), so that
-	 * the move happens before *started is taken, outside the timed
-	 * window.  A failed move is a set-up failure ("cannot move into
-	 * cgroup ...").
+	 * When non-NULL (cgroup.h) the child starts in this cgroup, so that
+	 * everything it starts stays in it.  Where clone3's CLONE_INTO_CGROUP
+	 * works (proc_containment: "clone-into-cgroup") it is created there,
+	 * by the vfork path (or, with attach, as with attach); elsewhere
+	 * ("cgroup-procs-write") it moves itself in with a write to
+	 * cgroup.procs before its exec, created as with attach (which may be
+	 * NULL) so that the move happens before *started is taken, outside
+	 * the timed window.  A failed move is a set-up failure ("cannot move
+	 * into cgroup ...").
 	 */
 	struct cgroup *cgroup;
 };
+
+/*
+ * How perturb's children are contained here, decided once per process:
+ * "clone-into-cgroup" (each starts in its cgroup: clone3 with
+ * CLONE_INTO_CGROUP, Linux 5.7, on x86-64), "cgroup-procs-write" (each
+ * moves itself in between its creation and its exec; why says why not the
+ * first: the kernel, a seccomp filter, or PERTURB_NO_CLONE_INTO_CGROUP=1,
+ * which tests use to force this path) or "process-group" (no cgroup v2:
+ * cgroup.h).  Makes perturb's base cgroup when it is not made yet.  why
+ * (may be NULL) is "" for the first.
+ */
+const char *proc_containment(char *why, size_t len);
+
+/* 1 when children can start in their cgroup (CLONE_INTO_CGROUP), else 0
+ * with why; makes no cgroup (perturb doctor). */
+int proc_clone_into_cgroup(char *why, size_t len);
 
 /* fork + exec in a new process group.  Returns the pid, or -1 with errno set
  * to the exec (or fork) error. */

@@ -115,6 +115,8 @@ static void end_cgroup(struct cgroup *cg, const struct run_request *req, int lef
 
 	if (!cg)
 		return;
+	if (res->status == RUN_CRASHED && res->signal == SIGKILL)
+		cgroup_no_reuse(cg);	/* perhaps by cgroup.kill: cgroup.h */
 	cgroup_kill(cg);
 	cgroup_read_usage(cg, &res->cgroup);
 	cgroup_destroy(cg);
@@ -212,7 +214,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		o.attach_arg = &actx;
 	}
 
-	o.cgroup = cg = cgroup_create("run");
+	o.cgroup = cg = cgroup_take();
 	o.started = &t0;
 	t0 = now_mono();
 	pid = proc_spawn_reason(&o, res->reason, sizeof(res->reason));
