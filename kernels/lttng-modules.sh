@@ -1,12 +1,19 @@
 #!/bin/sh
-# lttng-modules.sh RELEASE LTTNG_SOURCE OUT - build lttng-modules for
-# Debian's kernel RELEASE (like 6.1.0-57-amd64), for the qemu backend's
+# lttng-modules.sh RELEASE LTTNG_SOURCE OUT [PROBE...] - build lttng-modules
+# for Debian's kernel RELEASE (like 6.1.0-57-amd64), for the qemu backend's
 # lttng: block (docs/experiment.md, "lttng"): the kernel's headers
 # (linux-headers-RELEASE, linux-headers-*-common and the linux-kbuild
 # package they depend on) are fetched with apt-get download and unpacked
 # into a private folder, never installed; the modules are built against
 # them and copied to OUT/lib/modules/RELEASE/extra with depmod's files
 # (depmod -b OUT), so that the guest loads them by name with modprobe.
+#
+# Only what a session loads is built: the core (the tracer, whose syscall
+# events need nothing more, the ring buffer and its clients, the clock,
+# the state dump and its probe) and the probe modules named (PROBE is
+# lttng-probe-PROBE, like sched: the events of the variant,
+# qemu_lttng.c), not the other fifty probes, the kprobe modules and the
+# test module: a fifth of the whole build.
 #
 # The ring buffer is built with its event counting on
 # (LTTNG_RING_BUFFER_COUNT_EVENTS): its "records written" per buffer is
@@ -15,14 +22,21 @@
 # must build.  JOBS (default: nproc) sets make -j.
 set -eu
 
-if [ $# -ne 3 ]; then
-	echo "usage: $0 RELEASE LTTNG_SOURCE OUT" >&2
+if [ $# -lt 3 ]; then
+	echo "usage: $0 RELEASE LTTNG_SOURCE OUT [PROBE...]" >&2
 	exit 2
 fi
 release=$1
 src=$(cd "$2" && pwd)
 mkdir -p "$(dirname "$3")"
 out=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
+shift 3
+probes=statedump
+for p in "$@"; do
+	[ -f "$src/src/probes/lttng-probe-$p.c" ] ||
+		{ echo "$0: no probe '$p' in $src (src/probes/lttng-probe-$p.c)" >&2; exit 2; }
+	probes="$probes $p"
+done
 work=$(mktemp -d "${out}.build.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 jobs=${JOBS:-$(nproc)}
@@ -46,6 +60,12 @@ hdr=$work/root/usr/src/linux-headers-$release
 sed -i "s|^include /usr/src/|include $work/root/usr/src/|" "$hdr/Makefile"
 
 cp -r "$src" lttng
+# the modules left out: kbuild reads a whole Kbuild file before it uses
+# obj-m, so a last assignment filters what the lines above added
+echo 'obj-m := $(filter-out tests/,$(obj-m))' >>lttng/src/Kbuild
+echo "obj-m := \$(filter $(for p in $probes; do printf 'lttng-probe-%s.o ' "$p"; done),\$(obj-m))" \
+	>>lttng/src/probes/Kbuild
+echo "$0: the core and the probes: $probes" >&2
 # a probe that fails stops kbuild before modpost, even with -k: it is left
 # out of src/probes/Kbuild and the build goes on (at most a few rounds)
 round=0

@@ -324,13 +324,46 @@ static void describe_nodes(const struct report_model *m, struct report_group *g,
 }
 
 /*
- * Per series: summary, percentiles with CIs, outliers, ECDF.  Sorts the
- * values once into s->sorted, which compare() uses too (every statistic
- * takes the sorted copy: no function sorts again); compute() frees it.
+ * What every group of the Holm families needs, shown or kept for the
+ * families only (so that a verdict does not move with --metric or
+ * --workload): the values sorted once into s->sorted (every statistic takes
+ * the sorted copy: no function sorts again; compute() frees it), the
+ * summary, and the nesting of the runs in boots (has_blocks) and nodes
+ * (has_nodes) that the dilations resample.
+ */
+static void prepare(struct report_model *m, struct report_group *g, struct report_series *s)
+{
+	int several = 0;
+
+	if (!s->n)
+		return;
+	s->sorted = stats_sorted_copy(s->values, s->n);
+	if (!s->sorted) {
+		/* the x* allocators' policy: out of memory is fatal */
+		fprintf(stderr, "perturb: fatal: out of memory sorting %zu values\n", s->n);
+		abort();
+	}
+	if (stats_summary_sorted(s->values, s->sorted, s->n, &s->sum) == 0)
+		s->has_summary = 1;
+	for (size_t i = 1; i < s->n && !several; i++)
+		several = s->blocks[i] != s->blocks[0];
+	/* one run per block (an interleaved plan's rounds) splits nothing */
+	if (several &&
+	    nested_components(s->values, s->blocks, s->n, m->confidence, &s->nested) == 0 &&
+	    s->nested.ok) {
+		s->has_blocks = 1;
+		m->n_nested_groups += !g->nested && !g->hidden;
+		g->nested = 1;
+	}
+	describe_nodes(m, g, s);
+}
+
+/*
+ * Per series, after prepare(): percentiles with CIs, outliers, ECDF.
  */
 static void describe(struct report_model *m, struct report_group *g, struct report_series *s)
 {
-	double *sorted;
+	const double *sorted = s->sorted;
 	unsigned char *flag;
 
 	s->median = NAN;
@@ -341,14 +374,6 @@ static void describe(struct report_model *m, struct report_group *g, struct repo
 	}
 	if (!s->n)
 		return;
-	sorted = s->sorted = stats_sorted_copy(s->values, s->n);
-	if (!sorted) {
-		/* the x* allocators' policy: out of memory is fatal */
-		fprintf(stderr, "perturb: fatal: out of memory sorting %zu values\n", s->n);
-		abort();
-	}
-	if (stats_summary_sorted(s->values, sorted, s->n, &s->sum) == 0)
-		s->has_summary = 1;
 	s->median = stats_quantile_sorted(sorted, s->n, 0.5);
 	for (size_t k = 0; k < m->n_percentiles; k++) {
 		double p = m->percentiles[k] / 100.0;
@@ -372,18 +397,6 @@ static void describe(struct report_model *m, struct report_group *g, struct repo
 		s->outliers_tukey = s->outliers_mad = (size_t)-1;
 	}
 	ecdf(s, sorted);
-	int several = 0;
-	for (size_t i = 1; i < s->n && !several; i++)
-		several = s->blocks[i] != s->blocks[0];
-	/* one run per block (an interleaved plan's rounds) splits nothing */
-	if (several &&
-	    nested_components(s->values, s->blocks, s->n, m->confidence, &s->nested) == 0 &&
-	    s->nested.ok) {
-		s->has_blocks = 1;
-		m->n_nested_groups += !g->nested;
-		g->nested = 1;
-	}
-	describe_nodes(m, g, s);
 	if (isnan(g->lo) || sorted[0] < g->lo)
 		g->lo = sorted[0];
 	if (isnan(g->hi) || sorted[s->n - 1] > g->hi)
@@ -842,19 +855,14 @@ static void holm(struct report_model *m)
 	free(items);
 }
 
-/* A group kept for the Holm family only: sorted values to compare, no
- * other statistic. */
-static void family_only(const struct report_group *g)
+/* A group kept for the Holm families only: what prepare() gives, then
+ * compared as when shown (its dilations are computed by holm() alone). */
+static void family_only(struct report_model *m, struct report_group *g)
 {
 	const struct report_series *base = report_baseline(g);
 
-	for (size_t i = 0; i < g->n_series; i++) {
-		struct report_series *s = &g->series[i];
-		if (s->n && !(s->sorted = stats_sorted_copy(s->values, s->n))) {
-			fprintf(stderr, "perturb: fatal: out of memory sorting %zu values\n", s->n);
-			abort();
-		}
-	}
+	for (size_t i = 0; i < g->n_series; i++)
+		prepare(m, g, &g->series[i]);
 	for (size_t i = 0; i < g->n_series; i++) {
 		struct report_series *s = &g->series[i];
 		s->mw.p = NAN;
@@ -1007,16 +1015,19 @@ static void compute(struct report_model *m)
 		g->lo = g->hi = NAN;
 		g->micro = micro_metric(g->metric);
 		if (g->hidden) {
-			family_only(g);
+			family_only(m, g);
 			continue;
 		}
-		for (size_t i = 0; i < g->n_series; i++)
+		for (size_t i = 0; i < g->n_series; i++) {
+			prepare(m, g, &g->series[i]);
 			describe(m, g, &g->series[i]);
+		}
 		for (size_t i = 0; i < g->n_series; i++)
 			compare(m, g, base, &g->series[i]);
 		noise(m, g);
 	}
 	holm(m);
+	report_warning_tests(m);	/* their families too: every group */
 	drop_hidden(m);
 	/* the verdicts read the sorted values until here */
 	for (size_t gi = 0; gi < m->n_groups; gi++)

@@ -277,6 +277,20 @@ struct report_series {
 	double *node_dil_pct;	/* n_nodes of the model, or NULL */
 	double node_dil_sd, node_dil_min, node_dil_max;
 
+	/*
+	 * The warnings' tests (reports/warnings.c, report_warning_tests()),
+	 * made on every group of the run, shown or filtered out, so that
+	 * their Holm families do not depend on --metric or --workload:
+	 * cold_seq the first run's seq when it is a cold start (-1: none),
+	 * drift_p and spread_p the Holm-adjusted p of the trend over the runs
+	 * and of the Brown-Forsythe test against the baseline (NaN: not
+	 * tested), spread_ratio the MAD ratio to the baseline's.
+	 */
+	int cold_seq;
+	double cold_ratio;	/* the cold start's time over the others' median */
+	struct test_result drift;
+	double drift_p, spread_p, spread_ratio;
+
 	/* kept for the first renderers' callers */
 	double median;		/* type-7 quantile at 0.5; NaN when n == 0 */
 	int has_change;		/* baseline exists with n > 0 and median != 0 */

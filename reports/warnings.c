@@ -146,15 +146,13 @@ static double x_max(const struct report_series *s)
 	return s->has_summary ? s->sum.max : NAN;
 }
 
-/* The first measured run much slower than the others: the seq, or -1. */
-static int warmup(struct report_model *m, const struct report_group *g,
-		  const struct report_series *s)
+/* The first measured run much slower than the others: the seq, or -1;
+ * *ratio its time over the median of the others. */
+static int cold_start(const struct report_group *g, const struct report_series *s,
+		      double *ratio)
 {
 	struct summary rest;
 	double x0, z;
-	struct strbuf sb = STRBUF_INIT;
-	struct report_warning *w;
-	int *seq;
 
 	if (strcmp(g->metric, "wall") || s->n < 6 || x_max(s) != s->values[0] ||
 	    stats_summary(s->values + 1, s->n - 1, &rest) < 0 || !(rest.median > 0))
@@ -163,17 +161,28 @@ static int warmup(struct report_model *m, const struct report_group *g,
 	z = rest.mad > 0 ? 0.6745 * (x0 - rest.median) / rest.mad : x0 > rest.median ? INFINITY : 0;
 	if (!(x0 > WARMUP_RATIO * rest.median) || !(z > REPORT_MADZ))
 		return -1;
+	*ratio = x0 / rest.median;
+	return s->seqs[0];
+}
+
+/* The warning of a cold start (s->cold_seq). */
+static void warmup(struct report_model *m, const struct report_group *g,
+		   const struct report_series *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct report_warning *w;
+	int *seq;
+
 	about(&sb, g, s);
 	seq = xmalloc(sizeof(int));
-	*seq = s->seqs[0];
+	*seq = s->cold_seq;
 	w = add(m, RW_WARMUP, g, s->variant, seq, "raise warmup: in the file (or --warmup N) so "
 		"that a cold start is not counted", "%s: the first measured run (seq %d) took "
-		"%.1fx the median of the others, a cold start", sb.buf, s->seqs[0],
-		x0 / rest.median);
+		"%.1fx the median of the others, a cold start", sb.buf, s->cold_seq,
+		s->cold_ratio);
 	if (w)
 		w->n_seqs = 1;
 	strbuf_release(&sb);
-	return s->seqs[0];
 }
 
 /* The runs of a group's series far from their medians, in one warning;
@@ -224,47 +233,94 @@ static void outliers(struct report_model *m, const struct report_group *g, const
 	strbuf_release(&sb);
 }
 
-struct tested {
-	const struct report_group *g;
-	const struct report_series *s;
-	struct test_result t;
-	double ratio;	/* spread: MAD variant / MAD baseline */
-};
-
-/* Holm across the family; warn for each p_holm < alpha (a spread only when
- * its MAD ratio is SPREAD_RATIO or more either way). */
-static void holm_warn(struct report_model *m, struct tested *t, size_t n, int spread)
+/* Holm across a family of n p-values (NaN: not tested), each adjusted p
+ * written through out[i]. */
+static void holm_family(const double *p, double *const *out, size_t n)
 {
-	double *p = xcalloc(n + 1, sizeof(double)), *adj = xcalloc(n + 1, sizeof(double));
+	double *adj = xcalloc(n + 1, sizeof(double));
+
+	stats_holm(p, n, adj);
+	for (size_t i = 0; i < n; i++)
+		*out[i] = adj[i];
+	free(adj);
+}
+
+void report_warning_tests(struct report_model *m)
+{
+	double *pd = NULL, *ps = NULL, **od = NULL, **os = NULL;
+	size_t nd = 0, ns = 0, ad = 0, as = 0, ad2 = 0, as2 = 0;
+
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		struct report_group *g = &m->groups[gi];
+		const struct report_series *base = report_baseline(g);
+		for (size_t i = 0; i < g->n_series; i++) {
+			struct report_series *s = &g->series[i];
+			struct test_result t;
+			int skip;
+
+			s->cold_seq = -1;
+			s->drift_p = s->spread_p = s->spread_ratio = NAN;
+			stats_test_result_init(&s->drift);
+			if (!report_metric_matters(g->metric) || !s->n)
+				continue;
+			skip = (s->cold_seq = cold_start(g, s, &s->cold_ratio)) >= 0;
+			/* a cold start is left out of the trend */
+			if (stats_trend(s->values + skip, s->n - (size_t)skip, &s->drift) == 0 &&
+			    s->drift.valid) {
+				ALLOC_GROW(pd, nd + 1, ad);
+				ALLOC_GROW(od, nd + 1, ad2);
+				pd[nd] = s->drift.p;
+				od[nd++] = &s->drift_p;
+			}
+			if (!s->compared || !base || !base->has_summary || !s->has_summary)
+				continue;
+			const double *x[2] = { base->values, s->values };
+			size_t n[2] = { base->n, s->n };
+			if (stats_brown_forsythe(x, n, 2, &t) == 0 && t.valid) {
+				s->spread_ratio = base->sum.mad > 0 ? s->sum.mad / base->sum.mad
+					: s->sum.mad > 0 ? INFINITY : 1;
+				ALLOC_GROW(ps, ns + 1, as);
+				ALLOC_GROW(os, ns + 1, as2);
+				ps[ns] = t.p;
+				os[ns++] = &s->spread_p;
+			}
+		}
+	}
+	holm_family(pd, od, nd);
+	holm_family(ps, os, ns);
+	free(pd);
+	free(ps);
+	free(od);
+	free(os);
+}
+
+/* The drift and spread warnings of s (report_warning_tests()'s p). */
+static void drift_spread(struct report_model *m, const struct report_group *g,
+			 const struct report_series *s)
+{
+	struct strbuf sb = STRBUF_INIT;
 	char ps[32];
 
-	for (size_t i = 0; i < n; i++)
-		p[i] = t[i].t.valid ? t[i].t.p : NAN;
-	stats_holm(p, n, adj);
-	for (size_t i = 0; i < n; i++) {
-		struct strbuf sb = STRBUF_INIT;
-		if (isnan(adj[i]) || !(adj[i] < m->alpha))
-			continue;
-		fmt_p(ps, sizeof(ps), adj[i]);
-		about(&sb, t[i].g, t[i].s);
-		if (!spread) {
-			add(m, RW_DRIFT, t[i].g, t[i].s->variant, NULL, "the machine changed "
-			    "during the study; look for heat, frequency or background work, keep "
-			    "order: interleaved so that every variant shares it, and rerun",
-			    "%s %s over the runs (Spearman's rho %+.2f against run order, p %s "
-			    "Holm-adjusted)", sb.buf,
-			    t[i].t.statistic > 0 ? "grows" : "shrinks", t[i].t.statistic, ps);
-		} else if (t[i].ratio >= SPREAD_RATIO || t[i].ratio <= 1 / SPREAD_RATIO) {
-			add(m, RW_SPREAD, t[i].g, t[i].s->variant, NULL, "judge such a variant "
-			    "by its percentiles and their CIs, not by the mean alone", "%s: its "
-			    "spread (MAD) is %.1fx the baseline's (Brown-Forsythe p %s "
-			    "Holm-adjusted): it makes runs %s predictable", sb.buf, t[i].ratio, ps,
-			    t[i].ratio > 1 ? "less" : "more");
-		}
-		strbuf_release(&sb);
+	about(&sb, g, s);
+	if (s->drift_p < m->alpha) {
+		fmt_p(ps, sizeof(ps), s->drift_p);
+		add(m, RW_DRIFT, g, s->variant, NULL, "the machine changed "
+		    "during the study; look for heat, frequency or background work, keep "
+		    "order: interleaved so that every variant shares it, and rerun",
+		    "%s %s over the runs (Spearman's rho %+.2f against run order, p %s "
+		    "Holm-adjusted)", sb.buf,
+		    s->drift.statistic > 0 ? "grows" : "shrinks", s->drift.statistic, ps);
 	}
-	free(p);
-	free(adj);
+	if (s->spread_p < m->alpha &&
+	    (s->spread_ratio >= SPREAD_RATIO || s->spread_ratio <= 1 / SPREAD_RATIO)) {
+		fmt_p(ps, sizeof(ps), s->spread_p);
+		add(m, RW_SPREAD, g, s->variant, NULL, "judge such a variant "
+		    "by its percentiles and their CIs, not by the mean alone", "%s: its "
+		    "spread (MAD) is %.1fx the baseline's (Brown-Forsythe p %s "
+		    "Holm-adjusted): it makes runs %s predictable", sb.buf, s->spread_ratio, ps,
+		    s->spread_ratio > 1 ? "less" : "more");
+	}
+	strbuf_release(&sb);
 }
 
 static void machine_start(struct report_model *m)
@@ -322,13 +378,11 @@ static void few_runs(struct report_model *m, size_t fewest)
 
 void report_warnings(struct report_model *m)
 {
-	struct tested *drift = NULL, *spread = NULL;
-	size_t nd = 0, ns = 0, ad = 0, as = 0, fewest = 0;
+	size_t fewest = 0;
 
 	machine_start(m);
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
 		const struct report_group *g = &m->groups[gi];
-		const struct report_series *base = report_baseline(g);
 		if (!report_metric_matters(g->metric))
 			continue;
 		int *cold = xcalloc(g->n_series + 1, sizeof(int));
@@ -339,32 +393,16 @@ void report_warnings(struct report_model *m)
 				continue;
 			if (!fewest || s->n < fewest)
 				fewest = s->n;
-			int skip = (cold[i] = warmup(m, g, s)) >= 0;
-			/* a cold start said is left out of the trend */
-			ALLOC_GROW(drift, nd + 1, ad);
-			drift[nd] = (struct tested){ .g = g, .s = s };
-			if (stats_trend(s->values + skip, s->n - (size_t)skip, &drift[nd].t) == 0 &&
-			    drift[nd].t.valid)
-				nd++;
-			if (!s->compared || !base || !base->has_summary || !s->has_summary)
-				continue;
-			const double *x[2] = { base->values, s->values };
-			size_t n[2] = { base->n, s->n };
-			ALLOC_GROW(spread, ns + 1, as);
-			spread[ns] = (struct tested){ .g = g, .s = s };
-			if (stats_brown_forsythe(x, n, 2, &spread[ns].t) == 0 && spread[ns].t.valid) {
-				spread[ns].ratio = base->sum.mad > 0 ? s->sum.mad / base->sum.mad
-					: s->sum.mad > 0 ? INFINITY : 1;
-				ns++;
-			}
+			if ((cold[i] = s->cold_seq) >= 0)
+				warmup(m, g, s);
 		}
+		/* in kind order (add()): the order of the groups within a kind */
+		for (size_t i = 0; i < g->n_series; i++)
+			if (g->series[i].n)
+				drift_spread(m, g, &g->series[i]);
 		outliers(m, g, cold);
 		free(cold);
 	}
-	holm_warn(m, drift, nd, 0);
-	holm_warn(m, spread, ns, 1);
-	free(drift);
-	free(spread);
 	few_runs(m, fewest);
 }
 

@@ -5,7 +5,9 @@
  * and the wording are here, once, for every writer and for `perturb run`'s
  * closing summary (summary.h).
  *
- * report_build() calls report_warnings(); a caller that saw the machine
+ * report_build() calls report_warning_tests() on every group of the run,
+ * those a --metric or --workload filter hides included, before it drops
+ * them, and report_warnings() at its end; a caller that saw the machine
  * around the study (perturb run) adds report_warn_machine().  Warnings
  * are kept grouped by kind (enum report_warning_kind order) and no text
  * is held twice.
@@ -20,10 +22,13 @@
  *    variant's runs by plan seq (at most 5 a variant, then a count);
  *  - RW_DRIFT: Spearman's rho of the values against run order
  *    (stats_trend; without a first run said to be a cold start),
- *    Holm-adjusted across every series tested, below the model's alpha;
+ *    Holm-adjusted across every series tested (of every group of the
+ *    run, shown or not: the family does not move with a filter), below
+ *    the model's alpha;
  *  - RW_SPREAD: the Brown-Forsythe test of a variant against the baseline
- *    (stats_brown_forsythe), Holm-adjusted across the comparisons, below
- *    alpha, and the MADs at least 2 times apart;
+ *    (stats_brown_forsythe), Holm-adjusted across the comparisons (of
+ *    every group of the run, as drift's), below alpha, and the MADs at
+ *    least 2 times apart;
  *  - RW_FEW_RUNS: one line naming every percentile asked for whose
  *    distribution-free CI needs more runs than the smallest series has
  *    (report_few_runs), and those that lie between extreme runs
@@ -38,7 +43,13 @@
 #include "report.h"
 #include "lib/machine.h"
 
-/* Fills m->warnings from the model's groups and run header. */
+/* The drift and spread tests of every group of metrics that matter, and
+ * the cold starts they leave out, Holm-adjusted across each family, into
+ * the series (report.h: cold_seq, drift, drift_p, spread_p, spread_ratio). */
+void report_warning_tests(struct report_model *m);
+
+/* Fills m->warnings from the model's groups (after report_warning_tests())
+ * and run header. */
 void report_warnings(struct report_model *m);
 
 /*

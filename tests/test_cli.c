@@ -1079,3 +1079,37 @@ Test(cli, warnings_name_what_was_seen_and_what_to_do)
 	cr_assert(strstr(r.out, "2 variants x 1 workload, 12 measured runs each"), "%s", r.out);
 	cli_result_release(&r);
 }
+
+/*
+ * The class "a name becomes a path component": a matrix value with '/' or
+ * ../ in a workload's name (its work folder) and in a variant's (its daemon's
+ * log) stays one component inside results/, and the study runs to its end.
+ */
+Test(cli, names_with_slashes_stay_inside_results)
+{
+	run_study("name: x\nwarmup: 0\nrepetitions: 1\n"
+		  "variants:\n"
+		  "  - name: a\n"
+		  "  - name: d\n"
+		  "    matrix: {p: ['a/b', '../../../OUTSIDE']}\n"
+		  "    daemon: [sh, -c, 'echo ready {p}; exec sleep 600']\n"
+		  "    daemon_ready: ready\n"
+		  "workloads:\n"
+		  "  - name: w\n"
+		  "    matrix: {q: ['../../../OUTSIDE', 'x/y']}\n"
+		  "    shell: 'echo {q}'\n", 0, NULL);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 6);
+	char *top = tl_dir_names(dir);
+	cr_assert_str_eq(top, "e.yaml\nresults\n", "outside results/: %s", top);
+	free(top);
+	char *p = xasprintf("%s/results/work", dir), *w = tl_dir_names(p);
+	cr_assert_str_eq(w, "w[q=..%2F..%2F..%2FOUTSIDE]\nw[q=x%2Fy]\n", "%s", w);
+	free(w);
+	free(p);
+	p = xasprintf("%s/results/logs/run-1", dir);
+	char *logs = tl_dir_names(p);
+	free(p);
+	cr_assert(strstr(logs, "d[p=a%2Fb]-daemon.log\n") &&
+		  strstr(logs, "d[p=..%2F..%2F..%2FOUTSIDE]-daemon.log\n"), "%s", logs);
+	free(logs);
+}

@@ -27,6 +27,7 @@
 
 #include "engine/config.h"
 #include "backends/qemu_config.h"
+#include "core/result.h"
 #include "lib/range.h"
 #include "lib/util.h"
 #include "testlib.h"
@@ -965,4 +966,52 @@ Test(config, only_regular_files_are_read, .timeout = 60)
 	free(state);
 	free(fifo);
 	free(sub);
+}
+
+/*
+ * The class "a metric name perturb stores itself": every name of the one
+ * list (core/result.h) is refused as a workload metric with its position,
+ * and every name perturb's sources add to a run (result_add_value(res,
+ * "NAME", ...) and host.c's add_value(res, "NAME", ...)) is on the list.
+ */
+Test(config, metric_names_perturb_stores_are_reserved)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *src = getenv("PERTURB_SRC");
+	static const char *const files[] = {
+		"harness/core/runner.c", "harness/backends/host.c", "harness/backends/qemu.c",
+		"harness/backends/lttng.c", "harness/backends/qemu_lttng.c",
+	};
+	static const char *const calls[] = { "result_add_value(res, \"", "add_value(res, \"" };
+	int found = 0;
+
+	for (const struct reserved_metric *r = result_reserved_metrics; r->name; r++) {
+		char want[256];
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "name: t\nvariants:\n  - name: base\nworkloads:\n  - name: w\n"
+			    "    cmd: [true]\n    metrics:\n      - name: x\n        regex: 'x'\n"
+			    "      - name: %s\n        regex: 'y'\n", r->name);
+		snprintf(want, sizeof(want), ":10:15: metric name '%s' is reserved (", r->name);
+		expect_load_error(&sb, want, 0);
+	}
+	strbuf_release(&sb);
+
+	cr_assert(src, "PERTURB_SRC is not set (run the tests with make test)");
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *path = xasprintf("%s/%s", src, files[i]), *text = read_file(path, NULL);
+		cr_assert(text, "%s", path);
+		for (size_t k = 0; k < sizeof(calls) / sizeof(calls[0]); k++)
+			for (const char *p = text; (p = strstr(p, calls[k])); ) {
+				p += strlen(calls[k]);
+				char *name = xstrndup(p, strcspn(p, "\""));
+				cr_expect_not_null(result_metric_reserved(name),
+						   "%s adds metric '%s', not in result_reserved_metrics[]",
+						   files[i], name);
+				found++;
+				free(name);
+			}
+		free(text);
+		free(path);
+	}
+	cr_assert_geq(found, 25, "only %d names found: did the calls change?", found);
 }

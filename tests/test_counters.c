@@ -579,7 +579,7 @@ Test(counters, the_store_keeps_the_scaled_flag_and_times)
 	cr_assert_eq(config_load(path, &exp, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(plan_build(&exp, &(struct plan_filter){ 0 }, 1, &p, err, sizeof(err)), 0);
 	cr_assert_eq(store_open(db, 1, &st), 0);
-	cr_assert_eq(store_begin_run(st, &exp, &p, 1, "t", NULL, &id), 0);
+	cr_assert_eq(store_begin_run(st, &exp, &p, 1, "t", NULL, NULL, &id), 0);
 	cr_assert_eq(store_put_result(st, id, 0, &r), 0);
 	cr_assert_eq(store_put_unavailable(st, id, "cycles:k", "no hardware PMU (x)"), 0);
 	cr_assert_eq(store_each_value(st, id, 1, 1, find_scaled, seen), 0);

@@ -12,11 +12,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +74,16 @@ static void skip_unless_lttng(void)
 		cr_skip_test("lttng-tools is not installed (make deps)");
 }
 
+/* A session daemon can run here: its private mount namespace too. */
+static void skip_unless_session(void)
+{
+	char why[512];
+
+	skip_unless_lttng();
+	if (lttng_private_mounts_unavailable(why, sizeof(why)))
+		cr_skip_test("%s", why);
+}
+
 /* The lock perturb takes for an LTTng session, waited for (once: a test
  * that failed holding it still holds it in its fini). */
 static int lock_fd = -1;
@@ -92,24 +104,23 @@ static void lttng_unlock(void)
 	lock_fd = -1;
 }
 
-Test(lttng, kernel_events_are_refused_on_this_host_with_the_reason)
+/* Variant k's lttng: block (after "    lttng: ") is refused before anything
+ * runs, with the reason after "variant 'k': lttng: "; with
+ * --skip-unavailable the study runs without it. */
+static void expect_refused(const char *block, const char *reason)
 {
-	char why[512], *path = xasprintf("%s/e.yaml", dir), *want;
+	char *path = xasprintf("%s/e.yaml", dir), *yaml, *want;
 	struct cli_result r;
 
-	skip_unless_lttng();
-	if (!lttng_kernel_unavailable(why, sizeof(why)))
-		cr_skip_test("this host's kernel can load lttng-modules: nothing refused");
-	tl_write(dir, "e.yaml",
-		 "name: k\nrepetitions: 1\nwarmup: 0\n"
-		 "variants:\n  - name: base\n  - name: k\n"
-		 "    lttng: {kernel: [sched_switch, 'syscall:getppid']}\n"
-		 "workloads:\n  - {name: w, cmd: [\"true\"]}\n");
+	yaml = xasprintf("name: k\nrepetitions: 1\nwarmup: 0\n"
+			 "variants:\n  - name: base\n  - name: k\n    lttng: %s\n"
+			 "workloads:\n  - {name: w, cmd: [\"true\"]}\n", block);
+	tl_write(dir, "e.yaml", yaml);
 	cli_run(dir, &r, "run", path, "--db", db, "-q", NULL);
 	cr_assert_eq(r.status, 2, "%s", r.err);
-	want = xasprintf("e.yaml:6:5: variant 'k': lttng: kernel events are unavailable on this "
-			 "host: %s", why);
+	want = xasprintf("e.yaml:6:5: variant 'k': lttng: %s", reason);
 	cr_assert(strstr(r.err, want), "want '%s' in: %s", want, r.err);
+	cr_assert_not(tl_exists(db), "nothing is written");
 	cli_result_release(&r);
 	cli_run(dir, &r, "run", path, "--db", db, "-q", "--skip-unavailable", NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
@@ -117,7 +128,75 @@ Test(lttng, kernel_events_are_refused_on_this_host_with_the_reason)
 	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM results WHERE status = 'ok'"), 1);
 	cli_result_release(&r);
 	free(want);
+	free(yaml);
 	free(path);
+}
+
+Test(lttng, kernel_events_are_refused_on_this_host_with_the_reason)
+{
+	char why[512], *reason;
+
+	skip_unless_lttng();
+	if (!lttng_kernel_unavailable(why, sizeof(why)))
+		cr_skip_test("this host's kernel can load lttng-modules: nothing refused");
+	reason = xasprintf("kernel events are unavailable on this host: %s", why);
+	expect_refused("{kernel: [sched_switch, 'syscall:getppid']}", reason);
+	free(reason);
+}
+
+/*
+ * A minbase chroot (debootstrap) has no mount point at "/" or /run: the
+ * session daemon's namespace cannot be made there ("mount: /run: not mount
+ * point"), and lttng_private_mounts_unavailable() says so.  Tried in a
+ * child chrooted into a folder (not a mount point) with a plain /run.
+ */
+Test(lttng, no_private_mount_namespace_in_a_chroot_without_mount_points)
+{
+	char *root = xasprintf("%s/root/run", dir), why[512];
+	int st;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		cr_skip_test("a chroot needs root");
+	cr_assert_eq(mkdir_p(root, 0755), 0);
+	root[strlen(root) - 4] = '\0';
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (!pid) {
+		/* the chroot in a namespace of the test's own, nothing shared back */
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    chroot(root) < 0 || chdir("/") < 0)
+			_exit(3);
+		if (!lttng_private_mounts_unavailable(why, sizeof(why)))
+			_exit(4);
+		_exit(strstr(why, "no private mount namespace here: '/' and '/run' are no mount "
+			     "points (mount: /run: not mount point") ? 0 : 5);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		;
+	cr_assert(WIFEXITED(st), "the child was killed");
+	cr_assert_neq(WEXITSTATUS(st), 3, "cannot make the chroot");
+	cr_assert_neq(WEXITSTATUS(st), 4, "a chroot without mount points was taken for one "
+		      "that gives a private mount namespace");
+	cr_assert_eq(WEXITSTATUS(st), 0, "the reason does not name /run");
+	free(root);
+}
+
+/* Where there is no private mount namespace (a minbase chroot), an lttng:
+ * variant is refused before anything runs, with that reason; two of these
+ * tests failed there with "mount: /run: not mount point" instead. */
+Test(lttng, a_variant_is_refused_where_no_private_mount_namespace)
+{
+	char why[512], *reason;
+
+	skip_unless_lttng();
+	if (!lttng_private_mounts_unavailable(why, sizeof(why)))
+		cr_skip_test("this machine gives the session daemon its private mount namespace: "
+			     "nothing refused");
+	reason = xasprintf("its session daemon runs in a mount namespace of its own, with its "
+			   "own /run and /dev/shm: %s", why);
+	expect_refused("{preload: [libc]}", reason);
+	free(reason);
 }
 
 Test(lttng, a_dry_run_starts_no_session_daemon)
@@ -126,7 +205,7 @@ Test(lttng, a_dry_run_starts_no_session_daemon)
 	struct cli_result r;
 	size_t before;
 
-	skip_unless_lttng();
+	skip_unless_session();
 	lttng_lock();	/* no other test's session folder comes or goes */
 	before = count_glob("/tmp/perturb-lttng-*");
 	tl_write(dir, "e.yaml",
@@ -166,7 +245,7 @@ static struct leftovers count_leftovers(void)
  * counts lttng_events); the leftovers before it, to compare after. */
 static struct leftovers begin_ust_study(void)
 {
-	skip_unless_lttng();
+	skip_unless_session();
 	if (!program_exists("babeltrace2"))
 		cr_skip_test("babeltrace2 is not installed (make deps): lttng_events is not counted");
 	lttng_lock();

@@ -365,3 +365,161 @@ Test(output, read_commands_work_on_a_readonly_mount)
 	free(cp);
 	free(db);
 }
+
+/* ---- no output replaces an input of its command ---- */
+
+/* Every file under dir (links as links) with its bytes' SHA-256, sorted:
+ * what a refused command must leave as it was (but the bytes of a -shm
+ * file, SQLite's index of its WAL, which any reader may rewrite).
+ * malloc'd. */
+static char *tree_state(const char *d)
+{
+	char *cmd = xasprintf("cd '%s' && find . \\( -type f -o -type l \\) -printf '%%p %%y %%l\\n' "
+			      "| sort && find . -type f ! -name '*-shm' | sort | xargs -r -d '\\n' sha256sum", d);
+	FILE *p = popen(cmd, "r");
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+
+	cr_assert(p, "popen: %s", strerror(errno));
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		strbuf_add(&sb, buf, n);
+	cr_assert_eq(pclose(p), 0, "%s", cmd);
+	free(cmd);
+	return strbuf_detach(&sb);
+}
+
+/* The commands' output options (the class), each with the inputs of its
+ * command that it must not replace.  `perturb gen FILE` reads no file:
+ * it has nothing to refuse. */
+enum writer { REPORT_OUTPUT, GATE_JUNIT, GATE_MARKDOWN, RUN_DB, MERGE_DB };
+static const char *const writer_names[] = {
+	"report --output", "gate --junit", "gate --markdown", "run --db", "merge --db",
+};
+
+static void write_to(enum writer w, const char *target, struct cli_result *r)
+{
+	char *o;
+
+	switch (w) {
+	case REPORT_OUTPUT:
+		o = xasprintf("--output=%s", target);
+		cli_run(dir, r, "report", "--db", "results/perturb.db", o, NULL);
+		break;
+	case GATE_JUNIT:
+	case GATE_MARKDOWN:
+		o = xasprintf("--%s=%s", w == GATE_JUNIT ? "junit" : "markdown", target);
+		cli_run(dir, r, "gate", "e.yaml", "--db", "results/perturb.db", o, NULL);
+		break;
+	case RUN_DB:
+		o = xasprintf("--db=%s", target);
+		cli_run(dir, r, "run", "-q", "e.yaml", o, NULL);
+		break;
+	default:
+		o = xasprintf("--db=%s", target);
+		cli_run(dir, r, "merge", o, "results/perturb.db", NULL);
+		break;
+	}
+	free(o);
+}
+
+/*
+ * The class: a file a command writes by a name the user gave, pointed at
+ * a file the same command reads - the database and the files beside it
+ * (-wal, -shm, .lock), the experiment file, its include: - by its name,
+ * by a symbolic link, by a hard link.  Each is exit 2, and nothing in the
+ * folder changes.  Every option of every command whose help says FILE is
+ * one of the writers walked (a new one fails this test until it is).
+ */
+Test(output, no_output_replaces_an_input_of_its_command)
+{
+	static const struct {
+		enum writer w;
+		const char *target;
+	} cases[] = {
+		{ REPORT_OUTPUT, "results/perturb.db" }, { REPORT_OUTPUT, "db-link" },
+		{ REPORT_OUTPUT, "db-hard" }, { REPORT_OUTPUT, "results/perturb.db-wal" },
+		{ REPORT_OUTPUT, "results/../results/perturb.db-shm" },
+		{ REPORT_OUTPUT, "results/perturb.db.lock" },
+		{ GATE_JUNIT, "results/perturb.db" }, { GATE_JUNIT, "db-link" },
+		{ GATE_JUNIT, "e.yaml" }, { GATE_JUNIT, "inc-link" }, { GATE_JUNIT, "inc-hard" },
+		{ GATE_MARKDOWN, "db-hard" }, { GATE_MARKDOWN, "./e.yaml" },
+		{ GATE_MARKDOWN, "inc.yaml" },
+		{ RUN_DB, "e.yaml" }, { RUN_DB, "inc-link" }, { RUN_DB, "inc-hard" },
+		{ MERGE_DB, "db-link" }, { MERGE_DB, "db-hard" },
+	};
+	static const char *const commands[] = {
+		"run", "report", "runs", "workloads", "restore", "gate", "compare", "doctor",
+		"status", "merge", "gen",
+	};
+	struct cli_result r;
+	char *before;
+
+	/* every FILE option of every command is walked here */
+	for (size_t c = 0; c < ARRAY_SIZE(commands); c++) {
+		cli_run(dir, &r, commands[c], "--help", NULL);
+		for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+			char opt[64], meta[16], *name;
+			if (sscanf(line, " --%63s %15s", opt, meta) != 2 || strcmp(meta, "FILE"))
+				continue;
+			name = xasprintf("%s --%s", commands[c], opt);
+			int known = 0;
+			for (size_t w = 0; w < ARRAY_SIZE(writer_names); w++)
+				known |= !strcmp(writer_names[w], name);
+			cr_expect(known, "'%s' writes a FILE this test does not walk", name);
+			free(name);
+		}
+		cli_result_release(&r);
+	}
+
+	tl_write(dir, "inc.yaml", "workloads:\n  - name: t\n    cmd: [/bin/true]\n");
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 3\n"
+		 "variants: [{name: a}, {name: b, env: {X: '1'}}]\n"
+		 "include: [inc.yaml]\n"
+		 "gate: [{variant: b, max_dilation: 50%}]\n");
+	cli_run(dir, &r, "run", "-q", "e.yaml", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	char *p = xasprintf("%s/db-link", dir), *h = xasprintf("%s/db-hard", dir);
+	char *d = xasprintf("%s/results/perturb.db", dir);
+	cr_assert_eq(symlink("results/perturb.db", p), 0);
+	cr_assert_eq(link(d, h), 0);
+	free(p);
+	free(h);
+	free(d);
+	p = xasprintf("%s/inc-link", dir);
+	h = xasprintf("%s/inc-hard", dir);
+	d = xasprintf("%s/inc.yaml", dir);
+	cr_assert_eq(symlink("inc.yaml", p), 0);
+	cr_assert_eq(link(d, h), 0);
+	free(p);
+	free(h);
+	free(d);
+
+	/* a reader of a database in WAL mode leaves its -wal and -shm files */
+	cli_run(dir, &r, "report", "--db", "results/perturb.db", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	before = tree_state(dir);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *what = writer_names[cases[i].w];
+		write_to(cases[i].w, cases[i].target, &r);
+		cr_expect_eq(r.status, 2, "%s %s: exit %d: %s", what, cases[i].target, r.status,
+			     r.err);
+		cr_expect(strstr(r.err, "which this command reads"), "%s %s: %s", what,
+			  cases[i].target, r.err);
+		cli_result_release(&r);
+		char *after = tree_state(dir);
+		cr_expect_str_eq(after, before, "%s %s changed the folder", what,
+				 cases[i].target);
+		free(after);
+	}
+	free(before);
+	/* and an output elsewhere is written */
+	write_to(GATE_MARKDOWN, "gate.md", &r);
+	cr_expect(r.status == 0 || r.status == 1, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+	p = xasprintf("%s/gate.md", dir);
+	cr_expect(tl_exists(p), "gate --markdown gate.md wrote nothing");
+	free(p);
+}

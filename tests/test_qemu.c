@@ -29,9 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backends/initramfs.h"
+#include "backends/qemu.h"
 #include "core/packages.h"
 #include "testlib.h"
 #include "lib/util.h"
@@ -309,6 +311,100 @@ Test(qemu, lttng_kernel_events_are_traced_inside_the_guest, .timeout = 3600)
 	free(reason);
 	cli_result_release(&r);
 	free(db);
+}
+
+/*
+ * Only the lttng-modules a variant's events load are built (the cold
+ * `make test` built all sixty for one syscall event): the probe modules
+ * whose source or event headers name one of its tracepoints, none for
+ * syscall events (the tracer's own) or an event no probe has (the guest
+ * refuses it by name).  A tree shaped like lttng-modules' source.
+ */
+Test(qemu, only_the_probe_modules_of_the_events_are_built)
+{
+	static const struct { const char *events[3], *probes; } cases[] = {
+		{ { "syscall:getppid" }, "" },
+		{ { "syscalls", "no_such_event_xyz" }, "" },
+		{ { "sched_switch" }, "sched " },
+		{ { "sched_*" }, "sched " },
+		{ { "irq_handler_entry", "syscall:read", "sched_switch" }, "irq sched " },
+		{ { "workqueue_execute_start" }, "workqueue " },	/* named in the .c */
+		{ { "sched" }, "" },	/* a word, not a part of one */
+	};
+	char *src = xasprintf("%s/lttng-modules-2.13.9", dir);
+	char *probes = xasprintf("%s/src/probes", src);
+	char *events = xasprintf("%s/include/instrumentation/events", src);
+
+	cr_assert_eq(mkdir_p(probes, 0755), 0);
+	cr_assert_eq(mkdir_p(events, 0755), 0);
+	free(probes);
+	free(events);
+	tl_write(src, "src/probes/lttng-probe-sched.c",
+		 "#include <probes/lttng-tracepoint-event.h>\n"
+		 "#include <instrumentation/events/sched.h>\n");
+	tl_write(src, "src/probes/lttng-probe-irq.c", "#include <instrumentation/events/irq.h>\n");
+	tl_write(src, "src/probes/lttng-probe-workqueue.c",
+		 "LTTNG_TRACEPOINT_EVENT(workqueue_execute_start, ...)\n");
+	tl_write(src, "src/probes/lttng-kprobes.c", "sched_switch irq_handler_entry\n");
+	tl_write(src, "include/instrumentation/events/sched.h",
+		 "LTTNG_TRACEPOINT_EVENT(sched_switch,\n\tTP_PROTO(bool preempt),\n");
+	tl_write(src, "include/instrumentation/events/irq.h",
+		 "LTTNG_TRACEPOINT_EVENT_CLASS(irq_class, ...)\n"
+		 "LTTNG_TRACEPOINT_EVENT_INSTANCE(irq_class, irq_handler_entry, ...)\n");
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct lttng_spec l = { .kernel = (char **)cases[i].events };
+		struct strbuf got = STRBUF_INIT;
+		size_t n;
+		while (l.n_kernel < 3 && cases[i].events[l.n_kernel])
+			l.n_kernel++;
+		char **p = lttng_guest_probes(src, &l, &n);
+		for (size_t k = 0; k < n; k++)
+			strbuf_addf(&got, "%s ", p[k]);
+		cr_expect_str_eq(got.len ? got.buf : "", cases[i].probes, "events %s: %s",
+				 cases[i].events[0], got.len ? got.buf : "(none)");
+		strbuf_release(&got);
+		argv_free(p);
+	}
+	free(src);
+
+	/* Debian's lttng-modules source, where installed: sched_switch is
+	 * lttng-probe-sched's alone */
+	glob_t g;
+	if (glob("/usr/src/lttng-modules-*", 0, NULL, &g) == 0) {
+		const char *ev[] = { "sched_switch", "syscall:getppid", "no_such_event_xyz" };
+		struct lttng_spec l = { .kernel = (char **)ev, .n_kernel = 3 };
+		size_t n;
+		char **p = lttng_guest_probes(g.gl_pathv[g.gl_pathc - 1], &l, &n);
+		cr_expect_eq(n, 1, "%zu probes for sched_switch in %s", n, g.gl_pathv[0]);
+		cr_expect(n && !strcmp(p[0], "sched"), "%s", n ? p[0] : "(none)");
+		argv_free(p);
+	}
+	globfree(&g);
+}
+
+/* lttng-modules.sh names a probe it has no source of before it builds. */
+Test(qemu, lttng_modules_sh_refuses_a_probe_it_has_not)
+{
+	const char *k = getenv("PERTURB_KERNELS");
+	char *cmd = xasprintf("%s/src/src/probes", dir);
+	int st;
+
+	cr_assert(k, "PERTURB_KERNELS is not set (run the tests with make test)");
+	cr_assert_eq(mkdir_p(cmd, 0755), 0);
+	free(cmd);
+	cmd = xasprintf("sh %s/lttng-modules.sh 6.1.0-1-amd64 %s/src %s/out no-such "
+			">%s/err 2>&1", k, dir, dir, dir);
+	st = system(cmd);
+	free(cmd);
+	cmd = xasprintf("%s/err", dir);
+	char *err = read_file(cmd, NULL);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s", err);
+	cr_assert(strstr(err, "no probe 'no-such'"), "%s", err);
+	free(cmd);
+	cmd = xasprintf("%s/out", dir);
+	cr_assert(!tl_exists(cmd), "nothing is made");
+	free(err);
+	free(cmd);
 }
 
 /* Kernels that cannot take lttng-modules, and user space beside boot:,

@@ -118,3 +118,47 @@ Test(resume, a_resume_of_a_run_that_is_running_is_refused)
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 1);
 	tl_assert_no_children();
 }
+
+/*
+ * The class: the options of `perturb run` that shape a plan.  A resume
+ * runs the stored plan as it was first run, so each of them given with
+ * --resume is refused, exit 2, with its name, and nothing is run: never
+ * silently ignored (--warmup and --self-check were).
+ */
+Test(resume, every_option_that_shapes_the_plan_is_refused_by_a_resume)
+{
+	static const char *const shaping[][2] = {
+		{ "--repetitions=3", "--repetitions" },
+		{ "--warmup=2", "--warmup" },
+		{ "--self-check", "--self-check" },
+		{ "--seed=7", "--seed" },
+		{ "--only-variant=a", "--only-variant" },
+		{ "--only-workload=t", "--only-workload" },
+	};
+	struct cli_result r;
+
+	/* an interrupted run with nothing stored: the workload stops perturb */
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants: [{name: a}]\n"
+		 "workloads:\n"
+		 "  - name: t\n"
+		 "    shell: 'if [ -e ../once ]; then true; else "
+		 "touch ../once; kill -INT $PPID; sleep 30; fi'\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 3, "%s", r.err);
+	cli_result_release(&r);
+	for (size_t i = 0; i < sizeof(shaping) / sizeof(shaping[0]); i++) {
+		cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", shaping[i][0], NULL);
+		cr_expect_eq(r.status, 2, "%s: exit %d: %s", shaping[i][0], r.status, r.err);
+		cr_expect(strstr(r.err, shaping[i][1]), "%s: %s", shaping[i][0], r.err);
+		cli_result_release(&r);
+		cr_expect_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 0, "%s",
+			     shaping[i][0]);
+	}
+	/* without them, the resume runs what is missing */
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	cr_expect_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 1);
+	tl_assert_no_children();
+}

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
+#include "engine/slurm.h"
 #include "lib/util.h"
 
 static char *cluster;	/* the cluster's folder, NULL when none runs */
@@ -437,4 +438,75 @@ Test(slurm_watchdog, the_daemons_end_with_the_process_that_started_them)
 		close(fds[i].fd);
 	}
 	cr_expect(!tl_procs_with((const char *const[]){ cluster, NULL }, 0, left, sizeof(left)), "left running: %s", left);
+}
+
+/*
+ * The class "a generated script holds a name or a path": the task script
+ * (engine/slurm.h) of a results folder whose name holds $(...), `...`,
+ * quotes, ; and {K} runs nothing of it, on the path where the folder is
+ * shared (exec) and on the one where it is not (the error message), and
+ * gives the words back exactly.  No cluster needed.
+ */
+TL_FIXTURE_DIR()
+TestSuite(slurm_script, .init = tl_setup, .fini = tl_teardown, .timeout = 60);
+
+/* sh SCRIPT with the task's environment: its exit status, stdout+stderr in *out. */
+static int run_task(const char *script, char **out)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	FILE *f;
+
+	strbuf_addstr(&sb, "SLURM_ARRAY_TASK_ID=3 SLURMD_NODENAME=n1 sh ");
+	strbuf_add_shell_word(&sb, script);
+	strbuf_addstr(&sb, " 2>&1");
+	f = popen(sb.buf, "r");
+	cr_assert(f);
+	strbuf_reset(&sb);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(&sb, buf, n);
+	int st = pclose(f);
+	*out = strbuf_detach(&sb);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+Test(slurm_script, hostile_folder_names_run_nothing)
+{
+	char *hostile = xasprintf("%s/r $(touch %s/P1) `touch %s/P2` \"q\" 'q' {K} ; x", dir, dir, dir);
+	char *marker, *token, *out, *e, *want;
+
+	cr_assert_eq(mkdir_p(hostile, 0755), 0);
+	cr_assert_eq(slurm_write_marker(hostile, &marker, &token), 0);
+	char *script = xasprintf("%s/task.sh", hostile);
+	e = slurm_escape_k(hostile);
+	char *db = xasprintf("--db=%s/shard-{K}.db", e);
+	char *argv[] = { "printf", "%s\\n", db, "{K}", "a{{K}b", "", NULL };
+	cr_assert_eq(slurm_write_script(script, marker, token, argv), 0);
+
+	/* shared: exec'd with each word exactly, {K} the index */
+	cr_assert_eq(run_task(script, &out), 0, "%s", out);
+	want = xasprintf("--db=%s/shard-3.db\n3\na{K}b\n\n", hostile);
+	cr_assert_str_eq(out, want);
+	free(want);
+	free(out);
+
+	/* not shared: the message names the marker as it is */
+	tl_write(hostile, ".perturb-shared", "another token\n");
+	cr_assert_eq(run_task(script, &out), 2, "%s", out);
+	want = xasprintf("perturb: error: %s is not seen from node n1:", marker);
+	cr_assert(strstr(out, want), "%s", out);
+	free(want);
+	free(out);
+
+	char *names = tl_dir_names(dir);
+	cr_assert_null(strstr(names, "P1"), "$(...) ran: %s", names);
+	cr_assert_null(strstr(names, "P2"), "`...` ran: %s", names);
+	free(names);
+	free(db);
+	free(e);
+	free(script);
+	free(marker);
+	free(token);
+	free(hostile);
 }

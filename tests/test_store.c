@@ -225,7 +225,7 @@ static struct store *fixture(struct plan *p, int64_t *run, const int *seqs, int 
 	make_plan(p);
 	cr_assert_eq(store_open(dbpath, 1, &s), 0);
 	cr_assert_eq(store_begin_run(s, &exp, p, 42, "perturb run x.yaml",
-				     &machine, run), 0);
+				     &machine, NULL, run), 0);
 	cr_assert_gt(*run, 0);
 	for (int i = 0; i < (n < 0 ? PLAN_N : n); i++)
 		put_result(s, *run, p, n < 0 ? i : seqs[i]);
@@ -452,8 +452,8 @@ Test(store, latest_run_header_and_seed)
 	cr_assert_eq(store_open(dbpath, 1, &s), 0);
 	cr_assert_eq(store_latest_run(s, &latest), 0);
 	cr_assert_eq(latest, 0);
-	cr_assert_eq(store_begin_run(s, &exp, &p, 1, "a", &machine, &a), 0);
-	cr_assert_eq(store_begin_run(s, &exp, &p, UINT64_MAX, "b", NULL, &b), 0);
+	cr_assert_eq(store_begin_run(s, &exp, &p, 1, "a", &machine, NULL, &a), 0);
+	cr_assert_eq(store_begin_run(s, &exp, &p, UINT64_MAX, "b", NULL, NULL, &b), 0);
 	cr_assert_gt(b, a);
 	cr_assert_eq(store_latest_run(s, &latest), 0);
 	cr_assert_eq(latest, b);
@@ -879,4 +879,101 @@ Test(store, missing_without_create_creates_nothing)
 	free(msg);
 	snprintf(want, sizeof(want), "%s/sub", tmpdir);
 	cr_assert_eq(stat(want, &sb), -1);
+}
+
+/* ---- perturb merge: every column of a shard's results ---- */
+
+/* The columns of table in schema s of h, as "a,b,c" in cid order,
+ * run_id left out (a merge renumbers the run). */
+static char *columns_of(sqlite3 *h, const char *s, const char *table)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *st;
+	char *sql = xasprintf("SELECT name FROM pragma_table_info('%s', '%s')"
+			      " WHERE name <> 'run_id' ORDER BY cid", table, s);
+
+	cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s",
+		     sqlite3_errmsg(h));
+	while (sqlite3_step(st) == SQLITE_ROW)
+		strbuf_addf(&sb, "%s\"%s\"", sb.len ? "," : "",
+			    (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	free(sql);
+	return strbuf_detach(&sb);
+}
+
+static int64_t one_int(sqlite3 *h, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = -1;
+
+	cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
+		     sqlite3_errmsg(h));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/*
+ * The class: the columns of a run's results that a merge copies.  Each
+ * table a shard's results are in has the same column set in the shard
+ * and in the main database, and every row of the shard is in the main
+ * database with every column equal (cost_s was dropped: a hand-kept
+ * list).  Two shards of one plan, run without Slurm: shard 0 in the
+ * main database, shard 1 in its own, merged.
+ */
+Test(store, merge_copies_every_column_of_a_shards_results)
+{
+	static const char *const tables[] = {
+		"results", "metric_values", "unavailable", "block_entries",
+	};
+	char *main_db = xasprintf("%s/main.db", tmpdir), *shard = xasprintf("%s/s1.db", tmpdir);
+	struct cli_result r;
+	sqlite3 *h;
+
+	tl_write(tmpdir, "e.yaml", "name: m\nwarmup: 0\nrepetitions: 2\n"
+		 "variants: [{name: a}, {name: b, env: {X: '1'}}]\n"
+		 "workloads:\n"
+		 "  - name: t\n"
+		 "    shell: 'echo ops=7'\n"
+		 "    metrics: [{name: ops, regex: 'ops=([0-9]+)'}]\n");
+	cli_run(tmpdir, &r, "run", "e.yaml", "--db", main_db, "--shard", "0/2", "--seed", "3",
+		NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	cli_run(tmpdir, &r, "run", "e.yaml", "--db", shard, "--shard", "1/2", "--seed", "3",
+		NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	cli_run(tmpdir, &r, "merge", "--db", main_db, shard, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+
+	cr_assert_eq(sqlite3_open_v2(main_db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	char *attach = xasprintf("ATTACH DATABASE '%s' AS shard", shard);
+	cr_assert_eq(sqlite3_exec(h, attach, NULL, NULL, NULL), SQLITE_OK, "%s",
+		     sqlite3_errmsg(h));
+	free(attach);
+	/* not vacuous: the shard stored its runs' costs and its metric */
+	cr_assert_gt(one_int(h, "SELECT count(*) FROM shard.results WHERE cost_s IS NOT NULL"), 0);
+	cr_assert_gt(one_int(h, "SELECT count(*) FROM shard.metric_values"), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
+		char *in_main = columns_of(h, "main", tables[i]);
+		char *in_shard = columns_of(h, "shard", tables[i]);
+		cr_expect_str_eq(in_main, in_shard, "%s: the column sets differ", tables[i]);
+		char *missing = xasprintf("SELECT count(*) FROM (SELECT %s FROM shard.%s"
+					  " EXCEPT SELECT %s FROM main.%s)",
+					  in_shard, tables[i], in_shard, tables[i]);
+		cr_expect_eq(one_int(h, missing), 0, "%s: rows of the shard not merged whole",
+			     tables[i]);
+		free(missing);
+		free(in_main);
+		free(in_shard);
+	}
+	cr_expect_eq(one_int(h, "SELECT count(*) FROM main.results WHERE cost_s IS NOT NULL"),
+		     one_int(h, "SELECT count(*) FROM main.results"));
+	sqlite3_close(h);
+	free(main_db);
+	free(shard);
 }

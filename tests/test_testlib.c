@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,4 +151,111 @@ Test(testlib, a_folder_left_behind_fails_the_run)
 	nested_release(&n);
 	tl_rmtree(dir);
 	free(dir);
+}
+
+/*
+ * tests/run.sh, `make test`'s runner: the tests that build guest kernels
+ * and lttng-modules run in the background of the others, said up front
+ * with their expected time, and the two runs add up to one summary, every
+ * test counted and every skip listed.  TESTS here is a script that plays
+ * perturb-tests: its --filter says which run it is.
+ */
+static const char fake_tests[] =
+	"#!/bin/sh\n"
+	"echo \"$*\" >>\"$0.args\"\n"
+	"case $1 in\n"
+	"--filter=@*|--filter) case $2 in\n"
+	"  @*) [ -n \"${CRASH_SLOW:-}\" ] && exit 134\n"
+	"      printf 'perturb-tests: 1 skipped:\\n  kernels/k: no tools\\n'\n"
+	"      echo '1 passed, 0 failed, 1 skipped'; exit 0 ;;\n"
+	"  '!'*) echo fast-output; echo \"3 passed, ${FAST_FAILS:-0} failed, 0 skipped\"\n"
+	"      exit ${FAST_FAILS:-0} ;;\n"
+	"  *) echo '1 passed, 0 failed, 0 skipped'; exit 0 ;;\n"
+	"  esac ;;\n"
+	"esac\n"
+	"exit 9\n";
+
+/* run.sh on the fake with env (a shell assignment or ""); its output. */
+static char *run_sh(const char *tdir, const char *env, const char *args, int *status)
+{
+	const char *src = getenv("PERTURB_SRC");
+	char *cmd, *out, *path;
+
+	cr_assert(src, "PERTURB_SRC is not set (run the tests with make test)");
+	cmd = xasprintf("cd %s && %s PERTURB_CACHE=%s/cache sh %s/tests/run.sh %s/tests %s "
+			">%s/out 2>&1", tdir, env, tdir, src, tdir, args, tdir);
+	*status = system(cmd);
+	free(cmd);
+	path = xasprintf("%s/out", tdir);
+	out = read_file(path, NULL);
+	free(path);
+	cr_assert(out);
+	return out;
+}
+
+Test(testlib_run, the_slow_tests_run_beside_the_others_and_one_summary_counts_all)
+{
+	char *tdir = tl_tmpdir(), *out, *args;
+	int st;
+
+	tl_write(tdir, "tests", fake_tests);
+	args = xasprintf("%s/tests", tdir);
+	cr_assert_eq(chmod(args, 0755), 0);
+	free(args);
+	out = run_sh(tdir, "", "--verbose", &st);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+	/* said up front, before any test ran: what is slow, how long, where */
+	char *said = strstr(out, "make test: slow: kernels/*|qemu/lttng_kernel_events_are_traced_"
+			    "inside_the_guest build two guest kernels and lttng-modules once into ");
+	cr_assert(said && strstr(out, " min on ") && said < strstr(out, "fast-output"), "%s", out);
+	cr_assert(strstr(out, "perturb-tests: 1 skipped:\n  kernels/k: no tools\n"), "%s", out);
+	cr_assert(strstr(out, "make test: 4 passed, 0 failed, 1 skipped (both runs)\n"), "%s", out);
+	/* each run with the caller's arguments */
+	args = xasprintf("%s/tests.args", tdir);
+	free(out);
+	out = read_file(args, NULL);
+	cr_assert(strstr(out, "--filter @(kernels/*|qemu/lttng_kernel_events_are_traced_inside_"
+			 "the_guest) --verbose\n") &&
+		  strstr(out, "--filter !(kernels/*|qemu/lttng_kernel_events_are_traced_inside_"
+			  "the_guest) --verbose\n") && tl_count_lines(out) == 2, "%s", out);
+	free(out);
+
+	/* a failure in either run fails make test; a run that crashed before
+	 * its summary is said */
+	out = run_sh(tdir, "FAST_FAILS=2", "", &st);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s", out);
+	cr_assert(strstr(out, "make test: 4 passed, 2 failed, 1 skipped (both runs)"), "%s", out);
+	free(out);
+	out = run_sh(tdir, "CRASH_SLOW=1", "", &st);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s", out);
+	cr_assert(strstr(out, "make test: 1 of the two runs ended without its summary"), "%s", out);
+	free(out);
+
+	/* built already: said so */
+	for (int i = 0; i < 2; i++) {
+		char *d = xasprintf("%s/cache/kernels/k%d", tdir, i);
+		cr_assert_eq(mkdir_p(d, 0755), 0);
+		tl_write(d, "bzImage", "");
+		free(d);
+	}
+	char *m = xasprintf("%s/cache/kernel-debian/lttng-modules-2-6.1/lib/modules/6.1", tdir);
+	cr_assert_eq(mkdir_p(m, 0755), 0);
+	tl_write(m, "modules.dep", "");
+	free(m);
+	out = run_sh(tdir, "", "", &st);
+	cr_assert(strstr(out, "make test: the guest kernels and lttng-modules are in "), "%s", out);
+	free(out);
+
+	/* tests chosen by the caller: one run, as asked */
+	unlink(args);
+	out = run_sh(tdir, "", "--filter 'util/*'", &st);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", out);
+	cr_assert_not(strstr(out, "make test:"), "%s", out);
+	free(out);
+	out = read_file(args, NULL);
+	cr_assert_str_eq(out, "--filter util/*\n");
+	free(out);
+	free(args);
+	tl_rmtree(tdir);
+	free(tdir);
 }

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/util.h"
@@ -250,4 +251,52 @@ Test(util, env_put_replaces_appends_and_prefixes)
 	argv_free(e);
 	argv_free(empty);
 	argv_free(v);
+}
+
+/*
+ * The class "a name becomes a path component" (work folders, logs, perf's
+ * files, one-liner files): path_component() gives one component that no
+ * name can turn into a way out of its folder, and distinct names give
+ * distinct components.
+ */
+Test(util, path_component_is_one_safe_component)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "gzip", "gzip" },
+		{ "w[p=../../../../OUTSIDE]", "w[p=..%2F..%2F..%2F..%2FOUTSIDE]" },
+		{ "v[set=sched:*+irq:*]", "v[set=sched%3A%2A+irq%3A%2A]" },
+		{ "a/b", "a%2Fb" },
+		{ "..", "%2E." },
+		{ ".", "%2E" },
+		{ ".hidden", "%2Ehidden" },
+		{ "-rf", "%2Drf" },
+		{ "a,b", "a%2Cb" },
+		{ "100%", "100%25" },
+		{ "gzip -6 -c in", "gzip%20-6%20-c%20in" },
+		{ "caf\xe9", "caf%E9" },
+		{ "", "%" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *c = path_component(cases[i].in);
+		cr_assert_str_eq(c, cases[i].out, "path_component(\"%s\")", cases[i].in);
+		free(c);
+	}
+
+	/* a long name: cut at PATH_COMPONENT_MAX, never inside a %XX, and two
+	 * names that differ only at their ends stay apart */
+	char a[4000], b[4000];
+	memset(a, '/', sizeof(a) - 1);
+	a[sizeof(a) - 1] = '\0';
+	memcpy(b, a, sizeof(a));
+	b[sizeof(b) - 2] = 'x';
+	char *ca = path_component(a), *cb = path_component(b);
+	cr_assert_leq(strlen(ca), PATH_COMPONENT_MAX);
+	cr_assert_null(strchr(ca, '/'));
+	cr_assert_str_neq(ca, cb);
+	const char *tilde = strchr(ca, '~');
+	cr_assert_not_null(tilde);
+	cr_assert_eq(strlen(tilde), 17);
+	cr_assert_eq((tilde - ca) % 3, 0, "cut inside a %%XX: %s", ca);
+	free(ca);
+	free(cb);
 }

@@ -552,6 +552,16 @@ out:
 	return ret;
 }
 
+/* logdir/VARIANT-WHAT.EXT, the variant's name as one component. */
+static char *log_path(struct backend_ctx *ctx, const char *what, const char *ext)
+{
+	char *c = path_component(ctx->variant->name);
+	char *p = xasprintf("%s/%s-%s.%s", ctx->logdir, c, what, ext);
+
+	free(c);
+	return p;
+}
+
 /* Mount tracefs (journaled) for bpftrace, switch the BPF statistics on
  * (journaled), start bpftrace. */
 static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
@@ -564,8 +574,8 @@ static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
 		return error("variant '%s': bpf: %s", v->name, why);
 	if (journal_set_sysctl(jr(), BPF_STATS_SYSCTL, "1") < 0)
 		return -1;
-	prog = xasprintf("%s/%s-bpf.bt", ctx->logdir, v->name);
-	log = xasprintf("%s/%s-bpf.log", ctx->logdir, v->name);
+	prog = log_path(ctx, "bpf", "bt");
+	log = log_path(ctx, "bpf", "log");
 	r = bpf_start(v, prog, log, ctx->envp, ctx->exp->timeout_s, &st->bpf);
 	if (r == 0) {
 		struct argv_list a = { .v = (char *[]){ "bpftrace", prog, NULL }, .n = 2 };
@@ -587,12 +597,16 @@ static int is_perf(const struct variant *v)
 static int perf_enter(struct backend_ctx *ctx, struct host_state *st)
 {
 	struct argv_list a = { 0 };
-	char why[1024];
+	char why[1024], *comp;
+	int r;
 
 	if (tracefs_journaled(why, sizeof(why)) < 0)
 		return error("variant '%s': perf: %s", ctx->variant->name, why);
-	if (perf_tracer_start(ctx->variant->cfg, ctx->logdir, ctx->variant->name, ctx->envp,
-			      ctx->exp->timeout_s, &st->perf) < 0)
+	comp = path_component(ctx->variant->name);
+	r = perf_tracer_start(ctx->variant->cfg, ctx->logdir, comp, ctx->envp,
+			      ctx->exp->timeout_s, &st->perf);
+	free(comp);
+	if (r < 0)
 		return -1;
 	for (a.v = perf_tracer_argv(st->perf); a.v[a.n]; a.n++)
 		;
@@ -676,10 +690,6 @@ static int host_check(const struct variant *v, struct pos *at, char *why, size_t
 	return 0;
 }
 
-static char *log_path(struct backend_ctx *ctx, const char *what)
-{
-	return xasprintf("%s/%s-%s.log", ctx->logdir, ctx->variant->name, what);
-}
 
 static int host_leave(struct backend_ctx *ctx)
 {
@@ -709,7 +719,7 @@ static int host_leave(struct backend_ctx *ctx)
 		ret = -1;
 	st->lttng = NULL;
 	if (st->bpf) {
-		char *log = xasprintf("%s/%s-bpf.log", ctx->logdir, v->name);
+		char *log = log_path(ctx, "bpf", "log");
 		if (daemon_stop(st->bpf) < 0)
 			ret = -1;
 		st->bpf = NULL;
@@ -760,7 +770,7 @@ static int host_leave(struct backend_ctx *ctx)
 /* The lttng: block's session daemon (lttng.h), journaled. */
 static int lttng_enter(struct backend_ctx *ctx, struct host_state *st)
 {
-	char *log = log_path(ctx, "lttng");
+	char *log = log_path(ctx, "lttng", "log");
 	int r = lttng_host_start(ctx->variant, ctx->envp, log, ctx->exp->timeout_s, &st->lttng);
 	free(log);
 	if (r == 0) {
@@ -792,7 +802,7 @@ static int host_enter(struct backend_ctx *ctx)
 		st->setup_done = i + 1;
 	}
 	if (v->daemon.n) {
-		char *path = log_path(ctx, "daemon");
+		char *path = log_path(ctx, "daemon", "log");
 		char **argv = expand_argv(ctx, &v->daemon);
 		int r = daemon_start(argv, ctx->envp, ctx->cwd, path, v->daemon_ready_s,
 				     v->daemon_ready_regex ? &v->daemon_ready_re : NULL,
@@ -804,7 +814,7 @@ static int host_enter(struct backend_ctx *ctx)
 		journal_proc(ctx, daemon_pid(st->daemon), "daemon", &v->daemon);
 	}
 	if (v->background.n) {
-		char *path = log_path(ctx, "background");
+		char *path = log_path(ctx, "background", "log");
 		char **argv = expand_argv(ctx, &v->background);
 		int r = background_start(argv, ctx->envp, ctx->cwd, path, &st->background);
 		free(path);

@@ -158,7 +158,11 @@ int cpio_add_program(struct cpio *c, const char *prog, char *why, size_t len)
 		goto out;
 	if (cpio_add_file(c, path, NULL, why, len) < 0)
 		goto out;
-	cmd = xasprintf("ldd '%s' 2>/dev/null", path);
+	struct strbuf sb = STRBUF_INIT;	/* the path one shell word, whatever it holds */
+	strbuf_addstr(&sb, "ldd ");
+	strbuf_add_shell_word(&sb, path);
+	strbuf_addstr(&sb, " 2>/dev/null");
+	cmd = strbuf_detach(&sb);
 	if (!(f = popen(cmd, "r"))) {
 		snprintf(why, len, "cannot run ldd: %s", strerror(errno));
 		goto out;

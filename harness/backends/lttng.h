@@ -35,9 +35,11 @@
 #include "core/runner.h"
 
 /*
- * What this host refuses before anything runs: root, lttng-tools and each
- * preload's wrapper library, and kernel events where lttng-modules cannot
- * load (lttng_kernel_unavailable()).  Unless dry, a trial: the daemon
+ * What this host refuses before anything runs: root, lttng-tools, kernel
+ * events where lttng-modules cannot load (lttng_kernel_unavailable()), a
+ * machine without the daemon's private mount namespace
+ * (lttng_private_mounts_unavailable()) and each preload's wrapper
+ * library.  Unless dry, a trial: the daemon
  * started, the session set up and destroyed, the daemon stopped, so that
  * what LTTng refuses shows now.  -1 with why.
  */
@@ -50,6 +52,16 @@ int lttng_host_check(const struct variant *v, int dry, char *why, size_t len);
  * for the running kernel under /lib/modules.
  */
 int lttng_kernel_unavailable(char *why, size_t len);
+
+/*
+ * Why the session daemon cannot have the mount namespace it runs in here
+ * (why filled, 1), or 0 when it can: tried in a child process, whose
+ * namespace goes with it.  Its mounts must not reach the machine, so "/"
+ * is made private, or where "/" is no mount point (a chroot), /run and
+ * /dev/shm (or /dev); a minbase chroot whose /run is a plain folder
+ * cannot ("mount: /run: not mount point").
+ */
+int lttng_private_mounts_unavailable(char *why, size_t len);
 
 /* The path of liblttng-ust-NAME-wrapper.so.1 (malloc'd), or NULL. */
 char *lttng_wrapper_path(const char *name);

@@ -82,7 +82,8 @@ int perf_tracer_check(const struct perf_cfg *c, const char *tracefs, char *why, 
  * (NAME-perf.data for record, the fifos, NAME-perf.log: its output, for
  * trace its events), with envp and PERF_CONFIG=/dev/null (no user's
  * perfconfig changes how it writes), ready within timeout_s.  -1 printed;
- * the log's last lines are in the message.
+ * the log's last lines are in the message.  NAME is one path component
+ * (path_component(): no '/', nor the ',' and ':' that perf would split).
  */
 struct perf_tracer;
 int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *name,

@@ -395,8 +395,10 @@ static int qemu_enter(struct backend_ctx *ctx)
 		ret = 0;
 		goto out;
 	}
-	q->log_path = xasprintf("%s/qemu-%s-%u.log", ctx->logdir ? ctx->logdir : ".",
-				ctx->variant->name, ++boot_count);
+	char *comp = path_component(ctx->variant->name);
+	q->log_path = xasprintf("%s/qemu-%s-%u.log", ctx->logdir ? ctx->logdir : ".", comp,
+				++boot_count);
+	free(comp);
 	q->log = open(q->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	int kvm = kvm_usable(b);
 	r = boot(ctx, q, kernel, initrd, why, sizeof(why));
@@ -441,7 +443,7 @@ static int qemu_build(const struct variant *v)
 		return 0;
 	if (!(img = debian_kernel()))
 		return -1;
-	mods = lttng_guest_modules(img, why, sizeof(why));
+	mods = lttng_guest_modules(v, img, why, sizeof(why));
 	free(mods);
 	free(img);
 	return 0;

@@ -119,12 +119,20 @@ int lttng_guest_wanted(const struct variant *v);
 int lttng_guest_check(const struct variant *v, char *why, size_t len);
 /* The release of a bzImage (its setup header), malloc'd; NULL when none. */
 char *bzimage_release(const char *path);
-/* The folder of the lttng modules built for the kernel image at kernel
- * (holding lib/modules/RELEASE), from the cache or built now (minutes);
- * malloc'd, or NULL with why ("lttng: unavailable: ...", said once). */
-char *lttng_guest_modules(const char *kernel, char *why, size_t wlen);
-/* Pack the modules for kernel and LTTng's programs into c; -1 with why. */
-int lttng_guest_pack(struct cpio *c, const char *kernel, char *why, size_t wlen);
+/* The probe modules of lttng-modules' source tree src (NAME of
+ * src/probes/lttng-probe-NAME.c) whose source or event headers name one of
+ * l's tracepoints (syscall events need none): sorted, *n of them, for
+ * argv_free() (NULL when none). */
+char **lttng_guest_probes(const char *src, const struct lttng_spec *l, size_t *n);
+/* The folder of the lttng modules v's events need, built for the kernel
+ * image at kernel (holding lib/modules/RELEASE), from the cache or built
+ * now (minutes); malloc'd, or NULL with why ("lttng: unavailable: ...",
+ * said once). */
+char *lttng_guest_modules(const struct variant *v, const char *kernel, char *why, size_t wlen);
+/* Pack the modules for v and kernel, and LTTng's programs, into c; -1
+ * with why. */
+int lttng_guest_pack(struct cpio *c, const struct variant *v, const char *kernel, char *why,
+		     size_t wlen);
 /* Send the variant's LTTNG to the booted guest: 1 when the guest's tracer
  * is ready, 0 when it refused or did not answer (why filled), PROC_STOP. */
 int guest_lttng(struct backend_ctx *ctx, struct qemu *q, char *why, size_t wlen);

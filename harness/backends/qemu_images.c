@@ -14,6 +14,7 @@
 #include "core/packages.h"
 #include "core/proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -104,19 +105,15 @@ char *debian_kernel(void)
 	char *x[] = { "sh", "-c", "dpkg-deb -x linux-image-*.deb x", NULL };
 	if (proc_run_command(x, NULL, tmp, 600, "dpkg-deb -x") < 0)
 		goto out;
-	char *find = xasprintf("ls %s/x/boot/vmlinuz-* 2>/dev/null", tmp);
-	FILE *f = popen(find, "r");
-	free(find);
-	if (f) {
-		char *line = NULL;
-		size_t cap = 0;
-		if (getline(&line, &cap, f) > 0) {
-			line[strcspn(line, "\n")] = '\0';
-			found = xstrdup(line);
-		}
-		free(line);
-		pclose(f);
-	}
+	/* a folder read, no shell nor glob: the cache's path may hold anything */
+	char *boot = xasprintf("%s/x/boot", tmp);
+	DIR *d = opendir(boot);
+	for (struct dirent *de; d && !found && (de = readdir(d)); )
+		if (!strncmp(de->d_name, "vmlinuz-", 8))
+			found = xasprintf("%s/%s", boot, de->d_name);
+	if (d)
+		closedir(d);
+	free(boot);
 	if (!found) {
 		error("kernel: debian: no boot/vmlinuz-* in %s", pkg);
 		goto out;
@@ -165,13 +162,15 @@ static int pack_one(const char *path, const struct stat *st, int type, struct FT
 }
 
 /* The work folder of each workload (its setup's generated inputs), at its
- * host path: ctx->cwd/NAME, resolved. */
+ * host path: ctx->cwd/NAME (path_component()), resolved. */
 static int pack_workdirs(struct backend_ctx *ctx, struct cpio *c)
 {
 	for (size_t w = 0; ctx->cwd && w < ctx->exp->n_workloads; w++) {
-		char *rel = xasprintf("%s/%s", ctx->cwd, ctx->exp->workloads[w].name);
+		char *comp = path_component(ctx->exp->workloads[w].name);
+		char *rel = xasprintf("%s/%s", ctx->cwd, comp);
 		char *abs = realpath(rel, NULL);
 		free(rel);
+		free(comp);
 		if (!abs)
 			continue;
 		walk_cpio = c;
@@ -234,7 +233,7 @@ char *make_initramfs(struct backend_ctx *ctx, const char *kernel, char *lwhy, si
 	if (pack_workdirs(ctx, &c) < 0)
 		goto out;
 	/* the variant's own failure: its runs say why, the study goes on */
-	if (lttng_guest_wanted(v) && lttng_guest_pack(&c, kernel, lwhy, lwlen) < 0)
+	if (lttng_guest_wanted(v) && lttng_guest_pack(&c, v, kernel, lwhy, lwlen) < 0)
 		goto out;
 	cpio_finish(&c);
 	sha256_hex(c.buf.buf, c.buf.len, sha);

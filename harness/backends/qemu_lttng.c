@@ -8,9 +8,13 @@
  * headers of the `kernel: debian` image (its release read from the
  * bzImage's header), fetched with apt-get download like the image, once:
  * the modules are cached next to the kernel, in
- * kernel-debian/lttng-modules-VERSION-RELEASE/lib/modules/RELEASE, keyed
- * by the lttng-modules version and the kernel release, built once on the
- * machine (kbuild_once(), kbuild.h).  A build that fails is said once
+ * kernel-debian/lttng-modules-VERSION-RELEASE[+PROBE...]/lib/modules/RELEASE,
+ * keyed by the lttng-modules version, the kernel release and the probe
+ * modules built, once on the machine (kbuild_once(), kbuild.h).  Only what
+ * the variant's events load is built: the core (syscall events are the
+ * tracer's own) and the probe modules whose event headers name one of its
+ * tracepoints (lttng_guest_probes()); an event no probe names is built
+ * nothing for, and the guest refuses it by name.  A build that fails is said once
  * ("unavailable: ..." and the log's end), not tried again by this perturb,
  * and the variant's runs are errors naming it; the study goes on.  A kernel that cannot take
  * the modules is refused up front by check(): `config:` kernels (built
@@ -31,8 +35,10 @@
 #include "kbuild.h"
 #include "core/result.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,12 +166,105 @@ out:
 	return ret;
 }
 
-char *lttng_guest_modules(const char *kernel, char *why, size_t wlen)
+/* Does a C identifier of text match the event pattern (fnmatch: an
+ * event may end in '*')? */
+static int names_event(const char *text, const char *event)
+{
+	for (const char *p = text; *p;) {
+		if (!isalpha((unsigned char)*p) && *p != '_') {
+			p++;
+			continue;
+		}
+		const char *q = p;
+		while (isalnum((unsigned char)*q) || *q == '_')
+			q++;
+		char *word = xstrndup(p, (size_t)(q - p));
+		int hit = !fnmatch(event, word, 0);
+		free(word);
+		if (hit)
+			return 1;
+		p = q;
+	}
+	return 0;
+}
+
+/* The lines of text but the preprocessor's (an #include names files, not
+ * events), added to sb. */
+static void add_code(struct strbuf *sb, const char *text)
+{
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		if (p[strspn(p, " \t")] != '#')
+			strbuf_add(sb, p, n);
+		strbuf_add(sb, "\n", 1);
+		p += n + (p[n] == '\n');
+	}
+}
+
+/* Does the probe module's source (src/probes/lttng-probe-NAME.c) or an
+ * event header it includes (include/instrumentation/events/...) name one
+ * of the tracepoints of l? */
+static int probe_wanted(const char *src, const char *file, const struct lttng_spec *l)
+{
+	char *path = xasprintf("%s/src/probes/%s", src, file), *text = read_file(path, NULL);
+	char *line, *save = NULL;
+	struct strbuf all = STRBUF_INIT;
+	int hit = 0;
+
+	free(path);
+	if (!text)
+		return 0;
+	add_code(&all, text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char hdr[256], *h;
+		if (sscanf(line, " #include <instrumentation/events/%255[^>]>", hdr) != 1)
+			continue;
+		path = xasprintf("%s/include/instrumentation/events/%s", src, hdr);
+		if ((h = read_file(path, NULL)))
+			add_code(&all, h);
+		free(h);
+		free(path);
+	}
+	free(text);
+	for (size_t i = 0; i < l->n_kernel && !hit; i++)
+		hit = strcmp(l->kernel[i], "syscalls") && strncmp(l->kernel[i], "syscall:", 8) &&
+		      names_event(all.buf, l->kernel[i]);
+	strbuf_release(&all);
+	return hit;
+}
+
+char **lttng_guest_probes(const char *src, const struct lttng_spec *l, size_t *n)
+{
+	struct dirent **names;
+	char **probes = NULL, *dir = xasprintf("%s/src/probes", src);
+	int k = scandir(dir, &names, NULL, alphasort);
+
+	free(dir);
+	*n = 0;
+	for (int i = 0; i < k; i++) {
+		const char *f = names[i]->d_name;
+		size_t len = strlen(f);
+		if (!strncmp(f, "lttng-probe-", 12) && len > 14 && !strcmp(f + len - 2, ".c") &&
+		    probe_wanted(src, f, l)) {
+			char *name = xstrndup(f + 12, len - 14);
+			argv_push(&probes, n, name);
+			free(name);
+		}
+		free(names[i]);
+	}
+	if (k >= 0)
+		free(names);
+	return probes;
+}
+
+char *lttng_guest_modules(const struct variant *v, const char *kernel, char *why, size_t wlen)
 {
 	char *release = bzimage_release(kernel), *ver = lttng_source_version();
-	char *kdir = dir_name(kernel), *dir = NULL, *ret = NULL;
+	char *kdir = dir_name(kernel), *dir = NULL, *ret = NULL, **probes = NULL, **argv = NULL;
 	char *script = kbuild_script("lttng-modules.sh"), *src = NULL, bwhy[400];
 	struct kbuild_job job = { .timeout_s = LTTNG_BUILD_TIMEOUT_S, .once = 1 };
+	struct strbuf key = STRBUF_INIT, list = STRBUF_INIT;
+	size_t n_probes = 0, n_argv = 0;
 
 	if (!release) {
 		why_error(why, wlen, "lttng: cannot read the kernel release of '%s'", kernel);
@@ -176,10 +275,23 @@ char *lttng_guest_modules(const char *kernel, char *why, size_t wlen)
 			  "the lttng-modules source");
 		goto out;
 	}
-	dir = xasprintf("%s/lttng-modules-%s-%s", kdir, ver, release);
 	src = xasprintf("%s/lttng-modules-%s", LTTNG_SOURCE_DIR, ver);
-	char *argv[] = { script, release, src, dir, NULL };
-	job.what = xasprintf("lttng-modules %s for %s", ver, release);
+	probes = lttng_guest_probes(src, v->lttng, &n_probes);
+	strbuf_addf(&key, "%s/lttng-modules-%s-%s", kdir, ver, release);
+	for (size_t i = 0; i < n_probes; i++) {
+		strbuf_addf(&key, "+%s", probes[i]);
+		strbuf_addf(&list, "%s%s", i ? ", " : " and the probes ", probes[i]);
+	}
+	dir = strbuf_detach(&key);
+	argv_push(&argv, &n_argv, script);
+	argv_push(&argv, &n_argv, release);
+	argv_push(&argv, &n_argv, src);
+	argv_push(&argv, &n_argv, dir);
+	for (size_t i = 0; i < n_probes; i++)
+		argv_push(&argv, &n_argv, probes[i]);
+	job.what = xasprintf("lttng-modules %s for %s (the core%s)", ver, release,
+			     list.len ? list.buf : "");
+	strbuf_release(&list);
 	job.product = xasprintf("%s/lib/modules/%s/modules.dep", dir, release);
 	job.lock = xasprintf("%s.lock", dir);
 	job.log = xasprintf("%s.log", dir);
@@ -196,6 +308,8 @@ char *lttng_guest_modules(const char *kernel, char *why, size_t wlen)
 	free((char *)job.lock);
 	free((char *)job.log);
 out:
+	argv_free(probes);
+	argv_free(argv);
 	free(release);
 	free(ver);
 	free(kdir);
@@ -220,9 +334,10 @@ static int pack_module_file(const char *path, const struct stat *st, int type, s
 	return cpio_add_file(walk_cpio, path, path + walk_skip, walk_why, sizeof(walk_why)) < 0;
 }
 
-int lttng_guest_pack(struct cpio *c, const char *kernel, char *why, size_t wlen)
+int lttng_guest_pack(struct cpio *c, const struct variant *v, const char *kernel, char *why,
+		     size_t wlen)
 {
-	char *dir = lttng_guest_modules(kernel, why, wlen);
+	char *dir = lttng_guest_modules(v, kernel, why, wlen);
 	int r;
 
 	if (!dir)

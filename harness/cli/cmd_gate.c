@@ -16,6 +16,7 @@
 #include "engine/config.h"
 #include "reports/gate.h"
 #include "engine/store.h"
+#include "lib/output.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -84,6 +85,27 @@ out:
 	free(text);
 	free(tmp);
 	free(dir);
+	return ret;
+}
+
+/* --junit and --markdown replace none of what the gate reads (the
+ * database, the experiment file given, every file the experiment read:
+ * lib/output.h).  0, or -1 (printed). */
+static int check_outputs(const char *db, const char *file, const struct experiment *exp,
+			 const char *junit, const char *markdown)
+{
+	struct output_inputs in = { 0 };
+	int ret = 0;
+
+	output_inputs_add_db(&in, db);
+	if (file)
+		output_inputs_add(&in, file);
+	for (size_t i = 0; i < exp->n_files; i++)
+		output_inputs_add(&in, exp->files[i]);
+	if ((junit && output_check(junit, "--junit", &in) < 0) ||
+	    (markdown && output_check(markdown, "--markdown", &in) < 0))
+		ret = -1;
+	output_inputs_release(&in);
 	return ret;
 }
 
@@ -158,6 +180,8 @@ int cmd_gate(int argc, char **argv)
 		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
 		goto out;
 	}
+	if (check_outputs(db, file, &exp, junit, markdown) < 0)
+		goto out;	/* before the database is opened; its files later */
 	ret = EXIT_RUNTIME;
 	if (store_open(db, STORE_READ, &g.st) < 0)
 		goto out;
@@ -183,6 +207,10 @@ int cmd_gate(int argc, char **argv)
 		}
 		rules = exp.gate;
 		n_rules = exp.n_gate;
+	}
+	if (check_outputs(db, file, &exp, junit, markdown) < 0) {
+		ret = EXIT_USAGE;
+		goto out;
 	}
 	if (store_variant_names(g.st, g.run_id, &variants, &nv) < 0 ||
 	    store_workload_names(g.st, g.run_id, &workloads, &nw) < 0)

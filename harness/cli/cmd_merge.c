@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "options.h"
 #include "engine/merge.h"
+#include "lib/output.h"
 #include "lib/util.h"
 
 #include <inttypes.h>
@@ -37,6 +38,16 @@ int cmd_merge(int argc, char **argv)
 
 	if ((rc = parse_options(argc, argv, opts, "merge")))
 		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	/* the database written is none of the shards read (lib/output.h) */
+	struct output_inputs in = { 0 };
+	for (size_t i = 0; i < n_files; i++)
+		output_inputs_add_db(&in, files[i]);
+	rc = output_check(db, "--db", &in);
+	output_inputs_release(&in);
+	if (rc < 0) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if ((rc = merge_open(db, run_id, &st, &run)) < 0) {
 		ret = rc == -2 ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;

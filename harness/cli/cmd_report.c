@@ -162,6 +162,14 @@ int cmd_report(int argc, char **argv)
 		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
 		goto out;
 	}
+	if (output) {
+		struct output_inputs in = { 0 };
+		output_inputs_add_db(&in, db);
+		rc = output_check(output, "--output", &in);
+		output_inputs_release(&in);
+		if (rc < 0)
+			goto out;
+	}
 	if (store_open(db, STORE_READ, &st) < 0) {
 		ret = EXIT_RUNTIME;
 		goto out;

@@ -27,9 +27,11 @@
 #include "reports/summary.h"
 #include "reports/warnings.h"
 #include "lib/machine.h"
+#include "lib/output.h"
 #include "lib/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +68,7 @@ struct run_opts {
 	int slurm, wait;	/* --slurm, --wait */
 	int shards;		/* --shards N */
 	const char *order;	/* --order (a one-liner's) */
+	const char *label;	/* --label */
 };
 
 static int add_str(const struct opt *opt, const char *arg)
@@ -73,6 +76,21 @@ static int add_str(const struct opt *opt, const char *arg)
 	struct str_list *l = opt->value;
 	l->v = xrealloc(l->v, (l->n + 1) * sizeof(char *));
 	l->v[l->n++] = (char *)arg;
+	return 0;
+}
+
+/* --label: what --run can name (store_resolve_run(): not a number, not
+ * latest or -N).  0 or -1 (printed: exit 2). */
+static int check_label(const char *label)
+{
+	long n;
+
+	if (!label)
+		return 0;
+	if (!*label || !parse_long(label, 1, LONG_MAX, &n) || label[0] == '-' ||
+	    !strcmp(label, "latest"))
+		return error("--label takes a text that is not a run id, latest or -N "
+			     "(--run names runs by those), got '%s'", label);
 	return 0;
 }
 
@@ -91,6 +109,9 @@ static int check_slurm_args(const struct run_opts *o, int *k, int *n)
 	if ((o->shard || o->slurm) && (o->target_ci || o->skip_unavailable))
 		return error("a study in shards takes no %s: every shard runs the same design",
 			     o->target_ci ? "--target-ci" : "--skip-unavailable");
+	if (o->label && (o->shard || o->slurm || o->resume))
+		return error("--label names a new run of this machine; a run %s keeps what it was "
+			     "started with", o->resume ? "resumed" : "in shards");
 	if (o->shard && o->resume)
 		return error("--shard resumes its database's unfinished run by itself; "
 			     "it takes no --resume");
@@ -167,6 +188,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			 "with --slurm: wait for the tasks, then merge their results"),
 		OPT_STRING(0, "shard", &o->shard, "K/N",
 			   "run shard K of N only (what a --slurm task runs)"),
+		OPT_STRING(0, "label", &o->label, "TEXT",
+			   "stored with the run: 'perturb runs' shows it, --run takes it"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "print only errors"),
 		OPT_END(),
 	};
@@ -186,10 +209,20 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 	o->target_ci *= 100;	/* in % */
 	if (o->max_time > 0 && !o->target_ci)
 		return error("--max-time bounds --target-ci; give --target-ci too");
-	if (o->resume && !o->slurm && (o->filter.n_variants || o->filter.n_workloads ||
-			  o->filter.repetitions || o->has_seed))
-		return error("--resume completes the stored plan; it takes no --only-*, "
-			     "--repetitions or --seed");
+	if (o->resume && !o->slurm) {
+		/* the options that shape a plan: a resume runs the stored one */
+		const char *given = o->filter.n_variants ? "--only-variant"
+				  : o->filter.n_workloads ? "--only-workload"
+				  : o->filter.repetitions ? "--repetitions"
+				  : o->filter.has_warmup ? "--warmup"
+				  : o->has_seed ? "--seed"
+				  : o->self_check ? "--self-check" : NULL;
+		if (given)
+			return error("--resume completes the stored plan as it was first run "
+				     "(its runs, warm-ups, seed and self-check pair); it takes "
+				     "no %s",
+				     given);
+	}
 	return 0;
 }
 
@@ -365,6 +398,12 @@ static int resolve_study(struct run_opts *o)
 			goto out;
 		}
 		o->yaml_path = xasprintf("%s/oneliner-%.12s.yaml", dir, hash);
+		struct output_inputs in = { 0 };
+		output_inputs_add_db(&in, o->db);
+		e = output_check(o->yaml_path, "a one-liner's study", &in);
+		output_inputs_release(&in);
+		if (e < 0)
+			goto out;
 	}
 	FILE *f = fopen(o->yaml_path, "w");
 	int bad = !f || fputs(yaml, f) < 0;
@@ -382,20 +421,37 @@ out:
 
 /* ---- the closing summary (reports/summary.h) ---- */
 
-/* The CPUs the study keeps busy: its cpus:, else 1 (2 with order: duet,
- * two runs at once). */
-static int cpus_used(const char *file)
+/*
+ * A first look at the study: *used, the CPUs it keeps busy (its cpus:,
+ * else 1; 2 with order: duet, two runs at once), and the files it writes
+ * by the names the user gave (the database, with the files beside it, and
+ * a one-liner's study) checked against those it reads (lib/output.h): 0,
+ * or -1 (printed: exit 2).  A file that does not load is the study's to
+ * report.
+ */
+static int look_at_study(const struct run_opts *o, int *used)
 {
+	struct output_inputs in = { 0 }, db = { 0 };
 	struct experiment exp = { 0 };
 	char err[256];
-	int n = 1;
+	int ret = 0;
 
-	if (config_load(file, &exp, err, sizeof(err)) == 0 && exp.n_cpus)
-		n = (int)exp.n_cpus;
+	*used = 1;
+	if (config_load(o->file, &exp, err, sizeof(err)) == 0 && exp.n_cpus)
+		*used = (int)exp.n_cpus;
 	if (exp.order == ORDER_DUET)
-		n = 2;
+		*used = 2;
+	for (size_t i = 0; i < exp.n_files; i++)
+		output_inputs_add(&in, exp.files[i]);
+	if (!exp.n_files)
+		output_inputs_add(&in, o->file);
+	output_inputs_add_db(&db, o->db);
+	for (size_t i = 0; i < db.n && !ret; i++)
+		ret = output_check(db.paths[i], "--db", &in);
+	output_inputs_release(&in);
+	output_inputs_release(&db);
 	experiment_release(&exp);
-	return n;
+	return ret;
 }
 
 /* Before the first run: say now when the machine is busy. */
@@ -451,9 +507,12 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	int shard, n_shards;
-	if (check_slurm_args(&o, &shard, &n_shards) < 0)
+	if (check_label(o.label) < 0 || check_slurm_args(&o, &shard, &n_shards) < 0)
 		goto out;
 	if (resolve_study(&o) < 0)
+		goto out;
+	int used;
+	if (look_at_study(&o, &used) < 0)
 		goto out;
 	cmdline = join_argv(argc, argv);
 	if (o.slurm) {
@@ -461,7 +520,6 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	struct machine_load start;
-	int used = cpus_used(o.file);
 	machine_load_sample(&start);
 	if (!o.dry_run)
 		machine_before(&start, used);
@@ -472,7 +530,7 @@ int cmd_run(int argc, char **argv)
 		.dry_run = o.dry_run, .resume = o.resume,
 		.skip_unavailable = o.skip_unavailable, .self_check = o.self_check,
 		.target_ci = o.target_ci, .max_time = o.max_time,
-		.widest = report_widest, .cmdline = cmdline,
+		.widest = report_widest, .cmdline = cmdline, .label = o.label,
 	};
 	switch (study_run(&so)) {
 	case STUDY_DONE:

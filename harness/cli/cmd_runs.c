@@ -1,7 +1,8 @@
 /*
  * cmd_runs.c - `perturb runs`: the runs a results database holds, one line
  * each (id, experiment name, start, status, plan entries done of the
- * plan's total, failed ones, machine), or with --json one object a line in
+ * plan's total, failed ones, machine, and its label and revision when it
+ * has them: perturb run --label, a study's revision:), or with --json one object a line in
  * an array.  The ids are what --run takes (store_resolve_run(),
  * engine/store.h: an id, latest, or -N for the Nth latest).
  */
@@ -32,16 +33,23 @@ static void machine_of(const struct run_summary *r, char *buf, size_t len)
 static void print_text(const struct run_summary *runs, size_t n)
 {
 	char done[48], machine[300];
+	int labels = 0;
 
+	for (size_t i = 0; i < n; i++)
+		labels |= runs[i].label || runs[i].revision;
 	printf("%5s  %-24s %-20s %-11s %11s %6s  %s\n", "ID", "NAME", "STARTED", "STATUS",
-	       "RUNS", "FAILED", "MACHINE");
+	       "RUNS", "FAILED", labels ? "MACHINE / LABEL REVISION" : "MACHINE");
 	for (size_t i = 0; i < n; i++) {
 		const struct run_summary *r = &runs[i];
 		snprintf(done, sizeof(done), "%" PRId64 "/%" PRId64, r->done, r->total);
 		machine_of(r, machine, sizeof(machine));
-		printf("%5" PRId64 "  %-24s %-20s %-11s %11s %6" PRId64 "  %s\n", r->id,
+		printf("%5" PRId64 "  %-24s %-20s %-11s %11s %6" PRId64 "  %s", r->id,
 		       r->name ? r->name : "", r->started ? r->started : "", r->status, done,
 		       r->failed, machine);
+		if (r->label || r->revision)
+			printf(" / %s%s%s", r->label ? r->label : "-", r->revision ? " " : "",
+			       r->revision ? r->revision : "");
+		printf("\n");
 	}
 }
 
@@ -64,6 +72,9 @@ static void print_json(const struct run_summary *runs, size_t n)
 		json_object_set_new(o, "cpu_model", json_text(r->cpu_model));
 		json_object_set_new(o, "cores", r->cores ? json_integer(r->cores) : json_null());
 		json_object_set_new(o, "kernel_release", json_text(r->kernel_release));
+		json_object_set_new(o, "label", json_text(r->label));
+		json_object_set_new(o, "revision", json_text(r->revision));
+		json_object_set_new(o, "commit", json_text(r->commit));
 		line = json_line(o);
 		printf("%s\n  %s", i ? "," : "", line);
 		free(line);
@@ -82,7 +93,8 @@ int cmd_runs(int argc, char **argv)
 		OPT_STRING(0, "db", &db, "PATH", "results database (default results/perturb.db)"),
 		OPT_FLAG(0, "json", &json,
 			 "one object per run: id, name, started, ended, status,\n"
-			 "done, total, failed, hostname, cpu_model, cores, kernel_release"),
+			 "done, total, failed, hostname, cpu_model, cores, kernel_release,\n"
+			 "label, revision, commit"),
 		OPT_END(),
 	};
 

@@ -215,6 +215,9 @@ struct experiment {
 	char **files;		/* every file read (main first), owns pos.file */
 	size_t n_files;
 	struct slurm_settings slurm;	/* engine: slurm: */
+	char *revision;		/* revision: a git work tree, absolute (resolved
+				 * against the file's folder), or NULL: its commit
+				 * is stored with every run (engine/revision.h) */
 };
 
 extern const char *const statistic_names[];	/* by enum statistic, NULL-terminated */

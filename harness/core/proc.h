@@ -199,6 +199,15 @@ void proc_describe_status(int status, char *buf, size_t len);
  * process group. */
 void proc_end_cgroup(struct cgroup *cg, const char *what, const char *cmd);
 
+/*
+ * Run argv (found on PATH) in folder cwd (NULL: perturb's) to its end, for
+ * a command that prints little (sbatch, git): its stdout in *out
+ * (malloc'd, "" when none).  -1 after an error() naming argv[0] and its
+ * exit status or signal with its stderr when it cannot run or does not
+ * exit 0; *out NULL then.
+ */
+int proc_capture(char *const *argv, const char *cwd, char **out);
+
 /* argv joined by spaces, for messages (malloc'd). */
 char *proc_argv_string(char *const *argv);
 

@@ -716,3 +716,71 @@ pid_t proc_spawn(const struct spawn_opts *o)
 {
 	return proc_spawn_reason(o, NULL, 0);
 }
+
+/* proc.h */
+int proc_capture(char *const *argv, const char *cwd, char **out)
+{
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status, ret = -1;
+	struct strbuf so = STRBUF_INIT, se = STRBUF_INIT;
+	char buf[4096];
+	pid_t pid;
+	ssize_t k;
+
+	*out = NULL;
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+		error("cannot run %s: %s", argv[0], strerror(errno));
+		goto out;
+	}
+	if ((pid = fork()) < 0) {
+		error("cannot run %s: %s", argv[0], strerror(errno));
+		goto out;
+	}
+	if (!pid) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		if (cwd && chdir(cwd) < 0) {
+			fprintf(stderr, "cannot enter '%s': %s\n", cwd, strerror(errno));
+			_exit(127);
+		}
+		execvp(argv[0], argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	po[1] = pe[1] = -1;
+	/* for commands that print little (Slurm's, git's): stdout first,
+	   then stderr */
+	while ((k = read(po[0], buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
+		if (k > 0)
+			strbuf_add(&so, buf, (size_t)k);
+	while ((k = read(pe[0], buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
+		if (k > 0)
+			strbuf_add(&se, buf, (size_t)k);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		char *cmd = xstrdup(argv[0]);
+		while (se.len && (se.buf[se.len - 1] == '\n'))
+			se.buf[--se.len] = '\0';
+		error("%s failed (%s %d): %s", cmd, WIFEXITED(status) ? "exit status" : "signal",
+		      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+		      se.len ? se.buf : "no message");
+		free(cmd);
+		goto out;
+	}
+	*out = strbuf_detach(&so);
+	if (!*out)
+		*out = xstrdup("");
+	ret = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (po[i] >= 0)
+			close(po[i]);
+		if (pe[i] >= 0)
+			close(pe[i]);
+	}
+	strbuf_release(&so);
+	strbuf_release(&se);
+	return ret;
+}

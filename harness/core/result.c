@@ -266,6 +266,29 @@ void result_build(const struct run_request *req, const struct run_outcome *o,
 	res->out_tail = output_tail(o);
 }
 
+const struct reserved_metric result_reserved_metrics[] = {
+	{ "wall", "s", 1 }, { "user", "s", 1 }, { "sys", "s", 1 }, { "maxrss", "KiB", 1 },
+	/* core/runner.c: the run's cgroup, what it left behind */
+	{ "cgroup_cpu_s", "s", 0 }, { "cgroup_user_s", "s", 0 }, { "cgroup_sys_s", "s", 0 },
+	{ "cgroup_memory_peak", "B", 0 }, { "cgroup_io_read", "B", 0 },
+	{ "cgroup_io_write", "B", 0 }, { "leftover_procs", "procs", 0 },
+	/* backends/host.c, qemu.c, lttng.c, qemu_lttng.c: tracers' accounting */
+	{ "trace_events", "events", 0 }, { "trace_lost", "events", 0 }, { "trace_bytes", "B", 0 },
+	{ "bpf_runs", "events", 0 }, { "bpf_run_time", "ns", 0 }, { "bpf_programs", "programs", 0 },
+	{ "perf_events", "events", 0 }, { "perf_lost", "events", 0 }, { "perf_bytes", "B", 0 },
+	{ "lttng_events", "events", 0 }, { "lttng_discarded", "events", 0 },
+	{ "lttng_lost", "events", 0 }, { "lttng_bytes", "bytes", 0 },
+	{ NULL, NULL, 0 }
+};
+
+const struct reserved_metric *result_metric_reserved(const char *name)
+{
+	for (const struct reserved_metric *r = result_reserved_metrics; r->name; r++)
+		if (!strcmp(r->name, name))
+			return r;
+	return NULL;
+}
+
 void result_add_value(struct run_result *res, const char *name, double value, const char *unit)
 {
 	res->values = xrealloc(res->values, (res->n_values + 1) * sizeof(*res->values));

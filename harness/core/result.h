@@ -86,6 +86,25 @@ void metric_scan_free(struct metric_scan *s);
 void result_build(const struct run_request *req, const struct run_outcome *o,
 		  struct run_result *res);
 
+/*
+ * The metric names perturb stores itself, the one list: the columns of a
+ * result ("wall", "user", "sys", "maxrss": column set) and the values
+ * perturb adds to a run (cgroup_*, leftover_procs, each tracer's
+ * accounting: trace_*, bpf_*, perf_*, lttng_*).  The loader refuses a
+ * workload metric of one of these names (config_workload.c), the store a
+ * run_result value named like a column (store_write.c), and the walk
+ * gives the columns as metrics with their units (store_read.c);
+ * tests/test_config.c checks that every name perturb adds is here.
+ * Ends with a NULL name.
+ */
+struct reserved_metric {
+	const char *name, *unit;
+	int column;		/* a column of results, not a metric value */
+};
+extern const struct reserved_metric result_reserved_metrics[];
+/* The entry of name in result_reserved_metrics[], or NULL. */
+const struct reserved_metric *result_metric_reserved(const char *name);
+
 /* Append one value (name and unit copied) to res->values. */
 void result_add_value(struct run_result *res, const char *name, double value,
 		      const char *unit);

@@ -566,13 +566,39 @@ static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 static const char *const experiment_keys[] = {
 	"name", "description", "baseline", "repetitions", "warmup", "order", "seed",
 	"timeout", "cpus", "counters", "include", "variants", "workloads", "gate",
-	"deterministic", "engine", NULL
+	"deterministic", "engine", "revision", NULL
 };
 
 static const char *const engine_keys[] = { "slurm", NULL };
 static const char *const slurm_keys[] = {
 	"partition", "account", "time", "shards", "max_parallel", "sbatch_args", NULL
 };
+
+/* revision: DIR, a git work tree (relative to the file's folder) whose
+ * commit every run stores (docs/experiment.md); that it is one is checked
+ * when a run starts (engine/revision.h), here only that it is a folder. */
+static int parse_revision(struct ctx *c, const struct ynode *v)
+{
+	char gotbuf[64];
+	struct stat sb;
+	char *dir, *real;
+
+	if (v->type != YN_SCALAR || !*v->str)
+		return yn_fail(&c->y, v, "'revision' must be the path of a git work tree, got %s",
+			       YN_GOT(v));
+	dir = v->str[0] == '/' || !c->y.dir ? xstrdup(v->str) : xasprintf("%s/%s", c->y.dir, v->str);
+	real = realpath(dir, NULL);
+	if (!real || stat(real, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		yn_fail(&c->y, v, "'revision': '%s' is not a folder", dir);
+		free(real);
+		free(dir);
+		return -1;
+	}
+	free(dir);
+	free(c->exp->revision);
+	c->exp->revision = real;
+	return 0;
+}
 
 /* engine: {slurm: {...}} (docs/experiment.md). */
 static int parse_engine(struct ctx *c, const struct ynode *engine)
@@ -754,6 +780,8 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 
 	if (exp->order == ORDER_DUET && check_duet(c, root))
 		return -1;
+	if ((v = yn_get(root, "revision")) && parse_revision(c, v))
+		return -1;
 	if ((v = yn_get(root, "engine")) && parse_engine(c, v))
 		return -1;
 	if ((v = yn_get(root, "gate"))) {
@@ -873,6 +901,7 @@ void experiment_release(struct experiment *exp)
 	free(exp->name);
 	free(exp->description);
 	free(exp->baseline);
+	free(exp->revision);
 	free(exp->cpus);
 	yn_strv_free(exp->counters, exp->n_counters);
 	yn_strv_free(exp->files, exp->n_files);

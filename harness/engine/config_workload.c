@@ -8,6 +8,7 @@
 
 #include "config_int.h"
 #include "matrix.h"
+#include "core/result.h"
 #include "lib/util.h"
 
 static const char *const workload_keys[] = {
@@ -15,7 +16,6 @@ static const char *const workload_keys[] = {
 	"metrics", "timeout", "repetitions", "dir", "matrix", "calibration", NULL
 };
 static const char *const metric_keys[] = { "name", "regex", "unit", NULL };
-static const char *const reserved_metrics[] = { "wall", "user", "sys", "maxrss", NULL };
 
 static int parse_metric(struct ctx *c, const struct ynode *n, struct workload *w)
 {
@@ -34,11 +34,13 @@ static int parse_metric(struct ctx *c, const struct ynode *n, struct workload *w
 	m->pos = yn_pos(&c->y, n);
 	if (get_name(c, n, "metric", &m->name))
 		return -1;
-	for (size_t i = 0; reserved_metrics[i]; i++)
-		if (!strcmp(m->name, reserved_metrics[i]))
-			return yn_fail(&c->y, yn_get(n, "name"),
-				    "metric name '%s' is reserved (wall, user, sys and maxrss are always recorded)",
-				    m->name);
+	if (result_metric_reserved(m->name))
+		return yn_fail(&c->y, yn_get(n, "name"),
+			       "metric name '%s' is reserved (%s)", m->name,
+			       result_metric_reserved(m->name)->column ?
+			       "wall, user, sys and maxrss are always recorded" :
+			       "perturb records it itself: cgroup_*, leftover_procs and the tracers' "
+			       "trace_*, bpf_*, perf_*, lttng_*");
 	for (size_t i = 0; i < c->exp->n_counters; i++)
 		if (!strcmp(c->exp->counters[i], m->name))
 			return yn_fail(&c->y, yn_get(n, "name"),

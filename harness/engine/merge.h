@@ -5,7 +5,8 @@
  * A shard's database holds one run of the same experiment (the same
  * SHA-256 of the text) and the same plan (shard_plan_hash()) as the main
  * run; anything else is refused with the reason.  Results of the shard's
- * seqs are copied in (store_merge_results(): a result the main database
+ * seqs are copied in, every column the schema has (store_merge_results():
+ * PRAGMA table_info, not a list of names; a result the main database
  * has already is never stored twice, so merging again is harmless), and
  * the shard's row in the main database takes the task's job and node.
  * When every entry of the plan has a result the main run is "completed".

@@ -1,5 +1,6 @@
 /* slurm.c - see slurm.h */
 #include "slurm.h"
+#include "core/proc.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -18,70 +19,6 @@ int slurm_available(char *why, size_t len)
 		return 1;
 	snprintf(why, len, "Slurm's commands (sbatch, squeue, scontrol) are not on PATH");
 	return 0;
-}
-
-/* Run argv (found on PATH) to its end; its stdout in *out (malloc'd), its
- * stderr in the error message when it fails. */
-static int run_capture(char *const *argv, char **out)
-{
-	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status, ret = -1;
-	struct strbuf so = STRBUF_INIT, se = STRBUF_INIT;
-	char buf[4096];
-	pid_t pid;
-	ssize_t k;
-
-	*out = NULL;
-	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
-		error("cannot run %s: %s", argv[0], strerror(errno));
-		goto out;
-	}
-	if ((pid = fork()) < 0) {
-		error("cannot run %s: %s", argv[0], strerror(errno));
-		goto out;
-	}
-	if (!pid) {
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		execvp(argv[0], argv);
-		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(po[1]);
-	close(pe[1]);
-	po[1] = pe[1] = -1;
-	/* Slurm's clients print little: stdout first, then stderr */
-	while ((k = read(po[0], buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
-		if (k > 0)
-			strbuf_add(&so, buf, (size_t)k);
-	while ((k = read(pe[0], buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR))
-		if (k > 0)
-			strbuf_add(&se, buf, (size_t)k);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		char *cmd = xstrdup(argv[0]);
-		while (se.len && (se.buf[se.len - 1] == '\n'))
-			se.buf[--se.len] = '\0';
-		error("%s failed (%s %d): %s", cmd, WIFEXITED(status) ? "exit status" : "signal",
-		      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-		      se.len ? se.buf : "no message");
-		free(cmd);
-		goto out;
-	}
-	*out = strbuf_detach(&so);
-	if (!*out)
-		*out = xstrdup("");
-	ret = 0;
-out:
-	for (int i = 0; i < 2; i++) {
-		if (po[i] >= 0)
-			close(po[i]);
-		if (pe[i] >= 0)
-			close(pe[i]);
-	}
-	strbuf_release(&so);
-	strbuf_release(&se);
-	return ret;
 }
 
 int slurm_write_marker(const char *dir, char **marker, char **token)
@@ -103,6 +40,15 @@ int slurm_write_marker(const char *dir, char **marker, char **token)
 	return 0;
 }
 
+char *slurm_escape_k(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (; *s; s++)
+		strbuf_add(&sb, *s == '{' ? "{{" : s, *s == '{' ? 2 : 1);
+	return strbuf_detach(&sb);
+}
+
 int slurm_write_script(const char *path, const char *marker, const char *token,
 		       char *const *argv)
 {
@@ -113,24 +59,35 @@ int slurm_write_script(const char *path, const char *marker, const char *token,
 	strbuf_addstr(&sb, "#!/bin/sh\n# One shard of a perturb study (docs/distributed.md).\n"
 			   "# The folder must be the one the submitter sees:\nif [ \"$(cat ");
 	strbuf_add_shell_word(&sb, marker);
-	strbuf_addf(&sb, " 2>/dev/null)\" != %s ]; then\n\techo \"perturb: error: ", token);
+	strbuf_addf(&sb, " 2>/dev/null)\" != %s ]; then\n", token);
+	/* the path a word of its own, never inside double quotes */
+	strbuf_addstr(&sb, "\tprintf 'perturb: error: %s is not seen from node %s: the folder is "
+			   "not on a filesystem shared with the submitting machine\\n' ");
 	strbuf_add_shell_word(&sb, marker);
-	strbuf_addstr(&sb, " is not seen from node $SLURMD_NODENAME: the folder is not on a "
-			   "filesystem shared with the submitting machine\" >&2\n\texit 2\nfi\nexec");
+	strbuf_addstr(&sb, " \"$SLURMD_NODENAME\" >&2\n\texit 2\nfi\nexec");
 	for (size_t i = 0; argv[i]; i++) {
-		const char *a = argv[i], *p;
+		const char *a = argv[i];
+		struct strbuf part = STRBUF_INIT;
 		strbuf_addstr(&sb, " ");
-		/* {K}: the array index, outside the quotes */
-		while ((p = strstr(a, "{K}"))) {
-			char *part = xstrndup(a, (size_t)(p - a));
-			if (*part)
-				strbuf_add_shell_word(&sb, part);
-			free(part);
-			strbuf_addstr(&sb, "\"$SLURM_ARRAY_TASK_ID\"");
-			a = p + 3;
+		/* {K}: the array index, outside the quotes; {{: a literal { */
+		for (; *a; a++) {
+			if (!strncmp(a, "{K}", 3) || !strncmp(a, "{{", 2)) {
+				if (a[1] == '{') {
+					strbuf_add(&part, a++, 1);
+					continue;
+				}
+				if (part.len)
+					strbuf_add_shell_word(&sb, part.buf);
+				strbuf_reset(&part);
+				strbuf_addstr(&sb, "\"$SLURM_ARRAY_TASK_ID\"");
+				a += 2;
+				continue;
+			}
+			strbuf_add(&part, a, 1);
 		}
-		if (*a || a == argv[i])
-			strbuf_add_shell_word(&sb, a);
+		if (part.len || !*argv[i])
+			strbuf_add_shell_word(&sb, part.buf ? part.buf : "");
+		strbuf_release(&part);
 	}
 	strbuf_addstr(&sb, "\n");
 	if (!(f = fopen(path, "w")) || fputs(sb.buf, f) < 0 || fclose(f) || chmod(path, 0755) < 0)
@@ -176,7 +133,7 @@ int slurm_submit(const struct slurm_settings *cfg, const char *script, const cha
 	for (size_t i = 0; i < cfg->sbatch_args.n; i++)
 		argv[n++] = xstrdup(cfg->sbatch_args.v[i]);
 	argv[n++] = xstrdup(script);
-	if (run_capture(argv, &out) < 0)
+	if (proc_capture(argv, NULL, &out) < 0)
 		goto out;
 	/* --parsable: "JOBID" or "JOBID;CLUSTER" */
 	out[strcspn(out, ";\n")] = '\0';
@@ -242,7 +199,7 @@ int slurm_tasks(const char *job_id, struct slurm_task **tasks, size_t *n)
 
 	*tasks = NULL;
 	*n = 0;
-	if (run_capture(argv, &out) < 0) {
+	if (proc_capture(argv, NULL, &out) < 0) {
 		/* a job the controller forgot is not an error */
 		return 0;
 	}
@@ -273,7 +230,7 @@ int slurm_active(char *const *job_ids, size_t n_jobs, size_t *active)
 	*active = 0;
 	if (!n_jobs)
 		return 0;
-	if (run_capture(argv, &out) < 0)
+	if (proc_capture(argv, NULL, &out) < 0)
 		return -1;
 	for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		for (size_t i = 0; i < n_jobs; i++) {

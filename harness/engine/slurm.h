@@ -23,10 +23,15 @@ int slurm_available(char *why, size_t len);
  * submitter wrote in the shared folder, holding token) is seen from the
  * node with the same content, else exits 2 with "the folder is not
  * shared"; then execs argv with every "{K}" replaced by the array task
- * index ($SLURM_ARRAY_TASK_ID).  Words are quoted for the shell.
+ * index ($SLURM_ARRAY_TASK_ID) and "{{" by "{" (slurm_escape_k() writes a
+ * path or a name so).  Every word, the marker's path in the message
+ * included, is quoted for where it stands: no name or path runs anything.
  */
 int slurm_write_script(const char *path, const char *marker, const char *token,
 		       char *const *argv);
+/* s with every "{" doubled, for a word of slurm_write_script()'s argv
+ * (a path or a name that may hold "{K}"): malloc'd. */
+char *slurm_escape_k(const char *s);
 
 /* The marker of the shared-folder check: dir/.perturb-shared with a fresh
  * random token (*token malloc'd). */

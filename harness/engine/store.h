@@ -1,16 +1,22 @@
 /*
  * store.h - the results database (SQLite).
  *
- * Schema version 9 (PRAGMA user_version; store_open migrates older
+ * Schema version 10 (PRAGMA user_version; store_open migrates older
  * databases forward, refuses newer ones; v2 added plan.block and
  * variants.timebase, v3 the table matrix, v4 results.output_dropped, v5 shards,
  * v6 calibration and tracer_variants, v7 results.cpu and start_mono,
- * v8 block_entries and results.cost_s, v9 calibration.ops_metric):
+ * v8 block_entries and results.cost_s, v9 calibration.ops_metric, v10
+ * runs.label, repo, revision and commit_id):
  *   experiments(id, name, path, text, sha256)
  *   runs(id, experiment_id, name, baseline, seed, "order", argv, started,
  *        ended, status, perturb_version, machine_json,
  *        kernel_release, kernel_cmdline, cpu_model, cores, governor, smt,
- *        aslr, loadavg)                    one row per `perturb run`
+ *        aslr, loadavg, label, repo, revision, commit_id)
+ *                                          one row per `perturb run`; v10:
+ *                                          label (perturb run --label), the
+ *                                          revision: work tree's top folder,
+ *                                          git describe --always --dirty and
+ *                                          full commit id (NULL: none)
  *   variants(run_id, idx, name, description, timebase)
  *                                          timebase: "virtual" when the variant's
  *                                          times count executed instructions
@@ -89,9 +95,9 @@
  * store_schema.c says what that would cost).  A failed write is rolled
  * back whole.
  *
- * Reserved metric names: "wall", "user", "sys" and "maxrss" are columns of
- * results; store_put_result() refuses a run_result value with one of those
- * names, or with a name twice.
+ * Reserved metric names (core/result.h, result_reserved_metrics[]): "wall",
+ * "user", "sys" and "maxrss" are columns of results; store_put_result()
+ * refuses a run_result value with one of those names, or with a name twice.
  */
 #ifndef PERTURB_STORE_H
 #define PERTURB_STORE_H
@@ -103,7 +109,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 
 /*
  * Open a results database.
@@ -153,9 +159,14 @@ void run_header_release(struct run_header *h);
  * sha256_hex() of exp->text (text_len bytes); the first path a text was seen
  * under is kept.  m may be NULL (machine columns left NULL).  plan entries
  * must have seq == their index and valid variant/workload indices. */
+struct run_tags {
+	const char *label;	/* perturb run --label, or NULL */
+	const char *repo, *revision, *commit;	/* engine/revision.h's, or NULL */
+};
 int store_begin_run(struct store *s, const struct experiment *exp,
 		    const struct plan *plan, uint64_t seed, const char *argv,
-		    const struct machine_info *m, int64_t *run_id);
+		    const struct machine_info *m, const struct run_tags *tags,
+		    int64_t *run_id);
 /* Entries plan->e[from..n) of a started run's plan, added afterwards (perturb
  * run --target-ci): one transaction; their seqs must be from, from + 1, ...
  * (as plan_add_round() numbers them).  store_load_plan() returns them with
@@ -255,6 +266,8 @@ struct run_summary {
 	int64_t cores;		/* 0 when not recorded */
 	int64_t done, total;	/* plan entries with a result / in the plan */
 	int64_t failed;		/* results whose status is not ok */
+	char *label, *revision, *commit;	/* run_tags' (NULL: none) */
+	char *sha256;		/* the experiment's */
 };
 /* Every run, by id: *runs malloc'd (free with run_summaries_release()). */
 int store_list_runs(struct store *s, struct run_summary **runs, size_t *n);

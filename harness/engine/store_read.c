@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "core/result.h"
 #include "lib/util.h"
 
 void run_header_release(struct run_header *h)
@@ -191,6 +192,74 @@ static int no_run(struct store *s, int64_t run_id)
 	return no_run_named(s, spec);
 }
 
+/* The labels stored, distinct (*labels for argv_free(); NULL: none). */
+static int stored_labels(struct store *s, char ***labels)
+{
+	sqlite3_stmt *st = NULL;
+	size_t n = 0;
+	int rc;
+
+	*labels = NULL;
+	if (db_prepare(s, "SELECT DISTINCT label FROM runs WHERE label IS NOT NULL ORDER BY label",
+		       &st, db_read_error) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		argv_push(labels, &n, (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_read_error(s);
+}
+
+/* --run LABEL: the one run with that label. */
+static int resolve_label(struct store *s, const char *label, int64_t *run_id, int *usage)
+{
+	sqlite3_stmt *st = NULL;
+	struct strbuf ids = STRBUF_INIT;
+	char **labels = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (db_prepare(s, "SELECT id FROM runs WHERE label = ?1 ORDER BY id", &st, db_read_error) < 0)
+		return -1;
+	if (sqlite3_bind_text(st, 1, label, -1, SQLITE_STATIC) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return db_read_error(s);
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*run_id = sqlite3_column_int64(st, 0);
+		strbuf_addf(&ids, "%s%lld", n++ ? ", " : "", (long long)*run_id);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		strbuf_release(&ids);
+		*run_id = 0;
+		return db_read_error(s);
+	}
+	if (n == 1) {
+		strbuf_release(&ids);
+		return 0;
+	}
+	*run_id = 0;
+	if (usage)
+		*usage = 1;
+	if (n > 1) {
+		error("--run '%s' is ambiguous: runs %s have that label in results database '%s' "
+		      "(name one by its id)", label, ids.buf, s->path);
+		strbuf_release(&ids);
+		return -1;
+	}
+	strbuf_release(&ids);
+	if (stored_labels(s, &labels) < 0)
+		return -1;
+	const char *sug = labels ? did_you_mean(label, (const char *const *)labels) : NULL;
+	if (sug)
+		error("no run labelled '%s' in results database '%s'; did you mean '%s'?", label,
+		      s->path, sug);
+	else
+		no_run_named(s, label);
+	argv_free(labels);
+	return -1;
+}
+
 int store_resolve_run(struct store *s, const char *spec, int64_t *run_id, int *usage)
 {
 	sqlite3_stmt *st = NULL;
@@ -209,9 +278,7 @@ int store_resolve_run(struct store *s, const char *spec, int64_t *run_id, int *u
 			return -1;
 		goto step;
 	} else {
-		if (usage)
-			*usage = 1;
-		return error("--run takes a run id, latest, or -N (the Nth latest), got '%s'", spec);
+		return resolve_label(s, spec, run_id, usage);
 	}
 	/* the Nth latest */
 	if (db_prepare_run(s, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1 - 1", n,
@@ -280,13 +347,19 @@ static void fill_summary(sqlite3_stmt *st, void *row)
 	r->total = sqlite3_column_int64(st, 9);
 	r->done = sqlite3_column_int64(st, 10);
 	r->failed = sqlite3_column_int64(st, 11);
+	r->label = db_column_dup(st, 12);
+	r->revision = db_column_dup(st, 13);
+	r->commit = db_column_dup(st, 14);
+	r->sha256 = db_column_dup(st, 15);
 }
 
 static const size_t summary_strs[] = {
 	offsetof(struct run_summary, name), offsetof(struct run_summary, started),
 	offsetof(struct run_summary, ended), offsetof(struct run_summary, status),
 	offsetof(struct run_summary, hostname), offsetof(struct run_summary, cpu_model),
-	offsetof(struct run_summary, kernel_release),
+	offsetof(struct run_summary, kernel_release), offsetof(struct run_summary, label),
+	offsetof(struct run_summary, revision), offsetof(struct run_summary, commit),
+	offsetof(struct run_summary, sha256),
 };
 
 static const struct row_kind summary_rows = {
@@ -306,8 +379,10 @@ int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
 		       " r.kernel_release,"
 		       " (SELECT count(*) FROM plan p WHERE p.run_id = r.id),"
 		       " (SELECT count(*) FROM results x WHERE x.run_id = r.id),"
-		       " (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status <> 'ok')"
-		       " FROM runs r ORDER BY r.id", &st, db_read_error) < 0)
+		       " (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status <> 'ok'),"
+		       " r.label, r.revision, r.commit_id, e.sha256"
+		       " FROM runs r JOIN experiments e ON e.id = r.experiment_id ORDER BY r.id",
+		       &st, db_read_error) < 0)
 		return -1;
 	rc = db_rows_collect(s, st, &summary_rows, &rows, n);
 	*runs = rows;
@@ -600,9 +675,10 @@ static const char walk_values_sql[] =
 	"SELECT seq, metric, unit, value, scaled"
 	" FROM metric_values WHERE run_id = ?1 ORDER BY seq, metric";
 
-static const struct { const char *name, *unit; } builtin_metrics[] = {
-	{ "wall", "s" }, { "user", "s" }, { "sys", "s" }, { "maxrss", "KiB" },
-};
+/* The columns given as metrics: the first entries of core/result.h's one
+ * list, in the order of walk_results_sql's columns after status. */
+#define builtin_metrics result_reserved_metrics
+enum { N_BUILTIN = 4 };
 
 /* One cursor of the walk: a statement and whether it is on a row. */
 struct cursor {
@@ -711,7 +787,7 @@ static int walk_result(struct walk *k)
 	}
 	if (!w->fn || (v.warmup && !w->include_warmup) || (!ok && !w->include_failed))
 		return 0;
-	for (int m = 0; m < (int)ARRAY_SIZE(builtin_metrics); m++) {
+	for (int m = 0; m < N_BUILTIN; m++) {
 		if (sqlite3_column_type(r, 2 + m) == SQLITE_NULL)
 			continue;
 		v.metric = builtin_metrics[m].name;
@@ -745,7 +821,7 @@ int store_walk_values(struct store *s, int64_t run_id, const struct store_walk *
 	struct walk k = { .s = s, .w = w };
 	int ret = -1;
 
-	for (size_t i = 0; i < ARRAY_SIZE(builtin_metrics); i++)
+	for (size_t i = 0; i < N_BUILTIN; i++)
 		metric_index(&k.mn, builtin_metrics[i].name);
 	if (store_variant_names(s, run_id, &k.vn, &k.nv) < 0 ||
 	    store_workload_names(s, run_id, &k.wn, &k.nw) < 0 ||

@@ -291,6 +291,27 @@ static int migrate_calib_ops(sqlite3 *db)
 				  "ALTER TABLE calibration ADD COLUMN ops_metric TEXT;");
 }
 
+/* v10: what a run measured (engine/revision.h, docs/history.md):
+ * runs.label (perturb run --label) and the revision: work tree's repo,
+ * git describe and commit_id; NULL for runs stored before.  An index by
+ * label for --run LABEL.  Order-independent: each column is added only
+ * when it is missing. */
+static int migrate_revision(sqlite3 *db)
+{
+	static const char *const cols[] = { "label", "repo", "revision", "commit_id" };
+	int rc = SQLITE_OK;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cols) && rc == SQLITE_OK; i++) {
+		char ddl[80];
+		snprintf(ddl, sizeof(ddl), "ALTER TABLE runs ADD COLUMN %s TEXT;", cols[i]);
+		rc = add_missing_column(db, "runs", cols[i], ddl);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS runs_by_label ON runs(label);",
+				  NULL, NULL, NULL);
+	return rc;
+}
+
 /* Each returns an SQLite result code. */
 static int (*const migrations[])(sqlite3 *db) = {
 	migrate_0_to_1,
@@ -302,6 +323,7 @@ static int (*const migrations[])(sqlite3 *db) = {
 	migrate_duet,
 	migrate_block_costs,
 	migrate_calib_ops,
+	migrate_revision,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,

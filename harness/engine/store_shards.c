@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/util.h"
 
@@ -89,39 +90,79 @@ int store_load_shards(struct store *s, int64_t run_id, struct store_shard **out,
 }
 
 /*
+ * The tables of a run's results that a shard holds, and which of a
+ * table's rows are the shard's (?2 its run, ?3..?4 its seqs; seqs listed
+ * in temp.merge_new: the results not stored here yet).  What is copied of
+ * a row follows the schema: every column the table has in both files
+ * (PRAGMA table_info), never a hand-kept list, so that a column added to
+ * the schema is merged without a word here.
+ */
+static const struct {
+	const char *table, *insert, *where;
+} merged[] = {
+	{ "results", "INSERT", "run_id = ?2 AND seq IN (SELECT seq FROM temp.merge_new)" },
+	{ "metric_values", "INSERT", "run_id = ?2 AND seq IN (SELECT seq FROM temp.merge_new)" },
+	{ "unavailable", "INSERT OR IGNORE", "run_id = ?2" },
+	{ "block_entries", "INSERT OR IGNORE",
+	  "run_id = ?2 AND first_seq >= ?3 AND first_seq < ?4" },
+};
+
+/* merged[i]'s copy: INSERT INTO main.T (every column) SELECT ?1 as the
+ * run_id, every other column FROM shard.T WHERE ...; malloc'd, or NULL
+ * (printed). */
+static char *copy_sql(struct store *s, size_t i)
+{
+	struct strbuf cols = STRBUF_INIT, vals = STRBUF_INIT;
+	sqlite3_stmt *st = NULL;
+	char *sql = NULL;
+	int rc;
+
+	if (db_prepare(s, "SELECT m.name FROM pragma_table_info(?1, 'main') m"
+		       " WHERE m.name IN (SELECT name FROM pragma_table_info(?1, 'shard'))"
+		       " ORDER BY m.cid", &st, db_write_error) < 0)
+		return NULL;
+	sqlite3_bind_text(st, 1, merged[i].table, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		strbuf_addf(&cols, "%s\"%s\"", cols.len ? ", " : "", name);
+		if (!strcmp(name, "run_id"))
+			strbuf_addf(&vals, "%s?1", vals.len ? ", " : "");
+		else
+			strbuf_addf(&vals, "%s\"%s\"", vals.len ? ", " : "", name);
+	}
+	if (rc != SQLITE_DONE)
+		error("cannot read the columns of '%s' in '%s': %s", merged[i].table, s->path,
+		      sqlite3_errmsg(s->db));
+	else if (!cols.len)
+		error("shard database: no table '%s'", merged[i].table);
+	else
+		sql = xasprintf("%s INTO main.%s (%s) SELECT %s FROM shard.%s WHERE %s",
+				merged[i].insert, merged[i].table, cols.buf, vals.buf,
+				merged[i].table, merged[i].where);
+	sqlite3_finalize(st);
+	strbuf_release(&cols);
+	strbuf_release(&vals);
+	return sql;
+}
+
+/*
  * The copy runs in this connection with the shard's file attached: one
- * INSERT ... SELECT per table, each a scan of the shard's rows in key
- * order with a primary-key probe of ours, so it costs O(rows log rows);
- * the seqs copied are collected first (temp.merge_new), so that a
+ * INSERT ... SELECT per table of merged[], each a scan of the shard's rows
+ * in key order with a primary-key probe of ours, so it costs O(rows log
+ * rows); the seqs copied are collected first (temp.merge_new), so that a
  * result stored here already is skipped with its metric values.
  */
 int store_merge_results(struct store *s, int64_t run_id, const char *src_db,
 			int64_t src_run, int lo, int hi, size_t *added)
 {
-	static const char *const sql[] = {
+	static const char *const prepare[] = {
 		"CREATE TEMP TABLE IF NOT EXISTS merge_new (seq INTEGER PRIMARY KEY)",
 		"DELETE FROM temp.merge_new",
 		"INSERT INTO temp.merge_new SELECT r.seq FROM shard.results r"
 		" WHERE r.run_id = ?2 AND r.seq >= ?3 AND r.seq < ?4 AND NOT EXISTS"
 		" (SELECT 1 FROM main.results m WHERE m.run_id = ?1 AND m.seq = r.seq)",
-		"INSERT INTO main.results (run_id, seq, status, exit_code, signal, reason,"
-		" started, wall_s, user_s, sys_s, maxrss_kb, output_tail, output_dropped,"
-		" cpu, start_mono)"
-		" SELECT ?1, seq, status, exit_code, signal, reason, started, wall_s,"
-		" user_s, sys_s, maxrss_kb, output_tail, output_dropped, cpu, start_mono"
-		" FROM shard.results"
-		" WHERE run_id = ?2 AND seq IN (SELECT seq FROM temp.merge_new)",
-		"INSERT INTO main.metric_values (run_id, seq, metric, value, unit, scaled,"
-		" time_enabled_ns, time_running_ns)"
-		" SELECT ?1, seq, metric, value, unit, scaled, time_enabled_ns,"
-		" time_running_ns FROM shard.metric_values"
-		" WHERE run_id = ?2 AND seq IN (SELECT seq FROM temp.merge_new)",
-		"INSERT OR IGNORE INTO main.unavailable (run_id, metric, reason)"
-		" SELECT ?1, metric, reason FROM shard.unavailable WHERE run_id = ?2",
-		"INSERT OR IGNORE INTO main.block_entries (run_id, first_seq, enter_s, leave_s)"
-		" SELECT ?1, first_seq, enter_s, leave_s FROM shard.block_entries"
-		" WHERE run_id = ?2 AND first_seq >= ?3 AND first_seq < ?4",
 	};
+	char *sql[ARRAY_SIZE(prepare) + ARRAY_SIZE(merged)] = { 0 };
 	sqlite3_stmt *st = NULL;
 	int ret = -1, attached = 0;
 
@@ -139,6 +180,11 @@ int store_merge_results(struct store *s, int64_t run_id, const char *src_db,
 	attached = 1;
 	if (db_begin(s) < 0)
 		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(prepare); i++)
+		sql[i] = xstrdup(prepare[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(merged); i++)
+		if (!(sql[ARRAY_SIZE(prepare) + i] = copy_sql(s, i)))
+			goto fail;
 	for (size_t i = 0; i < ARRAY_SIZE(sql); i++) {
 		if (db_prepare(s, sql[i], &st, db_write_error) < 0)
 			goto fail;
@@ -154,7 +200,7 @@ int store_merge_results(struct store *s, int64_t run_id, const char *src_db,
 			      s->path, sqlite3_errmsg(s->db));
 			goto fail;
 		}
-		if (i == 3)
+		if (i == ARRAY_SIZE(prepare))	/* results */
 			*added = (size_t)sqlite3_changes(s->db);
 		sqlite3_finalize(st);
 		st = NULL;
@@ -168,6 +214,8 @@ fail:
 	*added = 0;
 out:
 	sqlite3_finalize(st);
+	for (size_t i = 0; i < ARRAY_SIZE(sql); i++)
+		free(sql[i]);
 	if (attached)
 		sqlite3_exec(s->db, "DETACH DATABASE shard", NULL, NULL, NULL);
 	return ret;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backends/tracers.h"
+#include "core/result.h"
 #include "lib/machine.h"
 #include "lib/util.h"
 
@@ -64,15 +65,15 @@ out:
 
 static int put_run(struct store *s, const struct experiment *exp,
 		   int64_t experiment_id, uint64_t seed, const char *argv,
-		   const struct machine_info *m, int64_t *run_id)
+		   const struct machine_info *m, const struct run_tags *tags, int64_t *run_id)
 {
 	static const char sql[] =
 		"INSERT INTO runs (experiment_id, name, baseline, seed, \"order\","
 		" argv, started, status, perturb_version, machine_json,"
 		" kernel_release, kernel_cmdline, cpu_model, cores, governor, smt,"
-		" aslr, loadavg)"
+		" aslr, loadavg, label, repo, revision, commit_id)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running', ?8, ?9, ?10, ?11,"
-		" ?12, ?13, ?14, ?15, ?16, ?17)";
+		" ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)";
 	sqlite3_stmt *st = NULL;
 	char seedbuf[24], started[32];
 	char *json = m ? machine_json(m) : NULL;
@@ -102,6 +103,11 @@ static int put_run(struct store *s, const struct experiment *exp,
 		      sqlite3_bind_text(st, 17, m->loadavg, -1, SQLITE_STATIC);
 	else
 		rc |= sqlite3_bind_text(st, 8, PERTURB_VERSION, -1, SQLITE_STATIC);
+	if (tags)
+		rc |= db_bind_opt_text(st, 18, tags->label) |
+		      db_bind_opt_text(st, 19, tags->repo) |
+		      db_bind_opt_text(st, 20, tags->revision) |
+		      db_bind_opt_text(st, 21, tags->commit);
 	if (db_step_bound(s, st, rc) < 0)
 		goto out;
 	*run_id = sqlite3_last_insert_rowid(s->db);
@@ -263,14 +269,15 @@ out:
 
 int store_begin_run(struct store *s, const struct experiment *exp,
 		    const struct plan *plan, uint64_t seed, const char *argv,
-		    const struct machine_info *m, int64_t *run_id)
+		    const struct machine_info *m, const struct run_tags *tags,
+		    int64_t *run_id)
 {
 	int64_t experiment_id, id;
 
 	if (db_begin(s) < 0)
 		return -1;
 	if (put_experiment(s, exp, &experiment_id) < 0 ||
-	    put_run(s, exp, experiment_id, seed, argv, m, &id) < 0 ||
+	    put_run(s, exp, experiment_id, seed, argv, m, tags, &id) < 0 ||
 	    put_names(s, exp, id) < 0 ||
 	    put_tracing(s, exp, id) < 0 ||
 	    put_plan(s, exp, plan, 0, id) < 0 ||
@@ -294,10 +301,11 @@ int store_append_plan(struct store *s, const struct experiment *exp,
 	return 0;
 }
 
+/* A name of a column of results (core/result.h's one list). */
 static int reserved_metric(const char *name)
 {
-	return !strcmp(name, "wall") || !strcmp(name, "user") ||
-	       !strcmp(name, "sys") || !strcmp(name, "maxrss");
+	const struct reserved_metric *r = result_metric_reserved(name);
+	return r && r->column;
 }
 
 int store_put_result(struct store *s, int64_t run_id, int seq,

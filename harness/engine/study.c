@@ -433,6 +433,20 @@ static int put_shards(struct study *s)
 /* The run in the database, its folders, the workloads' setup, the
  * variants' contexts: everything before the first run.  -1 (printed);
  * s->run_id is set once the run is stored. */
+/* The revision the run measured (o->revision, else the experiment's
+ * revision: key): probed once, before anything runs. */
+static int probe_revision(struct study *s)
+{
+	const char *dir = s->o->revision ? s->o->revision : s->exp.revision;
+
+	if (!dir)
+		return 0;
+	if (revision_probe(dir, &s->rev) < 0)
+		return -1;
+	note("revision %s (%s) of %s", s->rev.describe, s->rev.commit, s->rev.repo);
+	return 0;
+}
+
 static int begin(struct study *s)
 {
 	const struct study_opts *o = s->o;
@@ -467,6 +481,9 @@ static int begin(struct study *s)
 			return -1;
 		note("resuming run %lld of '%s'", (long long)s->run_id, exp->name);
 	} else if (store_begin_run(s->st, exp, &s->plan, s->seed, o->cmdline, &s->mi,
+				   &(struct run_tags){ .label = o->label, .repo = s->rev.repo,
+						       .revision = s->rev.describe,
+						       .commit = s->rev.commit },
 				   &s->run_id) < 0) {
 		return -1;
 	} else if (run_lock(s, s->run_id, 0) < 0) {
@@ -506,7 +523,13 @@ static int begin(struct study *s)
 		if (s->skip_w[w] ||
 		    !plan_uses_workload(&s->plan, o->target_ci ? NULL : s->done, (int)w))
 			continue;
-		rel = wl->dir ? xstrdup(wl->dir) : xasprintf("%s/%s", s->workroot, wl->name);
+		if (wl->dir) {
+			rel = xstrdup(wl->dir);
+		} else {	/* the name as one component: it may hold '/' */
+			char *c = path_component(wl->name);
+			rel = xasprintf("%s/%s", s->workroot, c);
+			free(c);
+		}
 		if (!wl->dir && (e = mkdir_p(rel, 0755)) < 0) {
 			error("cannot create '%s': %s", rel, strerror(-e));
 			free(rel);
@@ -628,6 +651,7 @@ static void study_release(struct study *s)
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);	/* the run's lock goes with it */
 	machine_release(&s->mi);
+	revision_release(&s->rev);
 	plan_release(&s->plan);
 	self_check_release(&s->exp, s->n_real_variants);
 	experiment_release(&s->exp);
@@ -724,6 +748,8 @@ enum study_result study_run(const struct study_opts *o)
 		ret = STUDY_DONE;
 		goto out;
 	}
+	if (!s.resuming && probe_revision(&s) < 0)
+		goto out;
 
 	/* From here on, failures are runtime failures. */
 	ret = STUDY_FAILED;

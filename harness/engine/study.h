@@ -65,6 +65,10 @@ struct study_opts {
 	study_widest_fn *widest;	/* required with target_ci */
 	void *widest_arg;
 	const char *cmdline;	/* stored with the run, e.g. "perturb run e.yaml" */
+	const char *label;	/* stored with the run (perturb run --label), or NULL */
+	const char *revision;	/* a git work tree whose revision the run stores
+				 * (engine/revision.h; perturb bisect's), NULL:
+				 * the experiment's revision: key, if any */
 	/* A study split into shards (engine/shard.h, docs/distributed.md):
 	 * n_shards > 0 builds the sharded plan.  shard >= 0 (a task, perturb
 	 * run --shard K/N) runs only shard K's entries, recording this task's

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "study.h"
+#include "revision.h"
 #include "plan.h"
 #include "store.h"
 #include "backends/backend.h"
@@ -25,6 +26,7 @@ struct study {
 	struct store *st;
 	int64_t run_id;
 	struct machine_info mi;
+	struct revision rev;	/* what the run measured (revision.h), zeroed: none */
 	unsigned char *done;	/* resume: entries stored already */
 	unsigned char *skip_v, *skip_w;	/* skipped as unavailable */
 	char *dbdir, *workroot, *logdir;

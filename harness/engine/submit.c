@@ -25,26 +25,35 @@ static char *array_job(const char *job)
 	return job ? xstrndup(job, strcspn(job, "_ ")) : NULL;
 }
 
-/* The task's command line, {K} for the array index. */
+/* The task's command line, {K} for the array index (slurm_write_script()). */
 static char **task_argv(const struct submit_opts *o, const char *file, int n_shards,
 			uint64_t seed, const char *dir)
 {
 	const struct plan_filter *f = o->filter;
 	size_t n = 0, cap = 16 + (f ? 2 * (f->n_variants + f->n_workloads) : 0);
-	char **v = xcalloc(cap, sizeof(char *));
+	char **v = xcalloc(cap, sizeof(char *)), *e;
 
-	v[n++] = xstrdup(perturb_self_exe());
+	/* every path and name escaped: "{K}" in them is no array index */
+	v[n++] = slurm_escape_k(perturb_self_exe());
 	v[n++] = xstrdup("run");
-	v[n++] = xstrdup(file);
+	v[n++] = slurm_escape_k(file);
 	v[n++] = xasprintf("--shard={K}/%d", n_shards);
 	v[n++] = xasprintf("--seed=%" PRIu64, seed);
-	v[n++] = xasprintf("--db=%s/shard-{K}.db", dir);
+	e = slurm_escape_k(dir);
+	v[n++] = xasprintf("--db=%s/shard-{K}.db", e);
+	free(e);
 	if (f && f->repetitions > 0)
 		v[n++] = xasprintf("--repetitions=%d", f->repetitions);
-	for (size_t i = 0; f && i < f->n_variants; i++)
-		v[n++] = xasprintf("--only-variant=%s", f->variants[i]);
-	for (size_t i = 0; f && i < f->n_workloads; i++)
-		v[n++] = xasprintf("--only-workload=%s", f->workloads[i]);
+	for (size_t i = 0; f && i < f->n_variants; i++) {
+		e = slurm_escape_k(f->variants[i]);
+		v[n++] = xasprintf("--only-variant=%s", e);
+		free(e);
+	}
+	for (size_t i = 0; f && i < f->n_workloads; i++) {
+		e = slurm_escape_k(f->workloads[i]);
+		v[n++] = xasprintf("--only-workload=%s", e);
+		free(e);
+	}
 	if (o->self_check)
 		v[n++] = xstrdup("--self-check");
 	return v;

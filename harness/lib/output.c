@@ -69,6 +69,79 @@ fail:
 	return NULL;
 }
 
+/* The name path's file has or would get: its symbolic links followed,
+ * its folder's name made absolute and canonical (realpath) when it
+ * exists.  malloc'd. */
+static char *canonical(const char *path)
+{
+	struct stat st;
+	char *end = resolve(path, &st), *dir, *real, *base, *ret;
+
+	if (!end)
+		return xstrdup(path);
+	dir = dir_name(end);
+	real = realpath(dir, NULL);
+	base = strrchr(end, '/') ? strrchr(end, '/') + 1 : end;
+	ret = real ? xasprintf("%s/%s", strcmp(real, "/") ? real : "", base) : xstrdup(end);
+	free(real);
+	free(dir);
+	free(end);
+	return ret;
+}
+
+void output_inputs_add(struct output_inputs *in, const char *path)
+{
+	in->paths = xrealloc(in->paths, (in->n + 1) * sizeof(char *));
+	in->paths[in->n++] = xstrdup(path);
+}
+
+void output_inputs_add_db(struct output_inputs *in, const char *db)
+{
+	static const char *const beside[] = { "", "-wal", "-shm", "-journal", ".lock" };
+	char *end = canonical(db);
+
+	for (size_t i = 0; i < ARRAY_SIZE(beside); i++) {
+		char *a = xasprintf("%s%s", db, beside[i]), *b = xasprintf("%s%s", end, beside[i]);
+		output_inputs_add(in, a);
+		if (strcmp(a, b))
+			output_inputs_add(in, b);
+		free(a);
+		free(b);
+	}
+	free(end);
+}
+
+void output_inputs_release(struct output_inputs *in)
+{
+	for (size_t i = 0; i < in->n; i++)
+		free(in->paths[i]);
+	free(in->paths);
+	memset(in, 0, sizeof(*in));
+}
+
+int output_check(const char *out, const char *option, const struct output_inputs *in)
+{
+	struct stat so, si;
+	int fd = named_fd(out), have = fd >= 0 ? fstat(fd, &so) == 0 : stat(out, &so) == 0;
+	char *name = fd >= 0 ? NULL : canonical(out);
+	int ret = 0;
+
+	for (size_t i = 0; i < in->n && !ret; i++) {
+		int same = have && stat(in->paths[i], &si) == 0 && S_ISREG(si.st_mode) &&
+			   si.st_dev == so.st_dev && si.st_ino == so.st_ino;
+		if (!same && name) {
+			char *other = canonical(in->paths[i]);
+			same = !strcmp(name, other);
+			free(other);
+		}
+		if (same)
+			ret = error("%s '%s' is '%s', which this command reads: refused, "
+				    "nothing written", option, out, in->paths[i]);
+	}
+	free(name);
+	return ret;
+}
+
 int output_open(struct output *o, const char *path)
 {
 	struct stat st;

@@ -17,6 +17,12 @@
  *   - a folder: refused.
  * Every write error is an error, /dev/full's "No space left on device"
  * included: output_close() returns -1 and the command exits non-zero.
+ *
+ * No output may replace what the same command reads (its results database
+ * with the files beside it, its experiment file and every file that
+ * includes): output_check() refuses it before anything is written,
+ * comparing by device and inode (symbolic links followed, a hard link is
+ * the same file) and, for a file not there yet, by the name it would get.
  */
 #ifndef PERTURB_OUTPUT_H
 #define PERTURB_OUTPUT_H
@@ -29,6 +35,24 @@ struct output {
 	char *target;		/* the file renamed over; NULL: written in place */
 	char *tmp;		/* the temporary file beside target */
 };
+
+/* The files a command reads (none need exist). */
+struct output_inputs {
+	char **paths;
+	size_t n;
+};
+
+/* Add path to in. */
+void output_inputs_add(struct output_inputs *in, const char *path);
+/* Add a results database: path, and the files SQLite and perturb keep
+ * beside it (-wal, -shm, -journal, .lock) by the name given and by the
+ * name its symbolic links end in. */
+void output_inputs_add_db(struct output_inputs *in, const char *db);
+void output_inputs_release(struct output_inputs *in);
+/* 0 when out names none of in's files; else -1, printed as "OPTION
+ * 'OUT' is 'INPUT', which this command reads: refused, nothing written"
+ * (option: how the user named out, "--output"): the command exits 2. */
+int output_check(const char *out, const char *option, const struct output_inputs *in);
 
 /* Open path for writing as above.  0, or -1 (printed; nothing created). */
 int output_open(struct output *o, const char *path);

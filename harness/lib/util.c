@@ -235,6 +235,33 @@ void strbuf_add_shell_word(struct strbuf *sb, const char *s)
 	strbuf_add(sb, "'", 1);
 }
 
+char *path_component(const char *name)
+{
+	static const char keep[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789_+-=[]@.";
+	struct strbuf sb = STRBUF_INIT;
+	const unsigned char *p = (const unsigned char *)name;
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a's offset basis */
+	size_t cut = 0;
+
+	for (; *p; p++) {
+		h = (h ^ *p) * 0x100000001b3ull;	/* FNV-1a's prime */
+		if (strchr(keep, *p) && !(p == (const unsigned char *)name && strchr(".-", *p)))
+			strbuf_add(&sb, p, 1);
+		else
+			strbuf_addf(&sb, "%%%02X", *p);
+		if (sb.len <= PATH_COMPONENT_MAX - 17)
+			cut = sb.len;	/* never inside a %XX */
+	}
+	if (!sb.len)
+		strbuf_addstr(&sb, "%");	/* the empty name: no name encodes to it */
+	if (sb.len > PATH_COMPONENT_MAX) {
+		sb.len = cut;
+		strbuf_addf(&sb, "~%016llx", (unsigned long long)h);
+	}
+	return strbuf_detach(&sb);
+}
+
 void strbuf_reset(struct strbuf *sb)
 {
 	sb->len = 0;

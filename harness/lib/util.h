@@ -173,6 +173,18 @@ char *read_user_file(const char *path, size_t max, size_t *len, char *why, size_
 char *read_line_file(const char *path);
 /* mkdir -p; returns 0 or -errno. */
 int mkdir_p(const char *path, unsigned mode);
+/*
+ * A name (a workload's, a variant's, a matrix instance's: "w[p=../x]") as
+ * one safe file-name component, for every path perturb builds from a name
+ * (work folders, logs, one-liner files): malloc'd, never empty, never "."
+ * or "..", no '/', never starting with '.' or '-'.  Letters, digits and
+ * _ + - = [ ] @ stay, '.' stays after the first byte, every other byte is
+ * %XX (hex, upper case), so distinct names give distinct components.  A
+ * component longer than PATH_COMPONENT_MAX bytes is cut and ends in '~'
+ * and 16 hex digits of a hash (FNV-1a, 64 bits) of the whole name.
+ */
+#define PATH_COMPONENT_MAX 200
+char *path_component(const char *name);
 /* Directory part of path, malloc'd ("." when there is none). */
 char *dir_name(const char *path);
 /* Is prog (no slash) found on PATH, or (with slash) executable? */
