@@ -455,3 +455,71 @@ Test(cgroup, runs_start_in_their_cgroup_where_the_kernel_can_and_say_so)
 	cr_expect_str_eq(proc_containment(NULL, 0), "clone-into-cgroup");
 	study_containment("PERTURB_NO_CLONE_INTO_CGROUP=0", "containment clone-into-cgroup");
 }
+
+/* ---- a root workload that leaves its cgroup (issue 22) ---- */
+
+Test(cgroup, a_root_workload_that_moves_itself_to_another_cgroup_is_killed_and_counted)
+{
+	char *other, *cmd, *procs, *left;
+	struct metric_def md;
+	struct run_result res;
+	struct run_request req = { .envp = tl_test_env(), .timeout_s = 30, .n_metrics = 1,
+				   .metrics = &md };
+	struct tl_capture c;
+	char *err;
+	pid_t escaped;
+
+	need_cgroups();
+	if (geteuid())
+		cr_skip_test("only root can move a process into a cgroup of its choosing");
+	char *ch = xasprintf("/proc/self/task/%d/children", (int)getpid());
+	int listed = !access(ch, R_OK);
+	free(ch);
+	if (!listed)
+		cr_skip_test("no /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN)");
+	/* another cgroup, outside perturb's: a sibling of its base */
+	char *up = dir_name(cgroup_base());
+	other = xasprintf("%s/perturb-test-escape-%d", up, (int)getpid());
+	free(up);
+	cr_assert_eq(mkdir(other, 0755), 0, "%s: %s", other, strerror(errno));
+	procs = xasprintf("%s/cgroup.procs", other);
+	/* the escapee moves, then starts a child there (outside too); the main
+	 * process also leaves one behind in its own cgroup; it ends once both
+	 * escapees are in the other cgroup (a loop on a condition, no sleep) */
+	cmd = xasprintf("setsid sleep 100 & "
+			"setsid sh -c 'echo $$ > %s; sleep 100 & exec sleep 100' & "
+			"while [ $(wc -l < %s) -lt 2 ]; do :; done; echo pid=$!", procs, procs);
+	char *argv[] = { "sh", "-c", cmd, NULL };
+	req.argv = argv;
+	tl_metric_init(&md, "pid", "pid=([0-9]+)");
+	tl_capture_start(&c, 2);
+	cr_assert_eq(runner_run(&req, &res), 0);
+	err = tl_capture_end(&c);
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	escaped = (pid_t)value_of(&res, "pid");
+	cr_assert_gt(escaped, 0);
+	cr_expect(tl_process_gone(escaped), "the escapee %d outlived its run", (int)escaped);
+	left = read_file(procs, NULL);
+	cr_expect(left && !*left, "still in the other cgroup: %s", left);
+	/* 1 left in the run's cgroup + 2 that left it */
+	cr_expect_eq(res.leftover_procs, 3);
+	cr_expect(strstr(err, "started 2 processes that left the run's cgroup"), "%s", err);
+	/* nothing of the run is left as perturb's child, not even a zombie */
+	tl_assert_no_children();
+	free(left);
+	free(err);
+	run_result_release(&res);
+	regfree(&md.re);
+	/* what was not killed, killed now, so that nothing leaks */
+	char *k = xasprintf("%s/cgroup.kill", other);
+	int fd = open(k, O_WRONLY | O_CLOEXEC);
+	cr_expect(fd >= 0 && write(fd, "1", 1) == 1);
+	if (fd >= 0)
+		close(fd);
+	free(k);
+	for (int i = 0; i < 500 && rmdir(other) < 0 && errno == EBUSY; i++)
+		tl_nap();	/* bounded: the kernel tears the killed down */
+	free(procs);
+	free(other);
+	free(cmd);
+}

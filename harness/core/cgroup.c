@@ -314,6 +314,49 @@ int cgroup_dir_fd(const struct cgroup *cg)
 	return cg ? cg->dir_fd : -1;
 }
 
+/* pid's cgroup v2 path as /proc shows it ("/a/b"), malloc'd, or NULL. */
+static char *cgroup_of(pid_t pid)
+{
+	char p[64], *text, *line, *save = NULL, *in = NULL;
+
+	snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)pid);
+	if (!(text = read_file(p, NULL)))
+		return NULL;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, "0::", 3)) {
+			in = xstrdup(line + 3);
+			break;
+		}
+	free(text);
+	return in;
+}
+
+/* Is path (as /proc shows it) dir (a cgroup's folder) or below it? */
+static int below(const char *path, const char *dir)
+{
+	const char *mnt = cgroup2_mount(), *rel;
+	size_t n;
+
+	if (!mnt || strncmp(dir, mnt, strlen(mnt)))
+		return 0;
+	rel = dir + strlen(mnt);
+	n = strlen(rel);
+	return !strncmp(path, rel, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+int cgroup_where(const struct cgroup *cg, pid_t pid)
+{
+	char *in = cgroup_of(pid);
+	int w;
+
+	if (!in)
+		return CGROUP_GONE;
+	w = cg && below(in, cg->path) ? CGROUP_IN : base && below(in, base) ? CGROUP_OURS
+									   : CGROUP_OUTSIDE;
+	free(in);
+	return w;
+}
+
 int cgroup_procs_fd(const struct cgroup *cg)
 {
 	return cg ? cg->procs_fd : -1;

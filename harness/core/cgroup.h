@@ -83,6 +83,12 @@ int cgroup_dir_fd(const struct cgroup *cg);
 int cgroup_procs_fd(const struct cgroup *cg);
 const char *cgroup_path(const struct cgroup *cg);
 
+/* Where process pid is: in cg (or a cgroup below it), in another cgroup
+ * of perturb's base, outside them (it left: a root process can write its
+ * pid to any cgroup.procs), or gone. */
+enum { CGROUP_GONE = -1, CGROUP_OUTSIDE, CGROUP_IN, CGROUP_OURS };
+int cgroup_where(const struct cgroup *cg, pid_t pid);
+
 /* How many processes are in cg now (-1 when it cannot be read). */
 int cgroup_count(const struct cgroup *cg);
 

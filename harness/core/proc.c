@@ -17,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,6 +82,143 @@ void proc_end_cgroup(struct cgroup *cg, const char *what, const char *cmd)
 	if (n > 0 && !warned++)
 		warning("%s '%s' left %d process%s outside its process group; killed with its "
 			"cgroup (said once)", what, cmd, n, n == 1 ? "" : "es");
+}
+
+/* ---- escapees (proc.h: struct escape_watch) ---- */
+
+static struct {
+	pthread_mutex_t mu;
+	int watching;		/* runs watched now: subreaper while > 0 */
+	pid_t *adopted;		/* children of other cgroups of perturb's, to reap */
+	size_t n_adopted, alloc;
+} esc = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* The main thread's children (where orphans go), malloc'd; -1 when the
+ * kernel does not list them. */
+static ssize_t main_children(pid_t **out)
+{
+	char p[64], *text, *s;
+	pid_t *v = NULL;
+	size_t n = 0, alloc = 0;
+
+	snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)getpid());
+	if (!(text = read_file(p, NULL)))
+		return -1;
+	for (s = text; *s; ) {
+		char *end;
+		long pid = strtol(s, &end, 10);
+		if (end == s)
+			break;
+		ALLOC_GROW(v, n + 1, alloc);
+		v[n++] = (pid_t)pid;
+		s = end + (*end == ' ');
+	}
+	free(text);
+	*out = v;
+	return (ssize_t)n;
+}
+
+static int has_pid(const pid_t *v, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == pid)
+			return 1;
+	return 0;
+}
+
+void proc_escape_watch_begin(struct escape_watch *w, const struct cgroup *cg)
+{
+	ssize_t n;
+
+	memset(w, 0, sizeof(*w));
+	if (!cg)
+		return;
+	pthread_mutex_lock(&esc.mu);
+	if (!esc.watching && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		pthread_mutex_unlock(&esc.mu);
+		return;
+	}
+	esc.watching++;
+	pthread_mutex_unlock(&esc.mu);
+	w->active = 1;
+	if ((n = main_children(&w->before)) < 0) {
+		w->before = NULL;
+		proc_escape_watch_end(w, cg);
+		return;
+	}
+	w->n_before = (size_t)n;
+}
+
+/* Reap the adopted children that have ended; under esc.mu. */
+static void reap_adopted(void)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < esc.n_adopted; i++)
+		if (waitpid(esc.adopted[i], NULL, WNOHANG) == 0)
+			esc.adopted[k++] = esc.adopted[i];
+	esc.n_adopted = k;
+}
+
+int proc_escape_watch_end(struct escape_watch *w, const struct cgroup *cg)
+{
+	int killed = 0, changed;
+	pid_t *now = NULL;
+	ssize_t n;
+
+	if (!w->active)
+		return 0;
+	/* each pass reaps what ended; the children of what ended come next */
+	do {
+		changed = 0;
+		free(now);
+		now = NULL;
+		if ((n = main_children(&now)) < 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			pid_t pid = now[i];
+			int in;
+
+			if (has_pid(w->before, w->n_before, pid))
+				continue;
+			pthread_mutex_lock(&esc.mu);
+			in = has_pid(esc.adopted, esc.n_adopted, pid);
+			pthread_mutex_unlock(&esc.mu);
+			if (in)
+				continue;
+			if (waitpid(pid, NULL, WNOHANG) == pid) {	/* it had ended */
+				changed = 1;
+				continue;
+			}
+			switch (cgroup_where(cg, pid)) {
+			case CGROUP_OURS:	/* a daemon's or a load's: its cgroup ends it */
+				pthread_mutex_lock(&esc.mu);
+				ALLOC_GROW(esc.adopted, esc.n_adopted + 1, esc.alloc);
+				esc.adopted[esc.n_adopted++] = pid;
+				pthread_mutex_unlock(&esc.mu);
+				continue;
+			case CGROUP_OUTSIDE:
+				killed++;
+				break;
+			default:	/* the run's (killed with its cgroup), or a zombie */
+				break;
+			}
+			/* our child, not reaped: its pid cannot be reused */
+			kill(pid, SIGKILL);
+			reap(pid, NULL);
+			changed = 1;
+		}
+	} while (changed);
+	free(now);
+	free(w->before);
+	w->before = NULL;
+	w->active = 0;
+	pthread_mutex_lock(&esc.mu);
+	if (!--esc.watching)
+		prctl(PR_SET_CHILD_SUBREAPER, 0);
+	reap_adopted();
+	pthread_mutex_unlock(&esc.mu);
+	return killed;
 }
 
 /* proc_int.h; TAIL_LINES of them. */

@@ -208,6 +208,33 @@ void proc_end_cgroup(struct cgroup *cg, const char *what, const char *cmd);
  */
 int proc_capture(char *const *argv, const char *cwd, char **out);
 
+/*
+ * A run's escapees.  A root workload can leave its run's cgroup (it may
+ * write its pid to any cgroup.procs; a cgroup namespace would not stop
+ * it: without the hierarchy's nsdelegate option the kernel lets root move
+ * a process into any cgroup it can name, and root can name them all).  So
+ * while a run is watched, perturb is a child subreaper
+ * (PR_SET_CHILD_SUBREAPER, counted: runs in threads): every process the
+ * run starts whose parent ends comes to perturb instead of init, and at
+ * the end of the run (its main process reaped, its cgroup killed) each
+ * child that perturb's main thread did not have at the start is either
+ * one of the run's, killed with its cgroup (reaped), one of another of
+ * perturb's cgroups (a daemon's: left alone, reaped later), or outside
+ * them all: an escapee, killed and counted; its own children come to
+ * perturb when it ends and are judged the same way, until none is left.
+ * Needs /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN); without it,
+ * or without a cgroup, nothing is watched.  In a duet, an escapee is
+ * counted by the run that ends first.
+ */
+struct escape_watch {
+	int active;
+	pid_t *before;		/* the main thread's children at the start */
+	size_t n_before;
+};
+void proc_escape_watch_begin(struct escape_watch *w, const struct cgroup *cg);
+/* After cgroup_kill(cg): the escapees killed (>= 0); ends the watch. */
+int proc_escape_watch_end(struct escape_watch *w, const struct cgroup *cg);
+
 /* argv joined by spaces, for messages (malloc'd). */
 char *proc_argv_string(char *const *argv);
 
