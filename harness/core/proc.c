@@ -89,8 +89,6 @@ void proc_end_cgroup(struct cgroup *cg, const char *what, const char *cmd)
 static struct {
 	pthread_mutex_t mu;
 	int watching;		/* runs watched now: subreaper while > 0 */
-	pid_t *adopted;		/* children of other cgroups of perturb's, to reap */
-	size_t n_adopted, alloc;
 } esc = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* The main thread's children (where orphans go), malloc'd; -1 when the
@@ -149,15 +147,13 @@ void proc_escape_watch_begin(struct escape_watch *w, const struct cgroup *cg)
 	w->n_before = (size_t)n;
 }
 
-/* Reap the adopted children that have ended; under esc.mu. */
-static void reap_adopted(void)
+/* Has child pid ended (a zombie)?  Not reaped. */
+static int ended(pid_t pid)
 {
-	size_t k = 0;
+	siginfo_t si;
 
-	for (size_t i = 0; i < esc.n_adopted; i++)
-		if (waitpid(esc.adopted[i], NULL, WNOHANG) == 0)
-			esc.adopted[k++] = esc.adopted[i];
-	esc.n_adopted = k;
+	memset(&si, 0, sizeof(si));
+	return !waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == pid;
 }
 
 int proc_escape_watch_end(struct escape_watch *w, const struct cgroup *cg)
@@ -177,31 +173,19 @@ int proc_escape_watch_end(struct escape_watch *w, const struct cgroup *cg)
 			break;
 		for (ssize_t i = 0; i < n; i++) {
 			pid_t pid = now[i];
-			int in;
 
 			if (has_pid(w->before, w->n_before, pid))
 				continue;
-			pthread_mutex_lock(&esc.mu);
-			in = has_pid(esc.adopted, esc.n_adopted, pid);
-			pthread_mutex_unlock(&esc.mu);
-			if (in)
-				continue;
-			if (waitpid(pid, NULL, WNOHANG) == pid) {	/* it had ended */
-				changed = 1;
-				continue;
-			}
 			switch (cgroup_where(cg, pid)) {
-			case CGROUP_OURS:	/* a daemon's or a load's: its cgroup ends it */
-				pthread_mutex_lock(&esc.mu);
-				ALLOC_GROW(esc.adopted, esc.n_adopted + 1, esc.alloc);
-				esc.adopted[esc.n_adopted++] = pid;
-				pthread_mutex_unlock(&esc.mu);
+			case CGROUP_IN:		/* the run's: killed with its cgroup */
+				break;
+			case CGROUP_OUTSIDE:	/* it left: kill it, unless it has ended */
+				if (!ended(pid))
+					killed++;
+				break;
+			default:	/* another cgroup's (a duet's other run, a daemon's):
+					 * its own end reaps it; or gone */
 				continue;
-			case CGROUP_OUTSIDE:
-				killed++;
-				break;
-			default:	/* the run's (killed with its cgroup), or a zombie */
-				break;
 			}
 			/* our child, not reaped: its pid cannot be reused */
 			kill(pid, SIGKILL);
@@ -216,7 +200,6 @@ int proc_escape_watch_end(struct escape_watch *w, const struct cgroup *cg)
 	pthread_mutex_lock(&esc.mu);
 	if (!--esc.watching)
 		prctl(PR_SET_CHILD_SUBREAPER, 0);
-	reap_adopted();
 	pthread_mutex_unlock(&esc.mu);
 	return killed;
 }

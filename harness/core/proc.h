@@ -219,9 +219,10 @@ int proc_capture(char *const *argv, const char *cwd, char **out);
  * the end of the run (its main process reaped, its cgroup killed) each
  * child that perturb's main thread did not have at the start is either
  * one of the run's, killed with its cgroup (reaped), one of another of
- * perturb's cgroups (a daemon's: left alone, reaped later), or outside
- * them all: an escapee, killed and counted; its own children come to
- * perturb when it ends and are judged the same way, until none is left.
+ * perturb's cgroups (a duet's other run, a daemon's orphan: left alone),
+ * or outside them all: an escapee, killed and counted (reaped, not
+ * counted, when it had ended by itself); its own children come to perturb
+ * when it ends and are judged the same way, until none is left.
  * Needs /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN); without it,
  * or without a cgroup, nothing is watched.  In a duet, an escapee is
  * counted by the run that ends first.
