@@ -264,18 +264,19 @@ char **tl_test_env(void)
 	return env;
 }
 
-/* The fds open now, but for those of the pool of run cgroups that perturb
- * keeps open on purpose (core/cgroup.h: "Runs"): the files of a
- * "/perturb-PID/run-N" cgroup. */
+/* The fds open now, but for those perturb keeps open on purpose: the files
+ * of the pool of run cgroups (core/cgroup.h: "Runs"), "/perturb-PID/run-N",
+ * and the list of its children (core/proc.c: main_children). */
 int tl_count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
-	char pool[64], link[4096];
+	char pool[64], kids[64], link[4096];
 	int n = 0;
 
 	cr_assert(d);
 	snprintf(pool, sizeof(pool), "/perturb-%d/run-", (int)getpid());
+	snprintf(kids, sizeof(kids), "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
 	while ((e = readdir(d))) {
 		char *p;
 		ssize_t len;
@@ -285,7 +286,7 @@ int tl_count_fds(void)
 		len = readlink(p, link, sizeof(link) - 1);
 		free(p);
 		link[len > 0 ? len : 0] = '\0';
-		n += !strstr(link, pool);
+		n += !strstr(link, pool) && strcmp(link, kids);
 	}
 	closedir(d);
 	return n - 1;	/* the DIR's own fd */

@@ -40,6 +40,7 @@ struct cgroup {
 	int cpu_fd, io_fd;	/* cpu.stat, io.stat (-1: none) */
 	struct usage_raw at_start, last;
 	int last_fresh;		/* last read after the run's end */
+	int seen_empty;		/* found empty since it was taken: its run is over */
 };
 
 /*
@@ -273,6 +274,8 @@ struct cgroup *cgroup_take(void)
 	if (pool.n)
 		cg = pool.free[--pool.n];
 	pthread_mutex_unlock(&pool.mu);
+	if (cg)
+		cg->seen_empty = 0;
 	return cg ? cg : make_cgroup("run", 1);
 }
 
@@ -501,13 +504,18 @@ int cgroup_kill(struct cgroup *cg)
 {
 	int n;
 
-	if (!cg || !populated(cg))
+	if (!cg || cg->seen_empty)
 		return 0;
+	if (!populated(cg)) {
+		cg->seen_empty = 1;
+		return 0;
+	}
 	cg->last_fresh = 0;	/* what was killed adds to the counters */
 	cg->pooled = 0;		/* see give_back() */
 	if ((n = kill_tree(cg->path)) < 0)
 		return error("cannot empty the cgroup '%s': processes are still in it after %g s",
 			     cg->path, EMPTY_WAIT_S);
+	cg->seen_empty = 1;
 	return n;
 }
 
@@ -642,7 +650,7 @@ static int give_back(struct cgroup *cg)
 	char *text;
 	int ok;
 
-	if (!cg->pooled || populated(cg) != 0 ||
+	if (!cg->pooled || (!cg->seen_empty && populated(cg) != 0) ||
 	    !(text = read_cg_file(cg->stat_fd, NULL, NULL)))
 		return -1;
 	ok = stat_field(text, "nr_descendants") == 0;

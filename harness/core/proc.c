@@ -13,6 +13,7 @@
 #include "lib/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,13 +96,35 @@ static struct {
  * kernel does not list them. */
 static ssize_t main_children(pid_t **out)
 {
+	static int fd = -1;	/* kept open: one pread a call; under esc.mu */
+	static pid_t fd_of;
 	char p[64], *text, *s;
 	pid_t *v = NULL;
-	size_t n = 0, alloc = 0;
+	size_t n = 0, alloc = 0, len = 0, cap = 4096;
+	ssize_t got;
 
-	snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)getpid());
-	if (!(text = read_file(p, NULL)))
+	pthread_mutex_lock(&esc.mu);
+	if (fd >= 0 && fd_of != getpid()) {	/* a fork's copy: not ours */
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)getpid());
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		fd_of = getpid();
+	}
+	text = xmalloc(cap);
+	while (fd >= 0 && (got = pread(fd, text + len, cap - len - 1, (off_t)len)) > 0) {
+		len += (size_t)got;
+		if (len + 1 == cap)
+			text = xrealloc(text, cap *= 2);
+	}
+	pthread_mutex_unlock(&esc.mu);
+	if (fd < 0) {
+		free(text);
 		return -1;
+	}
+	text[len] = '\0';
 	for (s = text; *s; ) {
 		char *end;
 		long pid = strtol(s, &end, 10);

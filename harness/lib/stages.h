@@ -6,7 +6,10 @@
  * time from one call to the next is added to the stage it closes.  At the
  * exit of the process a table goes to the file PERTURB_TIMING names
  * (appended; "1": stderr): per stage its total, its mean per run (runs are
- * the entries into STAGE_SPAWN) and its share of the time of all stages.
+ * the entries into STAGE_SPAWN), its share of the time of all stages, and
+ * the CPU time perturb's thread used in it per run (CLOCK_THREAD_CPUTIME_ID:
+ * what a busy machine does not inflate, but the child's part of a vfork
+ * or the kernel's work in another context is not in it).
  * Without PERTURB_TIMING a call is one predictable branch.  One thread: a
  * duet's two runners mix their stages (measure a sequential order).
  */
