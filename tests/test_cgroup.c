@@ -334,3 +334,192 @@ Test(cgroup, purge_refuses_a_path_that_is_not_a_perturb_cgroup)
 	free(sneaky);
 	free(d);
 }
+
+/* ---- the pool of run cgroups and clone3(CLONE_INTO_CGROUP) (issue 25) ---- */
+
+/* The run cgroups below the base now ("run-N" folders). */
+static int run_cgroups(void)
+{
+	char *names = tl_dir_names(cgroup_base());
+	int n = 0;
+
+	for (char *s = names; s && (s = strstr(s, "run-")); s += 4)
+		n++;
+	free(names);
+	return n;
+}
+
+Test(cgroup, runs_reuse_the_cgroups_made_ahead_and_count_only_their_own_cpu)
+{
+	char *argv[] = { "sh", "-c", "cat /proc/self/cgroup; spin 0.03 >/dev/null", NULL };
+	struct metric_def md;
+	struct run_result res;
+	struct run_request req = {
+		.argv = argv, .envp = tl_test_env(), .timeout_s = 30,
+		.n_metrics = 1, .metrics = &md,
+	};
+	char *rel, *d;
+	int made;
+
+	need_cgroups();
+	/* the path of the base as the runs see it in /proc/self/cgroup */
+	d = xasprintf("%s", cgroup_base());
+	rel = strstr(d, "/perturb-");
+	tl_metric_init(&md, "in", "0::.*/perturb-[0-9]+/run-([0-9]+)");
+	made = cgroup_prepare(2);
+	cr_assert_geq(cgroup_pool_size(), 2, "made %d", made);
+	made = run_cgroups();
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(runner_run(&req, &res), 0);
+		cr_assert_eq(res.status, RUN_OK, "%s: %s", res.reason, res.out_tail);
+		/* it ran in a run cgroup of the base */
+		cr_expect(strstr(res.out_tail, rel) && strstr(res.out_tail, "/run-"), "%s",
+			  res.out_tail);
+		/* its own CPU time, not the cgroup's total over the runs before */
+		runner_add_cgroup_values(&res);
+		cr_expect_leq(value_of(&res, "cgroup_cpu_s"), res.user_s + res.sys_s + 0.02,
+			      "run %d: cgroup %g s, rusage %g s", i, value_of(&res, "cgroup_cpu_s"),
+			      res.user_s + res.sys_s);
+		cr_expect_geq(value_of(&res, "cgroup_cpu_s"), res.user_s + res.sys_s - 0.005);
+		run_result_release(&res);
+	}
+	/* no cgroup was made for them: they took the pool's and gave them back */
+	cr_expect_eq(run_cgroups(), made);
+	cr_expect_geq(cgroup_pool_size(), 2);
+	regfree(&md.re);
+	free(d);
+}
+
+Test(cgroup, a_cgroup_emptied_by_a_kill_is_not_reused)
+{
+	char *leaky[] = { "sh", "-c", "setsid sleep 100 & echo started", NULL };
+	char *quiet[] = { "true", NULL };
+	struct run_result res;
+	struct run_request req = { .argv = leaky, .envp = tl_test_env(), .timeout_s = 30 };
+	struct tl_capture c;
+
+	need_cgroups();
+	cgroup_prepare(1);
+	tl_capture_start(&c, 2);
+	cr_assert_eq(runner_run(&req, &res), 0);
+	free(tl_capture_end(&c));
+	cr_expect_eq(res.leftover_procs, 1);
+	run_result_release(&res);
+	/* cloned into a cgroup once killed, a child dies at birth (cgroup.c:
+	 * give_back): every later run must still be ok */
+	req.argv = quiet;
+	for (int i = 0; i < 2 * 8 + 1; i++) {
+		cr_assert_eq(runner_run(&req, &res), 0);
+		cr_expect_eq(res.status, RUN_OK, "run %d after the kill: %s", i, res.reason);
+		run_result_release(&res);
+	}
+}
+
+/* The containment a study of `true` states in its header and stores. */
+static void study_containment(const char *env, const char *want)
+{
+	struct cli_result r;
+	char *stored;
+
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 3\n"
+		 "variants: [{name: a}]\n"
+		 "workloads:\n"
+		 "  - {name: t, shell: 'setsid sleep 100 & echo x'}\n");
+	cli_run_env(dir, env, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, want), "no '%s' in: %s", want, r.err);
+	stored = cli_sql_text(db, "SELECT json_extract(machine_json, '$.containment') FROM runs "
+				  "ORDER BY id DESC LIMIT 1");
+	cr_expect(stored && strstr(want, stored), "stored '%s', said '%s'", stored, want);
+	/* contained all the same: each run's escapee killed and counted */
+	cr_expect_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values WHERE "
+				     "metric = 'leftover_procs' AND value = 1"), 3);
+	cr_expect_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 3);
+	free(stored);
+	cli_result_release(&r);
+}
+
+Test(cgroup, the_fallback_writes_cgroup_procs_and_says_so)
+{
+	need_cgroups();
+	study_containment("PERTURB_NO_CLONE_INTO_CGROUP=1", "containment cgroup-procs-write");
+}
+
+Test(cgroup, runs_start_in_their_cgroup_where_the_kernel_can_and_say_so)
+{
+	char why[256];
+
+	need_cgroups();
+	if (!proc_clone_into_cgroup(why, sizeof(why)))
+		cr_skip_test("no clone3(CLONE_INTO_CGROUP) here: %s", why);
+	cr_expect_str_eq(proc_containment(NULL, 0), "clone-into-cgroup");
+	study_containment("PERTURB_NO_CLONE_INTO_CGROUP=0", "containment clone-into-cgroup");
+}
+
+/* ---- a root workload that leaves its cgroup (issue 22) ---- */
+
+Test(cgroup, a_root_workload_that_moves_itself_to_another_cgroup_is_killed_and_counted)
+{
+	char *other, *cmd, *procs, *left;
+	struct metric_def md;
+	struct run_result res;
+	struct run_request req = { .envp = tl_test_env(), .timeout_s = 30, .n_metrics = 1,
+				   .metrics = &md };
+	struct tl_capture c;
+	char *err;
+	pid_t escaped;
+
+	need_cgroups();
+	if (geteuid())
+		cr_skip_test("only root can move a process into a cgroup of its choosing");
+	char *ch = xasprintf("/proc/self/task/%d/children", (int)getpid());
+	int listed = !access(ch, R_OK);
+	free(ch);
+	if (!listed)
+		cr_skip_test("no /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN)");
+	/* another cgroup, outside perturb's: a sibling of its base */
+	char *up = dir_name(cgroup_base());
+	other = xasprintf("%s/perturb-test-escape-%d", up, (int)getpid());
+	free(up);
+	cr_assert_eq(mkdir(other, 0755), 0, "%s: %s", other, strerror(errno));
+	procs = xasprintf("%s/cgroup.procs", other);
+	/* the escapee moves, then starts a child there (outside too); the main
+	 * process also leaves one behind in its own cgroup; it ends once both
+	 * escapees are in the other cgroup (a loop on a condition, no sleep) */
+	cmd = xasprintf("setsid sleep 100 & "
+			"setsid sh -c 'echo $$ > %s; sleep 100 & exec sleep 100' & "
+			"while [ $(wc -l < %s) -lt 2 ]; do :; done; echo pid=$!", procs, procs);
+	char *argv[] = { "sh", "-c", cmd, NULL };
+	req.argv = argv;
+	tl_metric_init(&md, "pid", "pid=([0-9]+)");
+	tl_capture_start(&c, 2);
+	cr_assert_eq(runner_run(&req, &res), 0);
+	err = tl_capture_end(&c);
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	escaped = (pid_t)value_of(&res, "pid");
+	cr_assert_gt(escaped, 0);
+	cr_expect(tl_process_gone(escaped), "the escapee %d outlived its run", (int)escaped);
+	left = read_file(procs, NULL);
+	cr_expect(left && !*left, "still in the other cgroup: %s", left);
+	/* 1 left in the run's cgroup + 2 that left it */
+	cr_expect_eq(res.leftover_procs, 3);
+	cr_expect(strstr(err, "started 2 processes that left the run's cgroup"), "%s", err);
+	/* nothing of the run is left as perturb's child, not even a zombie */
+	tl_assert_no_children();
+	free(left);
+	free(err);
+	run_result_release(&res);
+	regfree(&md.re);
+	/* what was not killed, killed now, so that nothing leaks */
+	char *k = xasprintf("%s/cgroup.kill", other);
+	int fd = open(k, O_WRONLY | O_CLOEXEC);
+	cr_expect(fd >= 0 && write(fd, "1", 1) == 1);
+	if (fd >= 0)
+		close(fd);
+	free(k);
+	for (int i = 0; i < 500 && rmdir(other) < 0 && errno == EBUSY; i++)
+		tl_nap();	/* bounded: the kernel tears the killed down */
+	free(procs);
+	free(other);
+	free(cmd);
+}

@@ -15,6 +15,8 @@
 #include "commands.h"
 #include "options.h"
 #include "backends/kbuild.h"
+#include "core/cgroup.h"
+#include "core/proc.h"
 #include "lib/json.h"
 #include "lib/machine.h"
 #include "lib/util.h"
@@ -364,6 +366,24 @@ static void check_cpu(struct doctor *d, const struct machine_info *m)
 	check_isolation(d, m);
 }
 
+/* How runs will be kept in their cgroup (core/proc.h: proc_containment),
+ * found without making one. */
+static void check_containment(struct doctor *d)
+{
+	char why[512];
+
+	if (cgroup_usable(why, sizeof(why)) < 0)
+		say(d, "warn", "containment", "run perturb as root on a machine with cgroup v2",
+		    "runs are contained by process group only (%s): a process that leaves it "
+		    "(setsid) can outlive its run", why);
+	else if (proc_clone_into_cgroup(why, sizeof(why)))
+		say(d, "ok", "containment", NULL, "each run starts in a cgroup of its own "
+		    "(clone-into-cgroup: clone3 CLONE_INTO_CGROUP)");
+	else
+		say(d, "info", "containment", NULL, "each run moves into a cgroup of its own "
+		    "before its exec (cgroup-procs-write: %s)", why);
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	struct doctor d = { 0 };
@@ -385,6 +405,7 @@ int cmd_doctor(int argc, char **argv)
 	check_papi(&d);
 	check_perf(&d);
 	check_qemu(&d);
+	check_containment(&d);
 	machine_probe(&m);
 	check_cpu(&d, &m);
 	machine_release(&m);

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <mntent.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +20,39 @@
 /* How long a killed tree may take to be gone. */
 #define EMPTY_WAIT_S 5.0
 
+/* What a cgroup's counters held when it was (re)used: cgroup_read_usage()
+ * gives what a run added to them. */
+struct usage_raw {
+	double cpu_us, user_us, sys_us, io_r, io_w;
+	int has_cpu, has_io;
+};
+
 struct cgroup {
 	char *path;
 	int procs_fd;
+	int dir_fd;		/* the directory, for clone3(CLONE_INTO_CGROUP) */
+	int events_fd;		/* cgroup.events: "populated 0|1" */
+	/* A run's cgroup (cgroup_take) goes back to the pool when it ends
+	 * empty, with no cgroups below it: */
+	int pooled;		/* 0 once killed: see give_back() */
+	int stat_fd;		/* cgroup.stat: nr_descendants */
+	int peak_fd;		/* memory.peak, reset per run (-1: none) */
+	int cpu_fd, io_fd;	/* cpu.stat, io.stat (-1: none) */
+	struct usage_raw at_start, last;
+	int last_fresh;		/* last read after the run's end */
+	int seen_empty;		/* found empty since it was taken: its run is over */
 };
+
+/*
+ * The pool of run cgroups: made ahead of the timed loop (cgroup_prepare),
+ * taken by cgroup_take(), given back by cgroup_destroy() once empty.
+ */
+#define POOL_MAX 8
+static struct {
+	pthread_mutex_t mu;
+	struct cgroup *free[POOL_MAX];
+	int n;
+} pool = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static char *base;		/* OWN/perturb-PID, NULL when none */
 static pid_t base_owner;	/* the process that made it */
@@ -77,12 +107,11 @@ static int write_str(const char *path, const char *s)
 	return ret;
 }
 
-/* Make the base; NULL with why. */
-static char *make_base(char *why, size_t len)
+/* The folder of perturb's own cgroup v2 (malloc'd), or NULL with why. */
+static char *own_dir(char *why, size_t len)
 {
-	static const char *const wanted[] = { "memory", "io", "pids" };
 	const char *mnt, *e = getenv("PERTURB_NO_CGROUP");
-	char *own = NULL, *b = NULL, *p, *ctl;
+	char *own, *d;
 
 	if (e && *e && strcmp(e, "0")) {
 		snprintf(why, len, "PERTURB_NO_CGROUP is set");
@@ -96,7 +125,31 @@ static char *make_base(char *why, size_t len)
 		snprintf(why, len, "perturb's cgroup v2 is not in /proc/self/cgroup");
 		return NULL;
 	}
-	b = xasprintf("%s%s/perturb-%d", mnt, strcmp(own, "/") ? own : "", (int)getpid());
+	d = xasprintf("%s%s", mnt, strcmp(own, "/") ? own : "");
+	free(own);
+	return d;
+}
+
+int cgroup_usable(char *why, size_t len)
+{
+	char *d = own_dir(why, len);
+	int ok = d && !access(d, W_OK);
+
+	if (d && !ok)
+		snprintf(why, len, "cannot create a cgroup in '%s': %s", d, strerror(errno));
+	free(d);
+	return ok ? 0 : -1;
+}
+
+/* Make the base; NULL with why. */
+static char *make_base(char *why, size_t len)
+{
+	static const char *const wanted[] = { "memory", "io", "pids" };
+	char *own = own_dir(why, len), *b = NULL, *p, *ctl;
+
+	if (!own)
+		return NULL;
+	b = xasprintf("%s/perturb-%d", own, (int)getpid());
 	free(own);
 	if (mkdir(b, 0755) < 0) {
 		snprintf(why, len, "cannot create '%s': %s", b, strerror(errno));
@@ -143,33 +196,168 @@ const char *cgroup_base(void)
 	return base;
 }
 
-struct cgroup *cgroup_create(const char *kind)
+static int open_in(const char *dir, const char *name, int flags)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	int fd = open(p, flags | O_CLOEXEC);
+
+	free(p);
+	return fd;
+}
+
+static void close_fds(struct cgroup *cg)
+{
+	int *fds[] = { &cg->procs_fd, &cg->dir_fd, &cg->events_fd, &cg->stat_fd, &cg->peak_fd,
+		       &cg->cpu_fd, &cg->io_fd };
+
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+}
+
+static void read_raw(const struct cgroup *cg, struct usage_raw *r);
+
+/* A new cgroup KIND-N below the base, NULL (warning) when it cannot be
+ * made.  pooled: a run's, with what reusing it needs. */
+static struct cgroup *make_cgroup(const char *kind, int pooled)
 {
 	struct cgroup *cg;
-	char *p;
 
 	if (!cgroup_base())
 		return NULL;
 	cg = xcalloc(1, sizeof(*cg));
+	cg->procs_fd = cg->dir_fd = cg->events_fd = cg->stat_fd = cg->peak_fd = -1;
+	cg->cpu_fd = cg->io_fd = -1;
 	cg->path = xasprintf("%s/%s-%lu", base, kind,
 			     __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));	/* runs in threads */
 	if (mkdir(cg->path, 0755) < 0) {
 		warning("cannot create the cgroup '%s': %s", cg->path, strerror(errno));
 		goto fail;
 	}
-	p = xasprintf("%s/cgroup.procs", cg->path);
-	cg->procs_fd = open(p, O_WRONLY | O_CLOEXEC);
-	free(p);
-	if (cg->procs_fd < 0) {
+	if ((cg->procs_fd = open_in(cg->path, "cgroup.procs", O_WRONLY)) < 0) {
 		warning("cannot open '%s/cgroup.procs': %s", cg->path, strerror(errno));
 		rmdir(cg->path);
 		goto fail;
+	}
+	cg->dir_fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cg->events_fd = open_in(cg->path, "cgroup.events", O_RDONLY);
+	if (pooled) {
+		cg->stat_fd = open_in(cg->path, "cgroup.stat", O_RDONLY);
+		cg->cpu_fd = open_in(cg->path, "cpu.stat", O_RDONLY);
+		cg->io_fd = open_in(cg->path, "io.stat", O_RDONLY);
+		/* the peak since the last write to this fd (Linux 6.12); a
+		 * cgroup whose peak cannot be reset is not reused */
+		cg->peak_fd = open_in(cg->path, "memory.peak", O_RDWR);
+		cg->pooled = cg->events_fd >= 0 && cg->stat_fd >= 0 &&
+			     (cg->peak_fd < 0 ? errno == ENOENT : write(cg->peak_fd, "r", 1) == 1);
+		read_raw(cg, &cg->at_start);
 	}
 	return cg;
 fail:
 	free(cg->path);
 	free(cg);
 	return NULL;
+}
+
+struct cgroup *cgroup_create(const char *kind)
+{
+	return make_cgroup(kind, 0);
+}
+
+struct cgroup *cgroup_take(void)
+{
+	struct cgroup *cg = NULL;
+
+	pthread_mutex_lock(&pool.mu);
+	if (pool.n)
+		cg = pool.free[--pool.n];
+	pthread_mutex_unlock(&pool.mu);
+	if (cg)
+		cg->seen_empty = 0;
+	return cg ? cg : make_cgroup("run", 1);
+}
+
+int cgroup_prepare(int n)
+{
+	struct cgroup *made[POOL_MAX];
+	int k = 0;
+
+	if (n > POOL_MAX)
+		n = POOL_MAX;
+	pthread_mutex_lock(&pool.mu);
+	n -= pool.n;
+	pthread_mutex_unlock(&pool.mu);
+	while (k < n && (made[k] = make_cgroup("run", 1)))
+		k++;
+	for (int i = 0; i < k; i++)
+		cgroup_destroy(made[i]);	/* into the pool: they are empty */
+	return k;
+}
+
+int cgroup_pool_size(void)
+{
+	int n;
+
+	pthread_mutex_lock(&pool.mu);
+	n = pool.n;
+	pthread_mutex_unlock(&pool.mu);
+	return n;
+}
+
+void cgroup_no_reuse(struct cgroup *cg)
+{
+	if (cg)
+		cg->pooled = 0;
+}
+
+int cgroup_dir_fd(const struct cgroup *cg)
+{
+	return cg ? cg->dir_fd : -1;
+}
+
+/* pid's cgroup v2 path as /proc shows it ("/a/b"), malloc'd, or NULL. */
+static char *cgroup_of(pid_t pid)
+{
+	char p[64], *text, *line, *save = NULL, *in = NULL;
+
+	snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)pid);
+	if (!(text = read_file(p, NULL)))
+		return NULL;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, "0::", 3)) {
+			in = xstrdup(line + 3);
+			break;
+		}
+	free(text);
+	return in;
+}
+
+/* Is path (as /proc shows it) dir (a cgroup's folder) or below it? */
+static int below(const char *path, const char *dir)
+{
+	const char *mnt = cgroup2_mount(), *rel;
+	size_t n;
+
+	if (!mnt || strncmp(dir, mnt, strlen(mnt)))
+		return 0;
+	rel = dir + strlen(mnt);
+	n = strlen(rel);
+	return !strncmp(path, rel, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+int cgroup_where(const struct cgroup *cg, pid_t pid)
+{
+	char *in = cgroup_of(pid);
+	int w;
+
+	if (!in)
+		return CGROUP_GONE;
+	w = cg && below(in, cg->path) ? CGROUP_IN : base && below(in, base) ? CGROUP_OURS
+									   : CGROUP_OUTSIDE;
+	free(in);
+	return w;
 }
 
 int cgroup_procs_fd(const struct cgroup *cg)
@@ -205,9 +393,26 @@ static int list_procs(const char *dir, pid_t *pids, int max)
 	return n;
 }
 
+/* 1 when cg (or a cgroup below it) holds a process, 0 when not, -1 when
+ * cgroup.events cannot be read: one pread, no directory walk. */
+static int populated(const struct cgroup *cg)
+{
+	char buf[128];
+	ssize_t n;
+
+	if (cg->events_fd < 0 || (n = pread(cg->events_fd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strstr(buf, "populated 0") ? 0 : 1;
+}
+
 int cgroup_count(const struct cgroup *cg)
 {
-	return cg ? list_procs(cg->path, NULL, 0) : -1;
+	if (!cg)
+		return -1;
+	if (!populated(cg))
+		return 0;
+	return list_procs(cg->path, NULL, 0);
 }
 
 static int wait_empty(const char *dir, double seconds);
@@ -299,11 +504,18 @@ int cgroup_kill(struct cgroup *cg)
 {
 	int n;
 
-	if (!cg)
+	if (!cg || cg->seen_empty)
 		return 0;
+	if (!populated(cg)) {
+		cg->seen_empty = 1;
+		return 0;
+	}
+	cg->last_fresh = 0;	/* what was killed adds to the counters */
+	cg->pooled = 0;		/* see give_back() */
 	if ((n = kill_tree(cg->path)) < 0)
 		return error("cannot empty the cgroup '%s': processes are still in it after %g s",
 			     cg->path, EMPTY_WAIT_S);
+	cg->seen_empty = 1;
 	return n;
 }
 
@@ -317,28 +529,87 @@ static double stat_field(const char *text, const char *key)
 	return -1;
 }
 
-void cgroup_read_usage(const struct cgroup *cg, struct cgroup_usage *u)
+/* The text of an open cgroup file (pread from 0), or of dir/name. */
+static char *read_cg_file(int fd, const char *dir, const char *name)
 {
 	char *p, *text;
+
+	if (fd >= 0) {
+		char buf[4096];
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		if (n < 0)
+			return NULL;
+		buf[n] = '\0';
+		return xstrdup(buf);
+	}
+	if (!dir)
+		return NULL;	/* not open: not there */
+	p = xasprintf("%s/%s", dir, name);
+	text = read_file(p, NULL);
+	free(p);
+	return text;
+}
+
+/* The cumulative counters of cpu.stat and io.stat. */
+static void read_raw(const struct cgroup *cg, struct usage_raw *r)
+{
+	char *text;
+
+	memset(r, 0, sizeof(*r));
+	/* a pooled cgroup's files are open: what is not open is not there */
+	if ((text = cg->pooled ? read_cg_file(cg->cpu_fd, NULL, NULL)
+			       : read_cg_file(-1, cg->path, "cpu.stat"))) {
+		r->cpu_us = stat_field(text, "usage_usec");
+		r->user_us = stat_field(text, "user_usec");
+		r->sys_us = stat_field(text, "system_usec");
+		r->has_cpu = r->cpu_us >= 0 && r->user_us >= 0 && r->sys_us >= 0;
+		free(text);
+	}
+	if ((text = cg->pooled ? read_cg_file(cg->io_fd, NULL, NULL)
+			       : read_cg_file(-1, cg->path, "io.stat"))) {
+		/* "MAJ:MIN rbytes=N wbytes=N rios=N ..." a device */
+		r->has_io = 1;
+		for (const char *s = text; (s = strstr(s, "bytes=")); s += 6) {
+			double v = strtod(s + 6, NULL);
+			if (s > text && s[-1] == 'r')
+				r->io_r += v;
+			else if (s > text && s[-1] == 'w')
+				r->io_w += v;
+		}
+		free(text);
+	}
+}
+
+void cgroup_read_usage(const struct cgroup *cg, struct cgroup_usage *u)
+{
+	struct cgroup *w = (struct cgroup *)cg;	/* remembers what it read */
+	const struct usage_raw *a;
+	struct usage_raw r;
+	char *text;
 
 	memset(u, 0, sizeof(*u));
 	if (!cg)
 		return;
-	p = xasprintf("%s/cpu.stat", cg->path);
-	if ((text = read_file(p, NULL))) {
-		double use = stat_field(text, "usage_usec"), us = stat_field(text, "user_usec"),
-		       sy = stat_field(text, "system_usec");
-		if (use >= 0 && us >= 0 && sy >= 0) {
-			u->has_cpu = 1;
-			u->cpu_s = use / 1e6;
-			u->user_s = us / 1e6;
-			u->sys_s = sy / 1e6;
-		}
-		free(text);
+	read_raw(cg, &r);
+	a = &cg->at_start;	/* zeros for a cgroup made for this tree */
+	if (r.has_cpu) {
+		u->has_cpu = 1;
+		u->cpu_s = (r.cpu_us - a->cpu_us) / 1e6;
+		u->user_s = (r.user_us - a->user_us) / 1e6;
+		u->sys_s = (r.sys_us - a->sys_us) / 1e6;
 	}
-	free(p);
-	p = xasprintf("%s/memory.peak", cg->path);
-	if ((text = read_line_file(p))) {
+	if (r.has_io) {
+		u->has_io = 1;
+		u->io_read_b = r.io_r - a->io_r;
+		u->io_write_b = r.io_w - a->io_w;
+	}
+	if (cg->pooled) {
+		w->last = r;
+		w->last_fresh = 1;
+	}
+	/* a pooled cgroup's peak is read through the fd that was reset */
+	if ((text = cg->pooled ? read_cg_file(cg->peak_fd, NULL, NULL)
+			       : read_cg_file(-1, cg->path, "memory.peak"))) {
 		char *end;
 		double v = strtod(text, &end);
 		if (end != text) {
@@ -347,21 +618,6 @@ void cgroup_read_usage(const struct cgroup *cg, struct cgroup_usage *u)
 		}
 		free(text);
 	}
-	free(p);
-	p = xasprintf("%s/io.stat", cg->path);
-	if ((text = read_file(p, NULL))) {
-		/* "MAJ:MIN rbytes=N wbytes=N rios=N ..." a device */
-		u->has_io = 1;
-		for (const char *s = text; (s = strstr(s, "bytes=")); s += 6) {
-			double v = strtod(s + 6, NULL);
-			if (s > text && s[-1] == 'r')
-				u->io_read_b += v;
-			else if (s > text && s[-1] == 'w')
-				u->io_write_b += v;
-		}
-		free(text);
-	}
-	free(p);
 }
 
 /* rmdir, retried a little: the kernel may still be tearing the cgroup down. */
@@ -378,6 +634,42 @@ static int remove_dir(const char *dir)
 	return -1;
 }
 
+/*
+ * A run's cgroup, empty, ready for the next run: the pool takes it.  0, or
+ * -1 when it is not reusable (cgroups below it, a peak that cannot be
+ * reset, killed) or the pool is full.
+ *
+ * Killed: a cgroup once emptied with cgroup.kill (or by a workload that
+ * wrote it) kills every process later cloned into it with SIGKILL at its
+ * birth (seen on Linux 6.18: the child's kill counter is taken from its
+ * parent's cgroup, not from the one it is cloned into), so it is removed;
+ * the next run gets a new one.
+ */
+static int give_back(struct cgroup *cg)
+{
+	char *text;
+	int ok;
+
+	if (!cg->pooled || (!cg->seen_empty && populated(cg) != 0) ||
+	    !(text = read_cg_file(cg->stat_fd, NULL, NULL)))
+		return -1;
+	ok = stat_field(text, "nr_descendants") == 0;
+	free(text);
+	if (!ok || (cg->peak_fd >= 0 && pwrite(cg->peak_fd, "r", 1, 0) != 1))
+		return -1;
+	if (cg->last_fresh)
+		cg->at_start = cg->last;
+	else
+		read_raw(cg, &cg->at_start);
+	cg->last_fresh = 0;
+	pthread_mutex_lock(&pool.mu);
+	ok = base && pool.n < POOL_MAX;
+	if (ok)
+		pool.free[pool.n++] = cg;
+	pthread_mutex_unlock(&pool.mu);
+	return ok ? 0 : -1;
+}
+
 int cgroup_destroy(struct cgroup *cg)
 {
 	int n;
@@ -385,7 +677,9 @@ int cgroup_destroy(struct cgroup *cg)
 	if (!cg)
 		return 0;
 	n = cgroup_kill(cg);
-	close(cg->procs_fd);
+	if (n >= 0 && !give_back(cg))
+		return n;
+	close_fds(cg);
 	if (remove_dir(cg->path) < 0) {
 		error("cannot remove the cgroup '%s': %s", cg->path, strerror(errno));
 		n = -1;
@@ -401,6 +695,14 @@ void cgroup_base_remove(void)
 {
 	if (!base || base_owner != getpid())
 		return;
+	pthread_mutex_lock(&pool.mu);
+	for (int i = 0; i < pool.n; i++) {
+		close_fds(pool.free[i]);
+		free(pool.free[i]->path);
+		free(pool.free[i]);
+	}
+	pool.n = 0;
+	pthread_mutex_unlock(&pool.mu);
 	kill_tree(base);
 	if (remove_tree(base) < 0)
 		warning("cannot remove the cgroup '%s': %s", base, strerror(errno));

@@ -19,6 +19,19 @@
  * and callers keep to process groups; one warning says why, once per
  * process.  PERTURB_NO_CGROUP=1 in the environment asks for the fallback.
  *
+ * Runs.  A run's cgroup comes from a pool (cgroup_take): a few are made
+ * ahead of the timed loop (cgroup_prepare), and cgroup_destroy() gives one
+ * back instead of removing it once it is empty (cgroup.events "populated
+ * 0") and was not killed, with no cgroup below it and, where memory.peak exists, a peak that
+ * can be reset (Linux 6.12: a write to the open file); its cumulative
+ * counters (cpu.stat, io.stat) are read at each reuse so that
+ * cgroup_read_usage() gives what this run added.  The pool's cgroups are
+ * removed with the base.  A run starts directly in its cgroup where the
+ * kernel has clone3(CLONE_INTO_CGROUP) (proc.h: proc_containment), so a
+ * run costs no mkdir, rmdir nor migration; the files it reads are open.
+ * A workload (root) that changes its own cgroup's settings (cpu.max, say)
+ * hands them to a later run of the pool: perturb does not reset them.
+ *
  * End.  cgroup_destroy() kills what is left in a cgroup (cgroup.kill,
  * else freezing it and SIGKILLing each process), waits until it is empty
  * and removes it; cgroup_base_remove() removes the base at the end (also
@@ -38,14 +51,43 @@ struct cgroup;
  * when cgroups are not available here (the warning is said once). */
 const char *cgroup_base(void);
 
+/* Could the base be made here (read-only: makes nothing)?  0, or -1 with
+ * why (perturb doctor). */
+int cgroup_usable(char *why, size_t len);
+
 /* A new, empty cgroup below the base, "KIND-N".  NULL when cgroups are not
  * available, or (warning) when it cannot be made. */
 struct cgroup *cgroup_create(const char *kind);
+
+/* An empty cgroup for one run: from the pool, else a new one (pooled when
+ * it ends).  NULL as cgroup_create(). */
+struct cgroup *cgroup_take(void);
+
+/* Fill the pool up to n (at most 8) run cgroups, before the timed loop.
+ * Returns how many were made. */
+int cgroup_prepare(int n);
+
+/* cg is removed at its end, not reused: its run was SIGKILLed (by
+ * cgroup.kill, perhaps: cgroup.c, give_back()). */
+void cgroup_no_reuse(struct cgroup *cg);
+
+/* How many run cgroups wait in the pool (for tests). */
+int cgroup_pool_size(void);
+
+/* The cgroup's directory, open (O_RDONLY | O_DIRECTORY): clone3's
+ * CLONE_INTO_CGROUP takes it.  -1 when none. */
+int cgroup_dir_fd(const struct cgroup *cg);
 
 /* The cgroup's cgroup.procs, open for writing: a process that writes "0"
  * to it moves itself in; a pid moves that process. */
 int cgroup_procs_fd(const struct cgroup *cg);
 const char *cgroup_path(const struct cgroup *cg);
+
+/* Where process pid is: in cg (or a cgroup below it), in another cgroup
+ * of perturb's base, outside them (it left: a root process can write its
+ * pid to any cgroup.procs), or gone. */
+enum { CGROUP_GONE = -1, CGROUP_OUTSIDE, CGROUP_IN, CGROUP_OURS };
+int cgroup_where(const struct cgroup *cg, pid_t pid);
 
 /* How many processes are in cg now (-1 when it cannot be read). */
 int cgroup_count(const struct cgroup *cg);
@@ -70,8 +112,9 @@ struct cgroup_usage {
 };
 void cgroup_read_usage(const struct cgroup *cg, struct cgroup_usage *u);
 
-/* cgroup_kill(), remove the cgroup, free cg (NULL: nothing).  Returns
- * cgroup_kill()'s count, or -1. */
+/* cgroup_kill(), then give a run's cgroup back to the pool when it can be
+ * reused, else remove it; free cg (NULL: nothing).  Returns cgroup_kill()'s
+ * count, or -1. */
 int cgroup_destroy(struct cgroup *cg);
 
 /* Remove the (empty) base at the end of the study; nothing when there is

@@ -13,12 +13,15 @@
 #include "lib/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -82,6 +85,148 @@ void proc_end_cgroup(struct cgroup *cg, const char *what, const char *cmd)
 			"cgroup (said once)", what, cmd, n, n == 1 ? "" : "es");
 }
 
+/* ---- escapees (proc.h: struct escape_watch) ---- */
+
+static struct {
+	pthread_mutex_t mu;
+	int watching;		/* runs watched now: subreaper while > 0 */
+} esc = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* The main thread's children (where orphans go), malloc'd; -1 when the
+ * kernel does not list them. */
+static ssize_t main_children(pid_t **out)
+{
+	static int fd = -1;	/* kept open: one pread a call; under esc.mu */
+	static pid_t fd_of;
+	char p[64], *text, *s;
+	pid_t *v = NULL;
+	size_t n = 0, alloc = 0, len = 0, cap = 4096;
+	ssize_t got;
+
+	pthread_mutex_lock(&esc.mu);
+	if (fd >= 0 && fd_of != getpid()) {	/* a fork's copy: not ours */
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)getpid());
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		fd_of = getpid();
+	}
+	text = xmalloc(cap);
+	while (fd >= 0 && (got = pread(fd, text + len, cap - len - 1, (off_t)len)) > 0) {
+		len += (size_t)got;
+		if (len + 1 == cap)
+			text = xrealloc(text, cap *= 2);
+	}
+	pthread_mutex_unlock(&esc.mu);
+	if (fd < 0) {
+		free(text);
+		return -1;
+	}
+	text[len] = '\0';
+	for (s = text; *s; ) {
+		char *end;
+		long pid = strtol(s, &end, 10);
+		if (end == s)
+			break;
+		ALLOC_GROW(v, n + 1, alloc);
+		v[n++] = (pid_t)pid;
+		s = end + (*end == ' ');
+	}
+	free(text);
+	*out = v;
+	return (ssize_t)n;
+}
+
+static int has_pid(const pid_t *v, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == pid)
+			return 1;
+	return 0;
+}
+
+void proc_escape_watch_begin(struct escape_watch *w, const struct cgroup *cg)
+{
+	ssize_t n;
+
+	memset(w, 0, sizeof(*w));
+	if (!cg)
+		return;
+	pthread_mutex_lock(&esc.mu);
+	if (!esc.watching && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		pthread_mutex_unlock(&esc.mu);
+		return;
+	}
+	esc.watching++;
+	pthread_mutex_unlock(&esc.mu);
+	w->active = 1;
+	if ((n = main_children(&w->before)) < 0) {
+		w->before = NULL;
+		proc_escape_watch_end(w, cg);
+		return;
+	}
+	w->n_before = (size_t)n;
+}
+
+/* Has child pid ended (a zombie)?  Not reaped. */
+static int ended(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return !waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == pid;
+}
+
+int proc_escape_watch_end(struct escape_watch *w, const struct cgroup *cg)
+{
+	int killed = 0, changed;
+	pid_t *now = NULL;
+	ssize_t n;
+
+	if (!w->active)
+		return 0;
+	/* each pass reaps what ended; the children of what ended come next */
+	do {
+		changed = 0;
+		free(now);
+		now = NULL;
+		if ((n = main_children(&now)) < 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			pid_t pid = now[i];
+
+			if (has_pid(w->before, w->n_before, pid))
+				continue;
+			switch (cgroup_where(cg, pid)) {
+			case CGROUP_IN:		/* the run's: killed with its cgroup */
+				break;
+			case CGROUP_OUTSIDE:	/* it left: kill it, unless it has ended */
+				if (!ended(pid))
+					killed++;
+				break;
+			default:	/* another cgroup's (a duet's other run, a daemon's):
+					 * its own end reaps it; or gone */
+				continue;
+			}
+			/* our child, not reaped: its pid cannot be reused */
+			kill(pid, SIGKILL);
+			reap(pid, NULL);
+			changed = 1;
+		}
+	} while (changed);
+	free(now);
+	free(w->before);
+	w->before = NULL;
+	w->active = 0;
+	pthread_mutex_lock(&esc.mu);
+	if (!--esc.watching)
+		prctl(PR_SET_CHILD_SUBREAPER, 0);
+	pthread_mutex_unlock(&esc.mu);
+	return killed;
+}
+
 /* proc_int.h; TAIL_LINES of them. */
 void proc_print_tail(int fd, off_t from)
 {
@@ -112,8 +257,9 @@ void proc_print_tail(int fd, off_t from)
 			break;
 	while (p < end) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *e = nl ? nl : end;
-		fprintf(stderr, "    %.*s\n", (int)(e - p), p);
+		char *e = nl ? nl : end, *line = xstrndup(p, (size_t)(e - p));
+		put_lines(stderr, line, "    ", NULL);	/* escaped, as in the report */
+		free(line);
 		p = e + 1;
 	}
 }

@@ -46,15 +46,34 @@ struct spawn_opts {
 	void (*attach)(pid_t pid, void *arg);
 	void *attach_arg;
 	/*
-	 * When non-NULL (cgroup.h) the child moves itself into this cgroup
-	 * before its exec, so that everything it starts stays in it.  The
-	 * child is then created as with attach (which may be NULL), so that
-	 * the move happens before *started is taken, outside the timed
-	 * window.  A failed move is a set-up failure ("cannot move into
-	 * cgroup ...").
+	 * When non-NULL (cgroup.h) the child starts in this cgroup, so that
+	 * everything it starts stays in it.  Where clone3's CLONE_INTO_CGROUP
+	 * works (proc_containment: "clone-into-cgroup") it is created there,
+	 * by the vfork path (or, with attach, as with attach); elsewhere
+	 * ("cgroup-procs-write") it moves itself in with a write to
+	 * cgroup.procs before its exec, created as with attach (which may be
+	 * NULL) so that the move happens before *started is taken, outside
+	 * the timed window.  A failed move is a set-up failure ("cannot move
+	 * into cgroup ...").
 	 */
 	struct cgroup *cgroup;
 };
+
+/*
+ * How perturb's children are contained here, decided once per process:
+ * "clone-into-cgroup" (each starts in its cgroup: clone3 with
+ * CLONE_INTO_CGROUP, Linux 5.7, on x86-64), "cgroup-procs-write" (each
+ * moves itself in between its creation and its exec; why says why not the
+ * first: the kernel, a seccomp filter, or PERTURB_NO_CLONE_INTO_CGROUP=1,
+ * which tests use to force this path) or "process-group" (no cgroup v2:
+ * cgroup.h).  Makes perturb's base cgroup when it is not made yet.  why
+ * (may be NULL) is "" for the first.
+ */
+const char *proc_containment(char *why, size_t len);
+
+/* 1 when children can start in their cgroup (CLONE_INTO_CGROUP), else 0
+ * with why; makes no cgroup (perturb doctor). */
+int proc_clone_into_cgroup(char *why, size_t len);
 
 /* fork + exec in a new process group.  Returns the pid, or -1 with errno set
  * to the exec (or fork) error. */
@@ -221,6 +240,34 @@ void proc_end_cgroup(struct cgroup *cg, const char *what, const char *cmd);
  * exit 0; *out NULL then.
  */
 int proc_capture(char *const *argv, const char *cwd, char **out);
+
+/*
+ * A run's escapees.  A root workload can leave its run's cgroup (it may
+ * write its pid to any cgroup.procs; a cgroup namespace would not stop
+ * it: without the hierarchy's nsdelegate option the kernel lets root move
+ * a process into any cgroup it can name, and root can name them all).  So
+ * while a run is watched, perturb is a child subreaper
+ * (PR_SET_CHILD_SUBREAPER, counted: runs in threads): every process the
+ * run starts whose parent ends comes to perturb instead of init, and at
+ * the end of the run (its main process reaped, its cgroup killed) each
+ * child that perturb's main thread did not have at the start is either
+ * one of the run's, killed with its cgroup (reaped), one of another of
+ * perturb's cgroups (a duet's other run, a daemon's orphan: left alone),
+ * or outside them all: an escapee, killed and counted (reaped, not
+ * counted, when it had ended by itself); its own children come to perturb
+ * when it ends and are judged the same way, until none is left.
+ * Needs /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN); without it,
+ * or without a cgroup, nothing is watched.  In a duet, an escapee is
+ * counted by the run that ends first.
+ */
+struct escape_watch {
+	int active;
+	pid_t *before;		/* the main thread's children at the start */
+	size_t n_before;
+};
+void proc_escape_watch_begin(struct escape_watch *w, const struct cgroup *cg);
+/* After cgroup_kill(cg): the escapees killed (>= 0); ends the watch. */
+int proc_escape_watch_end(struct escape_watch *w, const struct cgroup *cg);
 
 /* argv joined by spaces, for messages (malloc'd). */
 char *proc_argv_string(char *const *argv);

@@ -7,6 +7,12 @@
  * environment it is given.  What went wrong in the child before or at the
  * exec travels back through a close-on-exec pipe: the parent reads either
  * EOF (the exec succeeded) or a struct spawn_report.
+ *
+ * Into a cgroup (o->cgroup): where the kernel has clone3's
+ * CLONE_INTO_CGROUP (Linux 5.7; proc_containment) the child is created in
+ * it, as vfork would create it (CLONE_VM | CLONE_VFORK, on a stack of its
+ * own), or for o->attach as spawn_clone() does; elsewhere it moves itself
+ * in with a write to cgroup.procs before its exec (spawn_clone).
  */
 #include "proc.h"
 #include "proc_int.h"
@@ -22,13 +28,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stdint.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
+/* clone3's arguments (linux/sched.h, struct clone_args, up to VER2): glibc
+ * 2.36 has neither a wrapper nor the struct. */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+		 set_tid, set_tid_size, cgroup;
+};
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
 
 enum spawn_stage { STAGE_FD, STAGE_AFFINITY, STAGE_CHDIR, STAGE_CGROUP, STAGE_EXEC,
 		   STAGE_READY };
@@ -214,6 +235,143 @@ CHILD_SIDE static _Noreturn void spawn_child(const struct spawn_opts *o, char **
 	child_fail(rep, STAGE_EXEC);
 }
 
+/*
+ * clone3() whose child starts on the stack ca->stack (stack_size bytes)
+ * and calls fn(arg), then _exits with its return: what glibc's clone()
+ * does for clone(2), which clone3 cannot do from C (the child has no
+ * frame to return to).  Returns the child's pid, or -errno; -ENOSYS where
+ * it is not written (every architecture but x86-64: the cgroup.procs path
+ * is used there).
+ */
+#if defined(__x86_64__)
+CHILD_SIDE static __attribute__((noinline)) long clone3_fn(struct clone3_args *ca,
+							   int (*fn)(void *), void *arg)
+{
+	long ret;
+
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 /* the child, on its new stack (16-byte aligned) */
+			 "xor %%ebp, %%ebp\n\t"
+			 "mov %[arg], %%rdi\n\t"
+			 "call *%[fn]\n\t"
+			 "mov %%eax, %%edi\n\t"
+			 "mov %[exit], %%eax\n\t"
+			 "syscall\n\t"
+			 "hlt\n"
+			 "1:"
+			 : "=a"(ret)
+			 : "a"((long)SYS_clone3), "D"(ca), "S"(sizeof(*ca)), [fn] "r"(fn),
+			   [arg] "r"(arg), [exit] "i"(SYS_exit)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#else
+static long clone3_fn(struct clone3_args *ca, int (*fn)(void *), void *arg)
+{
+	(void)ca;
+	(void)fn;
+	(void)arg;
+	return -ENOSYS;
+}
+#endif
+
+/*
+ * Whether children go into their cgroup with CLONE_INTO_CGROUP: probed
+ * once (a clone3 naming /dev/null as the cgroup: EBADF from a kernel that
+ * knows the flag, EINVAL, E2BIG or ENOSYS from one that does not, or from
+ * a seccomp filter), turned off for good when a real spawn meets one of
+ * those, or asked off with PERTURB_NO_CLONE_INTO_CGROUP=1 (for tests).
+ */
+static struct {
+	pthread_once_t once;
+	int ok;				/* read with __atomic: runners in threads */
+	char why[128];			/* why not */
+} into = { .once = PTHREAD_ONCE_INIT };
+
+CHILD_SIDE static int probe_child(void *arg)
+{
+	(void)arg;
+	return 0;	/* never reached on a kernel that checks the fd */
+}
+
+static void into_probe(void)
+{
+	const char *e = getenv("PERTURB_NO_CLONE_INTO_CGROUP");
+	struct clone3_args ca = { .flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP,
+				  .exit_signal = SIGCHLD, .stack_size = CLONE_STACK_SIZE };
+	char *stack;
+	long r;
+	int fd;
+
+	if (e && *e && strcmp(e, "0")) {
+		snprintf(into.why, sizeof(into.why), "PERTURB_NO_CLONE_INTO_CGROUP is set");
+		return;
+	}
+	stack = mmap(NULL, CLONE_STACK_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (stack == MAP_FAILED || fd < 0) {
+		snprintf(into.why, sizeof(into.why), "cannot probe clone3: %s", strerror(errno));
+	} else {
+		ca.stack = (uintptr_t)stack;
+		ca.cgroup = (uint64_t)fd;
+		r = clone3_fn(&ca, probe_child, NULL);
+		if (r > 0)
+			reap((pid_t)r, NULL);
+		if (r == -EBADF)
+			into.ok = 1;
+		else
+			snprintf(into.why, sizeof(into.why), "clone3(CLONE_INTO_CGROUP): %s",
+				 r > 0 ? "the kernel ignored the cgroup" : strerror((int)-r));
+	}
+	if (stack != MAP_FAILED)
+		munmap(stack, CLONE_STACK_SIZE);
+	if (fd >= 0)
+		close(fd);
+}
+
+static int into_ok(void)
+{
+	pthread_once(&into.once, into_probe);
+	return __atomic_load_n(&into.ok, __ATOMIC_RELAXED);
+}
+
+/* A spawn's clone3 failed with err: the kernel (or a filter) lacks it. */
+static void into_off(int err)
+{
+	static int warned;
+
+	if (!__atomic_exchange_n(&into.ok, 0, __ATOMIC_RELAXED))
+		return;
+	snprintf(into.why, sizeof(into.why), "clone3(CLONE_INTO_CGROUP): %s", strerror(err));
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		warning("%s: children now move into their cgroup with a write to cgroup.procs",
+			into.why);
+}
+
+int proc_clone_into_cgroup(char *why, size_t len)
+{
+	int ok = into_ok();
+
+	if (why && len)
+		snprintf(why, len, "%s", ok ? "" : into.why);
+	return ok;
+}
+
+const char *proc_containment(char *why, size_t len)
+{
+	if (why && len)
+		why[0] = '\0';
+	if (!cgroup_base()) {
+		if (why && len)
+			snprintf(why, len, "no cgroup v2 (see the warning)");
+		return "process-group";
+	}
+	return proc_clone_into_cgroup(why, len) ? "clone-into-cgroup" : "cgroup-procs-write";
+}
+
 /* vfork in a frame of its own: nothing the parent uses afterwards lives in
  * it, so the child cannot clobber it. */
 static __attribute__((noinline)) pid_t spawn_vfork(const struct spawn_opts *o,
@@ -257,7 +415,8 @@ CHILD_SIDE static int clone_child_main(void *arg)
 {
 	struct clone_child *c = arg;
 
-	close(c->go_w);
+	if (c->go_w >= 0)
+		close(c->go_w);
 	spawn_child(c->o, c->cand, c->devnull, c->cpus, c->ignored, c->rep, c->go_r, c->cgfd);
 }
 
@@ -315,30 +474,50 @@ static void clone_stack_put(int slot)
 }
 
 /*
- * Returns the pid, or -1 (errno).  Closes rep[1].  *early is the child's
- * first report: STAGE_READY when it was released, else its failure.
+ * Returns the pid, or -1 (errno; rep[1] then stays open and *slot free, so
+ * that the caller can try another way).  Closes rep[1].  *early is the
+ * child's first report: STAGE_READY when it was released, else its
+ * failure.  with_clone3: created in o->cgroup by CLONE_INTO_CGROUP, else it
+ * writes to the cgroup's cgroup.procs (when o->cgroup).
  */
 static pid_t spawn_clone(const struct spawn_opts *o, char **cand, int devnull,
 			 const cpu_set_t *cpus, const sigset_t *ignored, int *rep,
-			 struct spawn_report *early, int *slot)
+			 struct spawn_report *early, int *slot, int with_clone3)
 {
 	struct clone_child c = { o, cand, devnull, cpus, ignored, rep[1], -1, -1,
-				 cgroup_procs_fd(o->cgroup) };
+				 with_clone3 ? -1 : cgroup_procs_fd(o->cgroup) };
 	char *stack = clone_stack(slot);
-	int go[2];
+	int go[2], err;
 	pid_t pid;
 	ssize_t n;
 
 	if (!stack)
 		return -1;
-	if (pipe2(go, O_CLOEXEC) < 0)
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		err = errno;
+		clone_stack_put(*slot);
+		*slot = -1;
+		errno = err;
 		return -1;
+	}
 	c.go_r = go[0];
 	c.go_w = go[1];
 	UNPOISON_STACK(stack, CLONE_STACK_SIZE);
-	pid = clone(clone_child_main, stack + CLONE_STACK_SIZE, CLONE_VM | SIGCHLD, &c);
-	close_fd(&rep[1]);
+	if (with_clone3) {
+		struct clone3_args ca = {
+			.flags = CLONE_VM | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+			.stack = (uintptr_t)stack, .stack_size = CLONE_STACK_SIZE,
+			.cgroup = (uint64_t)cgroup_dir_fd(o->cgroup),
+		};
+		long r = clone3_fn(&ca, clone_child_main, &c);
+		pid = r < 0 ? -1 : (pid_t)r;
+		err = r < 0 ? (int)-r : 0;
+	} else {
+		pid = clone(clone_child_main, stack + CLONE_STACK_SIZE, CLONE_VM | SIGCHLD, &c);
+		err = errno;
+	}
 	if (pid > 0) {
+		close_fd(&rep[1]);
 		n = read_full(rep[0], early, sizeof(*early));
 		if (n != (ssize_t)sizeof(*early)) {
 			early->stage = STAGE_FD;
@@ -352,10 +531,47 @@ static pid_t spawn_clone(const struct spawn_opts *o, char **cand, int devnull,
 				*o->started = now_mono();
 			write_full(go[1], "g", 1);
 		}
+	} else {
+		clone_stack_put(*slot);
+		*slot = -1;
 	}
 	close(go[0]);
 	close(go[1]);
+	if (pid < 0)
+		errno = err;
 	return pid;
+}
+
+/*
+ * The child created in o->cgroup as vfork creates one (CLONE_VM |
+ * CLONE_VFORK: perturb waits until it has exec'd or failed), on a stack of
+ * its own.  Returns the pid, or -1 (errno; *slot then free).
+ */
+static pid_t spawn_into(const struct spawn_opts *o, char **cand, int devnull,
+			const cpu_set_t *cpus, const sigset_t *ignored, int rep, int *slot)
+{
+	struct clone_child c = { o, cand, devnull, cpus, ignored, rep, -1, -1, -1 };
+	char *stack = clone_stack(slot);
+	struct clone3_args ca = {
+		.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+		.stack_size = CLONE_STACK_SIZE, .cgroup = (uint64_t)cgroup_dir_fd(o->cgroup),
+	};
+	long r;
+
+	if (!stack)
+		return -1;
+	UNPOISON_STACK(stack, CLONE_STACK_SIZE);
+	ca.stack = (uintptr_t)stack;
+	if (o->started)
+		*o->started = now_mono();
+	r = clone3_fn(&ca, clone_child_main, &c);
+	if (r < 0) {
+		clone_stack_put(*slot);
+		*slot = -1;
+		errno = (int)-r;
+		return -1;
+	}
+	return (pid_t)r;
 }
 
 static void cpu_list_string(const struct spawn_opts *o, char *buf, size_t len)
@@ -377,7 +593,8 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	struct spawn_report r;
 	ssize_t n;
 	char dummy[8], cpulist[128];
-	int slot = -1;	/* spawn_clone()'s stack */
+	int slot = -1;	/* spawn_clone()'s or spawn_into()'s stack */
+	int with_clone3, two_phase;
 
 	if (!why) {
 		why = dummy;
@@ -420,12 +637,24 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	 */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old_mask);
-	if (o->attach || o->cgroup)
-		pid = spawn_clone(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
-				  ignored_signals(), rep, &r, &slot);
-	else
-		pid = spawn_vfork(o, cand, devnull, o->cpus && o->n_cpus ? &cpus : NULL,
-				  ignored_signals(), rep[1]);
+	with_clone3 = o->cgroup && cgroup_dir_fd(o->cgroup) >= 0 && into_ok();
+	for (;;) {
+		const cpu_set_t *pin = o->cpus && o->n_cpus ? &cpus : NULL;
+
+		two_phase = o->attach || (o->cgroup && !with_clone3);
+		if (with_clone3 && !o->attach)
+			pid = spawn_into(o, cand, devnull, pin, ignored_signals(), rep[1], &slot);
+		else if (two_phase || with_clone3)
+			pid = spawn_clone(o, cand, devnull, pin, ignored_signals(), rep, &r, &slot,
+					  with_clone3);
+		else
+			pid = spawn_vfork(o, cand, devnull, pin, ignored_signals(), rep[1]);
+		if (pid >= 0 || !with_clone3 ||
+		    (errno != ENOSYS && errno != EINVAL && errno != E2BIG))
+			break;
+		into_off(errno);	/* and again, writing to cgroup.procs */
+		with_clone3 = 0;
+	}
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (pid < 0) {
 		err = errno;
@@ -435,10 +664,10 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	/* Also done by the child; EACCES after exec.  spawn_clone() did it
 	 * before the release: from then on the parent makes no call that can
 	 * fail (set errno, shared with the child) until the exec. */
-	if (!o->attach && !o->cgroup)
+	if (!two_phase)
 		setpgid(pid, pid);
 	close_fd(&rep[1]);
-	if ((!o->attach && !o->cgroup) || r.stage == STAGE_READY) {
+	if (!two_phase || r.stage == STAGE_READY) {
 		n = read_full(rep[0], &r, sizeof(r));
 		if (n == 0)
 			goto out;	/* exec succeeded */

@@ -13,6 +13,7 @@
 #include "counters/counters.h"
 #include "proc.h"
 #include "cgroup.h"
+#include "lib/stages.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -108,21 +109,32 @@ static void add_counters(struct counter_set *set, struct run_result *res)
  * (res->leftover_procs, with a warning the first time), killed; then what
  * the whole tree used (res->cgroup).  Removes the cgroup.
  */
-static void end_cgroup(struct cgroup *cg, const struct run_request *req, int left,
-		       struct run_result *res)
+static void end_cgroup(struct cgroup *cg, struct escape_watch *w,
+		       const struct run_request *req, int left, struct run_result *res)
 {
-	static int warned;
+	static int warned, warned_out;
+	int out;
 
 	if (!cg)
 		return;
+	if (res->status == RUN_CRASHED && res->signal == SIGKILL)
+		cgroup_no_reuse(cg);	/* perhaps by cgroup.kill: cgroup.h */
 	cgroup_kill(cg);
+	out = proc_escape_watch_end(w, cg);
 	cgroup_read_usage(cg, &res->cgroup);
 	cgroup_destroy(cg);
-	res->leftover_procs = left > 0 ? left : 0;
-	if (left > 0 && res->status != RUN_INTERRUPTED && !warned++)
+	if (left < 0)
+		left = 0;
+	res->leftover_procs = left + out;
+	if (res->status == RUN_INTERRUPTED)
+		return;
+	if (left > 0 && !warned++)
 		warning("'%s' left %d process%s running when it ended (killed with the run's "
 			"cgroup; each run's count is stored as leftover_procs)", req->argv[0], left,
 			left == 1 ? "" : "es");
+	if (out > 0 && !warned_out++)
+		warning("'%s' started %d process%s that left the run's cgroup (killed; counted "
+			"in leftover_procs)", req->argv[0], out, out == 1 ? "" : "es");
 }
 
 void runner_add_cgroup_values(struct run_result *res)
@@ -178,6 +190,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	struct counter_set *counters = NULL;
 	struct attach_ctx actx = { .gate = req->gate };
 	struct cgroup *cg = NULL;
+	struct escape_watch esc = { 0 };
 	struct rusage ru;
 	double t0, t1;
 	int pidfd = -1, ret = -1, how, status = 0, wait_failed = 0, left = 0;
@@ -212,10 +225,14 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		o.attach_arg = &actx;
 	}
 
-	o.cgroup = cg = cgroup_create("run");
+	stage_enter(STAGE_CGROUP);
+	o.cgroup = cg = cgroup_take();
+	proc_escape_watch_begin(&esc, cg);
 	o.started = &t0;
 	t0 = now_mono();
+	stage_enter(STAGE_SPAWN);
 	pid = proc_spawn_reason(&o, res->reason, sizeof(res->reason));
+	stage_enter(STAGE_WAIT);
 	gate_pass(&actx);	/* not started: the others need not wait */
 	res->start_mono = t0;
 	if (pid < 0) {
@@ -236,6 +253,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		how = proc_poll_capture(&p, 1, req->timeout_s > 0 ? t0 + req->timeout_s : 0, 1,
 					out, 2);
 	}
+	stage_enter(STAGE_REAP);
 	if (how < 0 && how != PROC_STOP)	/* perturb's failure, not the run's */
 		wait_failed = error("cannot wait for process %d: %s", (int)pid, strerror(errno));
 	if (how != 1)
@@ -274,11 +292,15 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	result_build(req, &oc, res);
 	if (counters && res->status != RUN_INTERRUPTED)
 		add_counters(counters, res);
-	end_cgroup(cg, req, left, res);
+	stage_enter(STAGE_CGROUP_END);
+	end_cgroup(cg, &esc, req, left, res);
+	stage_enter(STAGE_RESULT);
 	cg = NULL;
 	ret = 0;
 out:
 	gate_pass(&actx);
+	cgroup_kill(cg);
+	proc_escape_watch_end(&esc, cg);	/* nothing when it ended above */
 	cgroup_destroy(cg);
 	counters_detach(counters);
 	for (int k = 0; k < 2; k++) {

@@ -9,30 +9,35 @@
  *
  * Wall time is CLOCK_MONOTONIC to the moment the workload's exit is seen,
  * from:
- *   - without counters nor a cgroup: just before the child is created, so
+ *   - without counters nor a gate: just before the child is created, so
  *     it includes the vfork, the child's set-up (fds, affinity, folder,
  *     signals) and the execve (tens of microseconds; see proc_spawn.c);
+ *     with a cgroup where the kernel has clone3's CLONE_INTO_CGROUP (the
+ *     usual case, proc.h: proc_containment) the child is created in its
+ *     cgroup by the same vfork-like path, so nothing more is timed;
  *   - with counters (req->counters has an available one), a gate
- *     (req->gate, below) or a cgroup (the
- *     usual case where cgroups are available): just before the child,
+ *     (req->gate, below) or a cgroup the child must move into (the
+ *     "cgroup-procs-write" fallback): just before the child,
  *     already created (clone sharing perturb's memory, like vfork), set up
- *     and moved into its cgroup, is released to reset its signals and
+ *     and in its cgroup, is released to reset its signals and
  *     exec; its creation, set-up, the move and the opening of the counters
  *     on it are outside the window.
  *     (A fork would not do: its exec tears down a copy of perturb's
  *     address space inside the window, 2-5 ms here.)
  * So the two paths' wall times of the same workload differ by a few tens
  * of microseconds (the vfork path is the longer); every run of a study
- * takes the same path (the choice of cgroups is made once per process),
- * so dilations are unaffected.  user/sys time and max
+ * takes the same path (the choice of cgroups and of clone3 is made once
+ * per process), so dilations are unaffected.  user/sys time and max
  * RSS come from wait4()'s rusage (the child and nothing else: descendants
  * that outlive it are not reaped through it).  When the workload's main
  * process ends, what is left of its process group is killed (SIGKILL), and
  * so is everything in the run's cgroup (cgroup.h: each run has its own,
- * where the machine allows it; the child enters it before its exec, outside
- * the timed window, and takes the clone path described above, as with
- * counters): even what left the process group (setsid) ends with the run;
- * how many processes were still there is res->leftover_procs, and what the
+ * from a pool made before the timed loop, where the machine allows it;
+ * the child starts in it, or enters it before its exec as described
+ * above): even what left the process group (setsid) ends with the run,
+ * and what left the cgroup itself (a root workload can) is found and
+ * killed (proc.h: struct escape_watch); how many processes were still
+ * there, in the cgroup or out of it, is res->leftover_procs, and what the
  * whole tree used (CPU time, memory peak, I/O) res->cgroup.
  *
  * Output is bounded (proc.h: capture): stdout and stderr each hold at most
@@ -140,7 +145,8 @@ struct run_result {
 	char *out_tail;		/* last RUNNER_TAIL_BYTES of stdout+stderr (malloc'd, may be "") */
 	uint64_t output_dropped;	/* bytes of output not kept (see the bound above) */
 	/* The run's cgroup (cgroup.h), when it had one: */
-	int leftover_procs;	/* processes still in it when the main process ended:
+	int leftover_procs;	/* processes still in it when the main process ended,
+				 * and those that had left it (proc.h: escape_watch):
 				 * they tried to outlive the run (killed, warned once) */
 	struct cgroup_usage cgroup;	/* what the whole tree used; has_* 0 without */
 	/* Where and when: the CPU the run was pinned to when it was one

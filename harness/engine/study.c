@@ -14,6 +14,7 @@
 #include "backends/journal.h"
 #include "core/cgroup.h"
 #include "core/packages.h"
+#include "core/proc.h"
 #include "counters/counters.h"
 #include "lib/machine.h"
 #include "lib/util.h"
@@ -471,6 +472,9 @@ static int begin(struct study *s)
 	if (cgroup_base() && journal_set_cgroup(journal_self(), cgroup_base()) < 0)
 		warning("without a journal, what a killed perturb leaves in cgroup '%s' is not "
 			"stopped by 'perturb restore'", cgroup_base());
+	/* the runs' cgroups, made before the timed loop (a duet runs two at once) */
+	cgroup_prepare(2);
+	s->mi.containment = xstrdup(proc_containment(NULL, 0));
 	if (exp->n_counters && counters_open(exp->counters, exp->n_counters, &s->counters) < 0)
 		return -1;
 	if (!s->st && store_open(o->db, STORE_CREATE, &s->st) < 0)
@@ -495,9 +499,9 @@ static int begin(struct study *s)
 		return 0;
 	for (size_t i = 0; i < s->plan.n; i++)
 		todo += !(s->done && s->done[i]);
-	note("run %lld of '%s': %zu runs to do (order %s, seed %llu), results in %s",
-	     (long long)s->run_id, exp->name, todo, order_name(exp->order),
-	     (unsigned long long)s->seed, o->db);
+	note("run %lld of '%s': %zu runs to do (order %s, seed %llu, containment %s), "
+	     "results in %s", (long long)s->run_id, exp->name, todo, order_name(exp->order),
+	     (unsigned long long)s->seed, s->mi.containment, o->db);
 	if (s->counters && report_unavailable(s->st, s->run_id, s->counters) < 0)
 		return -1;
 	s->dbdir = dir_name(o->db);
@@ -581,11 +585,7 @@ static int print_first_failure(const struct stored_failure *f, void *ctx)
 	fprintf(stderr, "  the first, %s%d: %s%s%s%s\n", f->warmup ? "warm-up " : "run ",
 		f->repetition + 1, f->status, f->reason && *f->reason ? ", " : "",
 		f->reason ? f->reason : "", *tail ? "; its last lines of output:" : "");
-	for (const char *p = tail; *p;) {
-		size_t len = strcspn(p, "\n");
-		fprintf(stderr, "    | %.*s\n", (int)len, p);
-		p += len + (p[len] == '\n');
-	}
+	put_lines(stderr, tail, "    | ", NULL);	/* escaped, as in the report */
 	free(tail);
 	return 1;
 }

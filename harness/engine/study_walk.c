@@ -10,6 +10,7 @@
 #include "core/runner.h"
 #include "core/stop.h"
 #include "counters/counters.h"
+#include "lib/stages.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -280,7 +281,9 @@ static int finish_entry(struct study *s, const struct plan_entry *pe, int r,
 	} else {
 		s->n_ok++;
 	}
+	stage_enter(STAGE_STORE);
 	r = store_put_result_cost(s->st, s->run_id, pe->seq, res, cost_s);
+	stage_enter(STAGE_PLAN);
 	run_result_release(res);
 	return r < 0 ? -1 : 0;
 }

@@ -167,6 +167,7 @@ void machine_release(struct machine_info *m)
 	free(m->aslr);
 	free(m->loadavg);
 	free(m->perturb_version);
+	free(m->containment);
 	free(m->boost);
 	free(m->no_turbo);
 	free(m->isolated);
@@ -189,6 +190,7 @@ char *machine_json(const struct machine_info *m)
 		{ "aslr", m->aslr },
 		{ "loadavg", m->loadavg },
 		{ "perturb_version", m->perturb_version },
+		{ "containment", m->containment },
 	};
 	json_t *obj = json_object();
 

@@ -23,6 +23,9 @@ struct machine_info {
 	char *aslr;		/* /proc/sys/kernel/randomize_va_space */
 	char *loadavg;		/* first three fields of /proc/loadavg */
 	char *perturb_version;
+	/* how each run is kept in its cgroup (core/proc.h: proc_containment);
+	 * set by the study, NULL elsewhere (stored as "unavailable") */
+	char *containment;
 	/* not stored: NULL when absent */
 	char *boost;		/* /sys/devices/system/cpu/cpufreq/boost */
 	char *no_turbo;		/* /sys/devices/system/cpu/intel_pstate/no_turbo */

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# spawn-peers.sh - perturb's cost per run against the least a tool can do.
+#
+#   bench/spawn-peers.sh [PERTURB]
+#
+# Runs /bin/true RUNS times (default 500; env RUNS=N) four ways, in ROUNDS
+# alternations (default 5; env ROUNDS=N), the order rotated each round so
+# that no way always follows another:
+#   - perturb: `perturb run` of a one-variant, one-workload study (no
+#     warm-up), containment on (the run header says which path);
+#   - perturb, fallback: the same with PERTURB_NO_CLONE_INTO_CGROUP=1 (each
+#     run moves into its cgroup with a write to cgroup.procs);
+#   - hyperfine -N --runs RUNS /bin/true (apt: hyperfine; make deps-bench);
+#   - a bare posix_spawn + wait4 loop (bench/spawn-loop.c, built here).
+# Each is timed from outside (date +%s.%N), start-up included.  Prints the
+# median per run of each way and, per round and as the median of the
+# rounds, the ratios perturb / hyperfine and perturb / loop.  The machine's
+# load (uptime) is printed before and after: the figures mean something
+# only on a quiet machine.  Targets (issue 25): perturb <= 1.0x hyperfine,
+# <= 1.05x the loop.
+#
+# Needs: bash, awk, cc, date with %N; hyperfine (its rows are skipped
+# without it).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+perturb=${1:-$here/../build/perturb}
+runs=${RUNS:-500}
+rounds=${ROUNDS:-5}
+true_bin=/bin/true
+
+die() { echo "spawn-peers.sh: error: $*" >&2; exit 1; }
+
+[ -x "$perturb" ] || die "perturb binary '$perturb' not found or not executable"
+case $runs in ''|*[!0-9]*|0) die "RUNS must be a positive integer, not '$runs'" ;; esac
+case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive integer, not '$rounds'" ;; esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/perturb-peers.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+cc -O2 -o "$tmp/spawn-loop" "$here/spawn-loop.c" || die "cannot build spawn-loop.c"
+have_hf=0
+command -v hyperfine > /dev/null 2>&1 && have_hf=1
+[ $have_hf = 1 ] || echo "spawn-peers.sh: warning: hyperfine not installed (make deps-bench); its rows are skipped" >&2
+
+cat > "$tmp/e.yaml" <<YAML
+name: spawn-peers
+repetitions: $runs
+warmup: 0
+order: sequential
+seed: 1
+variants: [{name: base}]
+workloads:
+  - {name: "true", cmd: [$true_bin]}
+YAML
+
+# one way, timed from outside: its seconds on stdout
+way() {
+	local t0 t1
+	rm -f "$tmp"/db*
+	t0=$(date +%s.%N)
+	case $1 in
+	perturb) "$perturb" run "$tmp/e.yaml" --db "$tmp/db" -q > "$tmp/out" 2>&1 ;;
+	fallback) PERTURB_NO_CLONE_INTO_CGROUP=1 "$perturb" run "$tmp/e.yaml" --db "$tmp/db" -q \
+		> "$tmp/out" 2>&1 ;;
+	hyperfine) hyperfine -N --runs "$runs" --warmup 0 --style none "$true_bin" > "$tmp/out" 2>&1 ;;
+	loop) "$tmp/spawn-loop" "$runs" "$true_bin" > "$tmp/out" 2>&1 ;;
+	esac || { cat "$tmp/out" >&2; die "$1 failed"; }
+	t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
+}
+
+ways=(perturb fallback loop)
+[ $have_hf = 1 ] && ways=(perturb fallback hyperfine loop)
+echo "spawn-peers: $true_bin x $runs, $rounds rounds; load before: $(uptime | sed 's/.*load average: //')"
+"$perturb" run "$tmp/e.yaml" --db "$tmp/db0" 2>&1 | grep -o 'containment [a-z-]*' | head -n 1 |
+	sed 's/^/  perturb: /'
+: > "$tmp/times"
+for ((r = 0; r < rounds; r++)); do
+	n=${#ways[@]}
+	for ((k = 0; k < n; k++)); do
+		w=${ways[$(((k + r) % n))]}
+		echo "$r $w $(way "$w")" >> "$tmp/times"
+	done
+done
+echo "  load after: $(uptime | sed 's/.*load average: //')"
+awk -v runs="$runs" -v rounds="$rounds" '
+	function median(a, n,    i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{ t[$1, $2] = $3; seen[$2] = 1 }
+	END {
+		printf "  %-10s %s\n", "way", "per run (ms), median of the rounds [each round]"
+		split("perturb fallback hyperfine loop", order, " ")
+		for (k = 1; k <= 4; k++) {
+			w = order[k]
+			if (!(w in seen))
+				continue
+			line = ""
+			for (r = 0; r < rounds; r++) {
+				v[r + 1] = t[r, w] / runs * 1e3
+				line = line sprintf(" %.3f", v[r + 1])
+			}
+			printf "  %-10s %.3f [%s ]\n", w, median(v, rounds), line
+		}
+		printf "  ratios, median of the rounds (pair by pair in a round):\n"
+		split("perturb/hyperfine perturb/loop fallback/perturb", pairs, " ")
+		for (k = 1; k <= 3; k++) {
+			split(pairs[k], ab, "/")
+			if (!(ab[1] in seen) || !(ab[2] in seen))
+				continue
+			line = ""
+			for (r = 0; r < rounds; r++) {
+				q[r + 1] = t[r, ab[1]] / t[r, ab[2]]
+				line = line sprintf(" %.3f", q[r + 1])
+			}
+			printf "  %-18s %.3fx [%s ]\n", pairs[k], median(q, rounds), line
+		}
+	}' "$tmp/times"
