@@ -179,7 +179,8 @@ Test(resume, every_option_that_shapes_the_plan_is_refused_by_a_resume)
  * The class: the names of one database.  The lock follows the file, not
  * the name: a resume through a symbolic link to the database, through a
  * link to its folder, or by a path with .. in it meets the lock of the
- * run that is running (it got past it: two perturbs ran one run).
+ * run that is running (it got past it: two perturbs ran one run); a hard
+ * link, below.
  */
 Test(resume, every_name_of_the_database_meets_the_same_lock)
 {
@@ -202,4 +203,42 @@ Test(resume, every_name_of_the_database_meets_the_same_lock)
 	cr_assert_eq(release(first), 0);
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 1);
 	tl_assert_no_children();
+}
+
+/*
+ * A hard link to the database in a folder of its own: its DB.lock is
+ * another file, so the database file itself is locked (run_lock).  The
+ * interrupted run is in the main file (SQLite checkpointed it when the
+ * first perturb closed it), so the resume through the link finds it.
+ */
+Test(resume, a_resume_through_a_hard_link_meets_the_lock)
+{
+	struct cli_result r;
+	pid_t first;
+
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants: [{name: a}]\n"
+		 "workloads:\n"
+		 "  - name: t\n"
+		 "    shell: 'if [ -e ../once ]; then echo up > ../ready; cat ../go; else "
+		 "touch ../once; kill -INT $PPID; sleep 30; fi'\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 3, "%s", r.err);
+	cli_result_release(&r);
+	char *other = xasprintf("%s/other", dir), *hard = xasprintf("%s/other/hard.db", dir);
+	cr_assert_eq(mkdir(other, 0755), 0);
+	cr_assert_eq(link(db, hard), 0, "%s", strerror(errno));
+	make_fifos();
+	first = cli_start(dir, "run", "e.yaml", "--db", db, "--resume", NULL);
+	wait_ready();
+	cli_run(dir, &r, "run", "e.yaml", "--db", "other/hard.db", "--resume", NULL);
+	cr_expect_eq(r.status, 3, "exit %d: %s", r.status, r.err);
+	cr_expect(strstr(r.err, "run 1 is being run or resumed by another perturb, through "
+			 "another name"), "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(release(first), 0);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 1);
+	tl_assert_no_children();
+	free(other);
+	free(hard);
 }

@@ -186,10 +186,36 @@ static int stored_self_check(struct store *st, int64_t run_id, const char *basel
  * refusal can say which it is.  fcntl(2) record locks: the kernel drops
  * them when the process ends however it ends, and F_GETLK names the
  * holder's pid.  The file is opened once and kept open until the study
- * ends (closing any descriptor of it would drop the locks).  0, or -1
- * (printed): "run N is being resumed by pid P" (docs/perturb.1, EXIT
- * STATUS 3) or an error of the lock file.
+ * ends (closing any descriptor of it would drop the locks).  A hard link
+ * is another name of the same file in a folder of its own: so byte 2N of
+ * the database file itself is locked too, with an open file description
+ * lock (F_OFD_SETLK: far below SQLite's lock bytes at 1 GiB, and never
+ * dropped by SQLite closing its descriptors); its descriptor is closed
+ * only after the database (study_release), as closing one would drop
+ * SQLite's own locks of this process.  0, or -1 (printed): "run N is being
+ * resumed by pid P" (docs/perturb.1, EXIT STATUS 3) or an error of the
+ * lock file.
  */
+/* run_lock()'s lock of byte 2N of the database file (every name of it,
+ * hard links included).  0, or -1 (printed). */
+static int db_file_lock(struct study *s, int64_t run_id)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 2 * run_id,
+			    .l_len = 1 };
+
+	if (s->db_lock_fd < 0 && (s->db_lock_fd = open(s->o->db, O_RDWR | O_CLOEXEC)) < 0)
+		return error("cannot lock run %lld in '%s': %s", (long long)run_id, s->o->db,
+			     strerror(errno));
+	if (fcntl(s->db_lock_fd, F_OFD_SETLK, &fl) == 0)
+		return 0;
+	if (errno != EACCES && errno != EAGAIN)
+		return error("cannot lock run %lld in '%s': %s", (long long)run_id, s->o->db,
+			     strerror(errno));
+	return error("run %lld is being run or resumed by another perturb, through another "
+		     "name of '%s' (a hard link); wait for it to end", (long long)run_id,
+		     s->o->db);
+}
+
 static int run_lock(struct study *s, int64_t run_id, int resuming)
 {
 	char *db = path_canonical(s->o->db), *path = xasprintf("%s.lock", db);
@@ -203,7 +229,7 @@ static int run_lock(struct study *s, int64_t run_id, int resuming)
 		goto out;
 	}
 	if (fcntl(s->lock_fd, F_SETLK, &fl) == 0) {
-		ret = 0;
+		ret = db_file_lock(s, run_id);
 		goto out;
 	}
 	if (errno != EACCES && errno != EAGAIN) {
@@ -649,6 +675,8 @@ static void study_release(struct study *s)
 	}
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);	/* the run's lock goes with it */
+	if (s->db_lock_fd >= 0)	/* after store_close(): see run_lock() */
+		close(s->db_lock_fd);
 	machine_release(&s->mi);
 	revision_release(&s->rev);
 	plan_release(&s->plan);
@@ -690,6 +718,7 @@ enum study_result study_run(const struct study_opts *o)
 {
 	struct study s = {
 		.o = o, .nocounters = -1, .n_real_variants = SIZE_MAX, .lock_fd = -1,
+		.db_lock_fd = -1,
 		.active = -1, .active_block = -1, .entry_seq = -1, .t0 = now_mono(),
 	};
 	enum study_result ret = STUDY_REFUSED;

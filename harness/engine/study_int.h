@@ -45,6 +45,7 @@ struct study {
 	int walked;		/* the walk reached the end of the plan (and its rounds) */
 	int rounds;		/* added by target_ci */
 	int lock_fd;		/* DB.lock (run_lock), -1 when not open */
+	int db_lock_fd;		/* the database file (run_lock), -1 when not open */
 	int began;		/* begin() made perturb's cgroup (when it could) */
 	size_t n_ok, n_bad;
 	double t0;
