@@ -158,14 +158,23 @@ const char *ktrace_find_mount(void)
 	return found;
 }
 
+/* Where the tools perturb starts (bpftrace, perf, trace-cmd) look for tracefs. */
+static int standard_place(const char *dir)
+{
+	return !strcmp(dir, TRACEFS_DEFAULT) || !strcmp(dir, "/sys/kernel/debug/tracing");
+}
+
 const char *ktrace_mount(int *mounted, char *why, size_t len)
 {
 	const char *p;
 
 	*mounted = 0;
 	/* Found or mounted here, never by libtracefs: it would mount tracefs
-	 * (or debugfs) on its own and perturb could not unmount it after. */
-	if (!(p = ktrace_find_mount())) {
+	 * (or debugfs) on its own and perturb could not unmount it after.
+	 * A tracefs mounted only elsewhere (a chroot's /sys, seen in
+	 * /proc/mounts) is the same kernel state, but bpftrace and perf do
+	 * not look there: it is mounted at the standard place too. */
+	if (!(p = ktrace_find_mount()) || !standard_place(p)) {
 		if (mount("nodev", TRACEFS_DEFAULT, "tracefs", 0, NULL) < 0) {
 			why_error(why, len, "tracefs is not mounted and cannot be mounted at %s: %s",
 				  TRACEFS_DEFAULT, strerror(errno));

@@ -83,8 +83,9 @@ struct ktrace_state {
 void ktrace_state_release(struct ktrace_state *st);
 
 /*
- * Where tracefs is.  ktrace_mount() finds it in /proc/mounts or mounts it at
- * /sys/kernel/tracing; *mounted is set to 1 only when this call mounted it
+ * Where tracefs is.  ktrace_mount() finds it in /proc/mounts at a standard
+ * place (/sys/kernel/tracing, /sys/kernel/debug/tracing: where bpftrace and
+ * perf look) or mounts it at /sys/kernel/tracing; *mounted is set to 1 only when this call mounted it
  * (the caller unmounts it with ktrace_umount() when it is done).  Returns
  * the tracefs path (static storage) or NULL with why filled.
  */

@@ -113,70 +113,7 @@ static const char *const md_subst[256] = {
 
 void fmt_markdown(FILE *out, const char *s)
 {
-	fmt_escape(out, s, md_subst);
-}
-
-/* The length of the valid UTF-8 sequence at p (RFC 3629: no overlong
- * form, no surrogate, at most U+10FFFF), 0 when p starts none. */
-static size_t utf8_seq(const unsigned char *p)
-{
-	size_t n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
-	unsigned lo = 0x80, hi = 0xbf;
-
-	if (p[0] < 0xc2 || p[0] > 0xf4)
-		return 0;
-	if (p[0] == 0xe0)
-		lo = 0xa0;
-	else if (p[0] == 0xed)
-		hi = 0x9f;
-	else if (p[0] == 0xf0)
-		lo = 0x90;
-	else if (p[0] == 0xf4)
-		hi = 0x8f;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
-
-void fmt_escape(FILE *out, const char *s, const char *const subst[256])
-{
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-		size_t n;
-
-		if (subst[*p]) {
-			fputs(subst[*p], out);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			fprintf(out, "\\x%02x", *p);	/* ESC, BEL, CR, ...: shown, not obeyed */
-		} else if (*p < 0x80) {
-			fputc(*p, out);
-		} else if (!(n = utf8_seq(p))) {
-			fprintf(out, "\\x%02x", *p);	/* not UTF-8 */
-		} else if (p[0] == 0xc2 && p[1] < 0xa0) {
-			fprintf(out, "\\x%02x\\x%02x", p[0], p[1]);	/* a C1 control (CSI) */
-			p++;
-		} else {
-			fwrite(p, 1, n, out);
-			p += n - 1;
-		}
-	}
-}
-
-void fmt_lines(FILE *out, const char *text, const char *prefix,
-	       void (*esc)(FILE *, const char *))
-{
-	for (const char *p = text; *p;) {
-		size_t len = strcspn(p, "\n");
-		char *line = xstrndup(p, len);
-
-		fputs(prefix, out);
-		esc(out, line);
-		fputc('\n', out);
-		free(line);
-		p += len + (p[len] == '\n');
-	}
+	escape_bytes(out, s, md_subst);
 }
 
 FILE *fmt_memstream(char **buf, size_t *len)
@@ -216,7 +153,7 @@ void fmt_wrap(FILE *out, const char *first, const char *text, size_t width)
 void fmt_text(FILE *out, const char *s)
 {
 	static const char *const none[256];
-	fmt_escape(out, s, none);
+	escape_bytes(out, s, none);
 }
 
 char *fmt_text_dup(const char *s)

@@ -40,23 +40,9 @@ void fmt_level(char *buf, size_t len, double conf);
  * the x* allocators (lib/util.h). */
 FILE *fmt_memstream(char **buf, size_t *len);
 
-/* text line by line, each as prefix then the line escaped by esc then a
- * newline: a run's output in a report (its newlines kept, whatever else
- * it holds shown, not obeyed). */
-void fmt_lines(FILE *out, const char *text, const char *prefix,
-	       void (*esc)(FILE *, const char *));
-
-/*
- * s (NULL: nothing) with each byte c written as subst[c] where that is set,
- * else as itself: the escaping of a format.  What a terminal or a viewer
- * would obey rather than show never passes (a foreign database's names
- * may hold anything): a control byte (ESC, BEL, CR, ..., DEL), a C1
- * control (U+0080..U+009F) and a byte that does not start valid UTF-8 are
- * written as "\xNN", each of their bytes; valid UTF-8 as itself.
- */
-void fmt_escape(FILE *out, const char *s, const char *const subst[256]);
 /* s as plain text (the text report, gate's and compare's text): only the
- * escaping of fmt_escape() above. */
+ * escaping of escape_bytes() (lib/util.h), which every format's escaping
+ * is, and put_lines() a run's output in a report. */
 void fmt_text(FILE *out, const char *s);
 /* fmt_text() into a malloc'd string, for printf's %-16s. */
 char *fmt_text_dup(const char *s);

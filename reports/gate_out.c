@@ -123,10 +123,10 @@ static const char *const xml_subst[256] = {
 	['\n'] = "&#10;", ['\t'] = "&#9;",
 };
 
-/* XML 1.0 text: control bytes (not allowed in XML) shown by fmt_escape(). */
+/* XML 1.0 text: control bytes (not allowed in XML) shown by escape_bytes(). */
 static void xml_escape(FILE *f, const char *s)
 {
-	fmt_escape(f, s, xml_subst);
+	escape_bytes(f, s, xml_subst);
 }
 
 char *gate_describe(const struct gate_judgement *j)

@@ -20,7 +20,7 @@
 #include "fmt.h"
 
 /* A field, quoted (RFC 4180) when it holds a comma or a quote; control
- * bytes and bytes that are not UTF-8 as "\xNN" (fmt_escape()), so that a
+ * bytes and bytes that are not UTF-8 as "\xNN" (escape_bytes()), so that a
  * row is one line and a terminal shows a field rather than obeys it. */
 static void field(FILE *out, const char *s)
 {
@@ -31,7 +31,7 @@ static void field(FILE *out, const char *s)
 		return;
 	}
 	fputc('"', out);
-	fmt_escape(out, s, quoted);
+	escape_bytes(out, s, quoted);
 	fputc('"', out);
 }
 

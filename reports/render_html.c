@@ -39,7 +39,7 @@ static const char *const html_subst[256] = {
 
 static void esc(FILE *out, const char *s)
 {
-	fmt_escape(out, s, html_subst);
+	escape_bytes(out, s, html_subst);
 }
 
 /* ---- the CDF plot ---- */
@@ -509,7 +509,7 @@ static void h_pre(struct tw *t, const char *text)
 	size_t len = 0;
 	FILE *f = fmt_memstream(&buf, &len);
 
-	fmt_lines(f, text, "", esc);
+	put_lines(f, text, "", esc);
 	fclose(f);
 	if (len && buf[len - 1] == '\n')
 		buf[--len] = 0;

@@ -377,8 +377,7 @@ static void series(const struct report_model *m, const struct report_group *g,
 		jkv_num(out, "p50_resolution_pct", s->p50_resolution_pct);
 		jkey(out, "test");
 		fputc('{', out);
-		jtest(out, s->mw.method && strstr(s->mw.method, "Wilcoxon") ?
-		      "wilcoxon-signed-rank" : "mann-whitney-u", &s->mw);
+		jtest(out, s->rank_test, &s->mw);
 		fputs("},", out);
 		jverdict(m, out, s);
 		jkey(out, "tests");

@@ -104,7 +104,7 @@ static void md_para_end(struct tw *t)
 /* An indented code block: shown as it is, nothing to escape. */
 static void md_pre(struct tw *t, const char *text)
 {
-	fmt_lines(t->out, text, "    ", fmt_text);
+	put_lines(t->out, text, "    ", fmt_text);
 	fputc('\n', t->out);
 }
 

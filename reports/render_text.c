@@ -385,7 +385,7 @@ static void t_para_end(struct tw *t)
 /* Each line indented and marked: "    | line". */
 static void t_pre(struct tw *t, const char *text)
 {
-	fmt_lines(t->out, text, "    | ", t->ops->esc);
+	put_lines(t->out, text, "    | ", t->ops->esc);
 }
 
 static const struct tw_ops text_ops = {

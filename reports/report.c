@@ -1,6 +1,7 @@
 /* report.c - building the report model from the store; see report.h */
 #include "report.h"
 #include "warnings.h"
+#include "fmt.h"
 #include "stats/stats.h"
 #include "lib/util.h"
 
@@ -462,7 +463,19 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 		.sum = s->has_summary ? &s->sum : NULL,
 	};
 
+	int big = base->n > m->max_boot_n || s->n > m->max_boot_n;
+
 	memset(out, 0, sizeof(*out));
+	/* above the size limit the interval is asymptotic: runs nested in
+	 * boots (and nodes) widen it by their design effect (nested.h) */
+	if (big) {
+		bo.deff_base = base->has_nodes && s->has_nodes ?
+			nested3_design_effect(&base->nested3) :
+			base->has_blocks ? nested_design_effect(&base->nested) : 1;
+		bo.deff_var = base->has_nodes && s->has_nodes ?
+			nested3_design_effect(&s->nested3) :
+			s->has_blocks ? nested_design_effect(&s->nested) : 1;
+	}
 	if (stats_dilation_sorted(&bs, &vs, kind, p, &bo, &out->d) < 0) {
 		out->reason = "not finite values";
 		return;
@@ -470,8 +483,7 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 	out->ok = 1;
 	/* runs nested in boots are not independent: resample boots, then runs
 	 * (as the plain bootstrap, up to max_boot_n runs a side) */
-	if (base->has_nodes && s->has_nodes && base->n <= m->max_boot_n &&
-	    s->n <= m->max_boot_n) {
+	if (base->has_nodes && s->has_nodes && !big) {
 		/* runs on several nodes: resample nodes, then boots, then runs */
 		if (nested3_dilation_ci(base->values, base->nodes,
 					base->node_blocks ? base->nodes : base->blocks, base->n,
@@ -479,8 +491,7 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 					s->n, kind, p, &bo, &out->d) < 0)
 			out->d.ci_abs = out->d.ci_pct = (struct interval){
 				.lo = NAN, .hi = NAN, .reason = "three-stage bootstrap failed" };
-	} else if ((base->has_blocks || s->has_blocks) && base->n <= m->max_boot_n &&
-	    s->n <= m->max_boot_n &&
+	} else if ((base->has_blocks || s->has_blocks) && !big &&
 	    nested_dilation_ci(base->values, base->blocks, base->n, s->values, s->blocks, s->n,
 			       kind, p, &bo, &out->d) < 0) {
 		out->d.ci_abs = out->d.ci_pct = (struct interval){
@@ -488,11 +499,12 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 	}
 	if (isnan(out->d.pct) && !out->d.ci_pct.has_ci && !out->d.ci_pct.reason)
 		out->d.ci_pct.reason = "baseline statistic is 0: no % dilation";
-	/* both sides measured in the same blocks: the interval from the pairs */
+	/* both sides measured in the same blocks: the interval from the pairs
+	 * (above the size limit, the asymptotic one of the sides apart, wider
+	 * where the pairs share noise) */
 	struct dilation pd;
 	size_t K = 0;
-	if (base->n <= m->max_boot_n && s->n <= m->max_boot_n &&
-	    nested_paired_dilation(base->values, base->blocks, base->n, s->values, s->blocks,
+	if (!big && nested_paired_dilation(base->values, base->blocks, base->n, s->values, s->blocks,
 				   s->n, kind, p, &bo, &pd, &K) == 0 && K >= NESTED_MIN_PAIRS) {
 		out->unpaired_ci_pct = out->d.ci_pct;
 		out->d = pd;
@@ -510,9 +522,10 @@ static void noise(const struct report_model *m, struct report_group *g)
 {
 	const struct report_series *base = report_baseline(g);
 	struct report_noise *no = &g->noise;
-	struct boot_opts bo = { .B = m->bootstrap, .conf = m->confidence };
+	struct boot_opts bo = { .B = m->bootstrap, .conf = m->confidence,
+				.max_boot_n = m->max_boot_n };
 	double *h[2] = { NULL, NULL };
-	int *pair[2] = { NULL, NULL }, one_block = 1;
+	int *pair[2] = { NULL, NULL }, one_block = 1, one_run = 1;
 	size_t nh[2] = { 0, 0 }, K = 0;
 	struct dilation d;
 
@@ -523,8 +536,10 @@ static void noise(const struct report_model *m, struct report_group *g)
 		return;
 	}
 	bo.seed = comparison_seed(m, g, base, 1000);
-	for (size_t i = 1; i < base->n; i++)
+	for (size_t i = 1; i < base->n; i++) {
 		one_block &= base->blocks[i] == base->blocks[0];
+		one_run &= base->blocks[i] != base->blocks[i - 1];
+	}
 	for (int k = 0; k < 2; k++) {
 		h[k] = xmalloc(base->n * sizeof(double));
 		pair[k] = xmalloc(base->n * sizeof(int));
@@ -536,13 +551,21 @@ static void noise(const struct report_model *m, struct report_group *g)
 		pair[side][nh[side]++] = (int)(key >> 1);
 	}
 	no->half = nh[0] < nh[1] ? nh[0] : nh[1];
-	if (nested_paired_dilation(h[0], pair[0], nh[0], h[1], pair[1], nh[1], STATK_QUANTILE,
+	/* the pairs: neighbouring runs when the plan has no blocks (orders
+	 * sequential and random), rounds when a block is one run of the
+	 * baseline (interleaved, duet), boots otherwise */
+	no->paired_by = one_block ? "neighbouring runs" : one_run ? "neighbouring rounds" :
+		"neighbouring boots";
+	/* above the size limit: the asymptotic interval of the halves apart */
+	if (nh[0] <= m->max_boot_n && nh[1] <= m->max_boot_n &&
+	    nested_paired_dilation(h[0], pair[0], nh[0], h[1], pair[1], nh[1], STATK_QUANTILE,
 				   0.5, &bo, &d, &K) == 0 && K >= NESTED_MIN_PAIRS)
 		no->paired = 1;
 	else if (stats_dilation(h[0], nh[0], h[1], nh[1], STATK_QUANTILE, 0.5, &bo, &d) < 0)
 		d.ci_pct.has_ci = 0;
 	if (d.ci_pct.has_ci && isfinite(d.ci_pct.lo) && isfinite(d.ci_pct.hi)) {
 		no->ok = 1;
+		no->method = d.ci_pct.method;
 		no->resolution_pct = (d.ci_pct.hi - d.ci_pct.lo) / 2 / sqrt(2.0);
 	} else {
 		no->reason = "no interval of the A/A median dilation";
@@ -654,13 +677,16 @@ static void rank_test(const struct report_series *base, struct report_series *s,
 				    s->n, mb, mv);
 
 	if (K >= NESTED_MIN_PAIRS && 2 * pow(0.5, K) < alpha) {
+		/* named so whether or not it could run (its reason says why) */
+		s->rank_test = REPORT_TEST_SIGNED_RANK;
 		for (int k = 0; k < K; k++)
 			mb[k] = mv[k] - mb[k];
 		if (stats_wilcoxon_signed_rank(mb, (size_t)K, &s->mw) < 0)
 			s->mw.valid = 0;
-	} else if (stats_mann_whitney_sorted(s->sorted, s->n, base->sorted, base->n,
-					     &s->mw) < 0) {
-		s->mw.valid = 0;
+	} else {
+		s->rank_test = REPORT_TEST_MANN_WHITNEY;
+		if (stats_mann_whitney_sorted(s->sorted, s->n, base->sorted, base->n, &s->mw) < 0)
+			s->mw.valid = 0;
 	}
 	if (!s->mw.valid)
 		s->mw.p = NAN;
@@ -668,9 +694,39 @@ static void rank_test(const struct report_series *base, struct report_series *s,
 	free(mv);
 }
 
+/*
+ * Why p0 or p100 (the smallest or the largest run) has no interval of its
+ * dilation, whatever the number of runs.  A bootstrap of a sample extreme
+ * is inconsistent (Bickel & Freedman, "Some asymptotic theory for the
+ * bootstrap", Annals of Statistics 9(6), 1981, sec. 6; a resampled
+ * minimum is the sample's own minimum with probability 1 - (1 - 1/n)^n,
+ * about 63 %): it covered 77.5 % at a nominal 95 %.  And no
+ * distribution-free interval exists for the smallest possible value: the
+ * order statistics cover the p-quantile with probability
+ * 1 - p^n - (1 - p)^n (stats_quantile_ci_min_n), 0 at p = 0 for every n.
+ * The nearest percentile that has one is named with the runs it needs.
+ */
+static const char *extreme_reason(struct report_model *m, double pct)
+{
+	double near = pct <= 0 ? 1 : 99;
+	size_t need = stats_quantile_ci_min_n(near / 100, m->confidence);
+	char lvl[16], *s;
+	const char *ret;
+
+	fmt_level(lvl, sizeof(lvl), m->confidence);
+	s = xasprintf("p%g is the %s run: a bootstrap of it covers far less than its level and "
+		      "no number of runs gives a distribution-free %s %% interval of the %s "
+		      "possible value; p%g has one from %zu runs", pct, pct <= 0 ? "smallest" :
+		      "largest", lvl, pct <= 0 ? "smallest" : "largest", near, need);
+	ret = report_intern(m, s);
+	free(s);
+	return ret;
+}
+
 /* dilate() of the mean (kind STATK_MEAN) or of the pct-th percentile at
  * level conf; a percentile that interpolates an extreme run of fewer runs
- * than its own CI needs gets no interval (report_pct_extreme). */
+ * than its own CI needs gets no interval (report_pct_extreme), nor do p0
+ * and p100 (extreme_reason). */
 static void dilate_stat(struct report_model *m, const struct report_group *g,
 			const struct report_series *base, const struct report_series *s,
 			enum stat_kind kind, double pct, unsigned stat, double conf,
@@ -678,8 +734,9 @@ static void dilate_stat(struct report_model *m, const struct report_group *g,
 {
 	struct dilation *d = &out->d;
 	size_t fewest = base->n < s->n ? base->n : s->n;
-	const char *few = kind == STATK_QUANTILE && report_pct_extreme(pct, fewest) ?
-		report_few_runs(m, pct, fewest) : NULL;
+	const char *few = kind != STATK_QUANTILE ? NULL :
+		pct <= 0 || pct >= 100 ? extreme_reason(m, pct) :
+		report_pct_extreme(pct, fewest) ? report_few_runs(m, pct, fewest) : NULL;
 
 	dilate(m, g, base, s, kind, kind == STATK_QUANTILE ? pct / 100.0 : 0, stat, conf, out);
 	/* an extreme run resampled looks precise and is not: no interval */
@@ -919,11 +976,12 @@ void report_noise_verdict(const struct report_model *m, const struct report_grou
 		return;
 	}
 	at = (size_t)snprintf(buf, len, "this machine resolves about %.2g %% on %s (%s, median "
-			      "dilation; A/A: the baseline's two halves of %zu runs%s); dilations "
-			      "below %.2g %% are not distinguishable", no->resolution_pct,
+			      "dilation; A/A: the baseline's two halves of %zu runs%s%s%s); "
+			      "dilations below %.2g %% are not distinguishable", no->resolution_pct,
 			      g->workload, g->metric, no->half,
-			      no->paired ? ", paired by neighbouring rounds" : "",
-			      no->resolution_pct);
+			      no->paired ? ", paired by " : "", no->paired ? no->paired_by : "",
+			      no->half > m->max_boot_n ? ", an asymptotic interval above "
+			      "--max-bootstrap-n runs" : "", no->resolution_pct);
 	for (size_t i = 0; i < m->n_percentiles; i++)
 		if (m->percentiles[i] == 50)
 			k = (int)i;

@@ -118,7 +118,9 @@ struct report_verdict {
  * their block (an interleaved plan's rounds: even rounds against odd
  * ones) or, with one block, of their place in plan order, the two halves
  * paired block 2k with block 2k + 1 (nested_paired_dilation) when there
- * are NESTED_MIN_PAIRS such pairs, apart otherwise (stats_dilation).  The
+ * are NESTED_MIN_PAIRS such pairs, apart otherwise (stats_dilation), and
+ * apart by the asymptotic interval above the size limit (more than
+ * --max-bootstrap-n runs a half: the sentence says so).  The
  * resolution is the half-width of the 95 % (the report's level) CI of that
  * A/A median dilation, scaled by 1/sqrt(2) from n/2 runs a side to the n
  * of the real comparison (a CI's half-width shrinks like 1/sqrt(n)): the
@@ -130,7 +132,12 @@ struct report_noise {
 	const char *reason;	/* when !ok */
 	double resolution_pct;
 	size_t half;		/* runs in the smaller half */
-	int paired;		/* the halves were paired */
+	int paired;		/* the halves were paired (nested_paired_dilation) */
+	const char *paired_by;	/* by what: "neighbouring runs" (a plan without
+				   blocks: orders sequential, random), "rounds"
+				   (one baseline run a block), "boots" */
+	const char *method;	/* the interval's; asymptotic above the size
+				   limit (--max-bootstrap-n runs a half) */
 };
 
 /*
@@ -180,6 +187,10 @@ struct report_runs_per_boot {
 	const char *reason;	/* when optimal is 0 (static storage) */
 };
 
+/* The rank tests' names (report_series.rank_test; the JSON's test.name). */
+#define REPORT_TEST_SIGNED_RANK "wilcoxon-signed-rank"
+#define REPORT_TEST_MANN_WHITNEY "mann-whitney-u"
+
 /* One variant's values of one (workload, metric). */
 struct report_series {
 	const char *variant;
@@ -219,6 +230,10 @@ struct report_series {
 	struct test_result mw;		/* the rank test (raw p), information only:
 					   Wilcoxon signed-rank on block pairs, or
 					   Mann-Whitney U */
+	const char *rank_test;		/* which, also when it could not run:
+					   REPORT_TEST_SIGNED_RANK or
+					   REPORT_TEST_MANN_WHITNEY; NULL when not
+					   compared */
 	struct report_verdict verdict;
 	int significant;		/* verdict.v != DECIDE_UNDECIDED */
 	struct test_result ks;

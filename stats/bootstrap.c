@@ -23,6 +23,15 @@ static const char m_asym_mean_pct[] = "asymptotic normal (Welch standard error, 
 static const char m_asym_q[] = "asymptotic normal (order-statistic standard errors)";
 static const char m_asym_q_pct[] = "asymptotic normal (order-statistic standard "
 	"errors, delta method)";
+/* the same, each side's variance times its design effect (nested.h) */
+static const char m_asym_mean_deff[] = "asymptotic normal (Welch standard error times "
+	"the design effect of runs nested in blocks, Kish 1965)";
+static const char m_asym_mean_pct_deff[] = "asymptotic normal (Welch standard error times "
+	"the design effect of runs nested in blocks, Kish 1965; delta method)";
+static const char m_asym_q_deff[] = "asymptotic normal (order-statistic standard errors "
+	"times the design effect of runs nested in blocks, Kish 1965)";
+static const char m_asym_q_pct_deff[] = "asymptotic normal (order-statistic standard "
+	"errors times the design effect of runs nested in blocks, Kish 1965; delta method)";
 
 /* One of the two samples. */
 struct side {
@@ -275,19 +284,22 @@ static void interval_from(double *rep, unsigned B, double est, double conf, int 
  *  abs:      d +- z(1 - alpha/2) se;
  *  pct:      delta method (Casella & Berger, "Statistical Inference",
  *            2002, 5.5.4) for 100 (Tv / Tb - 1):
- *            se_pct = 100 sqrt(se_v^2 / Tb^2 + Tv^2 se_b^2 / Tb^4).
+ *            se_pct = 100 sqrt(se_v^2 / Tb^2 + Tv^2 se_b^2 / Tb^4);
+ *  nested:   se_b^2 and se_v^2 times their design effects (deff > 1).
  */
 static int asymptotic(const struct side *b, const struct side *v, enum stat_kind kind,
-		      double p, double conf, struct dilation *out)
+		      double p, const struct boot_opts *o, struct dilation *out)
 {
+	double conf = o->conf;
+	int deff = o->deff_base > 1 || o->deff_var > 1;
 	double z = gsl_cdf_ugaussian_Pinv(1 - (1 - conf) / 2), seb2, sev2, se, sep;
 	const char *m_abs, *m_rel;
 
 	if (kind == STATK_MEAN) {
 		seb2 = b->var / (double)b->n;
 		sev2 = v->var / (double)v->n;
-		m_abs = m_asym_mean;
-		m_rel = m_asym_mean_pct;
+		m_abs = deff ? m_asym_mean_deff : m_asym_mean;
+		m_rel = deff ? m_asym_mean_pct_deff : m_asym_mean_pct;
 	} else {
 		struct interval qb, qv;
 		int ret;
@@ -307,9 +319,13 @@ static int asymptotic(const struct side *b, const struct side *v, enum stat_kind
 		seb2 = se * se;
 		se = (qv.hi - qv.lo) / (2 * gsl_cdf_ugaussian_Pinv(1 - (1 - qv.level) / 2));
 		sev2 = se * se;
-		m_abs = m_asym_q;
-		m_rel = m_asym_q_pct;
+		m_abs = deff ? m_asym_q_deff : m_asym_q;
+		m_rel = deff ? m_asym_q_pct_deff : m_asym_q_pct;
 	}
+	if (o->deff_base > 1)
+		seb2 *= o->deff_base;
+	if (o->deff_var > 1)
+		sev2 *= o->deff_var;
 	se = sqrt(seb2 + sev2);
 	out->ci_abs = (struct interval){ .has_ci = 1, .lo = out->abs - z * se,
 		.hi = out->abs + z * se, .level = conf, .method = m_abs };
@@ -395,7 +411,7 @@ int stats_dilation_sorted(const struct stats_sample *base, const struct stats_sa
 		out->ci_pct.reason = "baseline statistic is 0: no % dilation";
 
 	if (nb > max_n || nv > max_n) {
-		ret = asymptotic(&b, &v, kind, p, o->conf, out);
+		ret = asymptotic(&b, &v, kind, p, o, out);
 		goto out;
 	}
 

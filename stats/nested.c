@@ -51,6 +51,16 @@ static void groups_free(struct groups *g)
 	g->start = NULL;
 }
 
+/* Are ids[0..n-1] in ascending order (ties allowed)?  Then their stable
+ * sort by id is the identity. */
+static int ids_ascending(const int *ids, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (ids[i] < ids[i - 1])
+			return 0;
+	return 1;
+}
+
 /* n >= 1.  -ENOMEM on allocation failure (g zeroed). */
 static int groups_make(const int *block, size_t n, struct groups *g)
 {
@@ -68,7 +78,9 @@ static int groups_make(const int *block, size_t n, struct groups *g)
 		p[i].id = block[i];
 		p[i].i = i;
 	}
-	qsort(p, n, sizeof(*p), cmp_id_index);
+	/* a plan stores its blocks in order: no sort to do then */
+	if (!ids_ascending(block, n))
+		qsort(p, n, sizeof(*p), cmp_id_index);
 	k = 1;
 	for (size_t i = 1; i < n; i++)
 		k += p[i].id != p[i - 1].id;
@@ -370,15 +382,14 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* T of one side's resample (sorted in place for a quantile). */
+/* T of one side's resample (reordered in place for a quantile: selected,
+ * not sorted, stats_quantile_select(), expected O(n)). */
 static double statistic(double *x, size_t n, enum stat_kind kind, double p)
 {
 	double sum = 0;
 
-	if (kind == STATK_QUANTILE) {
-		qsort(x, n, sizeof(*x), cmp_double);
-		return stats_quantile_sorted(x, n, p);
-	}
+	if (kind == STATK_QUANTILE)
+		return stats_quantile_select(x, n, p);
 	for (size_t i = 0; i < n; i++)
 		sum += x[i];
 	return sum / (double)n;
@@ -525,7 +536,8 @@ static int by_block_make(const int *block, size_t n, struct by_block *s)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		s->idx[i] = i;
-	qsort_r(s->idx, n, sizeof(*s->idx), cmp_by_block, (void *)block);
+	if (!ids_ascending(block, n))
+		qsort_r(s->idx, n, sizeof(*s->idx), cmp_by_block, (void *)block);
 	return 0;
 }
 
@@ -925,4 +937,30 @@ out:
 	groups3_free(&gb);
 	groups3_free(&gv);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Design effects */
+
+double nested_design_effect(const struct nested_result *r)
+{
+	double d;
+
+	if (!r || !r->ok || !r->n_groups || !isfinite(r->icc))
+		return 1;
+	d = 1 + ((double)r->n / (double)r->n_groups - 1) * r->icc;
+	return d > 1 ? d : 1;
+}
+
+double nested3_design_effect(const struct nested3_result *r)
+{
+	double d = 1;
+
+	if (!r || !r->ok || !r->n_nodes || !r->n_boots)
+		return 1;
+	if (isfinite(r->share_boot))
+		d += ((double)r->n / (double)r->n_boots - 1) * r->share_boot;
+	if (isfinite(r->share_node))
+		d += ((double)r->n / (double)r->n_nodes - 1) * r->share_node;
+	return d > 1 ? d : 1;
 }

@@ -233,4 +233,25 @@ int nested3_dilation_ci(const double *bx, const int *bn, const int *bb, size_t n
 			enum stat_kind kind, double p, const struct boot_opts *o,
 			struct dilation *d);
 
+/*
+ * The design effect of runs nested in blocks (Kish, "Survey Sampling",
+ * 1965, sec. 5.4; Kish, "Methods for design effects", J. Official
+ * Statistics 11(1), 1995): the variance of the mean of N runs in k blocks
+ * over that of N independent runs,
+ *   deff = N (s_b^2 / k + s_w^2 / N) / (s_b^2 + s_w^2) = 1 + (N/k - 1) icc,
+ * exact for the mean of a balanced design, N/k the mean block size
+ * otherwise.  Three levels (B boots in K nodes): deff = 1 + (N/B - 1)
+ * share_boot + (N/K - 1) share_node.  Where the hierarchical bootstrap
+ * is too costly (report: above --max-bootstrap-n runs), the asymptotic
+ * standard error of a side's statistic is sqrt(deff) times the one of
+ * independent runs (for a quantile, as for the mean: the Woodruff
+ * interval under a cluster design, Francisco & Fuller, "Quantile
+ * estimation with a complex survey design", Annals of Statistics 19(1),
+ * 1991, with the mean's design effect as that of the quantile).  1 when
+ * the components are not estimated (!ok) or no larger than the
+ * within part.
+ */
+double nested_design_effect(const struct nested_result *r);
+double nested3_design_effect(const struct nested3_result *r);
+
 #endif

@@ -130,6 +130,10 @@ struct boot_opts {
 	int bca;		/* 1 = BCa (Efron 1987) instead of plain percentile */
 	size_t max_boot_n;	/* above this sample size (either side) use the
 				   asymptotic method; 0 = default 20000 */
+	double deff_base, deff_var;	/* the asymptotic method's design effects
+				   (stats/nested.h: runs nested in blocks),
+				   each side's variance multiplied by its own;
+				   0 or 1: independent runs */
 };
 
 /*
@@ -142,7 +146,9 @@ struct boot_opts {
  *  - for samples larger than max_boot_n: asymptotic normal intervals (mean:
  *    Welch standard error; quantiles: the order-statistic CIs of the two
  *    quantiles combined as independent normal errors: se = half-width /
- *    z(1-alpha/2)), pct interval by the delta method.
+ *    z(1-alpha/2)), pct interval by the delta method; a side's variance
+ *    times its design effect (o->deff_base, o->deff_var) when its runs are
+ *    nested in blocks, and the method says so.
  *  - no CI when a side has n < 2 (reason set).
  * out->ci.method says which was used.
  *

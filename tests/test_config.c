@@ -970,8 +970,8 @@ Test(config, only_regular_files_are_read, .timeout = 60)
 
 /*
  * The class "a metric name perturb stores itself": every name of the one
- * list (core/result.h) is refused as a workload metric with its position,
- * and every name perturb's sources add to a run (result_add_value(res,
+ * list (core/result.h) is refused as a workload metric with its position
+ * (a tracer's where a variant holds its block), and every name perturb's sources add to a run (result_add_value(res,
  * "NAME", ...) and host.c's add_value(res, "NAME", ...)) is on the list.
  */
 Test(config, metric_names_perturb_stores_are_reserved)
@@ -986,13 +986,40 @@ Test(config, metric_names_perturb_stores_are_reserved)
 	int found = 0;
 
 	for (const struct reserved_metric *r = result_reserved_metrics; r->name; r++) {
+		/* a tracer's names: refused where a variant holds its block */
+		static const struct { const char *block, *yaml; } blocks[] = {
+			{ "kernel", "kernel: {events: ['sched:sched_switch']}" },
+			{ "bpf", "bpf: {probes: ['tracepoint:syscalls:sys_enter_getppid']}" },
+			{ "perf", "perf: {trace: {}}" },
+			{ "lttng", "lttng: {kernel: [sched_switch]}" },
+		};
+		const char *block = "";
 		char want[256];
+		for (size_t i = 0; r->block && i < sizeof(blocks) / sizeof(blocks[0]); i++)
+			if (!strcmp(blocks[i].block, r->block))
+				block = blocks[i].yaml;
+		cr_assert(!r->block || *block, "no block for '%s'", r->block);
 		strbuf_reset(&sb);
-		strbuf_addf(&sb, "name: t\nvariants:\n  - name: base\nworkloads:\n  - name: w\n"
+		strbuf_addf(&sb, "name: t\nvariants:\n  - name: base\n  - {name: v, %s}\n"
+			    "workloads:\n  - name: w\n"
 			    "    cmd: [true]\n    metrics:\n      - name: x\n        regex: 'x'\n"
-			    "      - name: %s\n        regex: 'y'\n", r->name);
-		snprintf(want, sizeof(want), ":10:15: metric name '%s' is reserved (", r->name);
+			    "      - name: %s\n        regex: 'y'\n", *block ? block : "env: {A: '1'}",
+			    r->name);
+		snprintf(want, sizeof(want), r->block ? ":11:9: metric name '%s' is reserved (" :
+			 ":11:15: metric name '%s' is reserved (", r->name);
 		expect_load_error(&sb, want, 0);
+		if (r->block) {	/* without the block, a simulation of the tracer may name it */
+			struct experiment exp;
+			char err[512];
+			strbuf_reset(&sb);
+			strbuf_addf(&sb, "name: t\nvariants: [{name: base}]\nworkloads:\n  - name: w\n"
+				    "    cmd: [true]\n    metrics: [{name: %s, regex: 'y'}]\n", r->name);
+			char *path = temp_yaml(sb.buf, sb.len);
+			cr_expect_eq(config_load(path, &exp, err, sizeof(err)), 0, "%s: %s", r->name, err);
+			experiment_release(&exp);
+			unlink(path);
+			free(path);
+		}
 	}
 	strbuf_release(&sb);
 

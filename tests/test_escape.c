@@ -1,10 +1,11 @@
 /*
  * test_escape.c - names from a foreign database never reach a terminal or
- * a viewer as commands (reports/fmt.h, fmt_escape()): a stored study whose
+ * a viewer as commands (lib/util.h, escape_bytes()): a stored study whose
  * metric names hold ESC, BEL, CR, a C1 control and bytes that are not
  * UTF-8 is rendered in every format, with compare and gate; no output
  * holds a control byte (but tab and line breaks of the format itself), a
- * C1 control or invalid UTF-8.
+ * C1 control or invalid UTF-8.  The same holds for a workload's output
+ * wherever perturb run shows it on stderr.
  */
 #include <criterion/criterion.h>
 
@@ -89,4 +90,41 @@ Test(escape, hostile_names_in_every_writer)
 	}
 	free(sql);
 	free(db);
+}
+
+/*
+ * The class "perturb shows a program's output": when every run fails,
+ * perturb run shows the first failure's last lines, and when a setup
+ * fails, its output's last lines; both escaped as in the report.
+ */
+Test(escape, workload_output_on_stderr)
+{
+	/* ESC [31m, BEL, CR, ESC ] title, a C1 CSI, a lone 0xff, a cut sequence */
+	static const char bytes[] = "\\033[31m\\007\\r\\033]0;title\\007\\302\\233\\377\\342\\202";
+	char *yaml[2] = {
+		/* every run fails: the first failure's last lines */
+		xasprintf("name: x\nwarmup: 0\nrepetitions: 1\nvariants: [{name: a}]\n"
+			  "workloads:\n  - name: w\n"
+			  "    cmd: [sh, -c, 'printf \"%s\\\\n\"; exit 1']\n", bytes),
+		/* a setup fails: its output's last lines */
+		xasprintf("name: x\nwarmup: 0\nrepetitions: 1\n"
+			  "variants:\n  - name: s\n    setup: [[sh, -c, 'printf \"%s\\\\n\"; exit 3']]\n"
+			  "workloads: [{name: w, cmd: [true]}]\n", bytes),
+	};
+	struct cli_result r;
+
+	for (size_t i = 0; i < 2; i++) {
+		char *db = xasprintf("%s/results-%zu/perturb.db", dir, i);
+		tl_write(dir, "e.yaml", yaml[i]);
+		cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
+		cr_assert_neq(r.status, 0, "%s", r.err);
+		cr_assert(strstr(r.err, "\\x1b[31m\\x07\\x0d\\x1b]0;title\\x07\\xc2\\x9b\\xff\\xe2\\x82"),
+			  "study %zu: the output not shown escaped: %s", i, r.err);
+		const char *bad = hostile_byte(r.err);
+		cr_assert_null(bad, "study %zu: byte 0x%02x on stderr at %zu: %s", i,
+			       bad ? (unsigned char)*bad : 0, bad ? (size_t)(bad - r.err) : 0, r.err);
+		cli_result_release(&r);
+		free(db);
+		free(yaml[i]);
+	}
 }

@@ -167,10 +167,16 @@ Test(lttng, no_private_mount_namespace_in_a_chroot_without_mount_points)
 		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 		    chroot(root) < 0 || chdir("/") < 0)
 			_exit(3);
+		/* the class: every caller of unshare_mounts_private() with /run */
 		if (!lttng_private_mounts_unavailable(why, sizeof(why)))
 			_exit(4);
-		_exit(strstr(why, "no private mount namespace here: '/' and '/run' are no mount "
-			     "points (mount: /run: not mount point") ? 0 : 5);
+		if (!strstr(why, "no private mount namespace here: '/' and '/run' are no mount "
+			    "points (mount: /run: not mount point"))
+			_exit(5);
+		if (!private_mounts_unavailable((const char *const[]){ "/run", "/sys", "/tmp", NULL },
+						why, sizeof(why)))
+			_exit(4);
+		_exit(strstr(why, "'/' and '/run' are no mount points") ? 0 : 5);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		;

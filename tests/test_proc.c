@@ -66,7 +66,8 @@ static char *daemon_start_error(char **argv, double ready_timeout_s)
 
 	cr_assert_eq(regcomp(&re, "ready", REG_EXTENDED), 0);
 	tl_capture_start(&c, 2);
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0, &re, ready_timeout_s, &d), -1);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re,
+				  ready_timeout_s, &d), -1);
 	err = tl_capture_end(&c);
 	cr_assert_null(d);
 	regfree(&re);
@@ -224,7 +225,7 @@ Test(proc, daemon_ready_by_regex)
 	int fds = tl_count_fds();
 
 	cr_assert_eq(regcomp(&re, "listening on port [0-9]+", REG_EXTENDED), 0);
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0, &re, 10, &d), 0);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re, 10, &d), 0);
 	pid = daemon_pid(d);
 	cr_assert(pid > 0);
 	cr_assert_eq(kill(pid, 0), 0);
@@ -250,7 +251,7 @@ Test(proc, daemon_ready_without_newline)
 	regex_t re;
 
 	cr_assert_eq(regcomp(&re, "> $", REG_EXTENDED), 0);
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0, &re, 10, &d), 0);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re, 10, &d), 0);
 	cr_assert_eq(daemon_stop(d), 0);
 	tl_assert_no_children();
 	regfree(&re);
@@ -289,7 +290,7 @@ Test(proc, daemon_ready_by_delay)
 	struct daemon *d;
 	double t0 = now_mono();
 
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0.1, NULL, 10, &d), 0);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0.1, NULL, 10, &d), 0);
 	cr_assert(now_mono() - t0 >= 0.1);
 	cr_assert_eq(daemon_stop(d), 0);
 	tl_assert_no_children();
@@ -305,7 +306,7 @@ Test(proc, daemon_exits_during_delay)
 	double t0 = now_mono();
 
 	tl_capture_start(&c, 2);
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 5, NULL, 10, &d), -1);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 5, NULL, 10, &d), -1);
 	err = tl_capture_end(&c);
 	cr_assert(now_mono() - t0 < 4);
 	cr_assert_str_eq(err,
@@ -325,7 +326,7 @@ Test(proc, daemon_died_on_its_own)
 	struct pollfd p;
 
 	/* appended to what is there */
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, 0, NULL, 10, &d), 0);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, NULL, 10, &d), 0);
 	p.fd = pidfd_open(daemon_pid(d), 0);
 	p.events = POLLIN;
 	cr_assert(p.fd >= 0);
@@ -364,7 +365,7 @@ Test(proc, background_restarts_counted)
 	pid_t sup;
 	int fds = tl_count_fds();
 
-	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, &b), 0);
+	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, &b), 0);
 	sup = background_pid(b);
 	free(wait_file(out, 3, NULL));
 	cr_assert_eq(background_stop(b, &starts), 0);
@@ -388,7 +389,7 @@ Test(proc, background_crash_loop_backs_off)
 	struct background *b;
 	long starts = 0;
 
-	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, &b), 0);
+	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, &b), 0);
 	s = wait_file(log, 0, "ended at once 5 times in a row");
 	free(s);
 	cr_assert_eq(background_stop(b, &starts), 0);
@@ -407,7 +408,7 @@ Test(proc, background_stop_kills_load_group)
 	long starts = 0;
 	pid_t kids[2];
 
-	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, &b), 0);
+	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, &b), 0);
 	s = wait_file(log, 2, NULL);
 	cr_assert_eq(tl_child_pids(s, kids, 2), 2, "%s", s);
 	free(s);
@@ -428,7 +429,7 @@ Test(proc, background_exec_failure)
 	int fds = tl_count_fds();
 
 	tl_capture_start(&c, 2);
-	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, &b), -1);
+	cr_assert_eq(background_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, &b), -1);
 	err = tl_capture_end(&c);
 	cr_assert_null(b);
 	cr_assert_str_eq(err, "perturb: error: background load 'no-such-load' failed: cannot run 'no-such-load': No such file or directory\n");
@@ -436,4 +437,73 @@ Test(proc, background_exec_failure)
 	tl_assert_no_children();
 	free(err);
 	free(log);
+}
+
+/* ---- bounded logs ---- */
+
+/* The log at path holds at most max bytes (plus one read of the logger),
+ * starts with the marker, and its count plus what it keeps is what was
+ * written: total bytes. */
+static void assert_bounded(const char *path, size_t max, size_t total)
+{
+	size_t len, used = 0;
+	unsigned long long dropped = 0;
+	char *text = read_file(path, &len);
+	int n = 0;
+
+	cr_assert(text, "cannot read '%s'", path);
+	cr_expect_leq(len, max + 65536, "'%s' holds %zu bytes", path, len);
+	n = sscanf(text, "perturb: %llu bytes of this log were dropped here (a log keeps at most "
+		   "%zu)\n%zn", &dropped, &used, (ssize_t *)&used);
+	cr_assert(n >= 2 && used, "no marker at the start of '%s': %.100s", path, text);
+	cr_expect_eq(dropped + (len - used), total, "dropped %llu + kept %zu != written %zu",
+		     dropped, len - used, total);
+	cr_expect(strstr(text, "flood done"), "the last of the output is kept");
+	free(text);
+}
+
+/*
+ * The class: the logs of the processes perturb runs beside the runs (a
+ * daemon, a background load).  Each is bounded as captured output is: a
+ * process that floods its log leaves at most log_max bytes of it, the
+ * last ones, after a line that counts the bytes dropped, and the stop
+ * says how many (a daemon printing trace_pipe filled the disk, and the
+ * database with it).
+ */
+Test(proc, every_daemon_and_background_log_is_bounded)
+{
+	const size_t max = 1 << 20, mb = 6;
+	char *log = tmp_path("daemon.log"), *bglog = tmp_path("bg.log"), *said, *s;
+	char *dargv[] = { "sh", "-c", "flood 6; echo ready; exec sleep 60", NULL };
+	char *bargv[] = { "sh", "-c", "flood 6; exec sleep 60", NULL };
+	/* flood's first and last lines, and the daemon's "ready" */
+	size_t written = strlen("flood begins 6\n") + (mb << 20) + strlen("flood done 6\n");
+	struct tl_capture c;
+	struct daemon *d;
+	struct background *b;
+	regex_t re;
+
+	cr_assert_eq(regcomp(&re, "^ready", REG_EXTENDED | REG_NOSUB), 0);
+	tl_capture_start(&c, 2);
+	cr_assert_eq(daemon_start(dargv, tl_test_env(), NULL, log, max, 0, &re, 30, &d), 0);
+	cr_assert_eq(daemon_stop(d), 0);
+	said = tl_capture_end(&c);
+	regfree(&re);
+	assert_bounded(log, max, written + strlen("ready\n"));
+	cr_expect(strstr(said, "wrote more than its log keeps") && strstr(said, "bytes dropped"),
+		  "%s", said);
+	free(said);
+
+	tl_capture_start(&c, 2);
+	cr_assert_eq(background_start(bargv, tl_test_env(), NULL, bglog, max, &b), 0);
+	s = wait_file(bglog, 0, "flood done");
+	free(s);
+	cr_assert_eq(background_stop(b, NULL), 0);
+	said = tl_capture_end(&c);
+	assert_bounded(bglog, max, written);
+	cr_expect(strstr(said, "background load") && strstr(said, "bytes dropped"), "%s", said);
+	free(said);
+	tl_assert_no_children();
+	free(log);
+	free(bglog);
 }

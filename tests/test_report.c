@@ -391,26 +391,11 @@ Test(report, holm_family_does_not_depend_on_the_filters)
 	cli_result_release(&full);
 }
 
-/*
- * The class "a Holm family that moves with a filter": every family a
- * report adjusts over (the verdicts' two families, the drift and the
- * spread warnings') is the stored run's, and each member of it is
- * computed exactly as when shown, its runs nested in boots included.
- * A study of 40 runs a variant in boots of 4 (each variant its own boots,
- * as a sequential plan of boot: variants has them, so that no pairs
- * decide): aa's loop_ns moves by boot (93 .. 100 against the baseline's
- * 95), so its interval resampling boots is wider than one resampling runs
- * as if independent, and the step-down levels of the other metrics depend
- * on it; plus1's iterations trend mildly (Spearman p about 0.005), so its
- * drift warning's Holm-adjusted p depends on the size of its family.
- * Hidden by --metric, a group was once bootstrapped without its boots
- * and left out of the warnings' families.
- */
-Test(report, holm_families_are_the_runs_whatever_the_filter_when_runs_nest_in_boots)
+/* 40 runs a variant in boots of 4, each variant its own boots: the
+ * study of the tests below (what its values are for is said there). */
+static void nested_boots_study(void)
 {
-	static const char *const metrics[] = { "iterations", "loop_ns", "wall" };
-	struct cli_result r, full, part;
-	struct jv *a, *b;
+	struct cli_result r;
 
 	tl_write(dir, "e.yaml",
 		 "name: nested\nbaseline: base\nrepetitions: 40\nwarmup: 0\nseed: 11\n"
@@ -440,6 +425,30 @@ Test(report, holm_families_are_the_runs_whatever_the_filter_when_runs_nest_in_bo
 		"  ELSE 200000 END"
 		"  FROM plan p WHERE p.run_id = metric_values.run_id AND p.seq = metric_values.seq)"
 		" WHERE metric = 'iterations';");
+}
+
+/*
+ * The class "a Holm family that moves with a filter": every family a
+ * report adjusts over (the verdicts' two families, the drift and the
+ * spread warnings') is the stored run's, and each member of it is
+ * computed exactly as when shown, its runs nested in boots included.
+ * A study of 40 runs a variant in boots of 4 (each variant its own boots,
+ * as a sequential plan of boot: variants has them, so that no pairs
+ * decide): aa's loop_ns moves by boot (93 .. 100 against the baseline's
+ * 95), so its interval resampling boots is wider than one resampling runs
+ * as if independent, and the step-down levels of the other metrics depend
+ * on it; plus1's iterations trend mildly (Spearman p about 0.005), so its
+ * drift warning's Holm-adjusted p depends on the size of its family.
+ * Hidden by --metric, a group was once bootstrapped without its boots
+ * and left out of the warnings' families.
+ */
+Test(report, holm_families_are_the_runs_whatever_the_filter_when_runs_nest_in_boots)
+{
+	static const char *const metrics[] = { "iterations", "loop_ns", "wall" };
+	struct cli_result full, part;
+	struct jv *a, *b;
+
+	nested_boots_study();
 	report(&full, "json", "--bootstrap=2000", NULL);
 	a = json_parse(full.out);
 	cr_assert(a);
@@ -497,6 +506,130 @@ Test(report, holm_families_are_the_runs_whatever_the_filter_when_runs_nest_in_bo
 	cr_expect(strstr(full.out, "spin iterations of plus1 grows over the runs"), "%s", full.out);
 	json_free(a);
 	cli_result_release(&full);
+}
+
+/*
+ * The class "an interval path that ignores the size limit": above
+ * --max-bootstrap-n runs a side every dilation interval is asymptotic and
+ * says so - runs nested in boots widened by their design effect (Kish
+ * 1965), as the hierarchical bootstrap below the limit widens them - and
+ * the A/A noise estimate, once a paired bootstrap of any size, is
+ * asymptotic too and its sentence says so.
+ */
+Test(report, above_the_size_limit_every_interval_is_asymptotic_and_says_so)
+{
+	struct cli_result r;
+	struct jv *doc;
+	const struct jv *res, *noise;
+
+	nested_boots_study();
+	report(&r, "json", "--max-bootstrap-n=10", NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	res = jresult(doc, "loop_ns", "aa");
+	cr_assert(res);
+	for (size_t k = 0; k < 2; k++) {
+		const char *method = jstr(res, k ? "dilation.p50.method" : "dilation.mean.method");
+		cr_expect(method && strstr(method, "asymptotic normal") &&
+			  strstr(method, "design effect of runs nested in blocks"), "%s", method);
+	}
+	/* the asymptotic interval with the design effect is wider than
+	 * without (aa's boots differ: icc near 1, boots of 4 runs) */
+	double lo = jpath(res, "dilation.mean.ci")->items[0].num;
+	double hi = jpath(res, "dilation.mean.ci")->items[1].num;
+	json_free(doc);
+	cli_result_release(&r);
+	cli_sql_exec(db, "UPDATE plan SET block = 0");
+	report(&r, "json", "--max-bootstrap-n=10", NULL);
+	doc = json_parse(r.out);
+	cr_assert(doc);
+	res = jresult(doc, "loop_ns", "aa");
+	cr_expect_str_eq(jstr(res, "dilation.mean.method"), "asymptotic normal (Welch standard "
+			 "error, delta method)");
+	cr_expect(hi - lo > 1.5 * (jpath(res, "dilation.mean.ci")->items[1].num -
+				    jpath(res, "dilation.mean.ci")->items[0].num),
+		  "design effect: [%g, %g]", lo, hi);
+	noise = jget(doc, "noise");
+	cr_assert(noise && noise->t == J_ARR && noise->n == 1);
+	cr_expect(strstr(jstr(&noise->items[0], "verdict"), "an asymptotic interval above "
+			 "--max-bootstrap-n runs"), "%s", jstr(&noise->items[0], "verdict"));
+	json_free(doc);
+	cli_result_release(&r);
+}
+
+/* A study of 12 runs a variant of a one-line workload in the given order,
+ * into database path. */
+static void echo_study(const char *order, const char *path)
+{
+	struct cli_result r;
+	char *yaml = xasprintf("name: echo\nbaseline: base\nrepetitions: 12\nwarmup: 0\n"
+			       "seed: 3\norder: %s\n"
+			       "variants: [{name: base}, {name: aa}]\n"
+			       "workloads:\n"
+			       "  - name: echo\n"
+			       "    cmd: [sh, -c, 'echo it=5']\n"
+			       "    metrics: [{name: iterations, regex: 'it=([0-9]+)', unit: it}]\n",
+			       order);
+	tl_write(dir, "o.yaml", yaml);
+	free(yaml);
+	cli_run_env(dir, "PERTURB_NO_CGROUP=1", &r, "run", "o.yaml", "--db", path, "-q", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+}
+
+/*
+ * The class "a label that names what was not computed": the rank test is
+ * named by the test chosen (the signed-rank test on 12 rounds, which
+ * cannot run with 3 non-zero differences, is not called a Mann-Whitney
+ * U test), and the A/A noise sentence says its halves were paired by
+ * rounds only where the plan has rounds: by neighbouring runs in a
+ * sequential or random order.
+ */
+Test(report, labels_say_what_was_computed)
+{
+	static const char *const orders[] = { "interleaved", "sequential", "random" };
+	static const char *const by[] = { "paired by neighbouring rounds",
+					  "paired by neighbouring runs",
+					  "paired by neighbouring runs" };
+	struct cli_result r;
+	struct jv *doc;
+	const struct jv *t, *noise;
+
+	for (size_t k = 0; k < ARRAY_SIZE(orders); k++) {
+		char *path = xasprintf("%s/%s.db", dir, orders[k]);
+		echo_study(orders[k], path);
+		cli_run_env(dir, "NO_COLOR=1", &r, "report", "--db", path, "--format", "json",
+			    "--bootstrap", "500", NULL);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		doc = json_parse(r.out);
+		cr_assert(doc);
+		noise = jget(doc, "noise");
+		cr_assert(noise && noise->t == J_ARR && noise->n == 1, "%s", orders[k]);
+		cr_expect(strstr(jstr(&noise->items[0], "verdict"), by[k]), "%s: %s", orders[k],
+			  jstr(&noise->items[0], "verdict"));
+		if (k == 0) {
+			/* 3 of the 12 rounds differ: too few for the signed-rank test */
+			json_free(doc);
+			cli_result_release(&r);
+			cli_sql_exec(path, "UPDATE metric_values SET value = 6 WHERE metric = "
+				     "'iterations' AND seq IN (SELECT seq FROM plan WHERE "
+				     "variant = 'aa' AND repetition < 3)");
+			cli_run_env(dir, "NO_COLOR=1", &r, "report", "--db", path, "--format",
+				    "json", "--bootstrap", "500", NULL);
+			cr_assert_eq(r.status, 0, "%s", r.err);
+			doc = json_parse(r.out);
+			cr_assert(doc);
+			t = jget(jresult(doc, "iterations", "aa"), "test");
+			cr_assert(t);
+			cr_expect_str_eq(jstr(t, "name"), "wilcoxon-signed-rank");
+			cr_expect(strstr(jstr(t, "reason"), "6 non-zero pairs"), "%s",
+				  jstr(t, "reason"));
+			cr_expect(jget(t, "p")->t == J_NULL, "not run: no p");
+		}
+		json_free(doc);
+		cli_result_release(&r);
+		free(path);
+	}
 }
 
 /*
@@ -572,7 +705,12 @@ Test(report, json_is_valid_and_has_the_spec_schema_and_the_text_numbers)
 	cr_assert_str_eq(jstr(p5, "dilation.p99.reason"),
 			 "p99 of 8 runs lies between the two largest: a 95 % CI of it needs "
 			 ">= 299 runs");
-	for (const char *const *k = (const char *const[]){ "mean", "p0", "p50", "p80", NULL };
+	/* p0, the smallest run: no interval at any number of runs, and why */
+	cr_assert(jpath(p5, "dilation.p0.ci")->t == J_NULL, "p0 has an interval");
+	cr_assert(strstr(jstr(p5, "dilation.p0.reason"), "p0 is the smallest run: a bootstrap "
+			 "of it covers far less than its level"), "%s",
+		  jstr(p5, "dilation.p0.reason"));
+	for (const char *const *k = (const char *const[]){ "mean", "p50", "p80", NULL };
 	     *k; k++) {
 		char path[64];
 		snprintf(path, sizeof(path), "dilation.%s.ci", *k);

@@ -50,6 +50,16 @@ static void wait_ready(void)
 	free(r);
 }
 
+/* One run, held in its workload until release(). */
+static void write_held_study(void)
+{
+	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 1\n"
+		 "variants: [{name: a}]\n"
+		 "workloads:\n"
+		 "  - name: t\n"
+		 "    shell: 'echo up > ../ready; cat ../go'\n");
+}
+
 /* Lets the held workload end; returns the first perturb's exit status. */
 static int release(pid_t first)
 {
@@ -61,17 +71,23 @@ static int release(pid_t first)
 	return cli_wait(first);
 }
 
-static void second_is_refused(pid_t first, const char *how)
+/* A --resume through the database's name `name` (NULL: db) is refused. */
+static void refused_through(pid_t first, const char *how, const char *name)
 {
 	struct cli_result r;
 	char *want = xasprintf("run 1 is being %s by pid %d", how, (int)first);
 
-	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
+	cli_run(dir, &r, "run", "e.yaml", "--db", name ? name : db, "--resume", NULL);
 	cr_expect_eq(r.status, 3, "exit %d: %s", r.status, r.err);
 	cr_expect(strstr(r.err, want), "expected '%s' in: %s", want, r.err);
 	cr_expect(!strstr(r.err, "UNIQUE"), "%s", r.err);
 	cli_result_release(&r);
 	free(want);
+}
+
+static void second_is_refused(pid_t first, const char *how)
+{
+	refused_through(first, how, NULL);
 }
 
 Test(resume, two_resumes_of_one_run_the_second_is_refused)
@@ -105,11 +121,7 @@ Test(resume, a_resume_of_a_run_that_is_running_is_refused)
 {
 	pid_t first;
 
-	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 1\n"
-		 "variants: [{name: a}]\n"
-		 "workloads:\n"
-		 "  - name: t\n"
-		 "    shell: 'echo up > ../ready; cat ../go'\n");
+	write_held_study();
 	make_fifos();
 	first = cli_start(dir, "run", "e.yaml", "--db", db, NULL);
 	wait_ready();
@@ -160,5 +172,34 @@ Test(resume, every_option_that_shapes_the_plan_is_refused_by_a_resume)
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cli_result_release(&r);
 	cr_expect_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 1);
+	tl_assert_no_children();
+}
+
+/*
+ * The class: the names of one database.  The lock follows the file, not
+ * the name: a resume through a symbolic link to the database, through a
+ * link to its folder, or by a path with .. in it meets the lock of the
+ * run that is running (it got past it: two perturbs ran one run).
+ */
+Test(resume, every_name_of_the_database_meets_the_same_lock)
+{
+	static const char *const names[] = {
+		"link.db", "linked-results/perturb.db", "results/../results/perturb.db",
+	};
+	pid_t first;
+
+	write_held_study();
+	char *l = xasprintf("%s/link.db", dir), *d = xasprintf("%s/linked-results", dir);
+	cr_assert_eq(symlink("results/perturb.db", l), 0);
+	cr_assert_eq(symlink("results", d), 0);
+	free(l);
+	free(d);
+	make_fifos();
+	first = cli_start(dir, "run", "e.yaml", "--db", db, NULL);
+	wait_ready();
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		refused_through(first, "run", names[i]);
+	cr_assert_eq(release(first), 0);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 1);
 	tl_assert_no_children();
 }

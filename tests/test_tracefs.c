@@ -33,6 +33,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -478,9 +480,12 @@ static const char *const state_files[] = {
 	NULL
 };
 
+/* tracefs at its standard place (a mount elsewhere, a chroot's, is not it) */
 static int is_mounted(void)
 {
-	return ktrace_find_mount() != NULL;
+	struct statfs f;
+
+	return statfs(TRACEFS, &f) == 0 && f.f_type == TRACEFS_MAGIC;
 }
 
 /*
@@ -648,6 +653,36 @@ static struct ktrace_spec cfg_tracing(char **ev, size_t n)
 {
 	return (struct ktrace_spec){ .events = ev, .n_events = n, .tracing_on = 1,
 				    .buffer_size_kb = 2048 };
+}
+
+/*
+ * Class: tracefs mounted only at a place the tools perturb starts do not
+ * look (a chroot's /sys seen in /proc/mounts).  ktrace_mount() mounts it at
+ * /sys/kernel/tracing too and says it did (to be unmounted after), so that
+ * bpftrace and perf find its events.
+ */
+Test(kernel, tracefs_mounted_only_elsewhere_is_mounted_where_the_tools_look)
+{
+	char why[512], *elsewhere = xasprintf("%s/elsewhere", dir);
+	const char *p;
+	int m;
+
+	need_kernel();
+	if (is_mounted())
+		cr_skip_test("tracefs is mounted at %s already: the case needs it unmounted there",
+			     TRACEFS);
+	cr_assert_eq(mkdir(elsewhere, 0755), 0);
+	cr_assert_eq(mount("nodev", elsewhere, "tracefs", 0, NULL), 0, "%s", strerror(errno));
+	p = ktrace_mount(&m, why, sizeof(why));
+	int at_std = is_mounted();
+	if (p && m)
+		umount(p);
+	umount(elsewhere);
+	cr_assert(p, "%s", why);
+	cr_expect_str_eq(p, TRACEFS);
+	cr_expect_eq(m, 1, "mounted by this call, so unmounted after");
+	cr_expect(at_std, "tracefs at %s", TRACEFS);
+	free(elsewhere);
 }
 
 Test(kernel, apply_verify_stats_restore_in_process)
@@ -1273,9 +1308,11 @@ Test(kernel, a_session_started_after_the_top_level_was_given_back_is_left_alone)
 
 /* In a child: a mount namespace of its own with another /run (a tmpfs, as
  * a container or chroot has) and tracefs mounted again at mnt. */
+static const char *const other_mounts[] = { "/run", "/sys", "/tmp", NULL };
+
 static int other_namespace(const char *mnt)
 {
-	return unshare_mounts_private((const char *const[]){ "/run", "/sys", "/tmp", NULL }) < 0 ||
+	return unshare_mounts_private(other_mounts) < 0 ||
 	       mount("tmpfs", "/run", "tmpfs", 0, NULL) < 0 ||
 	       mount("nodev", mnt, "tracefs", 0, NULL) < 0 ? -1 : 0;
 }
@@ -1293,6 +1330,7 @@ Test(kernel, the_lock_is_seen_from_another_mount_namespace)
 	pid_t child;
 
 	need_kernel();
+	tl_skip_unless_private_mounts(other_mounts);
 	cr_assert_eq(mkdir(mnt, 0700), 0);
 	for (int round = 0; round < 2; round++) {
 		lock = round == 0 ? ktrace_lock(0, why, sizeof(why)) : -1;
@@ -1340,6 +1378,7 @@ Test(kernel, two_perturbs_in_two_mount_namespaces_do_not_trace_at_once)
 	pid_t child;
 
 	need_kernel();
+	tl_skip_unless_private_mounts(other_mounts);
 	cr_assert(bin, "PERTURB_BIN is not set");
 	cr_assert_eq(mkdir(mnt, 0700), 0);
 	cr_assert_eq(mkfifo(ready, 0600), 0);

@@ -583,6 +583,14 @@ void tl_skip_unless_qemu(void)
 		cr_skip_test("build/perturb-guest-agent was not built (no static C library)");
 }
 
+void tl_skip_unless_private_mounts(const char *const *paths)
+{
+	char why[512];
+
+	if (private_mounts_unavailable(paths, why, sizeof(why)))
+		cr_skip_test("%s", why);
+}
+
 void cli_sql_exec(const char *db, const char *sql)
 {
 	sqlite3 *h;

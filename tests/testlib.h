@@ -138,6 +138,11 @@ int64_t cli_sql_int(const char *db, const char *sql);
  * qemu-system-x86_64, busybox-static and the guest agent built next to
  * PERTURB_BIN. */
 void tl_skip_unless_qemu(void);
+/* Skip the test (cr_skip_test, with private_mounts_unavailable()'s
+ * reason) unless a child can have a mount namespace of its own with
+ * unshare_mounts_private(paths): not in a minbase chroot, whose "/" and
+ * /run are no mount points. */
+void tl_skip_unless_private_mounts(const char *const *paths);
 /* Run statements that change db (a test's own edit of stored data). */
 void cli_sql_exec(const char *db, const char *sql);
 /* A text from a SQL query (malloc'd, NULL when no row). */

@@ -478,7 +478,7 @@ static int bpf_start(const struct variant *v, const char *prog_path, const char 
 		return error("variant '%s': bad readiness pattern", v->name);
 	}
 	bpf_memlock_raise(&old);
-	r = daemon_start(argv, envp, NULL, log, 0, &re, timeout_s, out);
+	r = daemon_start(argv, envp, NULL, log, 0, 0, &re, timeout_s, out);
 	bpf_memlock_restore(&old);
 	regfree(&re);
 	argv_free(argv);
@@ -804,7 +804,8 @@ static int host_enter(struct backend_ctx *ctx)
 	if (v->daemon.n) {
 		char *path = log_path(ctx, "daemon", "log");
 		char **argv = expand_argv(ctx, &v->daemon);
-		int r = daemon_start(argv, ctx->envp, ctx->cwd, path, v->daemon_ready_s,
+		int r = daemon_start(argv, ctx->envp, ctx->cwd, path, PROC_LOG_MAX,
+				     v->daemon_ready_s,
 				     v->daemon_ready_regex ? &v->daemon_ready_re : NULL,
 				     ctx->exp->timeout_s, &st->daemon);
 		free(path);
@@ -816,7 +817,8 @@ static int host_enter(struct backend_ctx *ctx)
 	if (v->background.n) {
 		char *path = log_path(ctx, "background", "log");
 		char **argv = expand_argv(ctx, &v->background);
-		int r = background_start(argv, ctx->envp, ctx->cwd, path, &st->background);
+		int r = background_start(argv, ctx->envp, ctx->cwd, path, PROC_LOG_MAX,
+					 &st->background);
 		free(path);
 		argv_free(argv);
 		if (r < 0)

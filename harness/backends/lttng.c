@@ -271,64 +271,16 @@ int lttng_kernel_unavailable(char *why, size_t len)
 	return 0;
 }
 
-/* The child of lttng_private_mounts_unavailable(): what it could not make
- * private, on fd (constant strings: a fork of a threaded process). */
-_Noreturn static void try_private_mounts(int fd)
-{
-	static const char *const dev[] = { "/dev/shm", "/dev" };
-	const char *msg = NULL;
-
-	if (unshare(CLONE_NEWNS) < 0)
-		msg = errno == EPERM ? "unshare(CLONE_NEWNS): not permitted" :
-			"unshare(CLONE_NEWNS) failed";
-	else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
-		_exit(0);
-	else if (errno != EINVAL)
-		msg = "mount --make-rprivate / failed";
-	else if (mount(NULL, "/run", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		msg = "'/' and '/run' are no mount points (mount: /run: not mount point; "
-		      "a chroot: mount a tmpfs on its /run, or use a container)";
-	else if (mount(NULL, dev[0], NULL, MS_REC | MS_PRIVATE, NULL) < 0 &&
-		 mount(NULL, dev[1], NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		msg = "'/', '/dev/shm' and '/dev' are no mount points (a chroot: bind-mount "
-		      "the host's /dev)";
-	if (msg && write(fd, msg, strlen(msg)) < 0)
-		_exit(2);
-	_exit(msg ? 1 : 0);
-}
-
 int lttng_private_mounts_unavailable(char *why, size_t len)
 {
-	char buf[512];
-	int p[2], status = 0;
-	ssize_t n = 0, k;
-	pid_t pid;
+	char other[512];
 
-	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-		snprintf(why, len, "cannot try a mount namespace: %s", strerror(errno));
-		return 1;
-	}
-	if (!pid) {
-		close(p[0]);
-		try_private_mounts(p[1]);
-	}
-	close(p[1]);
-	while (n < (ssize_t)sizeof(buf) - 1) {
-		k = read(p[0], buf + n, sizeof(buf) - 1 - (size_t)n);
-		if (k > 0)
-			n += k;
-		else if (k == 0 || errno != EINTR)
-			break;
-	}
-	buf[n] = '\0';
-	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	snprintf(why, len, "no private mount namespace here: %s", n ? buf :
-		 "the trial ended abnormally");
-	return 1;
+	/* the daemon's shell makes /dev/shm private, or /dev where /dev/shm
+	 * is no mount point (lttng_host_start()) */
+	return private_mounts_unavailable((const char *const[]){ "/run", "/dev/shm", NULL }, why,
+					  len) &&
+	       private_mounts_unavailable((const char *const[]){ "/run", "/dev", NULL }, other,
+					  sizeof(other));
 }
 
 int lttng_host_check(const struct variant *v, int dry, char *why, size_t len)
@@ -511,7 +463,8 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 	regcomp(&re, "^" READY_MARK, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
 	argv = sessiond_argv(h, l->n_kernel > 0);
 	own_log = log ? NULL : xasprintf("%s/sessiond.log", h->dir);
-	r = daemon_start(argv, h->tool_env, NULL, log ? log : own_log, 0, &re, timeout_s, &h->d);
+	r = daemon_start(argv, h->tool_env, NULL, log ? log : own_log, PROC_LOG_MAX, 0, &re,
+			 timeout_s, &h->d);
 	argv_free(argv);
 	regfree(&re);
 	if (r < 0) {

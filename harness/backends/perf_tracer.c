@@ -623,7 +623,7 @@ int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *nam
 	t->argv = build_argv(c, t);
 	env = argv_copy(envp);		/* and no perfconfig of the user's */
 	env_put(&env, "PERF_CONFIG", "/dev/null", NULL);
-	if (daemon_start(t->argv, env, NULL, t->log_path, 0, NULL, timeout_s, &t->d) < 0)
+	if (daemon_start(t->argv, env, NULL, t->log_path, 0, 0, NULL, timeout_s, &t->d) < 0)
 		goto out;
 	if ((t->pidfd = pidfd_open(daemon_pid(t->d), 0)) < 0) {
 		error("perf: cannot watch it: %s", strerror(errno));

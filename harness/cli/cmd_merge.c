@@ -48,7 +48,7 @@ int cmd_merge(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	if ((rc = merge_open(db, run_id, &st, &run)) < 0) {
+	if ((rc = merge_open(db, STORE_WRITE, run_id, &st, &run)) < 0) {
 		ret = rc == -2 ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}

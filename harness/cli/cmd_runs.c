@@ -105,7 +105,7 @@ int cmd_runs(int argc, char **argv)
 		goto out;
 	}
 	ret = EXIT_RUNTIME;
-	if (store_open(db, 0, &st) < 0 || store_list_runs(st, &runs, &n) < 0)
+	if (store_open(db, STORE_READ, &st) < 0 || store_list_runs(st, &runs, &n) < 0)
 		goto out;
 	if (json)
 		print_json(runs, n);

@@ -35,7 +35,7 @@ int cmd_status(int argc, char **argv)
 
 	if ((rc = parse_options(argc, argv, opts, "status")))
 		return rc < 0 ? EXIT_USAGE : EXIT_OK;
-	if ((rc = merge_open(db, run_id, &st, &run)) < 0) {
+	if ((rc = merge_open(db, STORE_READ, run_id, &st, &run)) < 0) {
 		ret = rc == -2 ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}

@@ -49,8 +49,8 @@ static const struct command commands[] = {
 	{ "compare", cmd_compare, 0, "compare RUN_A RUN_B [options]",
 	  "Two stored runs side by side, benchstat-style: per workload, variant and\n"
 	  "metric the median of A and of B, the change of B over A in % with its\n"
-	  "bootstrap CI, and the Mann-Whitney U p-value; '~' when the change is not\n"
-	  "significant.  Differences of provenance (perturb version, kernel, kernel\n"
+	  "bootstrap CI (Holm-adjusted over the changes shown); '~' when the change is\n"
+	  "not significant.  Differences of provenance (perturb version, kernel, kernel\n"
 	  "command line, CPU, governor, SMT, ASLR) are printed above the table.\n" },
 	{ "doctor", cmd_doctor, 0, "doctor [--json] [-q]",
 	  "What this machine can do and what makes its measurements noisy: root,\n"

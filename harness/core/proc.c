@@ -237,7 +237,11 @@ void proc_print_tail(int fd, off_t from)
 	int lines = 0;
 	char *p, *end;
 
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size <= from)
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return;
+	if (st.st_size < from)	/* a bounded log, cut since (proc.h) */
+		from = 0;
+	if (st.st_size <= from)
 		return;
 	start = st.st_size - (off_t)sizeof(buf);
 	if (start < from)
@@ -253,8 +257,9 @@ void proc_print_tail(int fd, off_t from)
 			break;
 	while (p < end) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *e = nl ? nl : end;
-		fprintf(stderr, "    %.*s\n", (int)(e - p), p);
+		char *e = nl ? nl : end, *line = xstrndup(p, (size_t)(e - p));
+		put_lines(stderr, line, "    ", NULL);	/* escaped, as in the report */
+		free(line);
 		p = e + 1;
 	}
 }

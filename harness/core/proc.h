@@ -90,20 +90,33 @@ int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
 		     double timeout_s, const char *what);
 
 /*
+ * A log that perturb keeps bounded, as it bounds captured output: a log
+ * file of a daemon or a background load holds at most PROC_LOG_MAX bytes
+ * (plus one read).  Past that its last half is kept, after a first line
+ * "perturb: N bytes of this log were dropped here (a log keeps at most
+ * M)" that counts every byte dropped from the file; the command that
+ * stops its writer warns with the number.  So no log fills the disk the
+ * results database is on.  A tracer whose log is its data (perf trace,
+ * bpftrace, read back by perturb) passes log_max 0: unbounded.
+ */
+#define PROC_LOG_MAX (16 * 1024 * 1024)
+
+/*
  * A daemon: started before a variant's runs, stopped after, in folder cwd
- * (NULL = perturb's).  Its stdout and
- * stderr go to log_path (appended).  Readiness: ready_re (regex on its output,
- * waited for at most timeout_s) or ready_delay_s (slept).  A daemon that
- * exits before it is ready is an error.  With ready_re the output goes
- * through a logger process (a fork of perturb) that appends it to the log
- * and matches ready_re on each line (cut at 16 KiB) and on the incomplete
- * last line; it drains until EOF so that the daemon never blocks on output.
- * Errors print the tail of what the daemon wrote to the log.
+ * (NULL = perturb's).  Its stdout and stderr go to log_path (appended),
+ * bounded to log_max bytes (PROC_LOG_MAX; 0: not bounded).  Readiness:
+ * ready_re (regex on its output, waited for at most timeout_s) or
+ * ready_delay_s (slept).  A daemon that exits before it is ready is an
+ * error.  With ready_re or log_max the output goes through a logger
+ * process (a fork of perturb) that appends it to the log and matches
+ * ready_re on each line (cut at 16 KiB) and on the incomplete last line;
+ * it drains until EOF so that the daemon never blocks on output.  Errors
+ * print the tail of what the daemon wrote to the log.
  */
 struct daemon;
 int daemon_start(char *const *argv, char *const *envp, const char *cwd,
-		 const char *log_path, double ready_delay_s, const regex_t *ready_re,
-		 double timeout_s, struct daemon **out);
+		 const char *log_path, size_t log_max, double ready_delay_s,
+		 const regex_t *ready_re, double timeout_s, struct daemon **out);
 /* SIGTERM to its group, SIGKILL after a grace period; reaps it.  Returns 0,
  * or -1 when it had died on its own before (printed). Frees d. */
 int daemon_stop(struct daemon *d);
@@ -111,7 +124,9 @@ pid_t daemon_pid(const struct daemon *d);
 
 /*
  * Background load: a supervisor process restarts argv each time it ends,
- * until background_stop(), in folder cwd (NULL = perturb's).  Output to log_path.  Returns -1 (printed) when
+ * until background_stop(), in folder cwd (NULL = perturb's).  Output to
+ * log_path, bounded to log_max bytes as a daemon's (through a logger;
+ * 0: not bounded).  Returns -1 (printed) when
  * the command cannot be started at all.  A load that ends within 50 ms of
  * its start 5 times in a row is restarted once a second only (warning in the
  * log).  The supervisor gets SIGTERM when the thread that started it ends
@@ -119,7 +134,7 @@ pid_t daemon_pid(const struct daemon *d);
  */
 struct background;
 int background_start(char *const *argv, char *const *envp, const char *cwd,
-		     const char *log_path, struct background **out);
+		     const char *log_path, size_t log_max, struct background **out);
 /* Stops the supervisor and the load's process group; frees b.  Returns the
  * number of times the load was started through *starts when non-NULL. */
 int background_stop(struct background *b, long *starts);

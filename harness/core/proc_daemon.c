@@ -69,8 +69,92 @@ struct daemon {
 	pid_t logger;		/* -1 when none */
 	int log_fd;		/* for the tail in messages */
 	off_t log_start;	/* size of the log before this daemon */
-	char *cmd;
+	unsigned long long log_dropped;	/* its marker's count before this daemon */
+	char *cmd, *log_path;
 };
+
+/*
+ * A bounded log (proc.h, PROC_LOG_MAX): written at its end; once it holds
+ * more than max bytes, its last max / 2 (from a line's start) are moved to
+ * its beginning after one marker line that counts every byte dropped so
+ * far, and it is cut there.  Moving max / 2 bytes per max / 2 written
+ * keeps the cost linear.
+ */
+struct blog {
+	int fd;			/* not O_APPEND: rewritten in place */
+	size_t max;		/* 0: unbounded */
+	off_t size;
+	size_t marker_len;	/* of the marker at offset 0; 0 when none */
+	unsigned long long dropped;
+};
+
+#define LOG_MARKER "perturb: %llu bytes of this log were dropped here (a log keeps at most %zu)\n"
+
+/* The bytes of fd's log dropped so far, as its marker says (0: none);
+ * *len the marker's length. */
+static unsigned long long log_marker(int fd, size_t *len)
+{
+	char head[160];
+	unsigned long long n = 0;
+	size_t max;
+	int used = 0;
+	ssize_t k = pread(fd, head, sizeof(head) - 1, 0);
+
+	*len = 0;
+	if (k <= 0)
+		return 0;
+	head[k] = '\0';
+	if (sscanf(head, "perturb: %llu bytes of this log were dropped here (a log keeps at "
+		   "most %zu)\n%n", &n, &max, &used) < 2 || !used)
+		return 0;
+	*len = (size_t)used;
+	return n;
+}
+
+static void blog_rotate(struct blog *b)
+{
+	size_t keep = b->max / 2;
+	char *tail = xmalloc(keep), marker[160], *nl;
+	ssize_t k = pread(b->fd, tail, keep, b->size - (off_t)keep);
+	size_t skip;
+	int m;
+
+	if (k <= 0) {
+		free(tail);
+		return;
+	}
+	nl = memchr(tail, '\n', (size_t)k);
+	skip = nl && nl + 1 < tail + k ? (size_t)(nl + 1 - tail) : 0;
+	b->dropped += (unsigned long long)(b->size - k - (off_t)b->marker_len) + skip;
+	m = snprintf(marker, sizeof(marker), LOG_MARKER, b->dropped, b->max);
+	if (pwrite(b->fd, marker, (size_t)m, 0) == m &&
+	    pwrite(b->fd, tail + skip, (size_t)k - skip, m) == k - (ssize_t)skip) {
+		b->size = m + k - (off_t)skip;
+		b->marker_len = (size_t)m;
+		if (ftruncate(b->fd, b->size) < 0) {
+			/* nothing better to do in a logger */
+		}
+	}
+	lseek(b->fd, b->size, SEEK_SET);
+	free(tail);
+}
+
+static void blog_open(struct blog *b, int fd, size_t max)
+{
+	b->fd = fd;
+	b->max = max;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_APPEND);
+	b->size = lseek(fd, 0, SEEK_END);
+	b->dropped = log_marker(fd, &b->marker_len);
+}
+
+static void blog_write(struct blog *b, const char *p, size_t n)
+{
+	write_full(b->fd, p, n);
+	b->size += (off_t)n;
+	if (b->max && b->size > (off_t)b->max)
+		blog_rotate(b);
+}
 
 static int logger_match(const regex_t *re, const char *line, size_t len)
 {
@@ -81,17 +165,21 @@ static int logger_match(const regex_t *re, const char *line, size_t len)
 }
 
 /*
- * The logger: copy in to log until EOF; until the regex has matched, match
+ * The logger: copy in to log until EOF, bounded to max bytes (0: not;
+ * struct blog); with a regex (re, ready >= 0), until it has matched, match
  * it on each line (and on the incomplete last line, so that a prompt
  * without a newline counts), lines cut at LOGGER_LINE_MAX; at the first
  * match write one byte to ready and close it.
  */
-static _Noreturn void logger_main(int in, int log, int ready, const regex_t *re)
+static _Noreturn void logger_main(int in, int log, int ready, const regex_t *re, size_t max)
 {
 	static char buf[65536];
 	char *line = xmalloc(LOGGER_LINE_MAX);
 	size_t llen = 0;
+	struct blog b;
 	ssize_t n;
+
+	blog_open(&b, log, max);
 
 	for (;;) {
 		const char *p, *end;
@@ -101,7 +189,7 @@ static _Noreturn void logger_main(int in, int log, int ready, const regex_t *re)
 			continue;
 		if (n <= 0)
 			break;
-		write_full(log, buf, (size_t)n);
+		blog_write(&b, buf, (size_t)n);
 		if (ready < 0)
 			continue;
 		for (p = buf, end = buf + n; p < end && ready >= 0; ) {
@@ -130,24 +218,83 @@ static _Noreturn void logger_main(int in, int log, int ready, const regex_t *re)
 	_exit(0);
 }
 
-/* Reap the logger: it ends at EOF on its input; give it the grace period. */
-static void reap_logger(struct daemon *d)
+/* Reap a logger: it ends at EOF on its input; give it the grace period. */
+static void reap_logger_pid(pid_t *logger)
 {
 	int fd;
 
-	if (d->logger < 0)
+	if (*logger < 0)
 		return;
-	fd = pidfd_open(d->logger, 0);
+	fd = pidfd_open(*logger, 0);
 	if (fd >= 0) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		if (proc_poll(&p, 1, now_mono() + STOP_KILL_GRACE_S, 0) <= 0)
-			kill(d->logger, SIGKILL);
+			kill(*logger, SIGKILL);
 		close(fd);
 	} else {
-		kill(d->logger, SIGKILL);
+		kill(*logger, SIGKILL);
 	}
-	reap(d->logger, NULL);
-	d->logger = -1;
+	reap(*logger, NULL);
+	*logger = -1;
+}
+
+static void reap_logger(struct daemon *d)
+{
+	reap_logger_pid(&d->logger);
+}
+
+/*
+ * A logger for log (a fork of perturb: logger_main), reading the pipe
+ * whose write end is *in (to be given to the writers); with re, ready_rd
+ * gets the read end of its ready pipe.  The logger's pid, or -1 (printed).
+ */
+static pid_t start_logger(int log, size_t max, const regex_t *re, int *in, int *ready_rd)
+{
+	int data[2] = { -1, -1 }, ready[2] = { -1, -1 };
+	pid_t pid = -1;
+
+	*in = *ready_rd = -1;
+	if (pipe2(data, O_CLOEXEC) < 0 || (re && pipe2(ready, O_CLOEXEC) < 0)) {
+		error("cannot create a pipe: %s", strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (!pid) {
+		int fds[3] = { data[0], log, ready[1] };
+		setpgid(0, 0);
+		keep_only_fds(fds, re ? 3 : 2);
+		logger_main(fds[0], fds[1], re ? fds[2] : -1, re, max);
+	}
+	if (pid < 0) {
+		error("cannot fork: %s", strerror(errno));
+		goto out;
+	}
+	setpgid(pid, pid);
+	*in = data[1];
+	data[1] = -1;
+	*ready_rd = ready[0];
+	ready[0] = -1;
+out:
+	close_fd(&data[0]);
+	close_fd(&data[1]);
+	close_fd(&ready[0]);
+	close_fd(&ready[1]);
+	return pid;
+}
+
+/* After the writers and the logger of log_path ended: warn when the
+ * logger dropped bytes since the log's marker said before (dropped at its
+ * start); what was dropped stays counted in the log's first line. */
+static void say_dropped(int log_fd, unsigned long long before, const char *what,
+			const char *cmd, const char *log_path)
+{
+	size_t len;
+	unsigned long long now = log_fd >= 0 ? log_marker(log_fd, &len) : 0;
+
+	if (now > before)
+		warning("%s '%s' wrote more than its log keeps (%d MiB): %llu bytes dropped, "
+			"counted in the first line of '%s', which keeps the last of it",
+			what, cmd, PROC_LOG_MAX >> 20, now - before, log_path);
 }
 
 /* Kill (when still running) and reap the daemon and its logger, free d. */
@@ -163,11 +310,13 @@ static void daemon_free(struct daemon *d, int *status)
 	proc_end_cgroup(d->cg, "daemon", d->cmd);
 	d->cg = NULL;
 	reap_logger(d);
+	say_dropped(d->log_fd, d->log_dropped, "daemon", d->cmd, d->log_path);
 	if (status)
 		*status = st;
 	close_fd(&d->pidfd);
 	close_fd(&d->log_fd);
 	free(d->cmd);
+	free(d->log_path);
 	free(d);
 }
 
@@ -242,11 +391,11 @@ static int daemon_wait_ready(struct daemon *d, int ready_fd, double ready_delay_
 }
 
 int daemon_start(char *const *argv, char *const *envp, const char *cwd,
-		 const char *log_path, double ready_delay_s, const regex_t *ready_re,
-		 double timeout_s, struct daemon **out)
+		 const char *log_path, size_t log_max, double ready_delay_s,
+		 const regex_t *ready_re, double timeout_s, struct daemon **out)
 {
 	struct daemon *d = xcalloc(1, sizeof(*d));
-	int log = -1, data[2] = { -1, -1 }, ready[2] = { -1, -1 };
+	int log = -1, data = -1, ready = -1;
 	struct spawn_opts o = { .argv = argv, .envp = envp, .cwd = cwd, .err_fd = -1 };
 	struct stat st;
 	char why[512];
@@ -256,9 +405,11 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 	d->pid = d->logger = -1;
 	d->pidfd = d->log_fd = -1;
 	d->cmd = proc_argv_string(argv);
+	d->log_path = xstrdup(log_path);
 	if (stop_requested())
 		goto out;
-	log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* O_RDWR: a bounded log is read back (struct blog) */
+	log = open(log_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (log < 0) {
 		error("cannot open '%s': %s", log_path, strerror(errno));
 		goto out;
@@ -266,33 +417,18 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 	d->log_fd = open(log_path, O_RDONLY | O_CLOEXEC);
 	if (!fstat(log, &st))
 		d->log_start = st.st_size;
+	d->log_dropped = log_marker(log, &(size_t){ 0 });
 	o.out_fd = log;
 	o.cgroup = d->cg = cgroup_create("daemon");
 
-	if (ready_re) {
-		if (pipe2(data, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
-			error("cannot create a pipe: %s", strerror(errno));
+	if (ready_re || log_max) {
+		if ((d->logger = start_logger(log, log_max, ready_re, &data, &ready)) < 0)
 			goto out;
-		}
-		d->logger = fork();
-		if (!d->logger) {
-			int fds[3] = { data[0], log, ready[1] };
-			setpgid(0, 0);
-			keep_only_fds(fds, 3);
-			logger_main(fds[0], fds[1], fds[2], ready_re);
-		}
-		if (d->logger < 0) {
-			error("cannot fork: %s", strerror(errno));
-			goto out;
-		}
-		setpgid(d->logger, d->logger);
-		close_fd(&data[0]);
-		close_fd(&ready[1]);
-		o.out_fd = data[1];
+		o.out_fd = data;
 	}
 
 	d->pid = proc_spawn_reason(&o, why, sizeof(why));
-	close_fd(&data[1]);	/* the daemon holds the only write end */
+	close_fd(&data);	/* the daemon holds the only write end */
 	if (d->pid < 0) {
 		error("daemon '%s' failed: %s", d->cmd, why);
 		goto out;
@@ -302,13 +438,11 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 		error("cannot watch daemon '%s': %s", d->cmd, strerror(errno));
 		goto out;
 	}
-	ret = daemon_wait_ready(d, ready[0], ready_delay_s, timeout_s, ready_re);
+	ret = daemon_wait_ready(d, ready, ready_delay_s, timeout_s, ready_re);
 out:
 	close_fd(&log);
-	close_fd(&data[0]);
-	close_fd(&data[1]);
-	close_fd(&ready[0]);
-	close_fd(&ready[1]);
+	close_fd(&data);
+	close_fd(&ready);
 	if (ret < 0)
 		daemon_free(d, NULL);
 	else
@@ -349,8 +483,11 @@ pid_t daemon_pid(const struct daemon *d)
 struct background {
 	struct cgroup *cg;	/* the supervisor's and the load's; NULL: none */
 	pid_t pid;		/* the supervisor */
+	pid_t logger;		/* -1 when none */
 	int info;		/* read end: first the start errno, at the end the count */
-	char *cmd;
+	int log_fd;		/* to read the log's marker */
+	unsigned long long log_dropped;	/* its count before this load */
+	char *cmd, *log_path;
 };
 
 /*
@@ -446,10 +583,10 @@ static _Noreturn void supervisor_main(char *const *argv, char *const *envp,
 }
 
 int background_start(char *const *argv, char *const *envp, const char *cwd,
-		     const char *log_path, struct background **out)
+		     const char *log_path, size_t log_max, struct background **out)
 {
 	struct background *b;
-	int log, info[2], e;
+	int log, info[2], e, unused;
 	pid_t parent = getpid();
 	ssize_t n;
 
@@ -458,7 +595,8 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
 		return error("empty background command");
 	if (stop_requested())
 		return -1;
-	log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* O_RDWR: a bounded log is read back (struct blog) */
+	log = open(log_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (log < 0)
 		return error("cannot open '%s': %s", log_path, strerror(errno));
 	if (pipe2(info, O_CLOEXEC) < 0) {
@@ -467,7 +605,21 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
 	}
 	b = xcalloc(1, sizeof(*b));
 	b->cmd = proc_argv_string(argv);
+	b->log_path = xstrdup(log_path);
 	b->info = info[0];
+	b->logger = -1;
+	b->log_fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	b->log_dropped = log_marker(log, &(size_t){ 0 });
+	if (log_max) {
+		int in;
+		if ((b->logger = start_logger(log, log_max, NULL, &in, &unused)) < 0) {
+			close(log);
+			close(info[1]);
+			goto fail;
+		}
+		close(log);
+		log = in;	/* the supervisor and its loads write to the logger */
+	}
 	b->cg = cgroup_create("background");
 	b->pid = fork();
 	if (!b->pid) {
@@ -499,9 +651,12 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
 	*out = b;
 	return 0;
 fail:
+	reap_logger_pid(&b->logger);
 	cgroup_destroy(b->cg);
 	close(b->info);
+	close_fd(&b->log_fd);
 	free(b->cmd);
+	free(b->log_path);
 	free(b);
 	return -1;
 }
@@ -530,8 +685,13 @@ int background_stop(struct background *b, long *starts)
 	if (starts)
 		*starts = n;
 	proc_end_cgroup(b->cg, "background load", b->cmd);
+	/* the supervisor and what the cgroup held are gone: the logger's EOF */
+	reap_logger_pid(&b->logger);
+	say_dropped(b->log_fd, b->log_dropped, "background load", b->cmd, b->log_path);
 	close(b->info);
+	close_fd(&b->log_fd);
 	free(b->cmd);
+	free(b->log_path);
 	free(b);
 	return ret;
 }

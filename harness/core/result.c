@@ -267,18 +267,23 @@ void result_build(const struct run_request *req, const struct run_outcome *o,
 }
 
 const struct reserved_metric result_reserved_metrics[] = {
-	{ "wall", "s", 1 }, { "user", "s", 1 }, { "sys", "s", 1 }, { "maxrss", "KiB", 1 },
+	{ "wall", "s", 1, NULL }, { "user", "s", 1, NULL }, { "sys", "s", 1, NULL },
+	{ "maxrss", "KiB", 1, NULL },
 	/* core/runner.c: the run's cgroup, what it left behind */
-	{ "cgroup_cpu_s", "s", 0 }, { "cgroup_user_s", "s", 0 }, { "cgroup_sys_s", "s", 0 },
-	{ "cgroup_memory_peak", "B", 0 }, { "cgroup_io_read", "B", 0 },
-	{ "cgroup_io_write", "B", 0 }, { "leftover_procs", "procs", 0 },
+	{ "cgroup_cpu_s", "s", 0, NULL }, { "cgroup_user_s", "s", 0, NULL },
+	{ "cgroup_sys_s", "s", 0, NULL }, { "cgroup_memory_peak", "B", 0, NULL },
+	{ "cgroup_io_read", "B", 0, NULL }, { "cgroup_io_write", "B", 0, NULL },
+	{ "leftover_procs", "procs", 0, NULL },
 	/* backends/host.c, qemu.c, lttng.c, qemu_lttng.c: tracers' accounting */
-	{ "trace_events", "events", 0 }, { "trace_lost", "events", 0 }, { "trace_bytes", "B", 0 },
-	{ "bpf_runs", "events", 0 }, { "bpf_run_time", "ns", 0 }, { "bpf_programs", "programs", 0 },
-	{ "perf_events", "events", 0 }, { "perf_lost", "events", 0 }, { "perf_bytes", "B", 0 },
-	{ "lttng_events", "events", 0 }, { "lttng_discarded", "events", 0 },
-	{ "lttng_lost", "events", 0 }, { "lttng_bytes", "bytes", 0 },
-	{ NULL, NULL, 0 }
+	{ "trace_events", "events", 0, "kernel" }, { "trace_lost", "events", 0, "kernel" },
+	{ "trace_bytes", "B", 0, "kernel" },
+	{ "bpf_runs", "events", 0, "bpf" }, { "bpf_run_time", "ns", 0, "bpf" },
+	{ "bpf_programs", "programs", 0, "bpf" },
+	{ "perf_events", "events", 0, "perf" }, { "perf_lost", "events", 0, "perf" },
+	{ "perf_bytes", "B", 0, "perf" },
+	{ "lttng_events", "events", 0, "lttng" }, { "lttng_discarded", "events", 0, "lttng" },
+	{ "lttng_lost", "events", 0, "lttng" }, { "lttng_bytes", "bytes", 0, "lttng" },
+	{ NULL, NULL, 0, NULL }
 };
 
 const struct reserved_metric *result_metric_reserved(const char *name)

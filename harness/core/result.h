@@ -90,16 +90,21 @@ void result_build(const struct run_request *req, const struct run_outcome *o,
  * The metric names perturb stores itself, the one list: the columns of a
  * result ("wall", "user", "sys", "maxrss": column set) and the values
  * perturb adds to a run (cgroup_*, leftover_procs, each tracer's
- * accounting: trace_*, bpf_*, perf_*, lttng_*).  The loader refuses a
- * workload metric of one of these names (config_workload.c), the store a
- * run_result value named like a column (store_write.c), and the walk
- * gives the columns as metrics with their units (store_read.c);
- * tests/test_config.c checks that every name perturb adds is here.
- * Ends with a NULL name.
+ * accounting: trace_*, bpf_*, perf_*, lttng_*, stored only for a variant
+ * holding the tracer's block).  The loader refuses a workload metric of
+ * one of these names (config_workload.c; a tracer's, in a study with a
+ * variant holding its block: config.c), the store a run_result value
+ * named like a column (store_write.c), and the walk gives the columns as
+ * metrics with their units (store_read.c); tests/test_config.c checks that
+ * every name perturb adds is here.  Ends with a NULL name.
  */
 struct reserved_metric {
 	const char *name, *unit;
 	int column;		/* a column of results, not a metric value */
+	/* NULL: stored for every run; else only for a variant holding this
+	 * block ("kernel", "bpf", "perf", "lttng"), and a workload of a study
+	 * without one may name its own metric so (a tracer's simulation) */
+	const char *block;
 };
 extern const struct reserved_metric result_reserved_metrics[];
 /* The entry of name in result_reserved_metrics[], or NULL. */

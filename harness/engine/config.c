@@ -18,6 +18,7 @@
 
 #include "config_int.h"
 #include "matrix.h"
+#include "core/result.h"
 #include "backends/backend.h"
 #include "counters/counters.h"
 #include "lib/util.h"
@@ -665,6 +666,49 @@ static int check_duet(struct ctx *c, const struct ynode *root)
 	return 0;
 }
 
+/* Does v hold block ("kernel", "bpf", "perf", "lttng": core/result.h)? */
+static int variant_has_block(const struct variant *v, const char *block)
+{
+	if (!strcmp(block, "kernel"))
+		return v->kernel != NULL;
+	if (!strcmp(block, "lttng"))
+		return v->lttng != NULL;
+	return v->cfg_key && !strcmp(v->cfg_key, block);
+}
+
+/* A workload metric named like a tracer's accounting (trace_events, ...),
+ * in a study where a variant holds that tracer's block: perturb stores
+ * the name itself for that variant's runs, so it is refused. */
+static int check_tracer_metrics(struct ctx *c)
+{
+	const struct experiment *exp = c->exp;
+
+	for (size_t w = 0; w < exp->n_workloads; w++)
+		for (size_t k = 0; k < exp->workloads[w].n_metrics; k++) {
+			const struct metric_def *m = &exp->workloads[w].metrics[k];
+			const struct reserved_metric *r = result_metric_reserved(m->name);
+			const char *file = c->y.file;
+			size_t v;
+			int ret;
+
+			if (!r || !r->block)
+				continue;
+			for (v = 0; v < exp->n_variants; v++)
+				if (variant_has_block(&exp->variants[v], r->block))
+					break;
+			if (v == exp->n_variants)
+				continue;
+			c->y.file = m->pos.file;
+			ret = yn_fail_at(&c->y, m->pos.line, m->pos.col,
+					 "metric name '%s' is reserved (perturb records it itself for "
+					 "variant '%s', whose %s: block it counts)", m->name,
+					 exp->variants[v].name, r->block);
+			c->y.file = file;
+			return ret;
+		}
+	return 0;
+}
+
 static int parse_top(struct ctx *c, const struct ynode *root)
 {
 	struct experiment *exp = c->exp;
@@ -779,6 +823,8 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 	}
 
 	if (exp->order == ORDER_DUET && check_duet(c, root))
+		return -1;
+	if (check_tracer_metrics(c))
 		return -1;
 	if ((v = yn_get(root, "revision")) && parse_revision(c, v))
 		return -1;

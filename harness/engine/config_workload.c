@@ -21,6 +21,7 @@ static int parse_metric(struct ctx *c, const struct ynode *n, struct workload *w
 {
 	struct metric_def *m;
 	const struct ynode *re;
+	const struct reserved_metric *r;
 	const char *src;
 	char gotbuf[64], msg[256];
 	int rc;
@@ -34,13 +35,11 @@ static int parse_metric(struct ctx *c, const struct ynode *n, struct workload *w
 	m->pos = yn_pos(&c->y, n);
 	if (get_name(c, n, "metric", &m->name))
 		return -1;
-	if (result_metric_reserved(m->name))
-		return yn_fail(&c->y, yn_get(n, "name"),
-			       "metric name '%s' is reserved (%s)", m->name,
-			       result_metric_reserved(m->name)->column ?
-			       "wall, user, sys and maxrss are always recorded" :
-			       "perturb records it itself: cgroup_*, leftover_procs and the tracers' "
-			       "trace_*, bpf_*, perf_*, lttng_*");
+	/* a tracer's names: config.c, once every variant is known */
+	if ((r = result_metric_reserved(m->name)) && !r->block)
+		return yn_fail(&c->y, yn_get(n, "name"), "metric name '%s' is reserved (%s)",
+			       m->name, r->column ? "wall, user, sys and maxrss are always recorded" :
+			       "perturb records it for every run: cgroup_*, leftover_procs");
 	for (size_t i = 0; i < c->exp->n_counters; i++)
 		if (!strcmp(c->exp->counters[i], m->name))
 			return yn_fail(&c->y, yn_get(n, "name"),

@@ -30,9 +30,10 @@ int merge_find_run(struct store *st, int64_t run_id, int64_t *out)
 	return 0;
 }
 
-int merge_open(const char *db, int64_t run_id, struct store **st, int64_t *out)
+int merge_open(const char *db, enum store_mode mode, int64_t run_id, struct store **st,
+	       int64_t *out)
 {
-	if (store_open(db, 0, st) < 0)
+	if (store_open(db, mode, st) < 0)
 		return -1;
 	return merge_find_run(*st, run_id, out) < 0 ? -2 : 0;
 }
@@ -86,7 +87,7 @@ static int merge_one(struct store *st, int64_t run_id, const char *exp_sha,
 	char psha[65], *esha = NULL;
 	int k, r, ret = 1;
 
-	if (store_open(file, 0, &sh) < 0)
+	if (store_open(file, STORE_READ, &sh) < 0)
 		goto out;
 	if (store_latest_sharded_run(sh, &src) < 0)
 		goto out;
@@ -193,7 +194,8 @@ int merge_peek_shard(const char *db, int shard, int *n_results, char **status, c
 
 	*n_results = 0;
 	*status = *job = *node = NULL;
-	if (store_open(db, 0, &sh) < 0 || store_latest_sharded_run(sh, &run) < 0 || !run)
+	if (store_open(db, STORE_READ, &sh) < 0 || store_latest_sharded_run(sh, &run) < 0 ||
+	    !run)
 		goto out;
 	if (store_load_shards(sh, run, &rows, &n) < 0 || store_run_header(sh, run, &h) < 0)
 		goto out;

@@ -37,10 +37,12 @@ int merge_run(struct store *st, int64_t run_id, char *const *files, size_t n_fil
 /* The run of the main database that merge and status are about: run_id
  * when > 0, else the newest run that has shards.  0, or -1 (printed). */
 int merge_find_run(struct store *st, int64_t run_id, int64_t *out);
-/* Open db (which must exist) and find that run: 0; -1 (printed) when db
- * cannot be opened (*st NULL); -2 (printed) when it holds no such run
- * (*st open: close it). */
-int merge_open(const char *db, int64_t run_id, struct store **st, int64_t *out);
+/* Open db (which must exist; STORE_READ for a command that only reads,
+ * perturb status) and find that run: 0; -1 (printed) when db cannot be
+ * opened (*st NULL); -2 (printed) when it holds no such run (*st open:
+ * close it). */
+int merge_open(const char *db, enum store_mode mode, int64_t run_id, struct store **st,
+	       int64_t *out);
 
 /* What a shard's own database says: *n_results of its seqs, its run's
  * status (malloc'd), the task's job and node (malloc'd, NULL when not

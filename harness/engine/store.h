@@ -117,9 +117,12 @@ struct store;
  *                     --resume): WAL is turned on, an older schema migrated
  *                     in the file;
  *   STORE_CREATE (1)  the same, made (with its folder) when missing;
- *   STORE_READ        read only (report, compare, gate): nothing is ever
- *                     written, the journal mode is left as it is, a
- *                     read-only file or medium is fine.  The file must be a
+ *   STORE_READ        read only (report, compare, gate, runs, status):
+ *                     nothing is ever written, the journal mode is left as
+ *                     it is, a read-only file, folder or medium is fine (a
+ *                     database in WAL mode whose -shm this user cannot
+ *                     make is read as immutable, unless its -wal holds
+ *                     changes: refused, saying so).  The file must be a
  *                     perturb database (an empty file or another program's
  *                     SQLite file is refused, saying which) and pass
  *                     SQLite's quick_check: a damaged file is refused with

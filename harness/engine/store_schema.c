@@ -442,6 +442,24 @@ static int user_version_quiet(struct store *s, int *version)
 	return rc & 0xff;
 }
 
+/* 0 when s->path's -wal is missing or empty; else -1 (printed): its
+ * changes would be missed by an immutable read. */
+static int wal_pending(struct store *s)
+{
+	char *wal = xasprintf("%s-wal", s->path);
+	struct stat st;
+	int ret = 0;
+
+	if (stat(wal, &st) == 0 && st.st_size > 0)
+		ret = error("cannot read results database '%s': its write-ahead log '%s' holds "
+			    "changes, and this user cannot make the shared-memory file beside "
+			    "it to read them (write access to the folder is needed while a "
+			    "perturb is writing it; read it as its owner, or when that "
+			    "perturb has ended)", s->path, wal);
+	free(wal);
+	return ret;
+}
+
 /* Open s->path again, read-only and immutable (a URI, the path
  * percent-encoded).  -1 (printed). */
 static int reopen_immutable(struct store *s)
@@ -620,11 +638,17 @@ int store_open(const char *path, enum store_mode mode, struct store **out)
 	}
 	sqlite3_extended_result_codes(s->db, 1);
 	sqlite3_busy_timeout(s->db, 5000);
-	/* A WAL database on a read-only medium: SQLite cannot make its -shm
-	 * file; nobody can write there either, so read it as immutable. */
-	if (s->readonly && user_version_quiet(s, &version) == SQLITE_CANTOPEN &&
-	    reopen_immutable(s) < 0)
-		goto fail;
+	/* A WAL database on a read-only medium, or in a folder this user
+	 * cannot write (sudo perturb run, then perturb gate as the CI's
+	 * user: docs/ci.md): SQLite cannot make its -shm file (CANTOPEN, or
+	 * READONLY_CANTINIT / _DIRECTORY).  With no changes waiting in its
+	 * -wal the file is all there is: read it as immutable. */
+	if (s->readonly) {
+		int rc = user_version_quiet(s, &version);
+		if ((rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY) &&
+		    (wal_pending(s) < 0 || reopen_immutable(s) < 0))
+			goto fail;
+	}
 	/* The first read: a file that is not SQLite fails here. */
 	if (user_version(s, &version) < 0 || check_ours(s, version) < 0)
 		goto fail;

@@ -179,8 +179,10 @@ static int stored_self_check(struct store *st, int64_t run_id, const char *basel
 
 /*
  * One perturb at a time per stored run: while run N is executed its
- * process holds a write lock on byte 2N of DB.lock (the database's path
- * with ".lock" added), and a resumer holds byte 2N+1 too, so that a
+ * process holds a write lock on byte 2N of DB.lock (the database's file
+ * with ".lock" added: the name its symbolic links end in, its folder
+ * canonical, so that every name of the database meets the same lock, as
+ * SQLite's -wal beside it does), and a resumer holds byte 2N+1 too, so that a
  * refusal can say which it is.  fcntl(2) record locks: the kernel drops
  * them when the process ends however it ends, and F_GETLK names the
  * holder's pid.  The file is opened once and kept open until the study
@@ -190,7 +192,7 @@ static int stored_self_check(struct store *st, int64_t run_id, const char *basel
  */
 static int run_lock(struct study *s, int64_t run_id, int resuming)
 {
-	char *path = xasprintf("%s.lock", s->o->db);
+	char *db = path_canonical(s->o->db), *path = xasprintf("%s.lock", db);
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 2 * run_id,
 			    .l_len = resuming ? 2 : 1 };
 	int ret = -1;
@@ -224,6 +226,7 @@ static int run_lock(struct study *s, int64_t run_id, int resuming)
 	}
 out:
 	free(path);
+	free(db);
 	return ret;
 }
 
@@ -582,11 +585,7 @@ static int print_first_failure(const struct stored_failure *f, void *ctx)
 	fprintf(stderr, "  the first, %s%d: %s%s%s%s\n", f->warmup ? "warm-up " : "run ",
 		f->repetition + 1, f->status, f->reason && *f->reason ? ", " : "",
 		f->reason ? f->reason : "", *tail ? "; its last lines of output:" : "");
-	for (const char *p = tail; *p;) {
-		size_t len = strcspn(p, "\n");
-		fprintf(stderr, "    | %.*s\n", (int)len, p);
-		p += len + (p[len] == '\n');
-	}
+	put_lines(stderr, tail, "    | ", NULL);	/* escaped, as in the report */
 	free(tail);
 	return 1;
 }

@@ -31,64 +31,6 @@ static int named_fd(const char *path)
 	return -1;
 }
 
-/* Follow path's symbolic links to the name they end in (which may not
- * exist: *st->st_mode is then 0).  malloc'd, or NULL with errno. */
-static char *resolve(const char *path, struct stat *st)
-{
-	char *p = xstrdup(path);
-
-	for (int hop = 0; hop < 40; hop++) {
-		char link[PATH_MAX];
-		ssize_t n;
-
-		if (lstat(p, st) < 0) {
-			if (errno != ENOENT)
-				goto fail;
-			memset(st, 0, sizeof(*st));
-			return p;
-		}
-		if (!S_ISLNK(st->st_mode))
-			return p;
-		if ((n = readlink(p, link, sizeof(link) - 1)) < 0)
-			goto fail;
-		link[n] = '\0';
-		char *next;
-		if (link[0] == '/') {
-			next = xstrdup(link);
-		} else {
-			char *dir = dir_name(p);
-			next = xasprintf("%s/%s", dir, link);
-			free(dir);
-		}
-		free(p);
-		p = next;
-	}
-	errno = ELOOP;
-fail:
-	free(p);
-	return NULL;
-}
-
-/* The name path's file has or would get: its symbolic links followed,
- * its folder's name made absolute and canonical (realpath) when it
- * exists.  malloc'd. */
-static char *canonical(const char *path)
-{
-	struct stat st;
-	char *end = resolve(path, &st), *dir, *real, *base, *ret;
-
-	if (!end)
-		return xstrdup(path);
-	dir = dir_name(end);
-	real = realpath(dir, NULL);
-	base = strrchr(end, '/') ? strrchr(end, '/') + 1 : end;
-	ret = real ? xasprintf("%s/%s", strcmp(real, "/") ? real : "", base) : xstrdup(end);
-	free(real);
-	free(dir);
-	free(end);
-	return ret;
-}
-
 void output_inputs_add(struct output_inputs *in, const char *path)
 {
 	in->paths = xrealloc(in->paths, (in->n + 1) * sizeof(char *));
@@ -98,7 +40,7 @@ void output_inputs_add(struct output_inputs *in, const char *path)
 void output_inputs_add_db(struct output_inputs *in, const char *db)
 {
 	static const char *const beside[] = { "", "-wal", "-shm", "-journal", ".lock" };
-	char *end = canonical(db);
+	char *end = path_canonical(db);
 
 	for (size_t i = 0; i < ARRAY_SIZE(beside); i++) {
 		char *a = xasprintf("%s%s", db, beside[i]), *b = xasprintf("%s%s", end, beside[i]);
@@ -123,14 +65,14 @@ int output_check(const char *out, const char *option, const struct output_inputs
 {
 	struct stat so, si;
 	int fd = named_fd(out), have = fd >= 0 ? fstat(fd, &so) == 0 : stat(out, &so) == 0;
-	char *name = fd >= 0 ? NULL : canonical(out);
+	char *name = fd >= 0 ? NULL : path_canonical(out);
 	int ret = 0;
 
 	for (size_t i = 0; i < in->n && !ret; i++) {
 		int same = have && stat(in->paths[i], &si) == 0 && S_ISREG(si.st_mode) &&
 			   si.st_dev == so.st_dev && si.st_ino == so.st_ino;
 		if (!same && name) {
-			char *other = canonical(in->paths[i]);
+			char *other = path_canonical(in->paths[i]);
 			same = !strcmp(name, other);
 			free(other);
 		}
@@ -154,7 +96,7 @@ int output_open(struct output *o, const char *path)
 			error("cannot write '%s': %s", path, strerror(errno));
 			goto fail;
 		}
-	} else if (!(o->target = resolve(path, &st))) {
+	} else if (!(o->target = path_follow(path, &st))) {
 		error("cannot write '%s': %s", path, strerror(errno));
 		goto fail;
 	} else if (S_ISDIR(st.st_mode)) {

@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -260,6 +261,72 @@ char *path_component(const char *name)
 		strbuf_addf(&sb, "~%016llx", (unsigned long long)h);
 	}
 	return strbuf_detach(&sb);
+}
+
+/* The length of the valid UTF-8 sequence at p (RFC 3629: no overlong
+ * form, no surrogate, at most U+10FFFF), 0 when p starts none. */
+static size_t utf8_seq(const unsigned char *p)
+{
+	size_t n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+void escape_bytes(FILE *out, const char *s, const char *const subst[256])
+{
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		size_t n;
+
+		if (subst && subst[*p]) {
+			fputs(subst[*p], out);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(out, "\\x%02x", *p);	/* ESC, BEL, CR, ...: shown, not obeyed */
+		} else if (*p < 0x80) {
+			fputc(*p, out);
+		} else if (!(n = utf8_seq(p))) {
+			fprintf(out, "\\x%02x", *p);	/* not UTF-8 */
+		} else if (p[0] == 0xc2 && p[1] < 0xa0) {
+			fprintf(out, "\\x%02x\\x%02x", p[0], p[1]);	/* a C1 control (CSI) */
+			p++;
+		} else {
+			fwrite(p, 1, n, out);
+			p += n - 1;
+		}
+	}
+}
+
+void put_lines(FILE *out, const char *text, const char *prefix,
+	       void (*esc)(FILE *, const char *))
+{
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, "\n");
+		char *line = xstrndup(p, len);
+
+		fputs(prefix, out);
+		if (esc)
+			esc(out, line);
+		else
+			escape_bytes(out, line, NULL);
+		fputc('\n', out);
+		free(line);
+		p += len + (p[len] == '\n');
+	}
 }
 
 void strbuf_reset(struct strbuf *sb)
@@ -694,6 +761,61 @@ char *dir_name(const char *path)
 	return xstrndup(path, (size_t)(slash - path));
 }
 
+/* util.h */
+char *path_follow(const char *path, struct stat *st)
+{
+	char *p = xstrdup(path);
+
+	for (int hop = 0; hop < 40; hop++) {
+		char link[PATH_MAX];
+		ssize_t n;
+
+		if (lstat(p, st) < 0) {
+			if (errno != ENOENT)
+				goto fail;
+			memset(st, 0, sizeof(*st));
+			return p;
+		}
+		if (!S_ISLNK(st->st_mode))
+			return p;
+		if ((n = readlink(p, link, sizeof(link) - 1)) < 0)
+			goto fail;
+		link[n] = '\0';
+		char *next;
+		if (link[0] == '/') {
+			next = xstrdup(link);
+		} else {
+			char *dir = dir_name(p);
+			next = xasprintf("%s/%s", dir, link);
+			free(dir);
+		}
+		free(p);
+		p = next;
+	}
+	errno = ELOOP;
+fail:
+	free(p);
+	return NULL;
+}
+
+/* util.h */
+char *path_canonical(const char *path)
+{
+	struct stat st;
+	char *end = path_follow(path, &st), *dir, *real, *base, *ret;
+
+	if (!end)
+		return xstrdup(path);
+	dir = dir_name(end);
+	real = realpath(dir, NULL);
+	base = strrchr(end, '/') ? strrchr(end, '/') + 1 : end;
+	ret = real ? xasprintf("%s/%s", strcmp(real, "/") ? real : "", base) : xstrdup(end);
+	free(real);
+	free(dir);
+	free(end);
+	return ret;
+}
+
 int program_exists(const char *prog)
 {
 	if (strchr(prog, '/'))
@@ -740,8 +862,7 @@ void print_file_tail(const char *path, int n)
 	if (!data)
 		return;
 	tail = last_lines(data, n);
-	if (*tail)
-		fprintf(stderr, "%s\n", tail);
+	put_lines(stderr, tail, "", NULL);
 	free(tail);
 	free(data);
 }
@@ -848,4 +969,73 @@ int unshare_mounts_private(const char *const *paths)
 		if (mount(NULL, *paths, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			return -1;
 	return 0;
+}
+
+/* write() of a string (the child of a fork of a threaded process). */
+static void write_str(int fd, const char *s)
+{
+	if (write(fd, s, strlen(s)) < 0)
+		_exit(2);
+}
+
+/* The child of private_mounts_unavailable(): unshare_mounts_private()'s
+ * steps, what failed written on fd; exit 0 when none did. */
+_Noreturn static void try_private_mounts(const char *const *paths, int fd)
+{
+	if (unshare(CLONE_NEWNS) < 0) {
+		write_str(fd, errno == EPERM ? "unshare(CLONE_NEWNS): not permitted" :
+			  "unshare(CLONE_NEWNS) failed");
+		_exit(1);
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		_exit(0);
+	if (errno != EINVAL) {
+		write_str(fd, "mount --make-rprivate / failed");
+		_exit(1);
+	}
+	for (; *paths; paths++)
+		if (mount(NULL, *paths, NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+			write_str(fd, "'/' and '");
+			write_str(fd, *paths);
+			write_str(fd, "' are no mount points (mount: ");
+			write_str(fd, *paths);
+			write_str(fd, ": not mount point; a chroot: mount a tmpfs or the host's "
+				  "folder there)");
+			_exit(1);
+		}
+	_exit(0);
+}
+
+int private_mounts_unavailable(const char *const *paths, char *why, size_t len)
+{
+	char buf[512];
+	int p[2], status = 0;
+	ssize_t n = 0, k;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		snprintf(why, len, "cannot try a mount namespace: %s", strerror(errno));
+		return 1;
+	}
+	if (!pid) {
+		close(p[0]);
+		try_private_mounts(paths, p[1]);
+	}
+	close(p[1]);
+	while (n < (ssize_t)sizeof(buf) - 1) {
+		k = read(p[0], buf + n, sizeof(buf) - 1 - (size_t)n);
+		if (k > 0)
+			n += k;
+		else if (k == 0 || errno != EINTR)
+			break;
+	}
+	buf[n] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	snprintf(why, len, "no private mount namespace here: %s", n ? buf :
+		 "the trial ended abnormally");
+	return 1;
 }

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define PERTURB_VERSION "0.1.0"
 
@@ -56,6 +57,14 @@ int why_error(char *why, size_t len, const char *fmt, ...) PRINTF(3, 4);
  * when that cannot be done: nothing may be mounted then.
  */
 int unshare_mounts_private(const char *const *paths);
+/*
+ * Why unshare_mounts_private(paths) cannot be done here (why filled, 1),
+ * or 0 when it can: tried in a child process, whose namespace goes with
+ * it.  A minbase chroot (debootstrap), whose "/" and /run are no mount
+ * points, cannot: "no private mount namespace here: '/' and '/run' are
+ * no mount points (mount: /run: not mount point; ...)".
+ */
+int private_mounts_unavailable(const char *const *paths, char *why, size_t len);
 void warning(const char *fmt, ...) PRINTF(1, 2);
 /* Quiet mode: warning() and note() print nothing. */
 extern int perturb_quiet;
@@ -174,6 +183,24 @@ char *read_line_file(const char *path);
 /* mkdir -p; returns 0 or -errno. */
 int mkdir_p(const char *path, unsigned mode);
 /*
+ * s (NULL: nothing) with each byte c written as subst[c] where that is set
+ * (subst may be NULL: none), else as itself: the one escaping of text that
+ * perturb did not write (a workload's output, a foreign database's names)
+ * wherever it is shown - on stderr, in every report format (each supplies
+ * its subst: reports/fmt.h).  What a terminal or a viewer would obey
+ * rather than show never passes: a control byte (ESC, BEL, CR, tab,
+ * newline, ..., DEL), a C1 control
+ * (U+0080..U+009F) and a byte that does not start valid UTF-8 are written
+ * as "\xNN", each of their bytes; valid UTF-8 as itself.
+ */
+void escape_bytes(FILE *out, const char *s, const char *const subst[256]);
+/* text line by line, each as prefix then the line escaped by esc (NULL:
+ * escape_bytes() without subst) then a newline: a program's output (its
+ * newlines kept, whatever else it holds shown, not obeyed). */
+void put_lines(FILE *out, const char *text, const char *prefix,
+	       void (*esc)(FILE *, const char *));
+
+/*
  * A name (a workload's, a variant's, a matrix instance's: "w[p=../x]") as
  * one safe file-name component, for every path perturb builds from a name
  * (work folders, logs, one-liner files): malloc'd, never empty, never "."
@@ -187,6 +214,16 @@ int mkdir_p(const char *path, unsigned mode);
 char *path_component(const char *name);
 /* Directory part of path, malloc'd ("." when there is none). */
 char *dir_name(const char *path);
+/* Follow path's symbolic links to the name they end in (which may not
+ * exist: st->st_mode is then 0; *st is lstat()'s of that name).
+ * malloc'd, or NULL with errno (ELOOP after 40 links). */
+struct stat;
+char *path_follow(const char *path, struct stat *st);
+/* The name path's file has or would get: its symbolic links followed, its
+ * folder's name made absolute and canonical (realpath) when the folder
+ * exists.  Two names of one file (but hard links) give the same.
+ * malloc'd. */
+char *path_canonical(const char *path);
 /* Is prog (no slash) found on PATH, or (with slash) executable? */
 int program_exists(const char *prog);
 /* Is there something at path (stat(): a dangling symbolic link is not)? */
