@@ -63,6 +63,19 @@ Test(machine, json_line_format)
 	free(j);
 }
 
+/* A study's line names its containment (core/proc.h), before "cores". */
+Test(machine, json_line_names_the_containment_of_a_study)
+{
+	struct machine_info m = {
+		.hostname = "h", .cores = 2, .containment = "clone-into-cgroup",
+	};
+	char *j = machine_json(&m);
+
+	cr_expect(strstr(j, "\"perturb_version\": \"unavailable\", "
+			    "\"containment\": \"clone-into-cgroup\", \"cores\": 2}"), "%s", j);
+	free(j);
+}
+
 /* Quotes, control characters and bytes that are not UTF-8 (a command line
  * in Latin-1) still give JSON that a strict parser reads back. */
 Test(machine, json_survives_odd_text)

@@ -309,6 +309,10 @@ static void into_probe(void)
 		snprintf(into.why, sizeof(into.why), "PERTURB_NO_CLONE_INTO_CGROUP is set");
 		return;
 	}
+#if !defined(__x86_64__)
+	snprintf(into.why, sizeof(into.why), "perturb calls clone3 on x86-64 only");
+	return;
+#endif
 	stack = mmap(NULL, CLONE_STACK_SIZE, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -190,12 +190,13 @@ char *machine_json(const struct machine_info *m)
 		{ "aslr", m->aslr },
 		{ "loadavg", m->loadavg },
 		{ "perturb_version", m->perturb_version },
-		{ "containment", m->containment },
 	};
 	json_t *obj = json_object();
 
 	for (size_t i = 0; i < ARRAY_SIZE(f); i++)
 		json_object_set_new(obj, f[i].k, json_text(f[i].v ? f[i].v : "unavailable"));
+	if (m->containment)	/* a study's: the line is otherwise as it always was */
+		json_object_set_new(obj, "containment", json_text(m->containment));
 	json_object_set_new(obj, "cores", json_integer(m->cores));
 	return json_line(obj);
 }

@@ -24,7 +24,7 @@ struct machine_info {
 	char *loadavg;		/* first three fields of /proc/loadavg */
 	char *perturb_version;
 	/* how each run is kept in its cgroup (core/proc.h: proc_containment);
-	 * set by the study, NULL elsewhere (stored as "unavailable") */
+	 * set by the study, NULL elsewhere (then not in machine_json) */
 	char *containment;
 	/* not stored: NULL when absent */
 	char *boost;		/* /sys/devices/system/cpu/cpufreq/boost */
@@ -49,7 +49,7 @@ void machine_release(struct machine_info *m);
 int machine_has(const char *field);
 /*
  * The provenance fields as one JSON object on one line, in the order of the
- * struct, "cores" last: malloc'd.  The noise controls are not in it.
+ * struct, "containment" only when set, "cores" last: malloc'd.  The noise controls are not in it.
  */
 char *machine_json(const struct machine_info *m);
 
