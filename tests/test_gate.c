@@ -38,17 +38,16 @@ static void run_yaml(const char *name, char *yaml)
 	free(file);
 }
 
+/* The head of the gate tests' experiments, up to variants:, with the name
+ * (%s) */
+#define STUDY_HEAD "name: %s\nbaseline: base\nrepetitions: 6\nwarmup: 0\nseed: 5\nvariants:\n"
+
 /* base = 100, slow = 110, same = 100, noisy = 100/110 alternating; the
  * values scaled by scale %.  gate_yaml: the experiment's gate: section. */
 static void run_study(const char *name, int scale, const char *gate_yaml)
 {
 	char *yaml = xasprintf(
-		"name: %s\n"
-		"baseline: base\n"
-		"repetitions: 6\n"
-		"warmup: 0\n"
-		"seed: 5\n"
-		"variants:\n"
+		STUDY_HEAD
 		"  - {name: base, env: {A: '100', B: '100', CNT: %s/c.base}}\n"
 		"  - {name: slow, env: {A: '110', B: '110', CNT: %s/c.slow}}\n"
 		"  - {name: same, env: {A: '100', B: '100', CNT: %s/c.same}}\n"
@@ -615,4 +614,83 @@ Test(gate, run_progress_only_on_a_terminal)
 	cr_assert(strstr(out, "[0/4]") && strstr(out, "ETA") && strstr(out, "\r\033[K"), "%s", out);
 	cr_assert(!strstr(out, "\033[1m"), "%s", out);
 	free(out);
+}
+
+/* Two variants whose runs print A then B alternating (per variant), the
+ * metric "value" in ns: values may be negative (a loop-subtracted
+ * ns_per_op). */
+static void run_signed_study(const char *name, const char *ba, const char *bb, const char *va,
+			     const char *vb)
+{
+	char *yaml = xasprintf(
+		STUDY_HEAD
+		"  - {name: base, env: {A: '%s', B: '%s', CNT: %s/%s.base}}\n"
+		"  - {name: slow, env: {A: '%s', B: '%s', CNT: %s/%s.slow}}\n"
+		"workloads:\n"
+		"  - name: w1\n"
+		"    shell: 'c=$(cat \"$CNT\" 2>/dev/null || echo 0); c=$((c + 1)); "
+		"echo $c > \"$CNT\"; if [ $((c %% 2)) = 1 ]; then v=$A; else v=$B; fi; "
+		"echo value=$v'\n"
+		"    metrics:\n"
+		"      - {name: value, regex: 'value=(-?[0-9]+)', unit: ns}\n",
+		name, ba, bb, dir, name, va, vb, dir, name);
+	run_yaml(name, yaml);
+}
+
+/* The class "a ratio to a baseline whose interval is not on one side of 0
+ * read as a percentage": a baseline of -3/1 ns (its median interval holds
+ * 0) and a variant +1 ns slower was -100 % and passed a 5 % gate; now
+ * every place that shows a percentage of it (gate's table, JUnit,
+ * Markdown, the report's text, JSON and its warning, compare) gives the
+ * difference in ns, the gate is INCONCLUSIVE and exits 1, and compare
+ * --fail-on-regression exits 1. */
+Test(gate, no_percent_of_a_baseline_interval_that_holds_0)
+{
+	struct cli_result r;
+	char *md, *xml;
+
+	run_signed_study("z", "-3", "1", "-2", "2");
+	cli_run(dir, &r, "gate", "--db", db, "--metric", "value", "--max-dilation", "5%",
+		"--junit", "g.xml", "--markdown", "g.md", NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(has_line(r.out, "slow", "w1", "INCONCLUSIVE"), "%s", r.out);
+	cr_assert(strstr(r.out, "+1 (no %)"), "%s", r.out);
+	cr_assert(strstr(r.err, "no-percent") && !strstr(r.err, "more runs"), "%s", r.err);
+	md = slurp("g.md");
+	xml = slurp("g.xml");
+	cr_assert(strstr(md, "failed") && strstr(md, "(no %)"), "%s", md);
+	cr_assert(strstr(xml, "failures=\"1\"") && strstr(xml, "no-percent"), "%s", xml);
+	free(md);
+	free(xml);
+	cli_result_release(&r);
+
+	cli_run(dir, &r, "report", "--db", db, "--metric", "value", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.out, "(no %)") && strstr(r.out, "no-percent"), "%s", r.out);
+	cr_assert(!strstr(r.out, "-100.00 %"), "%s", r.out);
+	cli_result_release(&r);
+	cli_run(dir, &r, "report", "--db", db, "--metric", "value", "--format", "json", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.out, "\"no_pct\":true") && !strstr(r.out, "\"pct\":-100"), "%s",
+		  r.out);
+	cli_result_release(&r);
+
+	run_signed_study("z2", "-3", "1", "-2", "2");
+	cli_run(dir, &r, "compare", "1", "2", "--db", db, "--fail-on-regression", "5%", NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.out, "(no %)") && strstr(r.err, "no-percent"), "%s%s", r.out, r.err);
+	cli_result_release(&r);
+}
+
+/* A baseline below 0 on one side of it: the % is of its magnitude, so
+ * that -10 ns -> -5 ns is +50 %, not -50 % (which passed a 5 % gate). */
+Test(gate, negative_baseline_percent_has_the_right_sign)
+{
+	struct cli_result r;
+
+	run_signed_study("n", "-10", "-10", "-5", "-5");
+	cli_run(dir, &r, "gate", "--db", db, "--metric", "value", "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(has_line(r.out, "slow", "w1", "FAIL") && strstr(r.out, "+50.00%"), "%s", r.out);
+	cli_result_release(&r);
 }

@@ -121,6 +121,21 @@ int cmd_compare(int argc, char **argv)
 					(long long)t.runs[0].id, c->change[k], 100 * d->level, d->lo,
 					d->hi, max_reg);
 			}
+		/* a percentage threshold cannot judge a change that has no
+		 * percentage: it fails the comparison, as it fails a gate */
+		for (size_t i = 0; i < t.n_rows; i++)
+			for (size_t k = 1; k < t.n_runs; k++) {
+				const struct compare_row *c = &t.rows[i];
+				if (!c->no_pct || !c->has_change[k])
+					continue;
+				warning("inconclusive (%s): %s on %s, %s, run %lld over run %lld: "
+					"difference %+.4g in the metric's unit; %s; "
+					"--fail-on-regression %.2f%% cannot judge it",
+					DECIDE_NO_PCT_KIND, c->variant, c->workload, c->metric,
+					(long long)t.runs[k].id, (long long)t.runs[0].id, c->diff[k],
+					DECIDE_NO_PCT, max_reg);
+				n_reg++;
+			}
 	}
 	if (!t.n_common)
 		warning("the runs have no (workload, variant, metric) in common");

@@ -128,7 +128,7 @@ int cmd_gate(int argc, char **argv)
 	size_t n_rules;
 	const char *db = "results/perturb.db", *junit = NULL, *markdown = NULL, *file = NULL;
 	char **variants = NULL, **workloads = NULL;
-	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0;
+	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0, n_nopct = 0;
 	int ret = EXIT_USAGE, rc, strict = 0, have_rule = 0, have_max = 0, usage_error = 0;
 	const char *run = NULL;
 	struct opt opts[] = {
@@ -238,7 +238,13 @@ int cmd_gate(int argc, char **argv)
 		if (j->verdict != GATE_INCONCLUSIVE)
 			continue;
 		n_inc++;
+		n_nopct += j->no_pct;
 		what = gate_describe(j);
+		if (j->no_pct) {	/* no number of runs makes a percentage of it */
+			warning("inconclusive (%s): %s", DECIDE_NO_PCT_KIND, what);
+			free(what);
+			continue;
+		}
 		more = gate_more_runs(j);
 		warning("inconclusive: %s; %s", what, more);
 		free(more);
@@ -248,9 +254,11 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	if (markdown && gate_write_markdown(markdown, &outcome) < 0)
 		goto out;
-	if (n_fail || (strict && n_inc)) {
-		note("gate failed: %zu of %zu judgements over the threshold%s", n_fail, g.n_j,
-		     strict && n_inc ? ", inconclusive ones count as failed (--strict)" : "");
+	if (n_fail || (strict && n_inc) || n_nopct) {
+		note("gate failed: %zu of %zu judgements over the threshold%s%s", n_fail, g.n_j,
+		     strict && n_inc ? ", inconclusive ones count as failed (--strict)" : "",
+		     n_nopct && !strict ? ", and a percentage threshold cannot judge a metric "
+		     "whose baseline's interval holds 0 (" DECIDE_NO_PCT_KIND ")" : "");
 		ret = EXIT_OVERHEAD;
 	} else {
 		ret = EXIT_OK;
