@@ -694,3 +694,36 @@ Test(gate, negative_baseline_percent_has_the_right_sign)
 	cr_assert(has_line(r.out, "slow", "w1", "FAIL") && strstr(r.out, "+50.00%"), "%s", r.out);
 	cli_result_release(&r);
 }
+
+/* The class "a default run that is not the one asked for": gate FILE
+ * judges the latest run of FILE's experiment (its stored hash), not the
+ * latest run of the database (another study, where slow is not slower,
+ * which passed); with no run of it, exit 2 naming the runs there are. */
+Test(gate, an_experiment_file_judges_its_own_latest_run)
+{
+	struct cli_result r;
+
+	run_study("e", 1, "gate:\n  - {variant: slow, workload: w1, metric: value, "
+		  "max_dilation: 5%}\n");	/* run 1: slow is +10 % */
+	run_signed_study("o", "100", "100", "100", "100");	/* run 2: another study */
+	cli_run(dir, &r, "gate", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(has_line(r.out, "slow", "w1", "FAIL") && strstr(r.out, "+10.00%"), "%s", r.out);
+	cli_result_release(&r);
+
+	/* --run still names a run */
+	cli_run(dir, &r, "gate", "e.yaml", "--db", db, "--run", "1", NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cli_result_release(&r);
+
+	/* no run of this experiment: refused, with the runs there are */
+	tl_write(dir, "x.yaml", "name: x\nvariants: [{name: base}]\n"
+		 "workloads: [{name: w, cmd: ['true']}]\n"
+		 "gate:\n  - {variant: '*', metric: wall, max_dilation: 5%}\n");
+	cli_run(dir, &r, "gate", "x.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.err, "no run of 'x.yaml'") && strstr(r.err, "run 2 (experiment 'o'") &&
+		  strstr(r.err, "run 1 (experiment 'e'"), "%s", r.err);
+	cr_assert_str_eq(r.out, "");
+	cli_result_release(&r);
+}

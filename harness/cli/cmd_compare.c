@@ -20,6 +20,7 @@
  */
 #include "commands.h"
 #include "options.h"
+#include "pick.h"
 #include "engine/store.h"
 #include "reports/compare.h"
 #include "lib/util.h"
@@ -32,26 +33,25 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Open db, resolve the run spec (an id, latest, -N) into *id; an exit
- * status (printed) or 0. */
-static int open_run(const char *db, const char *spec, struct store **st, int64_t *id)
+/* Open db, pick the run spec names (an id, a label, latest, -N: pick.h)
+ * into *pk; an exit status (printed) or 0. */
+static int open_run(const char *db, const char *spec, struct store **st, struct pick *pk)
 {
-	int usage;
-
 	if (access(db, F_OK) < 0) {
 		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
 		return EXIT_USAGE;
 	}
 	if (store_open(db, STORE_READ, st) < 0)
 		return EXIT_RUNTIME;
-	if (store_resolve_run(*st, spec, id, &usage) < 0)
-		return usage ? EXIT_USAGE : EXIT_RUNTIME;
-	return 0;
+	pk->db = db;
+	pk->spec = spec;
+	return pick_run(*st, pk);
 }
 
 int cmd_compare(int argc, char **argv)
 {
 	struct compare t = { 0 };
+	struct pick pk[COMPARE_MAX_RUNS] = { 0 };
 	struct decide_item *reg = NULL;
 	const char *db = "results/perturb.db", *db_b = NULL, *ids[2] = { 0 };
 	char **more = NULL;
@@ -95,10 +95,11 @@ int cmd_compare(int argc, char **argv)
 	t.n_runs = 2 + n_more;
 	for (size_t k = 0; k < t.n_runs; k++) {
 		const char *s = k < 2 ? ids[k] : more[k - 2];
-		if ((rc = open_run(k && db_b ? db_b : db, s, &t.runs[k].st, &t.runs[k].id))) {
+		if ((rc = open_run(k && db_b ? db_b : db, s, &t.runs[k].st, &pk[k]))) {
 			ret = rc;
 			goto out;
 		}
+		t.runs[k].id = pk[k].id;
 	}
 	ret = EXIT_RUNTIME;
 	t.confidence = conf;
@@ -145,7 +146,9 @@ out:
 	free(reg);
 	free(more);
 	free(t.metrics);
-	for (size_t k = 0; k < COMPARE_MAX_RUNS; k++)
+	for (size_t k = 0; k < COMPARE_MAX_RUNS; k++) {
 		store_close(t.runs[k].st);
+		pick_release(&pk[k]);
+	}
 	return ret;
 }

@@ -13,6 +13,7 @@
  */
 #include "commands.h"
 #include "options.h"
+#include "pick.h"
 #include "engine/config.h"
 #include "reports/gate.h"
 #include "engine/store.h"
@@ -131,12 +132,14 @@ int cmd_gate(int argc, char **argv)
 	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0, n_nopct = 0;
 	int ret = EXIT_USAGE, rc, strict = 0, have_rule = 0, have_max = 0, usage_error = 0;
 	const char *run = NULL;
+	struct pick pk = { 0 };
+	char sha[65];
 	struct opt opts[] = {
 		OPT_ARG("EXPERIMENT.yaml", &file,
 			"the rules of its gate: section (default: the one stored\nwith the run)"),
 		OPT_STRING(0, "db", &db, "PATH", "results database (default results/perturb.db)"),
 		OPT_STRING(0, "run", &run, "ID",
-			   "a stored run: its id, latest (the default), or a\nnegative offset: -1 the latest, -2 the one before"),
+			   "a stored run: its id, label, latest, or a negative\noffset: -1 the latest, -2 the one before (default:\nthe latest run of EXPERIMENT.yaml when given, else\nthe latest)"),
 		OPT_STRING(0, "variant", (const char **)&opt_rule.variant, "V",
 			   "rule: variant name or glob (default *)"),
 		OPT_STRING(0, "workload", (const char **)&opt_rule.workload, "W",
@@ -182,20 +185,33 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (check_outputs(db, file, &exp, junit, markdown) < 0)
 		goto out;	/* before the database is opened; its files later */
+	/* the file given: its rules, and the default run is its latest */
+	if (file && !have_rule && (rc = load_experiment(NULL, NULL, file, &exp))) {
+		ret = rc;
+		goto out;
+	}
+	if (file && !have_rule) {
+		sha256_hex(exp.text, exp.text_len, sha);
+		pk.sha256 = sha;
+		pk.file = file;
+	}
 	ret = EXIT_RUNTIME;
 	if (store_open(db, STORE_READ, &g.st) < 0)
 		goto out;
-	if (store_resolve_run(g.st, run, &g.run_id, &usage_error) < 0) {
-		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
+	pk.db = db;
+	pk.spec = run;
+	if ((rc = pick_run(g.st, &pk))) {
+		ret = rc;
 		goto out;
 	}
+	g.run_id = pk.id;
 	if (store_run_header(g.st, g.run_id, &h) < 0)
 		goto out;
 	if (have_rule) {
 		rules = &opt_rule;
 		n_rules = 1;
 	} else {
-		if ((rc = load_experiment(g.st, &h, file, &exp))) {
+		if (!file && (rc = load_experiment(g.st, &h, NULL, &exp))) {
 			ret = rc;
 			goto out;
 		}
@@ -272,6 +288,7 @@ out:
 		free(workloads[i]);
 	free(workloads);
 	run_header_release(&h);
+	pick_release(&pk);
 	experiment_release(&exp);
 	if (g.st)
 		store_close(g.st);

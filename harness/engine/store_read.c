@@ -375,7 +375,9 @@ int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
 	*runs = NULL;
 	*n = 0;
 	if (db_prepare(s, "SELECT r.id, r.name, r.started, r.ended, r.status,"
-		       " json_extract(r.machine_json, '$.hostname'), r.cpu_model, r.cores,"
+		       " CASE WHEN json_valid(r.machine_json)"
+		       "  THEN json_extract(r.machine_json, '$.hostname') END,"
+		       " r.cpu_model, r.cores,"
 		       " r.kernel_release,"
 		       " (SELECT count(*) FROM plan p WHERE p.run_id = r.id),"
 		       " (SELECT count(*) FROM results x WHERE x.run_id = r.id),"

@@ -1,0 +1,86 @@
+/* pick.c - the stored run a read command shows or judges; see pick.h */
+#include "pick.h"
+#include "commands.h"
+#include "lib/util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* No run of the experiment: exit 2, naming the runs there are. */
+static int no_run_of(const struct pick *p, const struct run_summary *r,
+		     size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < n && i < 10; i++)
+		strbuf_addf(&sb, "%srun %" PRId64 " (experiment '%s', sha256 %.12s)", i ? ", " : "",
+			    r[n - 1 - i].id, r[n - 1 - i].name ? r[n - 1 - i].name : "?",
+			    r[n - 1 - i].sha256 ? r[n - 1 - i].sha256 : "?");
+	if (n > 10)
+		strbuf_addf(&sb, " and %zu more", n - 10);
+	error("no run of '%s' (sha256 %.12s, its text as it is now) in results database '%s'%s%s"
+	      "; run it with 'perturb run %s', or name a run with --run (a file edited since "
+	      "its run has another hash)", p->file, p->sha256, p->db,
+	      n ? ": it holds " : ": it holds no run", sb.buf ? sb.buf : "", p->file);
+	strbuf_release(&sb);
+	return EXIT_USAGE;
+}
+
+int pick_run(struct store *st, struct pick *p)
+{
+	struct run_summary *runs = NULL;
+	const struct run_summary *r = NULL;
+	size_t n = 0;
+	int usage = 0, ret = EXIT_RUNTIME;
+
+	p->id = 0;
+	if (p->spec || !p->sha256) {
+		if (store_resolve_run(st, p->spec, &p->id, &usage) < 0)
+			return usage ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	if (store_list_runs(st, &runs, &n) < 0)
+		return EXIT_RUNTIME;
+	for (size_t i = n; i-- > 0 && !r;)
+		if (p->id ? runs[i].id == p->id :
+		    runs[i].sha256 && !strcmp(runs[i].sha256, p->sha256))
+			r = &runs[i];
+	if (!r) {
+		ret = p->id ? EXIT_RUNTIME : no_run_of(p, runs, n);
+		if (p->id)
+			error("run %" PRId64 " vanished from results database '%s'", p->id,
+			      p->db);
+		goto out;
+	}
+	p->id = r->id;
+	p->done = r->done;
+	p->total = r->total;
+	p->status = xstrdup(r->status ? r->status : "?");
+	p->incomplete = strcmp(p->status, "completed") || r->done < r->total;
+	ret = 0;
+	if (p->incomplete && p->refuse_incomplete && !p->allow_incomplete) {
+		char *note = pick_incomplete_note(p);
+		error("%s; resume it (perturb run --resume) or judge it anyway with "
+		      "--allow-incomplete", note);
+		free(note);
+		ret = EXIT_USAGE;
+	}
+out:
+	run_summaries_release(runs, n);
+	return ret;
+}
+
+char *pick_incomplete_note(const struct pick *p)
+{
+	if (!p->incomplete)
+		return NULL;
+	return xasprintf("run %" PRId64 " is incomplete (%s): %" PRId64 " of %" PRId64
+			 " runs of its plan are stored, %" PRId64 " missing", p->id, p->status,
+			 p->done, p->total, p->total - p->done);
+}
+
+void pick_release(struct pick *p)
+{
+	free(p->status);
+	p->status = NULL;
+}

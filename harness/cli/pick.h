@@ -1,0 +1,46 @@
+/*
+ * pick.h - the stored run a read command shows or judges (report, compare,
+ * gate): one place that resolves a run spec and says why a run is not
+ * the one asked for.
+ *
+ *  - spec (--run, or compare's RUN_A...): an id, a label, latest, -N
+ *    (store_resolve_run()).  Without one, the latest run, or with sha256
+ *    set (perturb gate EXPERIMENT.yaml) the latest run of that experiment
+ *    (its stored hash: the file's bytes as they are now), never the latest
+ *    run of another study: when none matches, exit 2 naming the runs that
+ *    exist and their experiments.
+ *  - A run whose plan is not all stored (status not completed, or fewer
+ *    results than plan entries: killed, interrupted, still running) is
+ *    refused with how much of it is stored (exit 2) when refuse_incomplete
+ *    is set, unless allow_incomplete; then p->incomplete is set and the
+ *    command's verdict says how much is missing (pick_incomplete_note()).
+ */
+#ifndef PERTURB_CLI_PICK_H
+#define PERTURB_CLI_PICK_H
+
+#include <stdint.h>
+#include "engine/store.h"
+
+struct pick {
+	/* in */
+	const char *db;			/* the database's path, for messages */
+	const char *spec;		/* NULL: the default run */
+	const char *sha256;		/* the default run is this experiment's */
+	const char *file;		/* its path, for messages */
+	int refuse_incomplete;		/* gate, compare */
+	int allow_incomplete;		/* --allow-incomplete */
+	/* out */
+	int64_t id;
+	int64_t done, total;		/* plan entries with a result / in the plan */
+	int incomplete;
+	char *status;			/* as listed (malloc'd; pick_release()) */
+};
+
+/* Resolve p (see above) in st.  0, or an exit status (printed). */
+int pick_run(struct store *st, struct pick *p);
+/* "run 4 is incomplete (interrupted): 12 of 36 runs of its plan are stored,
+ * 24 missing", or NULL when it is complete (malloc'd). */
+char *pick_incomplete_note(const struct pick *p);
+void pick_release(struct pick *p);
+
+#endif
