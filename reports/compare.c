@@ -538,6 +538,8 @@ void compare_print(const struct compare *c, FILE *out)
 		fputs(", baseline ", out);
 		put(out, 0, c->runs[k].h.baseline);
 		fputs(")\n", out);
+		if (c->runs[k].incomplete)
+			fprintf(out, "   %s\n", c->runs[k].incomplete);
 	}
 	fprintf(out, "\n");
 	print_provenance(c, out);

@@ -74,6 +74,8 @@ struct compare_row {
 struct compare_run {
 	struct store *st;	/* set by the caller */
 	int64_t id;
+	const char *incomplete;	/* set by the caller: how much of the run's plan
+				   is missing (--allow-incomplete), or NULL */
 	struct run_header h;
 	char *prov[STORE_N_PROVENANCE];
 };

@@ -97,6 +97,10 @@ void gate_print(FILE *f, const struct gate_outcome *g)
 		fmt_wrap(f, "", note, 100);
 		free(note);
 	}
+	if (g->incomplete) {
+		fprintf(f, "\n");
+		fmt_wrap(f, "", g->incomplete, 100);
+	}
 }
 
 double gate_runs_needed(size_t n, double est, double lo, double hi, double thr, double level,
@@ -189,6 +193,11 @@ static int write_junit(FILE *f, const void *ctx)
 		"skipped=\"%zu\">\n", g->n, failures, skipped);
 	fprintf(f, "  <testsuite name=\"perturb gate run %lld\" tests=\"%zu\" failures=\"%zu\" "
 		"errors=\"0\" skipped=\"%zu\">\n", (long long)g->run_id, g->n, failures, skipped);
+	if (g->incomplete) {
+		fputs("    <properties><property name=\"incomplete\" value=\"", f);
+		xml_escape(f, g->incomplete);
+		fputs("\"/></properties>\n", f);
+	}
 	for (size_t i = 0; i < g->n; i++) {
 		const struct gate_judgement *j = &g->j[i];
 		char *what = gate_describe(j);
@@ -230,6 +239,11 @@ static int write_markdown(FILE *f, const void *ctx)
 	fprintf(f, "## perturb gate: %s\n\n", failed ? "failed" : "passed");
 	fprintf(f, "Run %lld: %zu passed, %zu failed, %zu inconclusive.\n\n",
 		(long long)g->run_id, count[GATE_PASS], count[GATE_FAIL], count[GATE_INCONCLUSIVE]);
+	if (g->incomplete) {
+		fputs("**", f);
+		fmt_markdown(f, g->incomplete);
+		fputs(".**\n\n", f);
+	}
 	fprintf(f, "| Variant | Workload | Metric | Statistic | Dilation | Interval | Max | Verdict |\n");
 	fprintf(f, "|---|---|---|---|--:|---|--:|---|\n");
 	for (size_t i = 0; i < g->n; i++) {

@@ -84,6 +84,10 @@ struct gate_outcome {
 	const struct gate_judgement *j;
 	size_t n;
 	int strict;
+	/* a run whose plan is not all stored, judged as asked
+	 * (--allow-incomplete): how much is missing, said under the table, in
+	 * Markdown and in JUnit; NULL for a complete run */
+	const char *incomplete;
 };
 
 /* The table of judgements, one line each, with a header line. */

@@ -727,3 +727,55 @@ Test(gate, an_experiment_file_judges_its_own_latest_run)
 	cr_assert_str_eq(r.out, "");
 	cli_result_release(&r);
 }
+
+/* The class "a verdict on a run that did not finish": a run killed with a
+ * third of its plan stored is refused by gate and compare (exit 2, with how
+ * much is stored) unless --allow-incomplete, and then the verdict says how
+ * much is missing (the table's note, Markdown, JUnit; compare's header). */
+Test(gate, an_incomplete_run_is_refused_unless_allowed)
+{
+	struct cli_result r;
+	char *md, *xml;
+
+	run_study("e", 1, NULL);	/* run 1: 48 plan entries */
+	run_study("e2", 1, NULL);	/* run 2: complete */
+	cli_sql_exec(db, "DELETE FROM metric_values WHERE run_id = 1 AND seq >= 16;"
+		     "DELETE FROM results WHERE run_id = 1 AND seq >= 16;"
+		     "UPDATE runs SET status = 'interrupted', ended = NULL WHERE id = 1");
+	cli_run(dir, &r, "gate", "--db", db, "--run", "1", "--variant", "slow", "--metric",
+		"value", "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.err, "run 1 is incomplete (interrupted): 16 of 48 runs of its plan "
+			 "are stored, 32 missing") && strstr(r.err, "--allow-incomplete"), "%s",
+		  r.err);
+	cr_assert_str_eq(r.out, "");
+	cli_result_release(&r);
+
+	cli_run(dir, &r, "gate", "--db", db, "--run", "1", "--variant", "slow", "--metric",
+		"value", "--max-dilation", "5%", "--allow-incomplete", "--junit", "g.xml",
+		"--markdown", "g.md", NULL);
+	/* 2 runs a side: inconclusive, and why the runs are so few */
+	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.out, "16 of 48 runs of its plan are stored, 32 missing"), "%s", r.out);
+	md = slurp("g.md");
+	xml = slurp("g.xml");
+	cr_assert(strstr(md, "32 missing"), "%s", md);
+	cr_assert(strstr(xml, "name=\"incomplete\"") && strstr(xml, "32 missing"), "%s", xml);
+	free(md);
+	free(xml);
+	cli_result_release(&r);
+
+	cli_run(dir, &r, "compare", "2", "1", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.err, "run 1 is incomplete"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "compare", "2", "1", "--db", db, "--allow-incomplete", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.out, "16 of 48 runs of its plan are stored, 32 missing"), "%s", r.out);
+	cli_result_release(&r);
+
+	/* the report shows what there is */
+	cli_run(dir, &r, "report", "--db", db, "--run", "1", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+}

@@ -45,6 +45,7 @@ static int open_run(const char *db, const char *spec, struct store **st, struct 
 		return EXIT_RUNTIME;
 	pk->db = db;
 	pk->spec = spec;
+	pk->refuse_incomplete = 1;
 	return pick_run(*st, pk);
 }
 
@@ -52,6 +53,8 @@ int cmd_compare(int argc, char **argv)
 {
 	struct compare t = { 0 };
 	struct pick pk[COMPARE_MAX_RUNS] = { 0 };
+	char *notes[COMPARE_MAX_RUNS] = { 0 };
+	int allow_incomplete = 0;
 	struct decide_item *reg = NULL;
 	const char *db = "results/perturb.db", *db_b = NULL, *ids[2] = { 0 };
 	char **more = NULL;
@@ -74,6 +77,8 @@ int cmd_compare(int argc, char **argv)
 			    "exit 1 when the interval of a change lies above X\n"
 			    "(5% or 0.05), as gate's FAIL; every metric is taken as\n"
 			    "lower-is-better"),
+		OPT_FLAG(0, "allow-incomplete", &allow_incomplete,
+			 "compare runs whose plan is not all stored (killed,\ninterrupted); the output says how much is missing"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
 		OPT_END(),
 	};
@@ -95,11 +100,16 @@ int cmd_compare(int argc, char **argv)
 	t.n_runs = 2 + n_more;
 	for (size_t k = 0; k < t.n_runs; k++) {
 		const char *s = k < 2 ? ids[k] : more[k - 2];
+		pk[k].allow_incomplete = allow_incomplete;
 		if ((rc = open_run(k && db_b ? db_b : db, s, &t.runs[k].st, &pk[k]))) {
 			ret = rc;
 			goto out;
 		}
 		t.runs[k].id = pk[k].id;
+		if ((notes[k] = pick_incomplete_note(&pk[k]))) {
+			warning("%s; compared as asked (--allow-incomplete)", notes[k]);
+			t.runs[k].incomplete = notes[k];
+		}
 	}
 	ret = EXIT_RUNTIME;
 	t.confidence = conf;
@@ -149,6 +159,7 @@ out:
 	for (size_t k = 0; k < COMPARE_MAX_RUNS; k++) {
 		store_close(t.runs[k].st);
 		pick_release(&pk[k]);
+		free(notes[k]);
 	}
 	return ret;
 }

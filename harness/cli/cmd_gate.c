@@ -130,10 +130,10 @@ int cmd_gate(int argc, char **argv)
 	const char *db = "results/perturb.db", *junit = NULL, *markdown = NULL, *file = NULL;
 	char **variants = NULL, **workloads = NULL;
 	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0, n_nopct = 0;
-	int ret = EXIT_USAGE, rc, strict = 0, have_rule = 0, have_max = 0, usage_error = 0;
+	int ret = EXIT_USAGE, rc, strict = 0, allow_incomplete = 0, have_rule = 0, have_max = 0, usage_error = 0;
 	const char *run = NULL;
 	struct pick pk = { 0 };
-	char sha[65];
+	char sha[65], *incomplete = NULL;
 	struct opt opts[] = {
 		OPT_ARG("EXPERIMENT.yaml", &file,
 			"the rules of its gate: section (default: the one stored\nwith the run)"),
@@ -152,6 +152,8 @@ int cmd_gate(int argc, char **argv)
 			    "rule: threshold, 2% or 0.02; a bare 5 is refused\n(5 % or 500 %?) (required for a rule)"),
 		OPT_LEVEL(0, "confidence", &opt_rule.confidence, "C", "rule: level (default 0.95)"),
 		OPT_FLAG(0, "strict", &strict, "inconclusive judgements fail the gate"),
+		OPT_FLAG(0, "allow-incomplete", &allow_incomplete,
+			 "judge a run whose plan is not all stored (killed,\ninterrupted); the verdict says how much is missing"),
 		OPT_STRING(0, "junit", &junit, "FILE", "write JUnit XML: a testcase per judgement"),
 		OPT_STRING(0, "markdown", &markdown, "FILE", "write a Markdown summary"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
@@ -200,6 +202,8 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	pk.db = db;
 	pk.spec = run;
+	pk.refuse_incomplete = 1;
+	pk.allow_incomplete = allow_incomplete;
 	if ((rc = pick_run(g.st, &pk))) {
 		ret = rc;
 		goto out;
@@ -243,8 +247,15 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 
+	incomplete = pick_incomplete_note(&pk);
+	if (incomplete) {	/* the verdict says so: under the table, in each file */
+		char *full = xasprintf("%s; judged as asked (--allow-incomplete)", incomplete);
+		free(incomplete);
+		incomplete = full;
+		warning("%s", incomplete);
+	}
 	outcome = (struct gate_outcome){ .run_id = g.run_id, .j = g.j, .n = g.n_j,
-					 .strict = strict };
+					 .strict = strict, .incomplete = incomplete };
 	gate_print(stdout, &outcome);
 	for (size_t i = 0; i < g.n_j; i++) {
 		const struct gate_judgement *j = &g.j[i];
@@ -289,6 +300,7 @@ out:
 	free(workloads);
 	run_header_release(&h);
 	pick_release(&pk);
+	free(incomplete);
 	experiment_release(&exp);
 	if (g.st)
 		store_close(g.st);

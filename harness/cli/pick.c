@@ -74,6 +74,11 @@ char *pick_incomplete_note(const struct pick *p)
 {
 	if (!p->incomplete)
 		return NULL;
+	if (!strcmp(p->status, "completed"))	/* a task of a study split in shards */
+		return xasprintf("run %" PRId64 " is incomplete: %" PRId64 " of %" PRId64
+				 " runs of its plan are stored, %" PRId64 " missing (a shard's "
+				 "database holds its shard only: 'perturb merge' gathers them)",
+				 p->id, p->done, p->total, p->total - p->done);
 	return xasprintf("run %" PRId64 " is incomplete (%s): %" PRId64 " of %" PRId64
 			 " runs of its plan are stored, %" PRId64 " missing", p->id, p->status,
 			 p->done, p->total, p->total - p->done);
