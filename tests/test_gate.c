@@ -779,3 +779,38 @@ Test(gate, an_incomplete_run_is_refused_unless_allowed)
 	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
 	cli_result_release(&r);
 }
+
+/* The class "a typo that passes": every name given on the command line
+ * that matches nothing (gate's --variant, --workload, --metric; report's
+ * --metric, --workload; compare's --metric) is exit 2 with a did-you-mean,
+ * not an inconclusive gate or an empty report with exit 0. */
+Test(gate, a_name_that_matches_nothing_is_refused_with_did_you_mean)
+{
+	static const struct { const char *args[8]; const char *want; } typos[] = {
+		{ { "gate", "--metric", "wal", "--max-dilation", "5%" }, "did you mean 'wall'?" },
+		{ { "gate", "--metric", "valeu", "--max-dilation", "5%" }, "did you mean 'value'?" },
+		{ { "gate", "--variant", "slwo", "--max-dilation", "5%" }, "did you mean 'slow'?" },
+		{ { "gate", "--workload", "w3", "--max-dilation", "5%" }, "no workload of run 2" },
+		{ { "report", "--metric", "valeu" }, "did you mean 'value'?" },
+		{ { "report", "--workload", "w11" }, "did you mean 'w1'?" },
+		{ { "compare", "1", "2", "--metric", "wal" }, "did you mean 'wall'?" },
+	};
+	struct cli_result r;
+
+	run_study("e", 1, NULL);
+	run_study("e2", 1, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(typos); i++) {
+		const char *const *a = typos[i].args;
+		cli_run(dir, &r, a[0], "--db", db, a[1], a[2], a[3], a[4], a[5], NULL);
+		cr_assert_eq(r.status, 2, "%s %s %s: exit %d: %s%s", a[0], a[1], a[2], r.status,
+			     r.out, r.err);
+		cr_assert(strstr(r.err, typos[i].want), "%s %s %s: %s", a[0], a[1], a[2], r.err);
+		cr_assert_str_eq(r.out, "");
+		cli_result_release(&r);
+	}
+	/* a glob that matches is no typo */
+	cli_run(dir, &r, "gate", "--db", db, "--variant", "s*", "--metric", "value",
+		"--max-dilation", "50%", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+	cli_result_release(&r);
+}

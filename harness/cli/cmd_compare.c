@@ -111,6 +111,21 @@ int cmd_compare(int argc, char **argv)
 			t.runs[k].incomplete = notes[k];
 		}
 	}
+	/* --metric: a name no run has is a typo (pick.h) */
+	if (t.n_metrics) {
+		char **have = NULL;
+		size_t nh = 0;
+		for (size_t k = 0; k < t.n_runs && !rc; k++)
+			rc = pick_load_names(t.runs[k].st, t.runs[k].id, PICK_METRIC, &have, &nh);
+		if (!rc)
+			rc = pick_names("--metric", "metric", t.metrics, t.n_metrics, have, nh, 0,
+					t.runs[0].id);
+		pick_names_free(have, nh);
+		if (rc) {
+			ret = rc;
+			goto out;
+		}
+	}
 	ret = EXIT_RUNTIME;
 	t.confidence = conf;
 	if (compare_build(&t) < 0)

@@ -209,6 +209,21 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 	g.run_id = pk.id;
+	/* a rule's name given on the command line that matches nothing is a
+	 * typo, not an inconclusive gate (pick.h) */
+	if (have_rule &&
+	    ((opt_given(opts, &opt_rule.variant) &&
+	      (rc = pick_names_in(g.st, g.run_id, PICK_VARIANT, "--variant",
+				  (char *const *)&opt_rule.variant, 1, 1))) ||
+	     (opt_given(opts, &opt_rule.workload) &&
+	      (rc = pick_names_in(g.st, g.run_id, PICK_WORKLOAD, "--workload",
+				  (char *const *)&opt_rule.workload, 1, 1))) ||
+	     (opt_given(opts, &opt_rule.metric) &&
+	      (rc = pick_names_in(g.st, g.run_id, PICK_METRIC, "--metric",
+				  (char *const *)&opt_rule.metric, 1, 0))))) {
+		ret = rc;
+		goto out;
+	}
 	if (store_run_header(g.st, g.run_id, &h) < 0)
 		goto out;
 	if (have_rule) {

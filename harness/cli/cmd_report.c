@@ -183,6 +183,14 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	o.run_id = pk.id;
+	/* a name that matches nothing is a typo, not an empty report */
+	if ((rc = pick_names_in(st, o.run_id, PICK_METRIC, "--metric", o.metrics, o.n_metrics,
+				0)) ||
+	    (rc = pick_names_in(st, o.run_id, PICK_WORKLOAD, "--workload", o.workloads,
+				o.n_workloads, 0))) {
+		ret = rc;
+		goto out;
+	}
 	if (report_build(st, &o, &m, &usage_error) < 0) {
 		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;

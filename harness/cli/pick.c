@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "lib/util.h"
 
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,4 +89,86 @@ void pick_release(struct pick *p)
 {
 	free(p->status);
 	p->status = NULL;
+}
+
+int pick_names(const char *option, const char *what, char *const *want, size_t n_want,
+	       char *const *have, size_t n_have, int glob, int64_t run_id)
+{
+	for (size_t i = 0; i < n_want; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		const char **words = xcalloc(n_have + 1, sizeof(*words));
+		const char *sug;
+		int hit = 0;
+
+		for (size_t k = 0; k < n_have && !hit; k++)
+			hit = !strcmp(want[i], have[k]) || (glob && !fnmatch(want[i], have[k], 0));
+		if (hit) {
+			free(words);
+			continue;
+		}
+		for (size_t k = 0; k < n_have; k++) {
+			words[k] = have[k];
+			strbuf_addf(&sb, "%s%s", k ? ", " : "", have[k]);
+		}
+		sug = did_you_mean(want[i], words);
+		if (sug)
+			error("%s '%s' matches no %s of run %" PRId64 "; did you mean '%s'? (it has: "
+			      "%s)", option, want[i], what, run_id, sug, sb.buf);
+		else
+			error("%s '%s' matches no %s of run %" PRId64 " (it has: %s)", option, want[i],
+			      what, run_id, sb.buf ? sb.buf : "none");
+		strbuf_release(&sb);
+		free(words);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int pick_load_names(struct store *st, int64_t run_id, enum pick_kind kind, char ***names,
+		    size_t *n)
+{
+	char **got = NULL;
+	size_t n_got = 0;
+	int rc = kind == PICK_METRIC ? store_metric_names(st, run_id, &got, &n_got) :
+		 kind == PICK_WORKLOAD ? store_workload_names(st, run_id, &got, &n_got) :
+		 store_variant_names(st, run_id, &got, &n_got);
+
+	if (rc < 0)
+		return EXIT_RUNTIME;
+	for (size_t i = 0; i < n_got; i++) {
+		size_t k = 0;
+		while (k < *n && strcmp((*names)[k], got[i]))
+			k++;
+		if (k < *n) {
+			free(got[i]);
+			continue;
+		}
+		*names = xrealloc(*names, (*n + 1) * sizeof(**names));
+		(*names)[(*n)++] = got[i];
+	}
+	free(got);
+	return 0;
+}
+
+void pick_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int pick_names_in(struct store *st, int64_t run_id, enum pick_kind kind, const char *option,
+		  char *const *want, size_t n_want, int glob)
+{
+	static const char *const what[] = { "metric", "workload", "variant" };
+	char **have = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!n_want)
+		return 0;
+	if (!(rc = pick_load_names(st, run_id, kind, &have, &n)))
+		rc = pick_names(option, what[kind], want, n_want, have, n, glob, run_id);
+	pick_names_free(have, n);
+	return rc;
 }

@@ -585,6 +585,14 @@ int store_workload_names(struct store *s, int64_t run_id, char ***names_out, siz
 		     run_id, names_out, n);
 }
 
+int store_metric_names(struct store *s, int64_t run_id, char ***names_out, size_t *n)
+{
+	return names(s, "SELECT column1 FROM (VALUES ('wall'), ('user'), ('sys'), ('maxrss'))"
+		     " WHERE EXISTS (SELECT 1 FROM results WHERE run_id = ?1)"
+		     " UNION SELECT DISTINCT metric FROM metric_values WHERE run_id = ?1",
+		     run_id, names_out, n);
+}
+
 static void fill_matrix(sqlite3_stmt *st, void *row)
 {
 	struct store_matrix_row *r = row;
