@@ -1667,6 +1667,10 @@ int report_build(struct store *st, const struct report_opts *o,
 		*usage_error = 1;
 		return -1;
 	}
+	if (o->run_status && (!m->run.status || strcmp(o->run_status, m->run.status))) {
+		free(m->run.status);	/* as listed: "interrupted" (report.h) */
+		m->run.status = xstrdup(o->run_status);
+	}
 	if (store_variant_names(st, id, &b.variants, &b.n_variants) < 0)
 		goto out;
 	m->baseline = intern(m, o->baseline ? o->baseline : m->run.baseline);

@@ -472,6 +472,10 @@ enum report_statistic {
 
 struct report_opts {
 	int64_t run_id;		/* 0 = latest */
+	const char *run_status;	/* the run's status as listed (engine/study.h,
+				   study_listed_status: "interrupted" for a run
+				   stored "running" that nothing runs); NULL:
+				   the stored one */
 	const char *baseline;	/* NULL = the run's */
 	char **metrics;		/* filters; NULL/0 = all */
 	size_t n_metrics;

@@ -242,3 +242,58 @@ Test(resume, a_resume_through_a_hard_link_meets_the_lock)
 	free(other);
 	free(hard);
 }
+
+/*
+ * The class "a run listed as running forever": a run whose process was
+ * killed (SIGKILL: it could not mark itself interrupted) is stored
+ * "running", and its lock (byte 2N of the database file) has no holder.
+ * Wherever it is listed - perturb runs (text and JSON), the report's
+ * header and JSON, gate's refusal - it is "interrupted"; while its process
+ * holds the lock it is "running".
+ */
+Test(resume, a_killed_run_is_listed_as_interrupted)
+{
+	struct cli_result r;
+	pid_t first;
+
+	write_held_study();
+	make_fifos();
+	first = cli_start(dir, "run", "e.yaml", "--db", db, NULL);
+	wait_ready();
+	cli_run(dir, &r, "runs", "--db", db, "--json", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\"status\": \"running\""), "%s", r.out);
+	cli_result_release(&r);
+
+	cr_assert_eq(kill(first, SIGKILL), 0);
+	cr_assert_eq(cli_wait(first), 128 + SIGKILL);
+	{	/* the orphaned workload ends */
+		char *g = xasprintf("%s/go", work);
+		int fd = open(g, O_WRONLY);
+		cr_assert(fd >= 0, "%s", strerror(errno));
+		close(fd);
+		free(g);
+	}
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM runs WHERE status = 'running'"), 1);
+
+	cli_run(dir, &r, "runs", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "interrupted") && !strstr(r.out, "running"), "%s", r.out);
+	cli_result_release(&r);
+	cli_run(dir, &r, "runs", "--db", db, "--json", NULL);
+	cr_assert(strstr(r.out, "\"status\": \"interrupted\""), "%s", r.out);
+	cli_result_release(&r);
+	cli_run(dir, &r, "report", "--db", db, "--format", "json", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\"status\":\"interrupted\""), "%.600s", r.out);
+	cli_result_release(&r);
+	cli_run(dir, &r, "report", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "interrupted") && !strstr(r.out, "running"), "%.600s", r.out);
+	cli_result_release(&r);
+	cli_run(dir, &r, "gate", "--db", db, "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "run 1 is incomplete (interrupted)"), "%s", r.err);
+	cli_result_release(&r);
+	tl_assert_no_children();
+}

@@ -183,6 +183,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	o.run_id = pk.id;
+	o.run_status = pk.status;
 	/* a name that matches nothing is a typo, not an empty report */
 	if ((rc = pick_names_in(st, o.run_id, PICK_METRIC, "--metric", o.metrics, o.n_metrics,
 				0)) ||

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "options.h"
 #include "engine/store.h"
+#include "engine/study.h"
 #include "lib/json.h"
 #include "lib/util.h"
 
@@ -107,6 +108,14 @@ int cmd_runs(int argc, char **argv)
 	ret = EXIT_RUNTIME;
 	if (store_open(db, STORE_READ, &st) < 0 || store_list_runs(st, &runs, &n) < 0)
 		goto out;
+	/* "running" with no process holding its lock: killed (study.h) */
+	for (size_t i = 0; i < n; i++) {
+		const char *listed = study_listed_status(st, db, runs[i].id, runs[i].status);
+		if (listed != runs[i].status) {
+			free(runs[i].status);
+			runs[i].status = xstrdup(listed);
+		}
+	}
 	if (json)
 		print_json(runs, n);
 	else if (!n)

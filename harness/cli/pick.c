@@ -1,6 +1,7 @@
 /* pick.c - the stored run a read command shows or judges; see pick.h */
 #include "pick.h"
 #include "commands.h"
+#include "engine/study.h"
 #include "lib/util.h"
 
 #include <fnmatch.h>
@@ -56,7 +57,7 @@ int pick_run(struct store *st, struct pick *p)
 	p->id = r->id;
 	p->done = r->done;
 	p->total = r->total;
-	p->status = xstrdup(r->status ? r->status : "?");
+	p->status = xstrdup(r->status ? study_listed_status(st, p->db, r->id, r->status) : "?");
 	p->incomplete = strcmp(p->status, "completed") || r->done < r->total;
 	ret = 0;
 	if (p->incomplete && p->refuse_incomplete && !p->allow_incomplete) {

@@ -256,6 +256,48 @@ out:
 	return ret;
 }
 
+/*
+ * Is run_id's lock (run_lock(): byte 2N of the database file, an OFD lock)
+ * held by a process?  The test opens the file read-only and keeps the
+ * descriptor for the life of the process: closing a descriptor of the
+ * database would drop SQLite's own (POSIX) locks of this process on it.
+ */
+int study_run_held(const char *db, int64_t run_id)
+{
+	static char *path;
+	static int fd = -1;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 2 * run_id,
+			    .l_len = 1 };
+
+	if (!path || strcmp(path, db)) {
+		int nfd = open(db, O_RDONLY | O_CLOEXEC);
+		if (nfd < 0)
+			return -1;
+		fd = nfd;	/* the previous one stays open (see above) */
+		free(path);
+		path = xstrdup(db);
+	}
+	if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+		return -1;
+	return fl.l_type != F_UNLCK;
+}
+
+const char *study_listed_status(struct store *st, const char *db, int64_t run_id,
+				const char *stored)
+{
+	struct store_shard *sh = NULL;
+	size_t n = 0;
+
+	if (!stored || strcmp(stored, "running") || study_run_held(db, run_id) != 0)
+		return stored;
+	/* a study split in shards runs in its tasks' databases, not here */
+	if (store_load_shards(st, run_id, &sh, &n) < 0 || n) {
+		store_shards_free(sh, n);
+		return stored;
+	}
+	return "interrupted";
+}
+
 /* A task (o->shard >= 0): every entry outside its shard counts as done. */
 static int shard_only(struct study *s)
 {

@@ -86,4 +86,21 @@ struct study_opts {
 
 enum study_result study_run(const struct study_opts *o);
 
+/*
+ * While a run is executed (or resumed) its process holds the run's lock
+ * (study.c, run_lock(): byte 2N of the database file, an open file
+ * description lock, which the kernel drops when the process ends however
+ * it ends).  study_run_held(): 1 when a process holds run_id's lock in
+ * database db, 0 when none does, -1 when it cannot be told.
+ * study_listed_status(): the status a run is listed with (perturb runs,
+ * the report's header and JSON, gate and compare): its stored one, but
+ * "interrupted" for a run stored "running" whose lock no process holds -
+ * its process was killed (SIGKILL, a power cut) before it could say so -
+ * unless the run is a study split in shards (docs/distributed.md: its
+ * tasks run in databases of their own).  A static string or stored.
+ */
+int study_run_held(const char *db, int64_t run_id);
+const char *study_listed_status(struct store *st, const char *db, int64_t run_id,
+				const char *stored);
+
 #endif
