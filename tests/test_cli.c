@@ -894,6 +894,30 @@ Test(cli, several_commands_are_compared_with_the_first)
 	cli_result_release(&r);
 }
 
+/* A user's command is measured as given: the placeholders of a study file
+ * ({workdir}, {micro}, {perturb}) are not filled in a one-liner's words,
+ * neither in an argument nor in the script of sh -c, nor in a wrap. */
+Test(cli, one_liner_words_are_not_expanded)
+{
+	struct cli_result r;
+	char *seen, *path = xasprintf("%s/seen", dir);
+
+	cli_run(dir, &r, "run", "-n", "1", "--warmup", "0", "--db", db, "--variant",
+		"w=sh -c 'echo \"{perturb}\" >> seen; exec \"$@\"' {micro}", "--",
+		"sh", "-c", "echo \"$1\" >> seen; echo '{workdir}' >> seen", "x",
+		"{workdir}{micro}{perturb}{logdir}", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+	seen = read_file(path, NULL);
+	cr_assert(seen, "the command did not run");
+	cr_assert_eq(tl_count_str(seen, "{workdir}{micro}{perturb}{logdir}\n"), 2, "%s", seen);
+	cr_assert_eq(tl_count_str(seen, "{workdir}\n"), 2, "%s", seen);
+	cr_assert_eq(tl_count_str(seen, "{perturb}\n"), 1, "%s", seen);
+	cr_assert_eq(tl_count_lines(seen), 5, "%s", seen);
+	free(seen);
+	free(path);
+}
+
 /* "How much does a wrap cost this command?" with no file: --variant NAME=
  * with env words and a wrap, --env on every variant. */
 Test(cli, variant_and_env_need_no_file)

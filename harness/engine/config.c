@@ -567,7 +567,7 @@ static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 static const char *const experiment_keys[] = {
 	"name", "description", "baseline", "repetitions", "warmup", "order", "seed",
 	"timeout", "cpus", "counters", "include", "variants", "workloads", "gate",
-	"deterministic", "engine", "revision", NULL
+	"deterministic", "engine", "revision", "placeholders", NULL
 };
 
 static const char *const engine_keys[] = { "slurm", NULL };
@@ -733,6 +733,12 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 	    yn_get_count(&c->y, root, "warmup", R_WARMUP, &exp->warmup) ||
 	    yn_get_duration(&c->y, root, "timeout", R_TIMEOUT, &exp->timeout_s))
 		return -1;
+	if ((v = yn_get(root, "placeholders"))) {
+		int on = 1;
+		if (yn_get_bool(&c->y, root, "placeholders", &on))
+			return -1;
+		exp->verbatim = !on;
+	}
 	if ((v = yn_get(root, "order"))) {
 		if (yn_want_enum(&c->y, v, "order", order_names, &order))
 			return -1;

@@ -368,6 +368,8 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 	}
 	if (o->cmdline)
 		key_str(&em, "description", o->cmdline);
+	/* the user's words are measured as given: no {workdir}, {micro}, ... */
+	key_str(&em, "placeholders", "false");
 	if (o->repetitions > 0) {
 		snprintf(num, sizeof(num), "%d", o->repetitions);
 		key_str(&em, "repetitions", num);
