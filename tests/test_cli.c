@@ -918,6 +918,23 @@ Test(cli, one_liner_words_are_not_expanded)
 	free(path);
 }
 
+/* A command of 12,000 words (more than a study file once held) is
+ * measured: every word reaches it. */
+Test(cli, one_liner_of_many_words_runs)
+{
+	char *sh = xasprintf("cd '%s' && \"$PERTURB_BIN\" run -q -n 1 --warmup 0 --db '%s' -- "
+			     "sh -c 'echo $# \"$12000\" > count' x $(seq 1 12000) 2> err", dir, db);
+	char *path = xasprintf("%s/count", dir), *seen;
+
+	cr_assert_eq(system(sh), 0, "perturb failed");
+	seen = read_file(path, NULL);
+	cr_assert(seen, "the command did not run");
+	cr_assert_str_eq(seen, "12000 12000\n");
+	free(seen);
+	free(path);
+	free(sh);
+}
+
 /* "How much does a wrap cost this command?" with no file: --variant NAME=
  * with env words and a wrap, --env on every variant. */
 Test(cli, variant_and_env_need_no_file)

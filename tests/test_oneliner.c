@@ -10,6 +10,7 @@
 
 #include "engine/config.h"
 #include "engine/oneliner.h"
+#include "core/yamlnode.h"
 #include "lib/util.h"
 #include "testlib.h"
 
@@ -200,4 +201,30 @@ Test(oneliner, bad_variants_and_env_are_refused)
 	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "--env takes NAME=VALUE"), "%s", err);
 	cr_assert_null(yaml);
+}
+
+/* A command of more words than ever fitted a study file (10,000 nodes):
+ * 200,000 words come back exactly; beyond what a study holds the one-liner
+ * says so itself, before a file is written (no YAML handed out). */
+Test(oneliner, very_long_commands_load_or_are_refused_before_writing)
+{
+	size_t n = 200000, big = YN_MAX_NODES + 1;
+	char **argv = xcalloc(big + 1, sizeof(char *)), err[512], *yaml = NULL;
+	struct oneliner o = { .argv = argv, .argc = n, .warmup = -1 };
+	struct experiment exp;
+
+	argv[0] = "/bin/true";
+	for (size_t i = 1; i < big; i++)
+		argv[i] = i % 2 ? "a" : "{workdir}";
+	load(&o, &exp);
+	cr_assert_eq(exp.workloads[0].cmd.n, n);
+	cr_assert_str_eq(exp.workloads[0].cmd.v[n - 1], argv[n - 1]);
+	cr_assert_str_eq(exp.workloads[0].cmd.v[n / 2 + 1], argv[n / 2 + 1]);
+	experiment_release(&exp);
+
+	o.argc = big;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "the command line is too long for a study"), "%s", err);
+	cr_assert_null(yaml);
+	free(argv);
 }

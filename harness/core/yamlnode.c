@@ -260,8 +260,9 @@ static int merge_keys(struct yn_ctx *c, struct ynode *map)
 /*
  * Parse text into d.  Exactly one non-empty document is accepted.  Fails
  * (message in c) on YAML errors, nesting deeper than YN_MAX_DEPTH, more than
- * YN_MAX_NODES nodes counting each alias as the nodes it stands for, unknown
- * aliases.  d is always safe to yn_doc_free().
+ * YN_MAX_NODES nodes written out, aliases standing for more than
+ * YN_MAX_ALIASED nodes in all, unknown aliases.  d is always safe to
+ * yn_doc_free().
  */
 int yn_parse(struct yn_ctx *c, const char *text, size_t len, struct ydoc *d)
 {
@@ -271,7 +272,7 @@ int yn_parse(struct yn_ctx *c, const char *text, size_t len, struct ydoc *d)
 		struct ynode *node;
 		char *anchor;
 	} stack[YN_MAX_DEPTH];
-	size_t depth = 0, total = 0, n_anchors = 0, alloc_anchors = 0;
+	size_t depth = 0, written = 0, aliased = 0, n_anchors = 0, alloc_anchors = 0;
 	struct anchor *anchors = NULL;
 	int docs = 0, done = 0, ret = -1;
 
@@ -356,8 +357,11 @@ int yn_parse(struct yn_ctx *c, const char *text, size_t len, struct ydoc *d)
 			break;
 		}
 		if (n && !bad) {
-			total += n->weight;
-			if (total > YN_MAX_NODES) {
+			if (alias)
+				aliased += n->weight;
+			else
+				written++;
+			if (aliased > YN_MAX_ALIASED || written > YN_MAX_NODES) {
 				bad = yn_fail_at(c, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
 					      alias ? "too many nodes (alias expansion)"
 						    : "too many nodes (more than %d)", YN_MAX_NODES);

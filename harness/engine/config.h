@@ -50,8 +50,9 @@ const char *config_share_workloads_dir(void);
  * known) into err (always NUL-terminated, truncated to errlen).
  * Defences: a file that is not a regular file (a FIFO, a device: never
  * waited for, lib/util.h read_user_file()), files over CONFIG_FILE_MAX
- * (never read further), more than 10000 YAML nodes produced by aliases,
- * nesting deeper than 64 and invalid UTF-8 are errors; the same for every
+ * (never read further), more than YN_MAX_NODES (1000000) YAML nodes
+ * written out or YN_MAX_ALIASED (10000) produced by aliases, nesting
+ * deeper than 64 and invalid UTF-8 are errors; the same for every
  * file the experiment includes or names as a workload.
  */
 int config_load(const char *path, struct experiment *exp, char *err, size_t errlen);

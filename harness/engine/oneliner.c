@@ -1,5 +1,7 @@
 /* oneliner.c - a study from a command line; see oneliner.h */
 #include "oneliner.h"
+#include "config.h"
+#include "core/yamlnode.h"
 #include "lib/util.h"
 
 #include <stdio.h>
@@ -156,6 +158,7 @@ static int is_assignment(const char *s)
 struct emit {
 	yaml_emitter_t e;
 	struct strbuf out;
+	size_t nodes;		/* scalars, sequences and mappings emitted */
 	int failed;
 };
 
@@ -176,6 +179,7 @@ static void ev(struct emit *em, yaml_event_t *event, int ok)
 static void scalar(struct emit *em, const char *s)
 {
 	yaml_event_t e;
+	em->nodes++;
 	ev(em, &e, yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
 						1, 1, YAML_ANY_SCALAR_STYLE));
 }
@@ -184,6 +188,7 @@ static void scalar(struct emit *em, const char *s)
 static void open_(struct emit *em, int seq, int flow)
 {
 	yaml_event_t e;
+	em->nodes++;
 	int ok = seq ? yaml_sequence_start_event_initialize(&e, NULL, NULL, 1,
 				flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE)
 		     : yaml_mapping_start_event_initialize(&e, NULL, NULL, 1,
@@ -440,6 +445,14 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 	yaml_emitter_delete(&em.e);
 	if (em.failed)
 		goto out;
+	/* what the loader would refuse is refused now, before a file is
+	 * written: a command of more words than a study holds */
+	if (em.nodes > YN_MAX_NODES || em.out.len + 100 > CONFIG_FILE_MAX) {
+		snprintf(err, len, "the command line is too long for a study: %zu words and "
+			 "names, %zu bytes (a study holds at most %d and %u MiB)", em.nodes,
+			 em.out.len, YN_MAX_NODES, CONFIG_FILE_MAX >> 20);
+		goto out;
+	}
 	*yaml = xasprintf("# written by perturb run from a command line (docs/perturb.1)\n%s%s",
 			  em.out.buf ? em.out.buf : "",
 			  em.out.len && em.out.buf[em.out.len - 1] == '\n' ? "" : "\n");

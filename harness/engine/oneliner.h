@@ -58,7 +58,10 @@ int oneliner_split(const char *s, struct argv_list *out, char *err, size_t len);
 void oneliner_argv_free(struct argv_list *a);
 
 /* The experiment file's text (malloc'd) in *yaml, or -1 with the reason in
- * err (a command or a --variant / --env that does not parse). */
+ * err (a command or a --variant / --env that does not parse, or a study
+ * the loader would refuse as too large: more than YN_MAX_NODES words and
+ * names, or over CONFIG_FILE_MAX bytes; refused here, before any file is
+ * written). */
 int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len);
 
 #endif
