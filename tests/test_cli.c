@@ -935,6 +935,29 @@ Test(cli, one_liner_of_many_words_runs)
 	free(sh);
 }
 
+/* A command with a non-UTF-8 argument (a Latin-1 file name) is measured:
+ * the bytes reach it as given; where perturb shows them they are escaped. */
+Test(cli, one_liner_of_latin1_bytes_runs_and_is_shown_escaped)
+{
+	struct cli_result r;
+	char *path = xasprintf("%s/out", dir), *seen;
+	size_t len = 0;
+
+	cli_run(dir, &r, "run", "-q", "-n", "1", "--warmup", "0", "--db", db, "--", "sh", "-c",
+		"printf %s \"$1\" > out", "x", "caf\xe9\x1b[31m", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+	seen = read_file(path, &len);
+	cr_assert(seen && len == 9 && !memcmp(seen, "caf\xe9\x1b[31m", 9), "%s", seen);
+	free(seen);
+	cli_run(dir, &r, "run", "-n", "1", "--db", db, "--", "/nonexistent/caf\xe9\x1b[31m", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "'/nonexistent/caf\\xe9\\x1b[31m', no such file"), "%s", r.err);
+	cr_assert_null(strchr(r.err, '\x1b'), "%s", r.err);
+	cli_result_release(&r);
+	free(path);
+}
+
 /* "How much does a wrap cost this command?" with no file: --variant NAME=
  * with env words and a wrap, --env on every variant. */
 Test(cli, variant_and_env_need_no_file)

@@ -228,3 +228,32 @@ Test(oneliner, very_long_commands_load_or_are_refused_before_writing)
 	cr_assert_null(yaml);
 	free(argv);
 }
+
+/* A non-UTF-8 argument (a Latin-1 file name), which a YAML file cannot
+ * hold as text, is written as !!binary and comes back byte for byte;
+ * !!binary that is not base64, or holds a NUL byte, is refused. */
+Test(oneliner, non_utf8_arguments_come_back_byte_for_byte)
+{
+	char *argv[] = { "/bin/ls", "caf\xe9", "\xff\x1b[31m", "ok \xc3\xa9" };
+	struct oneliner o = { .argv = argv, .argc = 4, .warmup = -1, .dir = "/tmp/d\xe9" };
+	struct experiment exp;
+	char err[512], *path = xasprintf("%s/b.yaml", dir);
+
+	load(&o, &exp);
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_str_eq(exp.workloads[0].cmd.v[i], argv[i], "word %zu", i);
+	cr_assert_str_eq(exp.workloads[0].dir, "/tmp/d\xe9");
+	experiment_release(&exp);
+
+	tl_write(dir, "b.yaml", "name: b\nvariants: [{name: a}]\nworkloads:\n"
+		 "  - {name: w, cmd: [ls, !!binary Y2Fm*]}\n");
+	cr_assert_eq(config_load(path, &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "b.yaml:4:25: a !!binary string must be base64"), "%s", err);
+	experiment_release(&exp);
+	tl_write(dir, "b.yaml", "name: b\nvariants: [{name: a}]\nworkloads:\n"
+		 "  - {name: w, cmd: [ls, !!binary YQBi]}\n");
+	cr_assert_eq(config_load(path, &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "holds a NUL byte"), "%s", err);
+	experiment_release(&exp);
+	free(path);
+}

@@ -257,6 +257,24 @@ static int merge_keys(struct yn_ctx *c, struct ynode *map)
 	return 0;
 }
 
+/* A !!binary scalar (base64): its bytes as n's string, which a C string
+ * holds only without a NUL byte.  0, or -1 (the message in c). */
+static int binary_scalar(struct yn_ctx *c, struct ynode *n, const yaml_event_t *ev)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int bad = base64_decode((const char *)ev->data.scalar.value, ev->data.scalar.length,
+				&sb) < 0;
+
+	n->len = sb.len;
+	n->str = strbuf_detach(&sb);
+	if (bad)
+		return yn_fail(c, n, "a !!binary string must be base64 (RFC 4648)");
+	if (strlen(n->str) != n->len)
+		return yn_fail(c, n, "a !!binary string holds a NUL byte, which no argument, "
+			       "name or path can hold");
+	return 0;
+}
+
 /*
  * Parse text into d.  Exactly one non-empty document is accepted.  Fails
  * (message in c) on YAML errors, nesting deeper than YN_MAX_DEPTH, more than
@@ -301,10 +319,15 @@ int yn_parse(struct yn_ctx *c, const char *text, size_t len, struct ydoc *d)
 			break;
 		case YAML_SCALAR_EVENT:
 			n = new_node(d, YN_SCALAR, &ev.start_mark);
-			n->len = ev.data.scalar.length;
-			n->str = xmalloc(n->len + 1);
-			memcpy(n->str, ev.data.scalar.value, n->len);
-			n->str[n->len] = '\0';
+			if (ev.data.scalar.tag &&
+			    !strcmp((const char *)ev.data.scalar.tag, YN_BINARY_TAG)) {
+				bad = binary_scalar(c, n, &ev);
+			} else {
+				n->len = ev.data.scalar.length;
+				n->str = xmalloc(n->len + 1);
+				memcpy(n->str, ev.data.scalar.value, n->len);
+				n->str[n->len] = '\0';
+			}
 			n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 			anchor = (const char *)ev.data.scalar.anchor;
 			break;

@@ -20,6 +20,11 @@
  * by the file's size anyway; their limit lets a one-liner's command of a
  * few hundred thousand words (what the kernel passes: ARG_MAX) load.
  *
+ * A scalar tagged !!binary (YAML's tag:yaml.org,2002:binary) is base64
+ * and stands for its bytes, so that what is not UTF-8 (a Latin-1 file name
+ * in a command) can be written in a YAML file; bytes that hold a NUL are
+ * refused.
+ *
  * Errors: every yn_want_* / yn_get_* / yn_check_keys / yn_fail function
  * returns 0, or -1 after writing one message into c->err (always
  * NUL-terminated, truncated to c->errlen).  yn_get_*(map, key) leave *out
@@ -39,6 +44,7 @@
 
 #define YN_MAX_NODES 1000000
 #define YN_MAX_ALIASED 10000
+#define YN_BINARY_TAG "tag:yaml.org,2002:binary"
 #define YN_MAX_DEPTH 64
 
 enum ynode_type { YN_SCALAR, YN_SEQ, YN_MAP };

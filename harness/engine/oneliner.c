@@ -176,10 +176,21 @@ static void ev(struct emit *em, yaml_event_t *event, int ok)
 		em->failed = 1;
 }
 
+/* s as a scalar; bytes that are not UTF-8 (a Latin-1 file name), which a
+ * YAML file cannot hold, as !!binary (base64), which the loader decodes
+ * (core/yamlnode.h): the command is stored and run byte for byte. */
 static void scalar(struct emit *em, const char *s)
 {
 	yaml_event_t e;
 	em->nodes++;
+	if (!utf8_valid(s)) {
+		char *b = base64_encode(s, strlen(s));
+		ev(em, &e, yaml_scalar_event_initialize(&e, NULL, (yaml_char_t *)YN_BINARY_TAG,
+							(yaml_char_t *)b, (int)strlen(b), 0, 0,
+							YAML_PLAIN_SCALAR_STYLE));
+		free(b);
+		return;
+	}
 	ev(em, &e, yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
 						1, 1, YAML_ANY_SCALAR_STYLE));
 }
