@@ -1053,6 +1053,11 @@ Test(cli, one_liner_quiet_shell_dry_run_and_mistakes)
 	cr_assert_eq(r.status, 2);
 	cr_assert(strstr(r.err, "the name is taken"), "%s", r.err);
 	cli_result_release(&r);
+	/* --shell with the words of one command (found by fuzz/oneliner.c: it crashed) */
+	cli_run(dir, &r, "run", "--db", db, "--shell", "--", "ls", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "--shell runs command lines"), "%s", r.err);
+	cli_result_release(&r);
 }
 
 /*

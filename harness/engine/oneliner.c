@@ -324,8 +324,13 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 	int ret = -1;
 
 	*yaml = NULL;
-	if (!nc) {
+	if (!nc || (o->argv && !o->argc)) {
 		snprintf(err, len, "no command to run");
+		return -1;
+	}
+	if (o->argv && o->shell) {
+		snprintf(err, len, "--shell runs command lines ('CMD | CMD'); after -- the words "
+			 "are the command itself: give --shell 'LINE' instead");
 		return -1;
 	}
 	cmds = xcalloc(nc, sizeof(*cmds));
