@@ -839,7 +839,7 @@ Test(cli, one_liner_after_dashdash_is_a_stored_study_with_a_summary)
 	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
 	cr_assert(strstr(r.out, "run 1 'sh': 1 variant x 1 workload, 3 measured runs each, "
 			 "completed; baseline base"), "%s", r.out);
-	cr_assert(strstr(r.out, "sh: wall (s)"), "%s", r.out);
+	cr_assert(strstr(r.out, "sh -c 'exit 0': wall (s)"), "%s", r.out);
 	/* the database is not the default one: the command says which */
 	cr_assert(strstr(r.out, "full report: perturb report --run 1 --db "), "%s", r.out);
 	cli_result_release(&r);
@@ -879,18 +879,39 @@ Test(cli, several_commands_are_compared_with_the_first)
 	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
 	cr_assert(strstr(r.out, "run 1 'true vs sh': 2 variants x 1 workload"), "%s", r.out);
 	cr_assert(strstr(r.out, "commands: wall (s)"), "%s", r.out);
-	cr_assert(strstr(r.out, "baseline true"), "%s", r.out);
+	/* the variants are named by their commands' text, as hyperfine does */
+	cr_assert(strstr(r.out, "baseline /bin/true"), "%s", r.out);
 	cli_result_release(&r);
 	base = cli_sql_text(db, "SELECT baseline FROM runs");
-	cr_assert_str_eq(base, "true");
+	cr_assert_str_eq(base, "/bin/true");
 	free(base);
-	cr_assert_eq(count_with_plan("results r", "p.variant = 'sh' AND r.status = 'ok'"), 4);
-	cr_assert_eq(count_with_plan("results r", "p.variant = 'true' AND r.status = 'ok'"), 4);
+	cr_assert_eq(count_with_plan("results r", "p.variant = 'sh -c ''exit 0''' AND "
+				     "r.status = 'ok'"), 4);
+	cr_assert_eq(count_with_plan("results r", "p.variant = '/bin/true' AND r.status = 'ok'"),
+		     4);
 	cli_run(dir, &r, "report", "--db", db, "--format", "summary", NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	/* sh against true: a dilation in % on the sh row */
-	cr_assert(strstr(r.out, "  sh "), "%s", r.out);
+	cr_assert(strstr(r.out, "  sh -c 'exit 0' "), "%s", r.out);
 	cr_assert(strstr(r.out, " %  ["), "%s", r.out);
+	cli_result_release(&r);
+
+	/* -N / --name name them instead, in order; a bad one is refused */
+	cli_run(dir, &r, "run", "-q", "-n", "1", "--warmup", "0", "--db", db, "-N", "bare",
+		"--name", "by sh", "/bin/true", "sh -c 'exit 0'", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+	base = cli_sql_text(db, "SELECT baseline FROM runs WHERE id = 2");
+	cr_assert_str_eq(base, "bare");
+	free(base);
+	cr_assert_eq(count_with_plan("results r", "p.variant = 'by sh' AND r.status = 'ok'"), 1);
+	cli_run(dir, &r, "run", "--db", db, "-N", "a,b", "/bin/true", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "--name 'a,b': a name is printable text"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "x.yaml", "--db", db, "-N", "a", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "--name, --shell and --order are for a one-liner"), "%s", r.err);
 	cli_result_release(&r);
 }
 

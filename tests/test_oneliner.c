@@ -91,7 +91,8 @@ Test(oneliner, hostile_arguments_come_back_exactly)
 	cr_assert_eq(exp.n_workloads, 1);
 	cr_assert_eq(exp.n_variants, 1);
 	cr_assert_str_eq(exp.variants[0].name, "base");
-	cr_assert_str_eq(exp.workloads[0].name, "echo");
+	/* named by its words, quoted for a shell, escaped, shortened */
+	cr_assert_str_eq(exp.workloads[0].name, "/bin/echo 'a: b # c' 'line1\\x0aline2' 'i\xe2\x80\xa6");
 	cr_assert_str_eq(exp.workloads[0].dir, "/tmp/a dir: #1");
 	cr_assert_eq(exp.repetitions, 2);
 	cr_assert_eq(exp.warmup, 0);
@@ -111,9 +112,10 @@ Test(oneliner, several_commands_are_variants_the_first_the_baseline)
 
 	load(&o, &exp);
 	cr_assert_eq(exp.n_variants, 3);
-	cr_assert_str_eq(exp.baseline, "gzip");
-	cr_assert_str_eq(exp.variants[1].name, "zstd");
-	cr_assert_str_eq(exp.variants[2].name, "gzip-2");
+	cr_assert_str_eq(exp.name, "gzip vs zstd vs gzip");
+	cr_assert_str_eq(exp.baseline, "gzip -6 -c 'in: #1'");
+	cr_assert_str_eq(exp.variants[1].name, "zstd -19 -c in");
+	cr_assert_str_eq(exp.variants[2].name, "/usr/bin/gzip -1 -c in");
 	cr_assert_str_eq(exp.variants[0].cmd.v[3], "in: #1");
 	cr_assert_str_eq(exp.variants[2].cmd.v[0], "/usr/bin/gzip");
 	cr_assert_eq(exp.variants[1].n_env, 1);
@@ -140,8 +142,8 @@ Test(oneliner, variants_wrap_each_command_with_their_env)
 
 	load(&o, &exp);
 	cr_assert_eq(exp.n_workloads, 2);
-	cr_assert_str_eq(exp.workloads[0].name, "ls");
-	cr_assert_str_eq(exp.workloads[1].name, "sh");
+	cr_assert_str_eq(exp.workloads[0].name, "ls -l");
+	cr_assert_str_eq(exp.workloads[1].name, "sh -c 'exit 0'");
 	cr_assert_str_eq(exp.workloads[1].cmd.v[2], "exit 0");
 	cr_assert_eq(exp.n_variants, 4);
 	cr_assert_str_eq(exp.baseline, "base");
@@ -171,7 +173,8 @@ Test(oneliner, shell_runs_the_line_by_sh)
 	cr_assert_eq(exp.workloads[0].cmd.n, 3);
 	cr_assert_str_eq(exp.workloads[0].cmd.v[0], "/bin/sh");
 	cr_assert_str_eq(exp.workloads[0].cmd.v[2], cmds[0]);
-	cr_assert_str_eq(exp.workloads[0].name, "echo");
+	cr_assert_str_eq(exp.workloads[0].name, "echo hi | cat > /dev/null");
+	cr_assert_str_eq(exp.name, "echo");
 	experiment_release(&exp);
 }
 
@@ -256,4 +259,58 @@ Test(oneliner, non_utf8_arguments_come_back_byte_for_byte)
 	cr_assert(strstr(err, "holds a NUL byte"), "%s", err);
 	experiment_release(&exp);
 	free(path);
+}
+
+/* Commands are named by their text, as hyperfine names them: blanks as one
+ * space, escaped, what a name cannot hold as '_', shortened with an
+ * ellipsis, unique; --name names them in order instead. */
+Test(oneliner, commands_are_named_by_their_text_or_by_name)
+{
+	char *cmds[] = { "gzip -6 -c in", "gzip   -1\t-c in", "gzip -6 -c in",
+			 "sort -t, -k2 '[a]' ~/f", "printf '\xe9\x1b[31m'",
+			 "a-program-with-a-long-name --and --many --options=1" };
+	char *names[] = { "six", "one" }, *bad[] = { "a,b" }, *twice[] = { "x", "x" };
+	char *more[] = { "1", "2", "3", "4", "5", "6", "7" }, *ctl[] = { "a\x1b[31m" };
+	struct oneliner o = { .commands = cmds, .n_commands = 6, .warmup = -1 };
+	struct experiment exp;
+	char err[512], *yaml = NULL;
+
+	load(&o, &exp);
+	cr_assert_eq(exp.n_variants, 6);
+	cr_assert_str_eq(exp.variants[0].name, "gzip -6 -c in");
+	cr_assert_str_eq(exp.variants[1].name, "gzip -1 -c in");
+	cr_assert_str_eq(exp.variants[2].name, "gzip -6 -c in (2)");
+	cr_assert_str_eq(exp.variants[3].name, "sort -t_ -k2 '_a_' _/f");
+	cr_assert_str_eq(exp.variants[4].name, "printf '\\xe9\\x1b_31m'");
+	cr_assert_str_eq(exp.variants[5].name,
+			 "a-program-with-a-long-name --and --many\xe2\x80\xa6");
+	cr_assert_str_eq(exp.baseline, "gzip -6 -c in");
+	experiment_release(&exp);
+
+	/* --name: the first commands, in order; the others keep their text */
+	o.names = names;
+	o.n_names = 2;
+	load(&o, &exp);
+	cr_assert_str_eq(exp.variants[0].name, "six");
+	cr_assert_str_eq(exp.variants[1].name, "one");
+	cr_assert_str_eq(exp.variants[2].name, "gzip -6 -c in");
+	cr_assert_str_eq(exp.baseline, "six");
+	experiment_release(&exp);
+
+	o.names = bad;
+	o.n_names = 1;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--name 'a,b': a name is printable text"), "%s", err);
+	o.names = ctl;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--name 'a\\x1b[31m'"), "%s", err);
+	o.names = twice;
+	o.n_names = 2;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--name 'x' twice"), "%s", err);
+	o.names = more;
+	o.n_names = 7;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "7 --name for 6 commands"), "%s", err);
+	cr_assert_null(yaml);
 }

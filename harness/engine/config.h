@@ -41,6 +41,20 @@ size_t config_workload_dirs(char *dirs[3]);
  * (static storage, valid until the next call). */
 const char *config_share_workloads_dir(void);
 
+/*
+ * A variant's or a workload's name (docs/experiment.md): text as it is
+ * shown - valid UTF-8 without a control byte, what escape_bytes() leaves
+ * as it is - not empty, no blank at either end, and none of , (lists of
+ * names: --only-variant a,b), [ ] (a matrix instance: w[p=1]) and ~ (the
+ * self-check's BASELINE~aa).  A one-liner names its commands by their text
+ * (`gzip -6 -c in`).  Where a name becomes part of a path it is encoded by
+ * path_component() (lib/util.h).  Metric names and a workload named in a
+ * list (a file name) stay [A-Za-z0-9_.+-]+.
+ */
+int config_valid_name(const char *name);
+/* Why config_valid_name() refuses a name: "use printable text without ..." */
+#define CONFIG_NAME_RULE "printable text, not blank at either end, without , [ ] ~"
+
 /* The largest experiment, include or workload file (16 MiB). */
 #define CONFIG_FILE_MAX (16u << 20)
 

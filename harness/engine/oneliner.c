@@ -4,6 +4,9 @@
 #include "core/yamlnode.h"
 #include "lib/util.h"
 
+/* The bytes of a command's text kept in its name (then an ellipsis). */
+#define ONELINER_NAME_MAX 40
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,34 +106,129 @@ static void names_add(struct names *ns, const char *name)
 	ns->v[ns->n++] = xstrdup(name);
 }
 
-/* A name for the program of cmd (with shell its line's first word): its
- * base name, cleaned, not yet in ns; kept in ns. */
-static const char *unique_name(struct names *ns, const struct argv_list *cmd, int shell)
+/* The base name of cmd's program (with shell its line's first word),
+ * escaped (malloc'd): the study's name is the programs' names. */
+static char *program_name(const struct argv_list *cmd, int shell)
 {
 	const char *word = cmd->v[shell ? 2 : 0];
 	char *prog = xstrndup(word, shell ? strcspn(word, " \t\n;|&<>()") : strlen(word));
 	const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
-	char *name = xstrdup(*base ? base : "cmd"), *cand;
+	char *name = escape_bytes_str(*base ? base : "cmd");
 
 	free(prog);
-	for (char *c = name; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || strchr("_.+-", *c)))
+	return name;
+}
+
+/*
+ * Command i's text as its name, as hyperfine names its commands (malloc'd):
+ * the line as given with each run of blanks one space, or the words of
+ * -- CMD ARGS quoted for a shell; escaped (escape_bytes(): a byte that is
+ * not UTF-8 or a control byte as \xNN), each character a name cannot hold
+ * (, [ ] ~: engine/config.h) as '_', and cut after ONELINER_NAME_MAX bytes
+ * with an ellipsis.
+ */
+static char *command_name(const struct oneliner *o, size_t i)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *shown, *c;
+	size_t n;
+
+	if (o->argv) {
+		for (size_t k = 0; k < o->argc; k++) {
+			if (k)
+				strbuf_addstr(&sb, " ");
+			strbuf_add_shell_word(&sb, o->argv[k]);
+		}
+	} else {
+		for (const char *p = o->commands[i]; *p;) {
+			size_t blank = strspn(p, " \t\n");
+			if (blank && sb.len && p[blank])
+				strbuf_addstr(&sb, " ");
+			if (!blank)
+				strbuf_add(&sb, p, 1);
+			p += blank ? blank : 1;
+		}
+	}
+	shown = escape_bytes_str(sb.buf ? sb.buf : "");
+	strbuf_release(&sb);
+	for (c = shown; *c; c++)
+		if (strchr(",[]~", *c))
 			*c = '_';
-	cand = xstrdup(name);
-	for (int k = 2;; k++) {
-		int taken = 0;
-		for (size_t i = 0; i < ns->n; i++)
-			taken |= !strcmp(ns->v[i], cand);
-		if (!taken)
-			break;
+	n = strlen(shown);
+	if (n > ONELINER_NAME_MAX) {
+		n = ONELINER_NAME_MAX;
+		while (n && ((unsigned char)shown[n] & 0xc0) == 0x80)
+			n--;	/* not inside a UTF-8 sequence */
+		while (n && shown[n - 1] == ' ')
+			n--;
+		shown[n] = '\0';
+		c = xasprintf("%s\xe2\x80\xa6", shown);	/* U+2026, an ellipsis */
+		free(shown);
+		shown = c;
+	}
+	if (!*shown) {
+		free(shown);
+		shown = xstrdup("command");
+	}
+	return shown;
+}
+
+static int names_has(const struct names *ns, const char *name)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		if (!strcmp(ns->v[i], name))
+			return 1;
+	return 0;
+}
+
+/* name, else "name (2)", "name (3)", ...: the first not in ns (taken,
+ * malloc'd). */
+static char *unique_name(const struct names *ns, char *name)
+{
+	char *cand = xstrdup(name);
+
+	for (int k = 2; names_has(ns, cand); k++) {
 		free(cand);
-		cand = xasprintf("%s-%d", name, k);
+		cand = xasprintf("%s (%d)", name, k);
 	}
 	free(name);
-	names_add(ns, cand);
-	free(cand);
-	return ns->v[ns->n - 1];
+	return cand;
+}
+
+/*
+ * The commands' names into ns (nc of them, in order): the --name ones
+ * first, each checked (engine/config.h: config_valid_name()), then each
+ * command's text, unique.  0, or -1 with the reason in err.
+ */
+static int command_names(const struct oneliner *o, size_t nc, struct names *ns, char *err,
+			 size_t len)
+{
+	if (o->n_names > nc) {
+		snprintf(err, len, "%zu --name for %zu command%s: one a command, in order",
+			 o->n_names, nc, nc == 1 ? "" : "s");
+		return -1;
+	}
+	for (size_t i = 0; i < o->n_names; i++) {
+		int ok = config_valid_name(o->names[i]), twice = names_has(ns, o->names[i]);
+		if (!ok || twice) {
+			char *shown = escape_bytes_str(o->names[i]);
+			if (twice)
+				snprintf(err, len, "--name '%s' twice: each command's name is its own",
+					 shown);
+			else
+				snprintf(err, len, "--name '%s': a name is %s", shown,
+					 CONFIG_NAME_RULE);
+			free(shown);
+			return -1;
+		}
+		names_add(ns, o->names[i]);
+	}
+	for (size_t i = o->n_names; i < nc; i++) {
+		char *name = unique_name(ns, command_name(o, i));
+		names_add(ns, name);
+		free(name);
+	}
+	return 0;
 }
 
 static void names_release(struct names *ns)
@@ -317,7 +415,7 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 {
 	struct emit em = { .out = STRBUF_INIT };
 	struct argv_list *cmds = NULL, *vwords = NULL;
-	struct names wnames = { 0 }, vnames = { 0 };
+	struct names cnames = { 0 }, vnames = { 0 };
 	size_t nc = o->argv ? 1 : o->n_commands;
 	yaml_event_t e;
 	char num[32];
@@ -344,6 +442,8 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 			goto out;
 		}
 	}
+	if (command_names(o, nc, &cnames, err, len) < 0)
+		goto out;
 	for (size_t i = 0; i < o->n_env; i++)
 		if (!is_assignment(o->env[i])) {
 			snprintf(err, len, "--env takes NAME=VALUE, got '%s'", o->env[i]);
@@ -380,12 +480,13 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 	map_start(&em, 0);
 	{
 		struct strbuf nm = STRBUF_INIT;
-		struct names cn = { 0 };
-		for (size_t i = 0; i < nc; i++)
-			strbuf_addf(&nm, "%s%s", i ? " vs " : "", unique_name(&cn, &cmds[i], o->shell));
+		for (size_t i = 0; i < nc; i++) {
+			char *prog = program_name(&cmds[i], o->shell);
+			strbuf_addf(&nm, "%s%s", i ? " vs " : "", prog);
+			free(prog);
+		}
 		key_str(&em, "name", nm.buf);
 		strbuf_release(&nm);
-		names_release(&cn);
 	}
 	if (o->cmdline)
 		key_str(&em, "description", o->cmdline);
@@ -426,23 +527,20 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 		}
 	} else {
 		/* hyperfine's way: each command a variant of one workload */
-		struct names cn = { 0 };
 		for (size_t i = 0; i < nc; i++) {
 			map_start(&em, 0);
-			key_str(&em, "name", unique_name(&cn, &cmds[i], o->shell));
+			key_str(&em, "name", cnames.v[i]);
 			key_env(&em, o, NULL, 0);
 			key_argv(&em, "cmd", &cmds[i]);
 			map_end(&em);
 		}
-		names_release(&cn);
 	}
 	seq_end(&em);
 	scalar(&em, "workloads");
 	seq_start(&em, 0);
 	for (size_t i = 0; i < ((o->n_variants || nc == 1) ? nc : 1); i++) {
 		map_start(&em, 0);
-		key_str(&em, "name", o->n_variants || nc == 1 ?
-			unique_name(&wnames, &cmds[i], o->shell) : "commands");
+		key_str(&em, "name", o->n_variants || nc == 1 ? cnames.v[i] : "commands");
 		if (o->dir)
 			key_str(&em, "dir", o->dir);
 		key_requires(&em, cmds, o->n_variants || nc == 1 ? i : 0,
@@ -481,7 +579,7 @@ out:
 	for (size_t i = 0; vwords && i < o->n_variants; i++)
 		oneliner_argv_free(&vwords[i]);
 	free(vwords);
-	names_release(&wnames);
+	names_release(&cnames);
 	names_release(&vnames);
 	return ret;
 }
