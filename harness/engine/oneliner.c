@@ -516,7 +516,7 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 				while (n_own < wd->n && is_assignment(wd->v[n_own]))
 					n_own++;
 				key_env(&em, o, wd, n_own);
-				wrap.v = wd->v + n_own;
+				wrap.v = wd->v ? wd->v + n_own : NULL;	/* --variant NAME= : none */
 				wrap.n = wd->n - n_own;
 				if (wrap.n)
 					key_argv(&em, "wrap", &wrap);
