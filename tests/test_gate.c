@@ -605,8 +605,9 @@ Test(gate, run_progress_only_on_a_terminal)
 	cli_result_release(&r);
 	if (access("/usr/bin/script", X_OK))
 		return;
-	/* A pseudo-terminal: the line is there, bold unless NO_COLOR. */
-	cmd = xasprintf("cd %s && NO_COLOR=1 /usr/bin/script -qc '%s run p.yaml --db p2.db' "
+	/* A pseudo-terminal: the line is there, bold unless NO_COLOR (TERM
+	 * set: a dumb terminal, as the caller's may be, has no line). */
+	cmd = xasprintf("cd %s && NO_COLOR=1 TERM=xterm /usr/bin/script -qc '%s run p.yaml --db p2.db' "
 			"/dev/null > tty.out 2>&1 </dev/null", dir, getenv("PERTURB_BIN"));
 	cr_assert_eq(system(cmd), 0);
 	free(cmd);
