@@ -1217,12 +1217,26 @@ Test(cli, a_run_whose_daemon_or_background_load_did_not_hold_is_failed)
 {
 	struct cli_result r;
 
-	run_study("name: x\nwarmup: 0\nrepetitions: 3\n"
-		  "variants:\n"
-		  "  - name: a\n"
-		  "  - name: b\n"
-		  "    background: [sh, -c, 'echo cannot start; exit 1']\n"
-		  "workloads: [{name: t, cmd: [true]}]\n", 3, "every run of workload 't' under variant 'b' failed");
+	/* the workload waits until the load has failed once, so that its
+	 * first run sees a failure whatever the machine's speed; a later run
+	 * finds the load waiting to restart, or restarted less than a second
+	 * ago (a crash loop running for a moment held nothing: it passed) */
+	char *yaml;
+
+	yaml = xasprintf("name: x\nwarmup: 0\nrepetitions: 3\n"
+			       "variants:\n"
+			       "  - name: a\n"
+			       "  - name: b\n"
+			       "    background: [sh, -c, 'echo cannot start; touch %s/bg.failed; exit 1']\n"
+			       "    env: {BG: '1'}\n"
+			       "workloads:\n"
+			       "  - name: t\n"
+			       "    shell: '[ -z \"$BG\" ] || timeout 30 sh -c \"until [ -e %s/bg.failed ]; "
+			       "do :; done\"'\n",
+			       dir, dir);
+	run_study(yaml, 3, "every run of workload 't' under variant 'b' failed");
+	free(yaml);
+	yaml = NULL;
 	cr_expect_eq(count_with_plan("results r", "p.variant = 'b' AND r.status = 'failed' AND "
 				     "r.reason LIKE 'background load %failed%'"), 3);
 	cr_expect_eq(count_with_plan("results r", "p.variant = 'a' AND r.status = 'ok'"), 3);
@@ -1231,9 +1245,18 @@ Test(cli, a_run_whose_daemon_or_background_load_did_not_hold_is_failed)
 		  "%s", r.out);
 	cli_result_release(&r);
 	/* the closing screen */
-	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 2\n"
-		 "variants: [{name: a}, {name: b, background: [sh, -c, 'exit 3']}]\n"
-		 "workloads: [{name: t, cmd: [true]}]\n");
+	yaml = xasprintf("%s/bg.failed", dir);
+	unlink(yaml);
+	free(yaml);
+	yaml = xasprintf("name: x\nwarmup: 0\nrepetitions: 2\n"
+			 "variants: [{name: a}, {name: b, env: {BG: '1'}, background: [sh, -c, "
+			 "'touch %s/bg.failed; exit 3']}]\n"
+			 "workloads:\n"
+			 "  - name: t\n"
+			 "    shell: '[ -z \"$BG\" ] || timeout 30 sh -c \"until [ -e %s/bg.failed ]; "
+			 "do :; done\"'\n", dir, dir);
+	tl_write(dir, "e.yaml", yaml);
+	free(yaml);
 	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
 	cr_expect_eq(r.status, 3, "%s", r.err);
 	cr_expect(strstr(r.out, "Failed runs") && strstr(r.out, "background load 'sh -c"),
