@@ -139,7 +139,7 @@ Test(cgroup, a_daemon_and_a_background_load_take_their_escapees_with_them)
 
 	need_cgroups();
 	cr_assert_eq(regcomp(&re, "ready", REG_EXTENDED | REG_NOSUB), 0);
-	cr_assert_eq(daemon_start(dargv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re, 10, &d), 0);
+	cr_assert_eq(daemon_start(dargv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re, NULL, 10, &d), 0);
 	s = read_file(f1, NULL);
 	cr_assert(s);
 	p1 = atoi(s);

@@ -18,6 +18,7 @@
 
 #include "core/proc.h"
 #include "core/runner.h"
+#include "backends/bpf.h"
 #include "testlib.h"
 #include "lib/util.h"
 
@@ -66,7 +67,7 @@ static char *daemon_start_error(char **argv, double ready_timeout_s)
 
 	cr_assert_eq(regcomp(&re, "ready", REG_EXTENDED), 0);
 	tl_capture_start(&c, 2);
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re,
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re, NULL,
 				  ready_timeout_s, &d), -1);
 	err = tl_capture_end(&c);
 	cr_assert_null(d);
@@ -225,7 +226,7 @@ Test(proc, daemon_ready_by_regex)
 	int fds = tl_count_fds();
 
 	cr_assert_eq(regcomp(&re, "listening on port [0-9]+", REG_EXTENDED), 0);
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re, 10, &d), 0);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re, NULL, 10, &d), 0);
 	pid = daemon_pid(d);
 	cr_assert(pid > 0);
 	cr_assert_eq(kill(pid, 0), 0);
@@ -251,7 +252,7 @@ Test(proc, daemon_ready_without_newline)
 	regex_t re;
 
 	cr_assert_eq(regcomp(&re, "> $", REG_EXTENDED), 0);
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re, 10, &d), 0);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re, NULL, 10, &d), 0);
 	cr_assert_eq(daemon_stop(d), 0);
 	tl_assert_no_children();
 	regfree(&re);
@@ -290,7 +291,7 @@ Test(proc, daemon_ready_by_delay)
 	struct daemon *d;
 	double t0 = now_mono();
 
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0.1, NULL, 10, &d), 0);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0.1, NULL, NULL, 10, &d), 0);
 	cr_assert(now_mono() - t0 >= 0.1);
 	cr_assert_eq(daemon_stop(d), 0);
 	tl_assert_no_children();
@@ -306,7 +307,7 @@ Test(proc, daemon_exits_during_delay)
 	double t0 = now_mono();
 
 	tl_capture_start(&c, 2);
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 5, NULL, 10, &d), -1);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 5, NULL, NULL, 10, &d), -1);
 	err = tl_capture_end(&c);
 	cr_assert(now_mono() - t0 < 4);
 	cr_assert_str_eq(err,
@@ -326,7 +327,7 @@ Test(proc, daemon_died_on_its_own)
 	struct pollfd p;
 
 	/* appended to what is there */
-	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, NULL, 10, &d), 0);
+	cr_assert_eq(daemon_start(argv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, NULL, NULL, 10, &d), 0);
 	p.fd = pidfd_open(daemon_pid(d), 0);
 	p.events = POLLIN;
 	cr_assert(p.fd >= 0);
@@ -485,7 +486,7 @@ Test(proc, every_daemon_and_background_log_is_bounded)
 
 	cr_assert_eq(regcomp(&re, "^ready", REG_EXTENDED | REG_NOSUB), 0);
 	tl_capture_start(&c, 2);
-	cr_assert_eq(daemon_start(dargv, tl_test_env(), NULL, log, max, 0, &re, 30, &d), 0);
+	cr_assert_eq(daemon_start(dargv, tl_test_env(), NULL, log, max, 0, &re, NULL, 30, &d), 0);
 	cr_assert_eq(daemon_stop(d), 0);
 	said = tl_capture_end(&c);
 	regfree(&re);
@@ -506,4 +507,39 @@ Test(proc, every_daemon_and_background_log_is_bounded)
 	tl_assert_no_children();
 	free(log);
 	free(bglog);
+}
+
+/*
+ * A tracer's log is bounded as a daemon's, and what perturb reads back
+ * from it survives the cut: bpftrace's log (host.c) holds at most its
+ * bound, and the "Lost N events" lines it dropped are tallied in its first
+ * line, so that bpf_log_lost() counts every event lost, dropped or kept.
+ */
+Test(proc, a_tracer_log_is_bounded_and_its_lost_events_still_counted)
+{
+	const size_t max = 1 << 20;
+	char *log = tmp_path("bpf.log"), *text;
+	char *dargv[] = { "sh", "-c", "awk 'BEGIN { for (i = 0; i < 100000; i++) { "
+			  "print \"Lost 3 events\"; print \"@x[\" i \"]: 12345678901234567890\" } "
+			  "print \"done\" }'; exec sleep 60", NULL };
+	struct daemon *d;
+	regex_t re, lost;
+	size_t len;
+
+	cr_assert_eq(regcomp(&re, "^done", REG_EXTENDED | REG_NOSUB), 0);
+	cr_assert_eq(regcomp(&lost, BPF_LOST_REGEX, REG_EXTENDED | REG_NEWLINE), 0);
+	cr_assert_eq(daemon_start(dargv, tl_test_env(), NULL, log, max, 0, &re, &lost, 30, &d), 0);
+	cr_assert_eq(daemon_stop(d), 0);
+	regfree(&re);
+	regfree(&lost);
+	text = read_file(log, &len);
+	cr_assert(text);
+	cr_expect_leq(len, max + 65536, "the log holds %zu bytes", len);
+	cr_assert(!strncmp(text, "perturb: ", 9) && strstr(text, "; the lines dropped tallied "),
+		  "%.200s", text);
+	cr_expect_gt(proc_log_tally(log), 0);
+	cr_expect_eq(bpf_log_lost(log), 300000ULL, "lost %llu", bpf_log_lost(log));
+	free(text);
+	free(log);
+	tl_assert_no_children();
 }

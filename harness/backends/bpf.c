@@ -1,5 +1,6 @@
 /* bpf.c - the bpf: block: bpftrace as a managed daemon; see bpf.h */
 #include "bpf.h"
+#include "core/proc.h"
 #include "core/packages.h"
 #include "lib/util.h"
 
@@ -242,7 +243,7 @@ char *bpf_log_error(const char *path)
 unsigned long long bpf_log_lost(const char *path)
 {
 	char *text = read_file(path, NULL), *p;
-	unsigned long long lost = 0;
+	unsigned long long lost = proc_log_tally(path);	/* of the lines dropped */
 
 	for (p = text; p && (p = strstr(p, "Lost ")); p += 5)
 		if (p == text || p[-1] == '\n') {

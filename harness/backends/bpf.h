@@ -53,7 +53,10 @@ const char *bpf_ready_regex(const struct bpf_cfg *c);
 char *bpf_log_error(const char *path);
 
 /* The events bpftrace said it lost ("Lost N events": its perf buffer was
- * full, printf() and the like) in its log at path; 0 without a log. */
+ * full, printf() and the like) in its log at path, with those of the lines
+ * its bounded log dropped (tallied by BPF_LOST_REGEX: core/proc.h); 0
+ * without a log. */
+#define BPF_LOST_REGEX "^Lost ([0-9]+) events"
 unsigned long long bpf_log_lost(const char *path);
 
 /* Write the program to path, {micro} and {perturb} expanded (the

@@ -461,13 +461,14 @@ out:
 /*
  * Start the block's bpftrace, logging to log, and wait until it is ready
  * (every probe attached).  RLIMIT_MEMLOCK is raised for it (inherited) and
- * put back.
+ * put back.  Its log is bounded as a daemon's (PROC_LOG_MAX), its "Lost N
+ * events" lines tallied where it drops them (bpf_log_lost()).
  */
 static int bpf_start(const struct variant *v, const char *prog_path, const char *log,
 		     char **envp, double timeout_s, struct daemon **out)
 {
 	const struct bpf_cfg *c = v->cfg;
-	regex_t re;
+	regex_t re, lost;
 	struct rlimit old;
 	char **argv;
 	int r;
@@ -480,9 +481,15 @@ static int bpf_start(const struct variant *v, const char *prog_path, const char 
 		return error("variant '%s': bad readiness pattern", v->name);
 	}
 	bpf_memlock_raise(&old);
-	r = daemon_start(argv, envp, NULL, log, 0, 0, &re, timeout_s, out);
+	if (regcomp(&lost, BPF_LOST_REGEX, REG_EXTENDED | REG_NEWLINE)) {
+		argv_free(argv);
+		regfree(&re);
+		return error("variant '%s': bad pattern of lost events", v->name);
+	}
+	r = daemon_start(argv, envp, NULL, log, PROC_LOG_MAX, 0, &re, &lost, timeout_s, out);
 	bpf_memlock_restore(&old);
 	regfree(&re);
+	regfree(&lost);
 	argv_free(argv);
 	return r;
 }
@@ -808,7 +815,7 @@ static int host_enter(struct backend_ctx *ctx)
 		char **argv = expand_argv(ctx, &v->daemon);
 		int r = daemon_start(argv, ctx->envp, ctx->cwd, path, PROC_LOG_MAX,
 				     v->daemon_ready_s,
-				     v->daemon_ready_regex ? &v->daemon_ready_re : NULL,
+				     v->daemon_ready_regex ? &v->daemon_ready_re : NULL, NULL,
 				     ctx->exp->timeout_s, &st->daemon);
 		free(path);
 		argv_free(argv);

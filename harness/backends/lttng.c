@@ -463,7 +463,7 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 	regcomp(&re, "^" READY_MARK, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
 	argv = sessiond_argv(h, l->n_kernel > 0);
 	own_log = log ? NULL : xasprintf("%s/sessiond.log", h->dir);
-	r = daemon_start(argv, h->tool_env, NULL, log ? log : own_log, PROC_LOG_MAX, 0, &re,
+	r = daemon_start(argv, h->tool_env, NULL, log ? log : own_log, PROC_LOG_MAX, 0, &re, NULL,
 			 timeout_s, &h->d);
 	argv_free(argv);
 	regfree(&re);

@@ -623,7 +623,11 @@ int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *nam
 	t->argv = build_argv(c, t);
 	env = argv_copy(envp);		/* and no perfconfig of the user's */
 	env_put(&env, "PERF_CONFIG", "/dev/null", NULL);
-	if (daemon_start(t->argv, env, NULL, t->log_path, 0, 0, NULL, timeout_s, &t->d) < 0)
+	/* record: its log is perf's messages, bounded as a daemon's; trace: its
+	 * output, which trace_sync() reads as it grows, by offset, run by run:
+	 * not cut under it (core/proc.h) */
+	if (daemon_start(t->argv, env, NULL, t->log_path, t->mode == PERF_RECORD ? PROC_LOG_MAX : 0,
+			 0, NULL, NULL, timeout_s, &t->d) < 0)
 		goto out;
 	if ((t->pidfd = pidfd_open(daemon_pid(t->d), 0)) < 0) {
 		error("perf: cannot watch it: %s", strerror(errno));

@@ -96,15 +96,23 @@ int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
  * "perturb: N bytes of this log were dropped here (a log keeps at most
  * M)" that counts every byte dropped from the file; the command that
  * stops its writer warns with the number.  So no log fills the disk the
- * results database is on.  A tracer whose log is its data (perf trace,
- * bpftrace, read back by perturb) passes log_max 0: unbounded.
+ * results database is on.  What is read back from a log survives the cut
+ * through a tally: a daemon's tally_re (REG_EXTENDED, one group) sums the
+ * number its first group matches in each line the log drops, and the
+ * marker then ends in "; the lines dropped tallied T" (bpftrace's "Lost N
+ * events": bpf.c adds proc_log_tally() to what the log still holds).  Only
+ * perf trace's log, which perturb reads as it grows, run by run, passes
+ * log_max 0: unbounded.
  */
 #define PROC_LOG_MAX (16 * 1024 * 1024)
+/* The tally of the log at path (0: none, or no log). */
+unsigned long long proc_log_tally(const char *path);
 
 /*
  * A daemon: started before a variant's runs, stopped after, in folder cwd
  * (NULL = perturb's).  Its stdout and stderr go to log_path (appended),
- * bounded to log_max bytes (PROC_LOG_MAX; 0: not bounded).  Readiness:
+ * bounded to log_max bytes (PROC_LOG_MAX; 0: not bounded), its dropped lines
+ * tallied by tally_re (NULL: none; above).  Readiness:
  * ready_re (regex on its output, waited for at most timeout_s) or
  * ready_delay_s (slept).  A daemon that exits before it is ready is an
  * error.  With ready_re or log_max the output goes through a logger
@@ -116,7 +124,8 @@ int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
 struct daemon;
 int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 		 const char *log_path, size_t log_max, double ready_delay_s,
-		 const regex_t *ready_re, double timeout_s, struct daemon **out);
+		 const regex_t *ready_re, const regex_t *tally_re, double timeout_s,
+		 struct daemon **out);
 /* SIGTERM to its group, SIGKILL after a grace period; reaps it.  Returns 0,
  * or -1 when it had died on its own before (printed). Frees d. */
 int daemon_stop(struct daemon *d);

@@ -80,7 +80,8 @@ struct daemon {
  * more than max bytes, its last max / 2 (from a line's start) are moved to
  * its beginning after one marker line that counts every byte dropped so
  * far, and it is cut there.  Moving max / 2 bytes per max / 2 written
- * keeps the cost linear.
+ * keeps the cost linear.  With a tally (proc.h), the dropped lines that
+ * match it are read first and their numbers added to the marker's sum.
  */
 struct blog {
 	int fd;			/* not O_APPEND: rewritten in place */
@@ -88,35 +89,107 @@ struct blog {
 	off_t size;
 	size_t marker_len;	/* of the marker at offset 0; 0 when none */
 	unsigned long long dropped;
+	const regex_t *tally_re;	/* NULL: none */
+	unsigned long long tally;
 };
 
-#define LOG_MARKER "perturb: %llu bytes of this log were dropped here (a log keeps at most %zu)\n"
+#define LOG_MARKER "perturb: %llu bytes of this log were dropped here (a log keeps at most %zu)"
+#define LOG_TALLY "; the lines dropped tallied %llu"
 
 /* The bytes of fd's log dropped so far, as its marker says (0: none);
- * *len the marker's length. */
-static unsigned long long log_marker(int fd, size_t *len)
+ * *len the marker's length, *tally (may be NULL) its tally (0: none). */
+static unsigned long long log_marker(int fd, size_t *len, unsigned long long *tally)
 {
-	char head[160];
-	unsigned long long n = 0;
+	char head[200];
+	unsigned long long n = 0, t = 0;
 	size_t max;
-	int used = 0;
+	int used = 0, more = 0;
 	ssize_t k = pread(fd, head, sizeof(head) - 1, 0);
 
 	*len = 0;
+	if (tally)
+		*tally = 0;
 	if (k <= 0)
 		return 0;
 	head[k] = '\0';
 	if (sscanf(head, "perturb: %llu bytes of this log were dropped here (a log keeps at "
-		   "most %zu)\n%n", &n, &max, &used) < 2 || !used)
+		   "most %zu)%n", &n, &max, &used) < 2 || !used)
 		return 0;
-	*len = (size_t)used;
+	if (sscanf(head + used, "; the lines dropped tallied %llu%n", &t, &more) == 1 && more)
+		used += more;
+	if (head[used] != '\n')
+		return 0;
+	*len = (size_t)used + 1;
+	if (tally)
+		*tally = t;
 	return n;
+}
+
+unsigned long long proc_log_tally(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned long long t = 0;
+	size_t len;
+
+	if (fd >= 0) {
+		log_marker(fd, &len, &t);
+		close(fd);
+	}
+	return t;
+}
+
+/* The tally of one dropped line (its first group's number, when it
+ * matches). */
+static void tally_line(struct blog *b, const char *line, size_t len)
+{
+	regmatch_t m[2];
+
+	m[0].rm_so = 0;
+	m[0].rm_eo = (regoff_t)len;
+	if (!regexec(b->tally_re, line, 2, m, REG_STARTEND) && m[1].rm_so >= 0)
+		b->tally += strtoull(line + m[1].rm_so, NULL, 10);
+}
+
+/* Tally the lines of the log's bytes [from, to) (whole lines: to is a
+ * line's start), cut at LOGGER_LINE_MAX as the logger reads them. */
+static void tally_dropped(struct blog *b, off_t from, off_t to)
+{
+	static char buf[65536];
+	char *line = xmalloc(LOGGER_LINE_MAX + 1);
+	size_t llen = 0;
+
+	while (from < to) {
+		size_t want = (size_t)(to - from) < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+		ssize_t k = pread(b->fd, buf, want, from);
+		if (k <= 0)
+			break;
+		from += k;
+		for (char *p = buf, *end = buf + k; p < end;) {
+			char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t take = (size_t)((nl ? nl : end) - p);
+			if (take > LOGGER_LINE_MAX - llen)
+				take = LOGGER_LINE_MAX - llen;
+			memcpy(line + llen, p, take);
+			llen += take;
+			if (nl) {
+				line[llen] = '\0';
+				tally_line(b, line, llen);
+				llen = 0;
+			}
+			p = nl ? nl + 1 : end;
+		}
+	}
+	if (llen) {
+		line[llen] = '\0';
+		tally_line(b, line, llen);
+	}
+	free(line);
 }
 
 static void blog_rotate(struct blog *b)
 {
 	size_t keep = b->max / 2;
-	char *tail = xmalloc(keep), marker[160], *nl;
+	char *tail = xmalloc(keep), marker[200], *nl;
 	ssize_t k = pread(b->fd, tail, keep, b->size - (off_t)keep);
 	size_t skip;
 	int m;
@@ -127,8 +200,13 @@ static void blog_rotate(struct blog *b)
 	}
 	nl = memchr(tail, '\n', (size_t)k);
 	skip = nl && nl + 1 < tail + k ? (size_t)(nl + 1 - tail) : 0;
+	if (b->tally_re)
+		tally_dropped(b, (off_t)b->marker_len, b->size - k + (off_t)skip);
 	b->dropped += (unsigned long long)(b->size - k - (off_t)b->marker_len) + skip;
 	m = snprintf(marker, sizeof(marker), LOG_MARKER, b->dropped, b->max);
+	if (b->tally_re)
+		m += snprintf(marker + m, sizeof(marker) - (size_t)m, LOG_TALLY, b->tally);
+	m += snprintf(marker + m, sizeof(marker) - (size_t)m, "\n");
 	if (pwrite(b->fd, marker, (size_t)m, 0) == m &&
 	    pwrite(b->fd, tail + skip, (size_t)k - skip, m) == k - (ssize_t)skip) {
 		b->size = m + k - (off_t)skip;
@@ -141,13 +219,14 @@ static void blog_rotate(struct blog *b)
 	free(tail);
 }
 
-static void blog_open(struct blog *b, int fd, size_t max)
+static void blog_open(struct blog *b, int fd, size_t max, const regex_t *tally_re)
 {
 	b->fd = fd;
 	b->max = max;
+	b->tally_re = tally_re;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_APPEND);
 	b->size = lseek(fd, 0, SEEK_END);
-	b->dropped = log_marker(fd, &b->marker_len);
+	b->dropped = log_marker(fd, &b->marker_len, &b->tally);
 }
 
 static void blog_write(struct blog *b, const char *p, size_t n)
@@ -173,7 +252,8 @@ static int logger_match(const regex_t *re, const char *line, size_t len)
  * without a newline counts), lines cut at LOGGER_LINE_MAX; at the first
  * match write one byte to ready and close it.
  */
-static _Noreturn void logger_main(int in, int log, int ready, const regex_t *re, size_t max)
+static _Noreturn void logger_main(int in, int log, int ready, const regex_t *re, size_t max,
+				  const regex_t *tally_re)
 {
 	static char buf[65536];
 	char *line = xmalloc(LOGGER_LINE_MAX);
@@ -181,7 +261,7 @@ static _Noreturn void logger_main(int in, int log, int ready, const regex_t *re,
 	struct blog b;
 	ssize_t n;
 
-	blog_open(&b, log, max);
+	blog_open(&b, log, max, tally_re);
 
 	for (;;) {
 		const char *p, *end;
@@ -250,7 +330,8 @@ static void reap_logger(struct daemon *d)
  * whose write end is *in (to be given to the writers); with re, ready_rd
  * gets the read end of its ready pipe.  The logger's pid, or -1 (printed).
  */
-static pid_t start_logger(int log, size_t max, const regex_t *re, int *in, int *ready_rd)
+static pid_t start_logger(int log, size_t max, const regex_t *re, const regex_t *tally_re,
+			  int *in, int *ready_rd)
 {
 	int data[2] = { -1, -1 }, ready[2] = { -1, -1 };
 	pid_t pid = -1;
@@ -265,7 +346,7 @@ static pid_t start_logger(int log, size_t max, const regex_t *re, int *in, int *
 		int fds[3] = { data[0], log, ready[1] };
 		setpgid(0, 0);
 		keep_only_fds(fds, re ? 3 : 2);
-		logger_main(fds[0], fds[1], re ? fds[2] : -1, re, max);
+		logger_main(fds[0], fds[1], re ? fds[2] : -1, re, max, tally_re);
 	}
 	if (pid < 0) {
 		error("cannot fork: %s", strerror(errno));
@@ -291,7 +372,7 @@ static void say_dropped(int log_fd, unsigned long long before, const char *what,
 			const char *cmd, const char *log_path)
 {
 	size_t len;
-	unsigned long long now = log_fd >= 0 ? log_marker(log_fd, &len) : 0;
+	unsigned long long now = log_fd >= 0 ? log_marker(log_fd, &len, NULL) : 0;
 
 	if (now > before)
 		warning("%s '%s' wrote more than its log keeps (%d MiB): %llu bytes dropped, "
@@ -394,7 +475,8 @@ static int daemon_wait_ready(struct daemon *d, int ready_fd, double ready_delay_
 
 int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 		 const char *log_path, size_t log_max, double ready_delay_s,
-		 const regex_t *ready_re, double timeout_s, struct daemon **out)
+		 const regex_t *ready_re, const regex_t *tally_re, double timeout_s,
+		 struct daemon **out)
 {
 	struct daemon *d = xcalloc(1, sizeof(*d));
 	int log = -1, data = -1, ready = -1;
@@ -419,12 +501,12 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 	d->log_fd = open(log_path, O_RDONLY | O_CLOEXEC);
 	if (!fstat(log, &st))
 		d->log_start = st.st_size;
-	d->log_dropped = log_marker(log, &(size_t){ 0 });
+	d->log_dropped = log_marker(log, &(size_t){ 0 }, NULL);
 	o.out_fd = log;
 	o.cgroup = d->cg = cgroup_create("daemon");
 
 	if (ready_re || log_max) {
-		if ((d->logger = start_logger(log, log_max, ready_re, &data, &ready)) < 0)
+		if ((d->logger = start_logger(log, log_max, ready_re, tally_re, &data, &ready)) < 0)
 			goto out;
 		o.out_fd = data;
 	}
@@ -669,10 +751,10 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
 	b->info = info[0];
 	b->logger = -1;
 	b->log_fd = open(log_path, O_RDONLY | O_CLOEXEC);
-	b->log_dropped = log_marker(log, &(size_t){ 0 });
+	b->log_dropped = log_marker(log, &(size_t){ 0 }, NULL);
 	if (log_max) {
 		int in;
-		if ((b->logger = start_logger(log, log_max, NULL, &in, &unused)) < 0) {
+		if ((b->logger = start_logger(log, log_max, NULL, NULL, &in, &unused)) < 0) {
 			close(log);
 			close(info[1]);
 			goto fail;

@@ -104,20 +104,6 @@ static struct workload *new_workload(struct experiment *exp)
 	return &exp->workloads[exp->n_workloads++];
 }
 
-int config_valid_name(const char *name)
-{
-	size_t n = strlen(name);
-	char *shown;
-	int same;
-
-	if (!n || name[0] == ' ' || name[n - 1] == ' ' || strpbrk(name, ",[]~"))
-		return 0;
-	shown = escape_bytes_str(name);
-	same = !strcmp(shown, name);
-	free(shown);
-	return same;
-}
-
 /*
  * A variant or workload mapping with a matrix: (engine/matrix.h): the
  * name as written, and the matrix read; m->node NULL when n has none (or

@@ -25,7 +25,10 @@
 #define PERTURB_CONFIG_H
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include "core/experiment.h"
+#include "lib/util.h"
 
 /*
  * Where the shipped workloads are looked for, after the experiment's own
@@ -49,9 +52,23 @@ const char *config_share_workloads_dir(void);
  * self-check's BASELINE~aa).  A one-liner names its commands by their text
  * (`gzip -6 -c in`).  Where a name becomes part of a path it is encoded by
  * path_component() (lib/util.h).  Metric names and a workload named in a
- * list (a file name) stay [A-Za-z0-9_.+-]+.
+ * list (a file name) stay [A-Za-z0-9_.+-]+.  Inline: the loader's files
+ * and the one-liner call it, and within engine/ no file calls back into
+ * one that calls it (docs/architecture.md).
  */
-int config_valid_name(const char *name);
+static inline int config_valid_name(const char *name)
+{
+	size_t n = strlen(name);
+	char *shown;
+	int same;
+
+	if (!n || name[0] == ' ' || name[n - 1] == ' ' || strpbrk(name, ",[]~"))
+		return 0;
+	shown = escape_bytes_str(name);
+	same = !strcmp(shown, name);
+	free(shown);
+	return same;
+}
 /* Why config_valid_name() refuses a name: "use printable text without ..." */
 #define CONFIG_NAME_RULE "printable text, not blank at either end, without , [ ] ~"
 
