@@ -19,22 +19,6 @@
 
 #include "fmt.h"
 
-/* A field, quoted (RFC 4180) when it holds a comma or a quote; control
- * bytes and bytes that are not UTF-8 as "\xNN" (escape_bytes()), so that a
- * row is one line and a terminal shows a field rather than obeys it. */
-static void field(FILE *out, const char *s)
-{
-	static const char *const quoted[256] = { ['"'] = "\"\"" };
-
-	if (!strpbrk(s, ",\"")) {
-		fmt_text(out, s);
-		return;
-	}
-	fputc('"', out);
-	escape_bytes(out, s, quoted);
-	fputc('"', out);
-}
-
 static int csv(const struct report_model *m, FILE *out)
 {
 	int status = m->opts->include_failed;
@@ -45,18 +29,18 @@ static int csv(const struct report_model *m, FILE *out)
 	for (size_t i = 0; i < m->n_rows; i++) {
 		const struct report_row *r = &m->rows[i];
 		fprintf(out, "%lld,", (long long)m->run.id);
-		field(out, r->variant);
+		fmt_csv(out, r->variant);
 		fputc(',', out);
-		field(out, r->workload);
+		fmt_csv(out, r->workload);
 		fprintf(out, ",%d,", r->repetition + 1);
-		field(out, r->metric);
+		fmt_csv(out, r->metric);
 		fprintf(out, ",%.17g,", r->value);
-		field(out, r->unit);
+		fmt_csv(out, r->unit);
 		fprintf(out, ",%d,%d,%d,%s", r->seq, r->warmup, r->block,
 			r->virtual_time ? "virtual" : "real");
 		if (status) {
 			fputc(',', out);
-			field(out, r->status);
+			fmt_csv(out, r->status);
 		}
 		fputc('\n', out);
 	}
@@ -98,7 +82,7 @@ static int csv_curves(const struct report_model *m, FILE *out)
 			fprintf(out, "%lld", (long long)m->run.id);
 			for (size_t j = 0; j < ARRAY_SIZE(text); j++) {
 				fputc(',', out);
-				field(out, text[j]);
+				fmt_csv(out, text[j]);
 			}
 			fputc(',', out);
 			num(out, p->x);
@@ -114,7 +98,7 @@ static int csv_curves(const struct report_model *m, FILE *out)
 			if (has_ci)
 				fprintf(out, "%g", ci->level);
 			fprintf(out, ",%d,", p->significant);
-			field(out, !p->ok ? p->reason : has_ci ? ci->method :
+			fmt_csv(out, !p->ok ? p->reason : has_ci ? ci->method :
 				   ci->reason ? ci->reason : "no interval");
 			fputc('\n', out);
 		}

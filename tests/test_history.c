@@ -150,3 +150,177 @@ Test(history, bad_labels_and_revisions_exit_2_writing_nothing)
 	cli_result_release(&r);
 	cr_assert_not(tl_exists(db), "nothing written");
 }
+
+/* t.yaml: study t, variant traced prints value=V from dir/value (base
+ * 100), each run with 0.5 % of noise; revision: repo when rev. */
+static void write_step_study(int rev)
+{
+	char *yaml = xasprintf(
+		"name: t\n"
+		"repetitions: 4\n"
+		"warmup: 0\n"
+		"%s"
+		"variants:\n"
+		"  - {name: base}\n"
+		"  - {name: traced, env: {T: '1'}}\n"
+		"workloads:\n"
+		"  - name: w\n"
+		"    shell: >-\n"
+		"      awk -v s=$$ -v t=\"$T\" -v v=$(cat %s/value)\n"
+		"      'BEGIN{srand(s); b=100; if (t != \"\") b=v; print \"value=\" b*(1+0.005*rand())}'\n"
+		"    metrics:\n"
+		"      - {name: value, regex: 'value=([0-9.]+)', unit: x}\n",
+		rev ? "revision: repo\n" : "", dir);
+	tl_write(dir, "t.yaml", yaml);
+	free(yaml);
+}
+
+static void run_t(const char *label, int value)
+{
+	struct cli_result r;
+	char v[32];
+
+	snprintf(v, sizeof(v), "%d\n", value);
+	tl_write(dir, "value", v);
+	cli_run(dir, &r, "run", "t.yaml", "--db", db, "-q", "--label", label, NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+}
+
+/* The run ids of a history's CSV, in its order. */
+static char *csv_runs(const char *csv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = strchr(csv, '\n');
+
+	while (p && p[1]) {
+		const char *f = p + 1;
+		for (int i = 0; i < 5; i++)
+			f = strchr(f, ',') + 1;
+		strbuf_addf(&sb, "%s%d", sb.len ? " " : "", atoi(f));
+		p = strchr(f, '\n');
+	}
+	return sb.buf ? strbuf_detach(&sb) : xstrdup("");
+}
+
+Test(history, the_series_has_the_reports_dilations_and_a_change_point_at_the_step)
+{
+	struct cli_result r, rep;
+	char name[16], *line;
+
+	write_step_study(0);
+	for (int i = 1; i <= 10; i++) {
+		snprintf(name, sizeof(name), "r%d", i);
+		run_t(name, i <= 5 ? 110 : 130);
+	}
+	cli_run(dir, &r, "history", "t.yaml", "--db", db, "--metric", "value", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "10 runs of study 't', 10 revisions in time order"), "%s", r.out);
+	cr_assert(strstr(r.out, "change point between r5 and r6: dilation +"), "%s", r.out);
+	cr_assert(strstr(r.out, "-> +29.") || strstr(r.out, "-> +30."), "%s", r.out);
+	cr_assert_eq(tl_count_str(r.out, "change point between"), 1, "%s", r.out);
+	cli_result_release(&r);
+
+	/* each point is perturb report's: its dilation and interval */
+	cli_run(dir, &r, "history", "t", "--db", db, "--metric", "value", "--format", "csv", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_run(dir, &rep, "report", "--db", db, "--run", "r7", "--metric", "value", "--format",
+		"json", NULL);
+	cr_assert_eq(rep.status, 0, "%s", rep.err);
+	line = strstr(r.out, "\nt,w,traced,value,x,7,r7,r7,,4,median,");
+	cr_assert(line, "%s", r.out);
+	{
+		double pct, lo, hi;
+		char *d = strchr(line + 1, '\n'), *f = line + 1;
+		*d = '\0';
+		for (int i = 0; i < 12; i++)
+			f = strchr(f, ',') + 1;
+		cr_assert_eq(sscanf(f, "%lf,%lf,%lf", &pct, &lo, &hi), 3, "%s", line + 1);
+		{
+			/* the report's p50 dilation of the traced series: "pct" and "ci" */
+			const char *q = strstr(rep.out, "\"dilation\":");
+			double rp, rlo, rhi;
+			cr_assert(q, "%s", rep.out);
+			q = strstr(q, "\"p50\":{");
+			cr_assert(q);
+			cr_assert_eq(sscanf(strstr(q, "\"pct\":") + 6, "%lf", &rp), 1);
+			cr_assert_eq(sscanf(strstr(q, "\"ci\":[") + 6, "%lf,%lf", &rlo, &rhi), 2);
+			cr_assert_float_eq(pct, rp, 1e-9 * fabs(rp), "%g vs the report's %g", pct, rp);
+			cr_assert_float_eq(lo, rlo, 1e-9 * fabs(rlo), "%g vs %g", lo, rlo);
+			cr_assert_float_eq(hi, rhi, 1e-9 * fabs(rhi), "%g vs %g", hi, rhi);
+		}
+		*d = '\n';
+	}
+	cli_result_release(&rep);
+	cr_assert(strstr(r.out, ",above,0.0"), "the change point's p on r6's row:\n%s", r.out);
+	cli_result_release(&r);
+
+	/* html: one plot, a band, 10 points and the change point */
+	cli_run(dir, &r, "history", "t", "--db", db, "--metric", "value", "--format", "html",
+		"--output", "h.html", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	{ char *hp = xasprintf("%s/h.html", dir); line = read_file(hp, NULL); free(hp); }
+	cr_assert(line);
+	cr_assert_eq(tl_count_str(line, "<svg class=history"), 1);
+	cr_assert_eq(tl_count_str(line, "<circle class=run"), 10);
+	cr_assert_eq(tl_count_str(line, "<line class=changepoint"), 1);
+	cr_assert(strstr(line, "<path class=band"));
+	free(line);
+	cli_run(dir, &r, "history", "t", "--db", db, "--metric", "value", "--format", "json", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\"before\": \"r5\"") && strstr(r.out, "\"at\": \"r6\""), "%s", r.out);
+	cli_result_release(&r);
+}
+
+Test(history, commit_order_follows_the_repository_not_the_clock)
+{
+	struct cli_result r;
+	char *ids;
+
+	free(sh("mkdir repo && cd repo && " GIT "init -q . && for i in 1 2 3; do echo $i > f && "
+		GIT "add f && " GIT "commit -qm c$i && " GIT "tag -a -m c$i c$i; done"));
+	write_step_study(1);
+	/* run at c3, then c1, then c2: ids 1, 2, 3 */
+	free(sh("git -C repo checkout -q c3"));
+	run_t("three", 100);
+	free(sh("git -C repo checkout -q c1"));
+	run_t("one", 100);
+	free(sh("git -C repo checkout -q c2"));
+	run_t("two", 100);
+	cli_run(dir, &r, "history", "t.yaml", "--db", db, "--metric", "value", "--format", "csv",
+		NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	ids = csv_runs(r.out);
+	cr_assert_str_eq(ids, "2 3 1", "%s", r.out);
+	cr_assert(strstr(r.out, ",2,c1,one,"), "the revision is git describe's:\n%s", r.out);
+	free(ids);
+	cli_result_release(&r);
+	cli_run(dir, &r, "history", "t", "--db", db, "--metric", "value", NULL);
+	cr_assert(strstr(r.out, "in commit order of "), "%s", r.out);
+	cli_result_release(&r);
+}
+
+Test(history, bad_input_exits_2_writing_nothing)
+{
+	struct cli_result r;
+
+	write_step_study(0);
+	run_t("a", 100);
+	cli_run(dir, &r, "history", "nope", "--db", db, NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "no study 'nope'"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "history", "t", "--db", db, "--output", db, NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "which this command reads"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "history", "t", "--db", db, "--format", "xml", "--output", "o", NULL);
+	cr_assert_eq(r.status, 2);
+	cli_result_release(&r);
+	cli_run(dir, &r, "history", "t", "--db", db, "--metric", "nosuch", "--output", "o", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "compared with its baseline"), "%s", r.err);
+	cli_result_release(&r);
+	{ char *o = xasprintf("%s/o", dir); cr_assert_not(tl_exists(o), "nothing written"); free(o); }
+}

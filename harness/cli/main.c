@@ -66,6 +66,14 @@ static const struct command commands[] = {
 	  "Fold the databases of a study's shards into its main database: a shard of\n"
 	  "another experiment or plan is refused, a run is never stored twice, and\n"
 	  "merging again adds nothing.\n" },
+	{ "history", cmd_history, 0, "history STUDY [options]",
+	  "A study's overhead across its stored runs, in the order of their revisions\n"
+	  "(commit order when the runs name a repository: the study's revision: key;\n"
+	  "else the order they ran): per workload, variant and metric each run's\n"
+	  "dilation with its interval, n and verdict, as perturb report computes them,\n"
+	  "and the change points of the series (E-divisive means, permutation p) with\n"
+	  "the revisions on either side, the dilation before and after, the change in %\n"
+	  "with its interval.  docs/history.md.\n" },
 	{ "gen", cmd_gen, 0, "gen KIND SIZE FILE [--seed N]",
 	  "Write SIZE bytes of deterministic input data of KIND (text, binary) to FILE\n"
 	  "(- for standard output); the same seed gives the same bytes everywhere.\n" },
