@@ -160,7 +160,7 @@ static int pick_runs(struct store *st, const struct history_opts *o, struct hist
 		return -1;
 	}
 	h->study = xstrdup(keys[0].r->name ? keys[0].r->name : o->study);
-	h->order = commit_order(keys, n, &h->repo) ? "commit" : "time";
+	h->order = !o->time_order && commit_order(keys, n, &h->repo) ? "commit" : "time";
 	qsort(keys, n, sizeof(*keys), cmp_key);
 	if (o->last && n > o->last)
 		first = n - o->last;
@@ -289,10 +289,24 @@ static int series_changepoints(const struct history *h, const struct history_opt
 	if (!n_g) {
 		s->cps.reason = "no run has this series compared";
 		rc = 0;
+	} else if (o->newest) {
+		if (n_g < 2 || s->cp_rev[n_g - 1] != h->runs[h->n_runs - 1].rev) {
+			s->cps.reason = n_g < 2 ? "one revision only" :
+					"the newest run has no value of this series";
+			rc = 0;
+		} else if ((rc = stats_newest_change(x, len, n_g, &o->cp, &s->newest)) == 0) {
+			s->has_newest = 1;
+			s->cps.method = "the newest revision against the others pooled: energy "
+				"distance Q (Matteson & James 2014), exact permutation p over the "
+				"revisions held out";
+		}
 	} else if ((rc = stats_changepoints(x, len, n_g, &o->cp, &s->cps)) < 0) {
 		error("the change points of %s, %s, %s: %s", s->workload, s->variant, s->metric,
 		      strerror(-rc));
 	}
+	if (rc < 0 && o->newest)
+		error("the change at the newest run of %s, %s, %s: %s", s->workload, s->variant,
+		      s->metric, strerror(-rc));
 	free(x);
 	free(len);
 	return rc < 0 ? -1 : 0;
@@ -308,6 +322,7 @@ int history_build(struct store *st, const struct history_opts *o, struct history
 
 	memset(h, 0, sizeof(*h));
 	*usage_error = 0;
+	h->sig = o->cp.sig ? o->cp.sig : 0.05;
 	if (pick_runs(st, o, h, usage_error) < 0)
 		return -1;
 	ro.metrics = &metric;
@@ -397,4 +412,22 @@ const char *history_cp_at(const struct history *h, const struct history_series *
 			  const struct changepoint *c)
 {
 	return h->revs[s->cp_rev[c->index]];
+}
+
+const struct changepoint *history_newest_change(const struct history *h,
+						const struct history_series *s)
+{
+	double sig = h->sig;
+
+	if (!s->has_newest || !(s->newest.p <= sig))
+		return NULL;
+	return &s->newest;
+}
+
+const struct history_point *history_newest_point(const struct history *h,
+						 const struct history_series *s)
+{
+	if (s->n_pts && s->pts[s->n_pts - 1].run == h->n_runs - 1)
+		return &s->pts[s->n_pts - 1];
+	return NULL;
 }

@@ -45,6 +45,10 @@ struct history_opts {
 				   metrics and workloads are set per run) */
 	struct cp_opts cp;	/* the change points' (zero: the defaults) */
 	int no_changepoints;
+	int time_order;		/* order by start time even when the runs have
+				   commits (perturb gate --history) */
+	int newest;		/* instead of the search: the newest revision
+				   against the others pooled (gate --history) */
 };
 
 /* A stored run of the study, in revision order. */
@@ -77,6 +81,10 @@ struct history_series {
 				   as the change points index them */
 	size_t n_cp_rev;
 	struct changepoints cps;	/* index: into cp_rev */
+	/* history_opts.newest: the newest revision against the others pooled
+	   (stats_newest_change()) */
+	int has_newest;
+	struct changepoint newest;
 };
 
 struct history {
@@ -85,6 +93,7 @@ struct history {
 	char *repo;		/* the repository ordered by, or NULL */
 	const char *statistic;	/* the dilation's statistic: "median", ... */
 	double confidence;
+	double sig;		/* the change points' level */
 	struct history_run *runs;
 	size_t n_runs;
 	char **revs;		/* a revision's name: describe, label or "run N" */
@@ -107,10 +116,34 @@ void history_release(struct history *h);
 int history_write(const struct history *h, const char *format, FILE *out);
 #define HISTORY_FORMATS "text, markdown, csv, json or html"
 
+/* One sentence, without a full stop, of change point c of s: the
+ * revisions on either side, the dilation before and after, the change with
+ * its interval and p. */
+void history_cp_sentence(const struct history *h, const struct history_series *s,
+			 const struct changepoint *c, char *buf, size_t len);
+/* perturb gate --history's lines: per series PASS, or FAIL when a change
+ * point at the newest run raises the dilation (history_newest_change()).
+ * Returns the FAILs. */
+size_t history_gate_write(const struct history *h, FILE *out);
+
 /* A change point's revision names: before (index - 1) and at. */
 const char *history_cp_before(const struct history *h, const struct history_series *s,
 			      const struct changepoint *c);
 const char *history_cp_at(const struct history *h, const struct history_series *s,
 			  const struct changepoint *c);
+
+/*
+ * perturb gate --history N: the change at the newest run, or NULL when it
+ * is not significant at o.cp's level.  The history is built with o.last =
+ * N + 1, o.upto = the judged run, time order and o.newest: each series'
+ * newest revision (the judged run's, and runs of its commit just before
+ * it) against the N runs before it pooled, by stats_newest_change(): an
+ * exact permutation test whose p is at least 1/(revisions).
+ */
+const struct changepoint *history_newest_change(const struct history *h,
+						const struct history_series *s);
+/* The point of s of the history's newest run, or NULL when s has none. */
+const struct history_point *history_newest_point(const struct history *h,
+						 const struct history_series *s);
 
 #endif

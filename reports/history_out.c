@@ -66,8 +66,8 @@ static void head_line(const struct history *h, char *buf, size_t len)
 		 h->repo ? h->repo : "", h->statistic, lvl);
 }
 
-static void cp_sentence(const struct history *h, const struct history_series *s,
-			const struct changepoint *c, char *buf, size_t len)
+void history_cp_sentence(const struct history *h, const struct history_series *s,
+			 const struct changepoint *c, char *buf, size_t len)
 {
 	char ch[128], p[16], b[32], a[32];
 
@@ -161,7 +161,7 @@ static void write_text(const struct history *h, FILE *out, int md)
 			fputs("\n", out);
 		}
 		for (size_t c = 0; c < s->cps.n; c++) {
-			cp_sentence(h, s, &s->cps.cp[c], line, sizeof(line));
+			history_cp_sentence(h, s, &s->cps.cp[c], line, sizeof(line));
 			fputs(md ? "- change point " : "  change point ", out);
 			md ? fmt_markdown(out, line) : fmt_text(out, line);
 			fputs("\n", out);
@@ -358,7 +358,7 @@ static void svg_series(const struct history *h, const struct history_series *s, 
 		char line[512];
 		while (at < n && h->runs[s->pts[at].run].rev != s->cp_rev[cp->index])
 			at++;
-		cp_sentence(h, s, cp, line, sizeof(line));
+		history_cp_sentence(h, s, cp, line, sizeof(line));
 		fprintf(out, "<line class=changepoint x1=%.1f x2=%.1f y1=%d y2=%.0f stroke=#d55e00 "
 			"stroke-width=2 stroke-dasharray=\"6 3\"><title>change point ", X(at - 0.5),
 			X(at - 0.5), HT, HT + ph);
@@ -422,7 +422,7 @@ static void write_html(const struct history *h, FILE *out)
 			fputs("</li>\n", out);
 		}
 		for (size_t c = 0; c < s->cps.n; c++) {
-			cp_sentence(h, s, &s->cps.cp[c], line, sizeof(line));
+			history_cp_sentence(h, s, &s->cps.cp[c], line, sizeof(line));
 			fputs("<li>change point ", out);
 			esc(out, line);
 			fputs("</li>\n", out);
@@ -452,4 +452,54 @@ int history_write(const struct history *h, const char *format, FILE *out)
 	else
 		return -1;
 	return 0;
+}
+
+size_t history_gate_write(const struct history *h, FILE *out)
+{
+	const struct history_run *newest = &h->runs[h->n_runs - 1];
+	size_t fails = 0;
+	char line[1024], pct[32], lo[32], hi[32];
+
+	fprintf(out, "gate --history: run %lld against the %zu runs of study '", (long long)newest->id,
+		h->n_runs - 1);
+	fmt_text(out, h->study);
+	fputs("' before it (time order): FAIL when it differs from them, more\n",
+	      out);
+	for (size_t i = 0; i < h->n_series; i++) {
+		const struct history_series *s = &h->series[i];
+		const struct changepoint *c = history_newest_change(h, s);
+		const struct history_point *p = history_newest_point(h, s);
+		int fail = c && isfinite(c->pct) && c->pct > 0;
+		char *title = xasprintf("%s, %s, %s", s->workload, s->variant, s->metric);
+
+		fails += fail;
+		fputs(fail ? "FAIL  " : "PASS  ", out);
+		fmt_text(out, title);
+		free(title);
+		if (c) {
+			history_cp_sentence(h, s, c, line, sizeof(line));
+			fprintf(out, ": change at the newest run %s", fail ? "" : "(a decrease) ");
+			fmt_text(out, line);
+			fputc('\n', out);
+			continue;
+		}
+		if (!p || !p->ok) {
+			fputs(": the newest run has no dilation of this series\n", out);
+			continue;
+		}
+		fmt_pct(pct, sizeof(pct), p->pct);
+		fmt_pct(lo, sizeof(lo), p->ci.lo);
+		fmt_pct(hi, sizeof(hi), p->ci.hi);
+		if (s->has_newest) {
+			char pv[16];
+			fmt_p(pv, sizeof(pv), s->newest.p);
+			snprintf(line, sizeof(line), "p %s over %zu revisions, level %g", pv,
+				 s->n_cp_rev, h->sig);
+		} else {
+			snprintf(line, sizeof(line), "%s", s->cps.reason ? s->cps.reason : "not tested");
+		}
+		fprintf(out, ": no change at the newest run (%s); its dilation %s %% [%s, %s]\n",
+			line, pct, p->ci.has_ci ? lo : "-", p->ci.has_ci ? hi : "-");
+	}
+	return fails;
 }

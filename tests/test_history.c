@@ -324,3 +324,50 @@ Test(history, bad_input_exits_2_writing_nothing)
 	cli_result_release(&r);
 	{ char *o = xasprintf("%s/o", dir); cr_assert_not(tl_exists(o), "nothing written"); free(o); }
 }
+
+Test(history, gate_history_fails_on_a_change_at_the_newest_run_only)
+{
+	struct cli_result r;
+	char name[16];
+
+	write_step_study(0);
+	for (int i = 1; i <= 20; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		run_t(name, 110);
+	}
+	/* the same overhead again: pass */
+	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--metric", "value", NULL);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.out, "PASS  w, traced, value: no change at the newest run (p "), "%s",
+		  r.out);
+	cli_result_release(&r);
+	/* too few runs to reach the level: said, and passed */
+	cli_run(dir, &r, "gate", "--db", db, "--history", "5", "--metric", "value", NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.err, "at least 1/6"), "%s", r.err);
+	cli_result_release(&r);
+
+	run_t("c21", 130);
+	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--metric", "value", NULL);
+	cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.out, "FAIL  w, traced, value: change at the newest run between c20 and "
+			 "c21: dilation +"), "%s", r.out);
+	cr_assert(strstr(r.out, "p 0.0500"), "%s", r.out);
+	cli_result_release(&r);
+	/* the run before it, judged against its own 19 */
+	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--metric", "value", "--run", "c20",
+		NULL);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cli_result_release(&r);
+	/* faster is no failure */
+	run_t("c22", 100);
+	run_t("c23", 100);
+	cli_run(dir, &r, "gate", "--db", db, "--history", "20", "--metric", "value", "--run", "c22",
+		NULL);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "not --max-dilation"), "%s", r.err);
+	cli_result_release(&r);
+}

@@ -15,6 +15,7 @@
 #include "options.h"
 #include "engine/config.h"
 #include "reports/gate.h"
+#include "reports/history.h"
 #include "engine/store.h"
 #include "lib/output.h"
 #include "lib/util.h"
@@ -117,6 +118,53 @@ static int parse_statistic(const struct opt *o, const char *val)
 	return 0;
 }
 
+/*
+ * gate --history N: the run against the pooled N runs of its study before
+ * it (reports/history.h, history_newest_change()).  Returns the exit
+ * status.
+ */
+static int gate_history(struct store *st, int64_t run_id, const char *study, size_t n,
+			const struct gate_rule *rule)
+{
+	struct history_opts o = { 0 };
+	struct history h = { 0 };
+	size_t fails;
+	int usage_error = 0, ret;
+
+	o.study = study;
+	o.last = n + 1;
+	o.upto = run_id;
+	o.time_order = 1;
+	o.metric = rule->metric;
+	o.variant = strcmp(rule->variant, "*") ? rule->variant : NULL;
+	o.workload = strcmp(rule->workload, "*") ? rule->workload : NULL;
+	o.ro.confidence = rule->confidence;
+	o.cp.sig = 1 - rule->confidence;
+	o.newest = 1;
+	if (history_build(st, &o, &h, &usage_error) < 0) {
+		history_release(&h);
+		return usage_error ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	if (h.runs[h.n_runs - 1].id != run_id) {
+		error("run %lld is not a completed run of study '%s'", (long long)run_id, study);
+		history_release(&h);
+		return EXIT_USAGE;
+	}
+	if (h.n_runs < n + 1)
+		note("only %zu runs of study '%s' before run %lld (--history %zu)", h.n_runs - 1,
+		     study, (long long)run_id, n);
+	if ((double)h.n_revs * o.cp.sig < 1)
+		note("over %zu revisions the permutation p is at least 1/%zu = %.2g: no change can "
+		     "reach the level %g until %.0f revisions are stored (docs/history.md)",
+		     h.n_revs, h.n_revs, 1.0 / (double)h.n_revs, o.cp.sig, ceil(1 / o.cp.sig));
+	fails = history_gate_write(&h, stdout);
+	ret = fails ? EXIT_OVERHEAD : EXIT_OK;
+	if (fails)
+		note("gate failed: %zu series changed at run %lld", fails, (long long)run_id);
+	history_release(&h);
+	return ret;
+}
+
 int cmd_gate(int argc, char **argv)
 {
 	struct gate g = { 0 };
@@ -131,6 +179,7 @@ int cmd_gate(int argc, char **argv)
 	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0;
 	int ret = EXIT_USAGE, rc, strict = 0, have_rule = 0, have_max = 0, usage_error = 0;
 	const char *run = NULL;
+	size_t history = 0;
 	struct opt opts[] = {
 		OPT_ARG("EXPERIMENT.yaml", &file,
 			"the rules of its gate: section (default: the one stored\nwith the run)"),
@@ -149,6 +198,9 @@ int cmd_gate(int argc, char **argv)
 			    "rule: threshold, 2% or 0.02; a bare 5 is refused\n(5 % or 500 %?) (required for a rule)"),
 		OPT_LEVEL(0, "confidence", &opt_rule.confidence, "C", "rule: level (default 0.95)"),
 		OPT_FLAG(0, "strict", &strict, "inconclusive judgements fail the gate"),
+		OPT_INTEGER(0, "history", &history, 1, 100000000, "N",
+			    "judge the run against the pooled N runs of its study\n"
+			    "before it: FAIL on a change point at the run (docs/history.md)"),
 		OPT_STRING(0, "junit", &junit, "FILE", "write JUnit XML: a testcase per judgement"),
 		OPT_STRING(0, "markdown", &markdown, "FILE", "write a Markdown summary"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
@@ -165,10 +217,16 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 	have_max = !!opt_given(opts, &opt_rule.max_dilation);
+	if (history && (have_max || file || junit || markdown || strict)) {
+		error("--history judges change points: it takes --variant, --workload, --metric and "
+		      "--confidence, not %s", have_max ? "--max-dilation" : file ? "an experiment file" :
+		      junit ? "--junit" : markdown ? "--markdown" : "--strict");
+		goto out;
+	}
 	have_rule = have_max || opt_given(opts, &opt_rule.variant) ||
 		    opt_given(opts, &opt_rule.workload) || opt_given(opts, &opt_rule.metric) ||
 		    opt_given(opts, &opt_rule.statistic) || opt_given(opts, &opt_rule.confidence);
-	if (have_rule && !have_max) {
+	if (have_rule && !have_max && !history) {
 		error("a gate rule from options needs --max-dilation (e.g. --max-dilation 2%%)");
 		goto out;
 	}
@@ -191,6 +249,10 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (store_run_header(g.st, g.run_id, &h) < 0)
 		goto out;
+	if (history) {
+		ret = gate_history(g.st, g.run_id, h.experiment, history, &opt_rule);
+		goto out;
+	}
 	if (have_rule) {
 		rules = &opt_rule;
 		n_rules = 1;
