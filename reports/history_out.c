@@ -24,6 +24,15 @@ static const char *run_label(const struct history_run *r)
 	return r->label ? r->label : "";
 }
 
+/* The label for a table: a commit's id as a label (perturb bisect's) cut
+ * to 12 digits, as git abbreviates it. */
+static char *table_label(const struct history_run *r)
+{
+	if (r->label && r->commit && !strcmp(r->label, r->commit))
+		return xstrndup(r->label, 12);
+	return fmt_text_dup(run_label(r));
+}
+
 /* The change point of s whose revision is where run k's is, or NULL. */
 static const struct changepoint *cp_at_run(const struct history *h,
 					   const struct history_series *s, size_t k)
@@ -136,13 +145,17 @@ static void write_text(const struct history *h, FILE *out, int md)
 				fprintf(out, "| %lld | ", (long long)r->id);
 				fmt_markdown(out, h->revs[r->rev]);
 				fputs(" | ", out);
-				fmt_markdown(out, run_label(r));
+				{
+					char *lab = table_label(r);
+					fmt_markdown(out, lab);
+					free(lab);
+				}
 				fprintf(out, " | %zu | %s | %s | %s | %s%s |\n", p->n, val, pct, ci,
 					verdict_word(p), cp_at_run(h, s, p->run) &&
 					(!k || h->runs[s->pts[k - 1].run].rev != r->rev) ?
 					" (change point)" : "");
 			} else {
-				char *rev = fmt_text_dup(h->revs[r->rev]), *lab = fmt_text_dup(run_label(r));
+				char *rev = fmt_text_dup(h->revs[r->rev]), *lab = table_label(r);
 				fprintf(out, "  %6lld  %-20s  %-12s  %4zu  %12s  %9s  %-20s  %s%s\n",
 					(long long)r->id, rev, lab, p->n, val, pct, ci, verdict_word(p),
 					cp_at_run(h, s, p->run) &&

@@ -371,3 +371,146 @@ Test(history, gate_history_fails_on_a_change_at_the_newest_run_only)
 	cr_assert(strstr(r.err, "not --max-dilation"), "%s", r.err);
 	cli_result_release(&r);
 }
+
+/* ---- perturb bisect ---- */
+
+/*
+ * dir/repo: n commits of prog.c, which spins 20 ms of CPU time (plus up to
+ * jitter ms, by its pid), and under variant traced (env T) EXTRA ms more:
+ * 0 before commit k (1-based), extra from k on.  b.yaml runs it under base
+ * and traced; the bisect judges cgroup_cpu_s, the CPU time of the run's
+ * processes, which a machine shared with other work blurs far less than
+ * wall time.
+ */
+static void make_bisect_repo(int n, int k, const char *extra, int jitter)
+{
+	free(sh("mkdir repo && cd repo && " GIT "init -q . && echo prog > .gitignore && "
+		"echo %d > jitter && "
+		"printf '%%s\\n' '#include <stdlib.h>' '#include <time.h>' '#include <unistd.h>' "
+		"'static void spin(double ms) { struct timespec a, b; "
+		"clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a); "
+		"do clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b); "
+		"while ((b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6 < ms); }' "
+		"'int main(void) { spin(20 + JITTER * (getpid() %% 97) / 97.0); "
+		"if (getenv(\"T\")) spin(EXTRA); return 0; }' > prog.c && "
+		"for i in $(seq 1 %d); do if [ $i -ge %d ]; then echo %s; else echo 0; fi > extra; "
+		"echo $i > n; " GIT "add -A && " GIT "commit -qm c$i && " GIT "tag -a -m c$i c$i; "
+		"done", jitter, n, k, extra));
+	char *yaml = xasprintf("name: b\n"
+			       "repetitions: 4\n"
+			       "warmup: 1\n"
+			       "variants:\n"
+			       "  - {name: base}\n"
+			       "  - {name: traced, env: {T: '1'}}\n"
+			       "workloads:\n"
+			       "  - {name: w, cmd: ['%s/repo/prog']}\n", dir);
+	tl_write(dir, "b.yaml", yaml);
+	free(yaml);
+}
+
+#define BUILD "cc -O1 -DEXTRA=$(cat extra) -DJITTER=$(cat jitter) -o prog prog.c"
+
+static void bisect(struct cli_result *r, const char *build, const char *max, const char *rounds)
+{
+	cli_run(dir, r, "bisect", "b.yaml", "--repo", "repo", "--good", "c1", "--bad", "c30",
+		"--build", build, "--db", db, "--variant", "traced", "--metric", "cgroup_cpu_s",
+		"--max-dilation", max,
+		"--max-rounds", rounds, NULL);
+}
+
+/* The repository as it was: on main at c30, no bisect under way. */
+static void repo_restored(void)
+{
+	char *b = sh("git -C repo rev-parse --abbrev-ref HEAD"), *t = sh("git -C repo describe");
+
+	cr_expect_str_eq(b, "main");
+	cr_expect_str_eq(t, "c30");
+	free(b);
+	free(t);
+	free(sh("test ! -e repo/.git/BISECT_LOG && test ! -e repo/.git/BISECT_START"));
+}
+
+Test(history, bisect_finds_the_commit_of_a_slowdown_and_resumes, .timeout = 600)
+{
+	struct cli_result r;
+	char *c17 = NULL, *line;
+
+	make_bisect_repo(30, 17, "40", 0);
+	c17 = sh("git -C repo rev-parse c17^{commit}");
+	/* a stop in the fourth build: exit 3, the repository as it was */
+	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "c1", "--bad", "c30",
+		"--build", "n=$(cat ../count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > ../count; "
+		"if [ $n -eq 4 ]; then kill -TERM $PPID; sleep 5; fi; " BUILD,
+		"--db", db, "--variant", "traced", "--metric", "cgroup_cpu_s", "--max-dilation", "60%",
+		"--max-rounds", "4", NULL);
+	cr_assert_eq(r.status, 3, "exit %d\n%s%s", r.status, r.out, r.err);
+	cli_result_release(&r);
+	repo_restored();
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 3);
+
+	/* again: the three stored runs are judged, not run again */
+	bisect(&r, BUILD, "60%", "4");
+	cr_assert_eq(r.status, 0, "exit %d\n%s%s", r.status, r.out, r.err);
+	line = xasprintf("first bad commit: %s (c17)", c17);
+	cr_assert(strstr(r.out, line), "%s\n%s", r.out, r.err);
+	free(line);
+	cr_assert(strstr(r.out, "(3 stored before)"), "%s", r.out);
+	cr_assert(strstr(r.out, "w, traced, cgroup_cpu_s: the dilation at it is +"), "%s", r.out);
+	cr_assert(strstr(r.out, " points from the last good c16's, 95 % interval ["), "%s", r.out);
+	cli_result_release(&r);
+	repo_restored();
+	/* every commit's run is in the history, by commit */
+	cli_run(dir, &r, "history", "b.yaml", "--db", db, "--variant", "traced", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "in commit order of "), "%s", r.out);
+	cr_assert(strstr(r.out, " c17 "), "%s", r.out);
+	cli_result_release(&r);
+	free(c17);
+}
+
+Test(history, bisect_below_the_noise_ends_undecided_never_wrong, .timeout = 600)
+{
+	struct cli_result r;
+
+	/* 0.02 ms (0.1 %) in runs of 20 to 30 ms (each run's pid picks its
+	 * length): far below what 4 runs resolve, against 0.05 % */
+	make_bisect_repo(30, 17, "0.02", 10);
+	free(sh("cd repo && " GIT "tag -a -m x lo c14 && " GIT "tag -a -m x hi c20"));
+	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "lo", "--bad", "hi",
+		"--build", BUILD, "--db", db, "--variant", "traced", "--metric", "cgroup_cpu_s",
+		"--max-dilation", "0.05%",
+		"--max-rounds", "0", NULL);
+	cr_assert_eq(r.status, 1, "exit %d\n%s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.out, "undecided: "), "%s", r.out);
+	cr_assert_not(strstr(r.out, "first bad commit:"), "%s", r.out);
+	for (int i = 15; i <= 20; i++) {
+		char *tag = xasprintf("c%d", i), *id = sh("git -C repo rev-parse %s^{commit}", tag);
+		cr_expect(strstr(r.out, id), "%s (%s) not among the candidates:\n%s", tag, id, r.out);
+		free(id);
+		free(tag);
+	}
+	cli_result_release(&r);
+	repo_restored();
+}
+
+Test(history, bisect_bad_input_exits_2)
+{
+	struct cli_result r;
+
+	make_bisect_repo(3, 2, "40", 0);
+	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "c1", "--bad", "nope",
+		"--build", "true", "--db", db, "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "'nope' is not a commit"), "%s", r.err);
+	cli_result_release(&r);
+	free(sh("echo x >> repo/prog.c"));
+	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "c1", "--bad", "c3",
+		"--build", "true", "--db", db, "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "uncommitted changes"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "c1", NULL);
+	cr_assert_eq(r.status, 2);
+	cli_result_release(&r);
+	cr_assert_not(tl_exists(db), "nothing written");
+}

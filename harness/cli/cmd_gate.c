@@ -200,18 +200,14 @@ int cmd_gate(int argc, char **argv)
 		OPT_FLAG(0, "strict", &strict, "inconclusive judgements fail the gate"),
 		OPT_INTEGER(0, "history", &history, 1, 100000000, "N",
 			    "judge the run against the pooled N runs of its study\n"
-			    "before it: FAIL on a change point at the run (docs/history.md)"),
+			    "before it: FAIL when it differs and costs more (docs/history.md)"),
 		OPT_STRING(0, "junit", &junit, "FILE", "write JUnit XML: a testcase per judgement"),
 		OPT_STRING(0, "markdown", &markdown, "FILE", "write a Markdown summary"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
 		OPT_END(),
 	};
 
-	opt_rule.variant = "*";
-	opt_rule.workload = "*";
-	opt_rule.metric = "wall";
-	opt_rule.statistic = STAT_P50;
-	opt_rule.confidence = 0.95;
+	gate_rule_default(&opt_rule);
 	if ((rc = parse_options(argc, argv, opts, "gate"))) {
 		ret = rc < 0 ? EXIT_USAGE : EXIT_OK;
 		goto out;
