@@ -99,11 +99,42 @@ void tw_title(FILE *out, void (*e)(FILE *, const char *), const struct report_gr
 	}
 }
 
+/*
+ * A dilation's change, "+1.23 %", or without a percentage (report.h,
+ * no_pct: the baseline's interval holds 0) the difference in the metric's
+ * unit, "+5.00 ns (no %)"; dil_ci its interval, in % or in the unit.
+ */
+static void dil_text(char *buf, size_t len, const struct report_dilation *d, const char *unit)
+{
+	char a[48];
+
+	if (!d->no_pct) {
+		fmt_pct(a, sizeof(a), d->d.pct);
+		snprintf(buf, len, "%s %%", a);
+		return;
+	}
+	fmt_like(a, sizeof(a), d->d.abs, d->d.base, 1);
+	snprintf(buf, len, "%s%s%s (no %%)", a, *unit ? " " : "", unit);
+}
+
+static void dil_ci(struct tw *t, const struct report_dilation *d, const char *unit,
+		   const char *pct_unit)
+{
+	char u[64];
+
+	if (!d->no_pct) {
+		t->ops->ci(t, &d->d.ci_pct, pct_unit);
+		return;
+	}
+	snprintf(u, sizeof(u), "%s%s", *unit ? " " : "", unit);
+	t->ops->ci(t, &d->d.ci_abs, u);
+}
+
 /* ---- tables ---- */
 
 void tw_table1(struct tw *t, const struct report_model *m, const struct report_group *g)
 {
-	char l[32], a[48], p[48];
+	char l[32], a[48], p[96];
 
 	begin(t);
 	head(t, 0, "variant");
@@ -131,11 +162,15 @@ void tw_table1(struct tw *t, const struct report_model *m, const struct report_g
 				}
 			} else if (d->ok) {
 				fmt_like(a, sizeof(a), d->d.abs, d->d.base, 1);
-				fmt_pct(p, sizeof(p), d->d.pct);
 				fputs(a, t->out);
 				t->ops->unit(t, g->unit);
-				fprintf(t->out, " (%s %%)%s", p, t->ops->br);
-				t->ops->ci(t, &d->d.ci_pct, " %");
+				if (d->no_pct) {
+					fprintf(t->out, " (no %%)%s", t->ops->br);
+				} else {
+					fmt_pct(p, sizeof(p), d->d.pct);
+					fprintf(t->out, " (%s %%)%s", p, t->ops->br);
+				}
+				dil_ci(t, d, g->unit, " %");
 			} else {
 				fputc('-', t->out);
 			}
@@ -178,7 +213,7 @@ void tw_table2(struct tw *t, const struct report_model *m, const struct report_g
 	static const char *const with_unit[][3] = {
 		{ "mean", "mean (", ")" }, { "variance", "var (", "^2)" }, { "sd", "sd (", ")" },
 	};
-	char mean[48], var[48], sd[48], p[48], stat[32];
+	char mean[48], var[48], sd[48], p[96], stat[32];
 
 	begin(t);
 	head(t, 0, "variant");
@@ -234,10 +269,10 @@ void tw_table2(struct tw *t, const struct report_model *m, const struct report_g
 			t->ops->row_end(t);
 			continue;
 		}
-		fmt_pct(p, sizeof(p), s->mean_dil.d.pct);
+		dil_text(p, sizeof(p), &s->mean_dil, g->unit);
 		t->ops->cell(t, 0);
-		fprintf(t->out, "%s %% ", p);
-		t->ops->ci(t, &s->mean_dil.d.ci_pct, "");
+		fprintf(t->out, "%s ", p);
+		dil_ci(t, &s->mean_dil, g->unit, "");
 		t->ops->cell_end(t, 0);
 		if (s->has_mde)
 			cellf(t, 0, "%.2f %%", s->mde_pct);
@@ -453,7 +488,7 @@ void tw_configurations(struct tw *t, const struct report_model *m)
 {
 	const struct report_group *cols[64];
 	size_t nc = 0;
-	char stat[32], v[48], p[48];
+	char stat[32], v[48], p[96];
 
 	for (size_t gi = 0; gi < m->n_groups && nc < ARRAY_SIZE(cols); gi++) {
 		const struct report_group *g = &m->groups[gi], *best = NULL;
@@ -496,9 +531,9 @@ void tw_configurations(struct tw *t, const struct report_model *m)
 			fmt_value(v, sizeof(v), report_stat_value(m, s));
 			t->ops->cell(t, 0);
 			fputs(v, t->out);
-			if (d && !isnan(d->d.pct)) {
-				fmt_pct(p, sizeof(p), d->d.pct);
-				fprintf(t->out, " (%s %%)", p);
+			if (d && (d->no_pct || !isnan(d->d.pct))) {
+				dil_text(p, sizeof(p), d, cols[c]->unit);
+				fprintf(t->out, " (%s)", p);
 			}
 			t->ops->cell_end(t, 0);
 		}
@@ -697,7 +732,7 @@ void tw_failures(struct tw *t, const struct report_model *m)
 
 void tw_summary(struct tw *t, const struct report_model *m)
 {
-	char stat[32], lvl[16], v[48], p[48], ci[48];
+	char stat[32], lvl[16], v[48], p[96], ci[48];
 
 	/* why a variant has failed runs (a daemon or load that did not
 	 * hold), before the tables that leave them out */
@@ -752,10 +787,10 @@ void tw_summary(struct tw *t, const struct report_model *m)
 				for (int c = 0; c < 3; c++)
 					t->ops->empty(t);
 			} else {
-				fmt_pct(p, sizeof(p), d->d.pct);
-				cellf(t, s->significant ? TW_MARK : 0, "%s %%", p);
+				dil_text(p, sizeof(p), d, g->unit);
+				cellf(t, s->significant ? TW_MARK : 0, "%s", p);
 				t->ops->cell(t, TW_CI);
-				t->ops->ci(t, &d->d.ci_pct, " %");
+				dil_ci(t, d, g->unit, " %");
 				t->ops->cell_end(t, TW_CI);
 				verdict_cells(t, s);
 			}
