@@ -16,9 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A study named by its file: the file's study name (and the file is an
- * input that --output must not replace).  0, or -1 (printed). */
-static int study_of_file(const char *path, char **name)
+/* A study named by its file: the file's study name; the file and every
+ * file it includes are inputs that --output must not replace (added to
+ * in).  0, or -1 (printed). */
+static int study_of_file(const char *path, char **name, struct output_inputs *in)
 {
 	struct experiment exp = { 0 };
 	char err[1024];
@@ -29,6 +30,9 @@ static int study_of_file(const char *path, char **name)
 		return -1;
 	}
 	*name = xstrdup(exp.name);
+	output_inputs_add(in, path);
+	for (size_t i = 0; i < exp.n_files; i++)
+		output_inputs_add(in, exp.files[i]);
 	experiment_release(&exp);
 	return 0;
 }
@@ -83,9 +87,8 @@ int cmd_history(int argc, char **argv)
 		goto out;
 	}
 	if (is_file_arg(study)) {
-		if (study_of_file(study, &name) < 0)
+		if (study_of_file(study, &name, &in) < 0)
 			goto out;
-		output_inputs_add(&in, study);
 	}
 	o.study = name ? name : study;
 	if (access(db, F_OK) < 0) {
