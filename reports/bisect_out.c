@@ -117,7 +117,7 @@ int bisect_print(FILE *out, struct store *st, const struct bisect_result *r,
 		const struct bisect_step *good = r->last_good ? bisect_step_of(r, r->last_good) : NULL;
 		fprintf(out, "first bad commit: %s%s%s%s (in %s)\n", r->first_bad,
 			bad ? " (" : "", bad ? bad->describe : "", bad ? ")" : "", repo);
-		if (bad && good && bad->run_id && good->run_id) {
+		if (st && bad && good && bad->run_id && good->run_id) {
 			struct gate g = { 0 };
 			struct run_header h = { 0 };
 			char **variants = NULL, **workloads = NULL;

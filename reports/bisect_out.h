@@ -27,7 +27,8 @@ int bisect_gate_verdict(struct store *st, int64_t run_id, const struct gate_rule
  * change of the dilation from the last good commit measured to it in
  * percentage points with its bootstrap interval (stats_dilation_change(),
  * the rule's statistic and level), or the commits git could not tell
- * apart; what it cost.  0.
+ * apart; what it cost.  st NULL (no database: nothing was run): no
+ * dilation change.  0.
  */
 int bisect_print(FILE *out, struct store *st, const struct bisect_result *r,
 		 const struct gate_rule *rule, const char *repo);

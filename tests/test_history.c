@@ -503,6 +503,14 @@ Test(history, bisect_bad_input_exits_2)
 	cr_assert_eq(r.status, 2);
 	cr_assert(strstr(r.err, "'nope' is not a commit"), "%s", r.err);
 	cli_result_release(&r);
+	/* nothing builds: every commit skipped, undecided, nothing stored */
+	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "c1", "--bad", "c3",
+		"--build", "false", "--db", db, "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 1, "exit %d\n%s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.out, "(its build failed)") && strstr(r.out, "undecided: "), "%s",
+		  r.out);
+	cli_result_release(&r);
+	free(sh("test \"$(git -C repo rev-parse --abbrev-ref HEAD)\" = main"));
 	free(sh("echo x >> repo/prog.c"));
 	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "c1", "--bad", "c3",
 		"--build", "true", "--db", db, "--max-dilation", "5%", NULL);

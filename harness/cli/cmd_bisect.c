@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* bisect_judge_fn: the gate's verdict by the command's rule. */
 static int judge(struct store *st, int64_t run_id, enum bisect_verdict *v, void *arg)
@@ -87,8 +88,8 @@ int cmd_bisect(int argc, char **argv)
 	if (rc > 0)
 		goto out;
 	ret = EXIT_RUNTIME;
-	if (rc < 0 || store_open(bo.db, STORE_READ, &st) < 0)
-		goto out;
+	if (rc < 0 || (access(bo.db, F_OK) == 0 && store_open(bo.db, STORE_READ, &st) < 0))
+		goto out;	/* no database: no commit was built */
 	bisect_print(stdout, st, &r, &rule, bo.repo);
 	ret = r.found ? EXIT_OK : EXIT_OVERHEAD;
 out:

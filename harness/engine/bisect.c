@@ -183,7 +183,7 @@ static int measure(const struct bisect_opts *o, const char *study, const char *i
 	}
 	{
 		char *argv[] = { "/bin/sh", "-c", (char *)o->build, NULL };
-		if (proc_run_command(argv, NULL, o->repo, 0, "the build command") < 0) {
+		if (proc_run_command(argv, NULL, o->repo, 0, "the build") < 0) {
 			if (stop_requested())
 				return -1;
 			s->build_failed = 1;
