@@ -93,6 +93,10 @@ static void cp_none(const struct history_series *s, char *buf, size_t len)
 {
 	if (s->cps.reason)
 		snprintf(buf, len, "no change point searched: %s", s->cps.reason);
+	else if (s->cps.dropped_small)
+		snprintf(buf, len, "no change point (E-divisive, level %g; %zu significant change%s "
+			 "below --min-change dropped)", s->cps.sig_each, s->cps.dropped_small,
+			 s->cps.dropped_small == 1 ? "" : "s");
 	else
 		snprintf(buf, len, "no change point (E-divisive, level %g)", s->cps.sig_each);
 }

@@ -11,6 +11,7 @@
 #include "lib/output.h"
 #include "lib/util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,13 +54,15 @@ int cmd_history(int argc, char **argv)
 	struct output dest = { 0 };
 	struct output_inputs in = { 0 };
 	const char *db = "results/perturb.db", *study = NULL, *format = "text", *output = NULL;
+	double min_change = 0;
 	char *name = NULL;
 	FILE *out = stdout;
 	int ret = EXIT_USAGE, rc, usage_error = 0;
 	struct opt opts[] = {
 		OPT_ARG("STUDY", &study,
 			"the study: its experiment file, its name, or a prefix of its\n"
-			"experiment's hash (6 hex digits or more)"),
+			"experiment's hash (6 hex digits or more: perturb runs' JSON\n"
+			"experiment_sha256)"),
 		OPT_STRING(0, "db", &db, "PATH", "results database (default results/perturb.db)"),
 		OPT_STRING(0, "workload", &o.workload, "W", "only this workload"),
 		OPT_STRING(0, "variant", &o.variant, "V", "only this variant"),
@@ -67,6 +70,12 @@ int cmd_history(int argc, char **argv)
 		OPT_INTEGER(0, "last", &o.last, 1, 100000000, "N", "only the last N runs"),
 		OPT_LEVEL(0, "confidence", &o.ro.confidence, "C",
 			  "level of the intervals (default 0.95; also 95%)"),
+		OPT_PERCENT(0, "min-change", &min_change, 0, INFINITY, 0, "X",
+			    "report only change points of at least X (2% or 0.02;\n"
+			    "default: every significant one)"),
+		OPT_INTEGER(0, "window", &o.cp.window, 4, 100000000, "N",
+			    "search windows of N revisions, overlapping by half\n"
+			    "(default: the whole series)"),
 		OPT_STRING(0, "format", &format, "F", "text (default), markdown, csv, json or html"),
 		OPT_STRING(0, "output", &output, "FILE", "write to FILE instead of standard output"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "no notes"),
@@ -91,6 +100,14 @@ int cmd_history(int argc, char **argv)
 			goto out;
 	}
 	o.study = name ? name : study;
+	o.cp.min_magnitude = 100 * min_change;
+	if (o.ro.confidence) {	/* the change points' level and intervals follow it */
+		o.cp.sig = 1 - o.ro.confidence;
+		o.cp.conf = o.ro.confidence;
+		/* a p as small as the level needs R + 1 >= 1 / level; 10 / level
+		 * gives it room (199 at 0.05) */
+		o.cp.permutations = o.cp.sig < 0.05 ? (unsigned)ceil(10 / o.cp.sig) - 1 : 0;
+	}
 	if (access(db, F_OK) < 0) {
 		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
 		goto out;
