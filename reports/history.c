@@ -323,6 +323,7 @@ int history_build(struct store *st, const struct history_opts *o, struct history
 	memset(h, 0, sizeof(*h));
 	*usage_error = 0;
 	h->sig = o->cp.sig ? o->cp.sig : 0.05;
+	h->min_change = o->cp.min_magnitude;
 	if (pick_runs(st, o, h, usage_error) < 0)
 		return -1;
 	ro.metrics = &metric;
@@ -419,7 +420,8 @@ const struct changepoint *history_newest_change(const struct history *h,
 {
 	double sig = h->sig;
 
-	if (!s->has_newest || !(s->newest.p <= sig))
+	if (!s->has_newest || !(s->newest.p <= sig) ||
+	    (isfinite(s->newest.pct) && fabs(s->newest.pct) < h->min_change))
 		return NULL;
 	return &s->newest;
 }

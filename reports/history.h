@@ -94,6 +94,7 @@ struct history {
 	const char *statistic;	/* the dilation's statistic: "median", ... */
 	double confidence;
 	double sig;		/* the change points' level */
+	double min_change;	/* in %: o.cp.min_magnitude */
 	struct history_run *runs;
 	size_t n_runs;
 	char **revs;		/* a revision's name: describe, label or "run N" */
@@ -134,7 +135,7 @@ const char *history_cp_at(const struct history *h, const struct history_series *
 
 /*
  * perturb gate --history N: the change at the newest run, or NULL when it
- * is not significant at o.cp's level.  The history is built with o.last =
+ * is not significant at o.cp's level or smaller than o.cp.min_magnitude %.  The history is built with o.last =
  * N + 1, o.upto = the judged run, time order and o.newest: each series'
  * newest revision (the judged run's, and runs of its commit just before
  * it) against the N runs before it pooled, by stats_newest_change(): an

@@ -508,10 +508,12 @@ size_t history_gate_write(const struct history *h, FILE *out)
 		fmt_pct(lo, sizeof(lo), p->ci.lo);
 		fmt_pct(hi, sizeof(hi), p->ci.hi);
 		if (s->has_newest) {
-			char pv[16];
+			char pv[16], ch[32];
 			fmt_p(pv, sizeof(pv), s->newest.p);
-			snprintf(line, sizeof(line), "p %s over %zu revisions, level %g", pv,
-				 s->n_cp_rev, h->sig);
+			fmt_pct(ch, sizeof(ch), s->newest.pct);
+			snprintf(line, sizeof(line), "change %s %%, p %s over %zu revisions, level %g%s",
+				 ch, pv, s->n_cp_rev, h->sig, s->newest.p <= h->sig ?
+				 ", below --min-change" : "");
 		} else {
 			snprintf(line, sizeof(line), "%s", s->cps.reason ? s->cps.reason : "not tested");
 		}

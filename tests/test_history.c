@@ -366,10 +366,10 @@ Test(history, gate_history_fails_on_a_change_at_the_newest_run_only)
 		run_t(name, 110);
 	}
 	/* the same overhead again: pass */
-	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--metric", "value", NULL);
+	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--metric", "value", "--min-change", "5%", NULL);
 	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
-	cr_assert(strstr(r.out, "PASS  w, traced, value: no change at the newest run (p "), "%s",
-		  r.out);
+	cr_assert(strstr(r.out, "PASS  w, traced, value: no change at the newest run (change "),
+		  "%s", r.out);
 	cli_result_release(&r);
 	/* too few runs to reach the level: said, and passed */
 	cli_run(dir, &r, "gate", "--db", db, "--history", "5", "--metric", "value", NULL);
@@ -378,27 +378,31 @@ Test(history, gate_history_fails_on_a_change_at_the_newest_run_only)
 	cli_result_release(&r);
 
 	run_t("c21", 130);
-	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--metric", "value", NULL);
+	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--metric", "value", "--min-change", "5%", NULL);
 	cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
 	cr_assert(strstr(r.out, "FAIL  w, traced, value: change at the newest run between c20 and "
 			 "c21: dilation +"), "%s", r.out);
 	cr_assert(strstr(r.out, "p 0.0500"), "%s", r.out);
 	cli_result_release(&r);
 	/* the run before it, judged against its own 19 */
-	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--metric", "value", "--run", "c20",
+	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--metric", "value", "--min-change", "5%", "--run", "c20",
 		NULL);
 	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
 	cli_result_release(&r);
 	/* faster is no failure */
 	run_t("c22", 100);
 	run_t("c23", 100);
-	cli_run(dir, &r, "gate", "--db", db, "--history", "20", "--metric", "value", "--run", "c22",
+	cli_run(dir, &r, "gate", "--db", db, "--history", "20", "--metric", "value", "--min-change", "5%", "--run", "c22",
 		NULL);
 	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
 	cli_result_release(&r);
 	cli_run(dir, &r, "gate", "--db", db, "--history", "19", "--max-dilation", "5%", NULL);
 	cr_assert_eq(r.status, 2);
 	cr_assert(strstr(r.err, "not --max-dilation"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "gate", "--db", db, "--min-change", "5%", "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "--min-change is --history's"), "%s", r.err);
 	cli_result_release(&r);
 }
 

@@ -125,7 +125,7 @@ static int parse_statistic(const struct opt *o, const char *val)
  * status.
  */
 static int gate_history(struct store *st, int64_t run_id, const char *study, size_t n,
-			const struct gate_rule *rule)
+			const struct gate_rule *rule, double min_change)
 {
 	struct history_opts o = { 0 };
 	struct history h = { 0 };
@@ -142,6 +142,7 @@ static int gate_history(struct store *st, int64_t run_id, const char *study, siz
 	o.ro.confidence = rule->confidence;
 	o.cp.sig = 1 - rule->confidence;
 	o.newest = 1;
+	o.cp.min_magnitude = 100 * min_change;
 	if (history_build(st, &o, &h, &usage_error) < 0) {
 		history_release(&h);
 		return usage_error ? EXIT_USAGE : EXIT_RUNTIME;
@@ -181,6 +182,7 @@ int cmd_gate(int argc, char **argv)
 	int ret = EXIT_USAGE, rc, strict = 0, allow_incomplete = 0, have_rule = 0, have_max = 0, usage_error = 0;
 	const char *run = NULL;
 	size_t history = 0;
+	double min_change = 0;
 	struct pick pk = { 0 };
 	char sha[65], *incomplete = NULL;
 	struct opt opts[] = {
@@ -204,6 +206,9 @@ int cmd_gate(int argc, char **argv)
 		OPT_INTEGER(0, "history", &history, 1, 100000000, "N",
 			    "judge the run against the pooled N runs of its study\n"
 			    "before it: FAIL when it differs and costs more (docs/history.md)"),
+		OPT_PERCENT(0, "min-change", &min_change, 0, INFINITY, 0, "X",
+			    "with --history: FAIL only on a change of at least X\n"
+			    "(2% or 0.02; default: any significant one)"),
 		OPT_FLAG(0, "allow-incomplete", &allow_incomplete,
 			 "judge a run whose plan is not all stored (killed,\ninterrupted); the verdict says how much is missing"),
 		OPT_STRING(0, "junit", &junit, "FILE", "write JUnit XML: a testcase per judgement"),
@@ -218,6 +223,10 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 	have_max = !!opt_given(opts, &opt_rule.max_dilation);
+	if (opt_given(opts, &min_change) && !history) {
+		error("--min-change is --history's: the smallest change that fails it");
+		goto out;
+	}
 	if (history && (have_max || file || junit || markdown || strict)) {
 		error("--history judges change points: it takes --variant, --workload, --metric and "
 		      "--confidence, not %s", have_max ? "--max-dilation" : file ? "an experiment file" :
@@ -281,7 +290,7 @@ int cmd_gate(int argc, char **argv)
 	if (store_run_header(g.st, g.run_id, &h) < 0)
 		goto out;
 	if (history) {
-		ret = gate_history(g.st, g.run_id, h.experiment, history, &opt_rule);
+		ret = gate_history(g.st, g.run_id, h.experiment, history, &opt_rule, min_change);
 		goto out;
 	}
 	if (have_rule) {
