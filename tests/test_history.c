@@ -416,7 +416,7 @@ Test(history, gate_history_fails_on_a_change_at_the_newest_run_only)
  * processes, which a machine shared with other work blurs far less than
  * wall time.
  */
-static void make_bisect_repo(int n, int k, const char *extra, int jitter)
+static void make_bisect_repo(int n, int k, const char *extra, int jitter, int reps)
 {
 	free(sh("mkdir repo && cd repo && " GIT "init -q . && echo prog > .gitignore && "
 		"echo %d > jitter && "
@@ -431,13 +431,13 @@ static void make_bisect_repo(int n, int k, const char *extra, int jitter)
 		"echo $i > n; " GIT "add -A && " GIT "commit -qm c$i && " GIT "tag -a -m c$i c$i; "
 		"done", jitter, n, k, extra));
 	char *yaml = xasprintf("name: b\n"
-			       "repetitions: 4\n"
+			       "repetitions: %d\n"
 			       "warmup: 1\n"
 			       "variants:\n"
 			       "  - {name: base}\n"
 			       "  - {name: traced, env: {T: '1'}}\n"
 			       "workloads:\n"
-			       "  - {name: w, cmd: ['%s/repo/prog']}\n", dir);
+			       "  - {name: w, cmd: ['%s/repo/prog']}\n", reps, dir);
 	tl_write(dir, "b.yaml", yaml);
 	free(yaml);
 }
@@ -469,7 +469,7 @@ Test(history, bisect_finds_the_commit_of_a_slowdown_and_resumes, .timeout = 600)
 	struct cli_result r;
 	char *c17 = NULL, *line;
 
-	make_bisect_repo(30, 17, "40", 0);
+	make_bisect_repo(30, 17, "40", 0, 4);
 	c17 = sh("git -C repo rev-parse c17^{commit}");
 	/* a stop in the fourth build: exit 3, the repository as it was */
 	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "c1", "--bad", "c30",
@@ -507,12 +507,16 @@ Test(history, bisect_below_the_noise_ends_undecided_never_wrong, .timeout = 600)
 	struct cli_result r;
 
 	/* 0.02 ms (0.1 %) in runs of 20 to 30 ms (each run's pid picks its
-	 * length): far below what 4 runs resolve, against 0.05 % */
-	make_bisect_repo(30, 17, "0.02", 10);
+	 * length): far below what 12 runs resolve, against 0.05 %.  An
+	 * interval misses its truth at the rate its level allows, so a commit
+	 * is decided wrongly now and then at 95 %; at 99.9 % (intervals out to
+	 * near the extreme pairs of 12) that takes nearly all 12 pairs on one
+	 * side of the threshold. */
+	make_bisect_repo(30, 17, "0.02", 10, 12);
 	free(sh("cd repo && " GIT "tag -a -m x lo c14 && " GIT "tag -a -m x hi c20"));
 	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "lo", "--bad", "hi",
 		"--build", BUILD, "--db", db, "--variant", "traced", "--metric", "cgroup_cpu_s",
-		"--max-dilation", "0.05%",
+		"--max-dilation", "0.05%", "--confidence", "0.999",
 		"--max-rounds", "0", NULL);
 	cr_assert_eq(r.status, 1, "exit %d\n%s%s", r.status, r.out, r.err);
 	cr_assert(strstr(r.out, "undecided: "), "%s", r.out);
@@ -531,7 +535,7 @@ Test(history, bisect_bad_input_exits_2)
 {
 	struct cli_result r;
 
-	make_bisect_repo(3, 2, "40", 0);
+	make_bisect_repo(3, 2, "40", 0, 4);
 	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "c1", "--bad", "nope",
 		"--build", "true", "--db", db, "--max-dilation", "5%", NULL);
 	cr_assert_eq(r.status, 2);
