@@ -167,6 +167,28 @@ char *fmt_text_dup(const char *s)
 	return buf;
 }
 
+void fmt_csv(FILE *out, const char *s)
+{
+	static const char *const quoted[256] = { ['"'] = "\"\"" };
+
+	if (!strpbrk(s, ",\"")) {
+		fmt_text(out, s);
+		return;
+	}
+	fputc('"', out);
+	escape_bytes(out, s, quoted);
+	fputc('"', out);
+}
+
+void fmt_html(FILE *out, const char *s)
+{
+	static const char *const html_subst[256] = {
+		['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['"'] = "&quot;", ['\''] = "&#39;",
+	};
+
+	escape_bytes(out, s, html_subst);
+}
+
 void fmt_ci_bounds(char *lo, char *hi, size_t len, const struct interval *iv, const char *unit)
 {
 	double w = fabs(iv->hi - iv->lo), ref = w > 0 ? w : fmax(fabs(iv->lo), fabs(iv->hi));

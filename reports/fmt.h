@@ -54,6 +54,14 @@ void fmt_text(FILE *out, const char *s);
 char *fmt_text_dup(const char *s);
 /* s as text of a Markdown table cell or paragraph (render_markdown, gate). */
 void fmt_markdown(FILE *out, const char *s);
+/* s as HTML text or attribute value (render_html, history): <, >, &, " and '
+ * as entities, after escape_bytes(). */
+void fmt_html(FILE *out, const char *s);
+/* A CSV field (render_csv, history), quoted (RFC 4180) when it holds a
+ * comma or a quote; control bytes and bytes that are not UTF-8 as "\xNN"
+ * (escape_bytes()), so that a row is one line and a terminal shows a field
+ * rather than obeys it. */
+void fmt_csv(FILE *out, const char *s);
 /* text as lines of at most width columns (a longer word stays whole), the
  * first starting with first, the others indented by its length. */
 void fmt_wrap(FILE *out, const char *first, const char *text, size_t width);

@@ -209,3 +209,12 @@ void gate_release(struct gate *g)
 	free(g->o.metrics);
 	free(g->o.workloads);
 }
+
+void gate_rule_default(struct gate_rule *r)
+{
+	r->variant = "*";
+	r->workload = "*";
+	r->metric = "wall";
+	r->statistic = STAT_P50;
+	r->confidence = 0.95;
+}

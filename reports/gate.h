@@ -72,5 +72,8 @@ void gate_expand(struct gate *g, const struct gate_rule *rules, size_t n_rules,
  * 0, or -1 (printed; *usage_error set when the store's run is bad input). */
 int gate_judge(struct gate *g, int *usage_error);
 void gate_release(struct gate *g);
+/* A rule from options before they are read: every variant and workload
+ * ("*"), wall, p50, level 0.95; no threshold. */
+void gate_rule_default(struct gate_rule *r);
 
 #endif

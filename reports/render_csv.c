@@ -20,24 +20,8 @@
 
 #include "fmt.h"
 
-/* A field, quoted (RFC 4180) when it holds a comma or a quote; control
- * bytes and bytes that are not UTF-8 as "\xNN" (escape_bytes()), so that a
- * row is one line and a terminal shows a field rather than obeys it. */
-static void field(FILE *out, const char *s)
-{
-	static const char *const quoted[256] = { ['"'] = "\"\"" };
-
-	if (!strpbrk(s, ",\"")) {
-		fmt_text(out, s);
-		return;
-	}
-	fputc('"', out);
-	escape_bytes(out, s, quoted);
-	fputc('"', out);
-}
-
 /* A row's text fields repeat from row to row (interned names, rows in
- * order): each column keeps the last field it wrote, written by field()
+ * order): each column keeps the last field it wrote, written by fmt_csv()
  * into a string once. */
 struct field_memo {
 	const char *src;
@@ -53,7 +37,7 @@ static void memo_field(FILE *out, struct field_memo *f, const char *s)
 		free(f->text);
 		f->text = NULL;
 		mem = fmt_memstream(&f->text, &f->len);
-		field(mem, s);
+		fmt_csv(mem, s);
 		fclose(mem);
 		f->src = s;
 	}
@@ -148,7 +132,7 @@ static int csv_curves(const struct report_model *m, FILE *out)
 			fprintf(out, "%lld", (long long)m->run.id);
 			for (size_t j = 0; j < ARRAY_SIZE(text); j++) {
 				fputc(',', out);
-				field(out, text[j]);
+				fmt_csv(out, text[j]);
 			}
 			fputc(',', out);
 			num(out, p->x);
@@ -164,7 +148,7 @@ static int csv_curves(const struct report_model *m, FILE *out)
 			if (has_ci)
 				fprintf(out, "%g", ci->level);
 			fprintf(out, ",%d,", p->significant);
-			field(out, !p->ok ? p->reason : has_ci ? ci->method :
+			fmt_csv(out, !p->ok ? p->reason : has_ci ? ci->method :
 				   ci->reason ? ci->reason : "no interval");
 			fputc('\n', out);
 		}

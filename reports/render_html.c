@@ -33,13 +33,9 @@ static const char *const colors[] = {
 };
 static const char *const dashes[] = { "", "6 3", "2 2", "8 3 2 3" };
 
-static const char *const html_subst[256] = {
-	['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['"'] = "&quot;", ['\''] = "&#39;",
-};
-
 static void esc(FILE *out, const char *s)
 {
-	escape_bytes(out, s, html_subst);
+	fmt_html(out, s);
 }
 
 /* ---- the CDF plot ---- */

@@ -874,7 +874,15 @@ static int verdict_at(void *vctx, size_t i, double level, double *lo, double *hi
 	double pct;
 
 	decisive_stat(f->m, &kind, &pct, &stat);
-	dilate_stat(f->m, h->g, report_baseline(h->g), h->s, kind, pct, stat, level, &d);
+	/* at the report's level a shown series has it already (compare():
+	 * the same function of the same arguments) */
+	if (level == f->m->confidence && !h->g->hidden && h->s->compared && kind == STATK_MEAN)
+		d = h->s->mean_dil;
+	else if (level == f->m->confidence && !h->g->hidden && h->s->compared &&
+		 stat >= 1 && stat <= f->m->n_percentiles)
+		d = h->s->pct_dil[stat - 1];
+	else
+		dilate_stat(f->m, h->g, report_baseline(h->g), h->s, kind, pct, stat, level, &d);
 	h->s->verdict.ci = d.d.ci_pct;
 	if (!d.ok || !d.d.ci_pct.has_ci || !isfinite(d.d.ci_pct.lo) ||
 	    !isfinite(d.d.ci_pct.hi)) {
@@ -908,6 +916,16 @@ static void holm(struct report_model *m)
 	for (int fam = 0; fam < 2; fam++) {
 		struct family f = { .m = m, .h = h };
 		size_t k = 0;
+		int shown = 0;
+
+		/* report_opts.wanted_families: no shown group in this family */
+		for (size_t gi = 0; gi < m->n_groups && m->opts->wanted_families; gi++)
+			shown |= !m->groups[gi].hidden &&
+				 report_primary_metric(m->groups[gi].metric) == !fam;
+		if (m->opts->wanted_families && !shown) {
+			m->n_family[fam] = 0;
+			continue;
+		}
 
 		for (size_t gi = 0; gi < m->n_groups; gi++) {
 			const struct report_group *g = &m->groups[gi];

@@ -496,6 +496,11 @@ struct report_opts {
 	const char *config_metric;	/* configurations table; NULL = wall */
 	const char *db;		/* the database, for the commands a report
 				   suggests; NULL: the default one */
+	/* 1: a Holm family (report_model.n_family) none of whose groups is
+	 * shown (--metric, --workload) is not judged: the shown verdicts are
+	 * the same, the hidden ones are not computed (for perturb history,
+	 * which reads the shown ones only; n_family of that family is 0) */
+	int wanted_families;
 };
 
 struct report_model {

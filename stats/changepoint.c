@@ -555,3 +555,95 @@ int stats_energy_qhat(const double *x, size_t n, const double *y, size_t m,
 	      2 * sy / ((double)m * (double)(m - 1)));
 	return 0;
 }
+
+int stats_newest_change(const double *x, const size_t *group_len, size_t n_groups,
+			const struct cp_opts *o, struct changepoint *out)
+{
+	struct params pr;
+	double *W = NULL, *B = NULL, S = 0;
+	size_t *rev = NULL, N = 0, ge = 0, last;
+	struct dilation dl;
+	double q_last;
+	int ret;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if (!x || !group_len || !out || n_groups < 2)
+		return -EINVAL;
+	if ((ret = params_from(o, n_groups, &pr)) < 0)
+		return ret;
+	for (size_t g = 0; g < n_groups; g++) {
+		if (!group_len[g])
+			return -EINVAL;
+		N += group_len[g];
+	}
+	if (!stats_all_finite(x, N))
+		return -EDOM;
+	last = n_groups - 1;
+	if (group_len[last] < 2 || N - group_len[last] < 2) {
+		out->index = last;
+		out->p = NAN;
+		out->qhat = NAN;
+		out->pct = NAN;
+		out->ci.reason = "fewer than 2 runs on a side";
+		return 0;
+	}
+	W = calloc(n_groups, sizeof(*W));
+	B = calloc(n_groups, sizeof(*B));
+	rev = malloc(N * sizeof(*rev));
+	if (!W || !B || !rev) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t g = 0, i = 0; g < n_groups; g++)
+		for (size_t k = 0; k < group_len[g]; k++)
+			rev[i++] = g;
+	/* the sums of distances within each revision (W) and from it to the
+	 * others (B), and over every pair (S): one pass over the pairs */
+	for (size_t i = 0; i < N; i++)
+		for (size_t k = i + 1; k < N; k++) {
+			double d = dist(x[i], x[k], pr.alpha);
+			S += d;
+			if (rev[i] == rev[k]) {
+				W[rev[i]] += d;
+			} else {
+				B[rev[i]] += d;
+				B[rev[k]] += d;
+			}
+		}
+	/* Q of each revision held out against the others pooled */
+	q_last = NAN;
+	for (size_t g = n_groups; g-- > 0;) {
+		double m = (double)group_len[g], n = (double)(N - group_len[g]), q;
+		if (m < 2 || n < 2)
+			continue;
+		q = n * m / (n + m) * (2 * B[g] / (n * m) - 2 * (S - W[g] - B[g]) / (n * (n - 1)) -
+				       2 * W[g] / (m * (m - 1)));
+		if (g == last)
+			q_last = q;
+		/* ties count against the newest revision (a conservative p) */
+		ge += q >= q_last * (1 - 1e-12);
+	}
+	out->index = last;
+	out->lo = 0;
+	out->hi = n_groups;
+	out->search_lo = 0;
+	out->kappa = n_groups;
+	out->order = 1;
+	out->qhat = q_last;
+	out->permutations = (unsigned)n_groups;
+	out->p = (double)ge / (double)n_groups;
+	ret = stats_dilation(x, N - group_len[last], x + (N - group_len[last]), group_len[last],
+			     STATK_QUANTILE, 0.5, &pr.boot, &dl);
+	if (ret)
+		goto out;
+	out->median_before = dl.base;
+	out->median_after = dl.var;
+	out->pct = dl.pct;
+	out->ci = dl.ci_pct;
+out:
+	free(W);
+	free(B);
+	free(rev);
+	return ret;
+}

@@ -164,6 +164,28 @@ int stats_energy_split(const double *x, const size_t *group_len, size_t n_groups
 		       double *qhat);
 
 /*
+ * Is the newest revision different from the others pooled (perturb gate
+ * --history)?  The statistic is Q(X = revisions [0, G - 1) pooled, Y =
+ * revision G - 1), as above.  When nothing changed the revisions are
+ * exchangeable, and the newest is any of the G with the same chance: its
+ * null distribution is that of Q with each revision held out in turn
+ * against the other G - 1 pooled, all G of them (an exact permutation test
+ * of the held-out revision, no random draws), so
+ *   p = #{g : Q_g >= Q_(G-1)} / G,
+ * at least 1 / G: G >= 20 revisions reach 0.05.  A revision with fewer
+ * than 2 runs is not held out.  All pairwise distances once: O(N^2) for N
+ * runs.  The change is described as a change point at index G - 1 with lo
+ * 0 and hi G (median before and after, the % change and its bootstrap
+ * interval as stats_changepoints() describes one), qhat Q_(G-1),
+ * permutations G and order 1.  With fewer than 2 runs on a side: p, qhat
+ * and pct NaN, ci.reason set.  o: alpha, conf, boot_B and seed count
+ * (NULL: defaults).  Errors: -EINVAL (NULL, n_groups < 2, an empty
+ * revision, an option out of range), -EDOM, -ENOMEM.
+ */
+int stats_newest_change(const double *x, const size_t *group_len, size_t n_groups,
+			const struct cp_opts *o, struct changepoint *out);
+
+/*
  * Q(X, Y) of two samples directly from the definition above, O((n + m)^2).
  * n, m >= 2, alpha in (0, 2).  -EINVAL, -EDOM; *q NaN then.
  */

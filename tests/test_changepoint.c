@@ -459,3 +459,80 @@ Test(changepoint, edges_and_bad_input)
 	cr_expect_eq(stats_energy_split(x, one, 4, 0, 2, &tau, &kappa, &q), -EINVAL);
 	cr_expect_eq(stats_energy_split(x, one, 4, 1, 0, &tau, &kappa, &q), -EINVAL);
 }
+
+/* ---- the newest revision against the others (perturb gate --history) ---- */
+
+/*
+ * Its Q is stats_energy_qhat() of the others pooled against the newest,
+ * and its p the exact rank of that Q among every revision held out, both
+ * computed here directly from the definition.
+ */
+Test(changepoint, newest_change_is_the_held_out_energy_rank)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	struct step st = { 24, 1.04 };
+	struct cp_opts o = { .seed = 3 };
+	struct changepoint c;
+	struct series s;
+
+	gsl_rng_set(r, 21);
+	s = make(r, 25, 3, 5, 0.01, 0, &st, 1);
+	cr_assert_eq(stats_newest_change(s.x, s.len, s.G, &o, &c), 0);
+	{
+		size_t N = s.N, m_last = s.len[s.G - 1], ge = 0;
+		double q_last, *rest = malloc(N * sizeof(double));
+		cr_assert(rest);
+		cr_assert_eq(stats_energy_qhat(s.x, N - m_last, s.x + N - m_last, m_last, 1, &q_last),
+			     0);
+		cr_expect(fabs(c.qhat - q_last) <= 1e-9 * fabs(q_last), "%.17g vs %.17g", c.qhat,
+			  q_last);
+		for (size_t g = 0, off = 0; g < s.G; off += s.len[g++]) {
+			size_t k = 0;
+			double q;
+			for (size_t i = 0; i < N; i++)
+				if (i < off || i >= off + s.len[g])
+					rest[k++] = s.x[i];
+			cr_assert_eq(stats_energy_qhat(rest, k, s.x + off, s.len[g], 1, &q), 0);
+			ge += q >= q_last * (1 - 1e-12);
+		}
+		cr_expect_eq(c.p, (double)ge / (double)s.G);
+		free(rest);
+	}
+	/* a clear step at the newest: the smallest p there is, 1/G */
+	cr_expect_eq(c.p, 1.0 / 25, "p %g", c.p);
+	cr_expect(c.index == 24 && c.lo == 0 && c.hi == 25 && c.permutations == 25);
+	cr_expect(fabs(c.pct - 4) < 2.5 && c.ci.has_ci && c.ci.lo < 4 && 4 < c.ci.hi, "%g [%g, %g]",
+		  c.pct, c.ci.lo, c.ci.hi);
+	series_free(&s);
+	gsl_rng_free(r);
+}
+
+/* 100 flat series of 20 revisions: the test is exact, a false alarm (p <=
+ * 0.05, i.e. the newest has the largest Q) has probability 1/20; more
+ * than 11 of 100 has probability 0.0043.  With revision effects too. */
+Test(changepoint, newest_change_false_alarms_stay_at_the_level)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	size_t alarms[2] = { 0, 0 };
+
+	gsl_rng_set(r, 22);
+	for (int e = 0; e < 2; e++)
+		for (int k = 0; k < 100; k++) {
+			struct series s = make(r, 20, 2, 4, 0.02, e ? 0.02 : 0, NULL, 0);
+			struct changepoint c;
+			cr_assert_eq(stats_newest_change(s.x, s.len, s.G, NULL, &c), 0);
+			alarms[e] += c.p <= 0.05;
+			series_free(&s);
+		}
+	cr_log_info("newest-change false alarms in 100 flat series: %zu, %zu with revision "
+		    "effects", alarms[0], alarms[1]);
+	cr_expect(alarms[0] <= 11 && alarms[1] <= 11, "%zu, %zu of 100", alarms[0], alarms[1]);
+	cr_expect(alarms[0] + alarms[1] >= 1, "an exact test at 0.05 does alarm sometimes");
+	{
+		double x[] = { 1, 2, 3 };
+		size_t len[] = { 3 };
+		struct changepoint c;
+		cr_expect_eq(stats_newest_change(x, len, 1, NULL, &c), -EINVAL);
+	}
+	gsl_rng_free(r);
+}

@@ -392,9 +392,10 @@ static char *tree_state(const char *d)
 /* The commands' output options (the class), each with the inputs of its
  * command that it must not replace.  `perturb gen FILE` reads no file:
  * it has nothing to refuse. */
-enum writer { REPORT_OUTPUT, GATE_JUNIT, GATE_MARKDOWN, RUN_DB, MERGE_DB };
+enum writer { REPORT_OUTPUT, GATE_JUNIT, GATE_MARKDOWN, RUN_DB, MERGE_DB, HISTORY_OUTPUT };
 static const char *const writer_names[] = {
 	"report --output", "gate --junit", "gate --markdown", "run --db", "merge --db",
+	"history --output",
 };
 
 static void write_to(enum writer w, const char *target, struct cli_result *r)
@@ -414,6 +415,10 @@ static void write_to(enum writer w, const char *target, struct cli_result *r)
 	case RUN_DB:
 		o = xasprintf("--db=%s", target);
 		cli_run(dir, r, "run", "-q", "e.yaml", o, NULL);
+		break;
+	case HISTORY_OUTPUT:
+		o = xasprintf("--output=%s", target);
+		cli_run(dir, r, "history", "e.yaml", "--db", "results/perturb.db", o, NULL);
 		break;
 	default:
 		o = xasprintf("--db=%s", target);
@@ -447,10 +452,12 @@ Test(output, no_output_replaces_an_input_of_its_command)
 		{ GATE_MARKDOWN, "inc.yaml" },
 		{ RUN_DB, "e.yaml" }, { RUN_DB, "inc-link" }, { RUN_DB, "inc-hard" },
 		{ MERGE_DB, "db-link" }, { MERGE_DB, "db-hard" },
+		{ HISTORY_OUTPUT, "results/perturb.db-wal" }, { HISTORY_OUTPUT, "db-hard" },
+		{ HISTORY_OUTPUT, "e.yaml" }, { HISTORY_OUTPUT, "inc-link" },
 	};
 	static const char *const commands[] = {
 		"run", "report", "runs", "workloads", "restore", "gate", "compare", "doctor",
-		"status", "merge", "gen",
+		"status", "merge", "gen", "history", "bisect",
 	};
 	struct cli_result r;
 	char *before;

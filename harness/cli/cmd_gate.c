@@ -16,6 +16,7 @@
 #include "pick.h"
 #include "engine/config.h"
 #include "reports/gate.h"
+#include "reports/history.h"
 #include "engine/store.h"
 #include "lib/output.h"
 #include "lib/util.h"
@@ -118,6 +119,54 @@ static int parse_statistic(const struct opt *o, const char *val)
 	return 0;
 }
 
+/*
+ * gate --history N: the run against the pooled N runs of its study before
+ * it (reports/history.h, history_newest_change()).  Returns the exit
+ * status.
+ */
+static int gate_history(struct store *st, int64_t run_id, const char *study, size_t n,
+			const struct gate_rule *rule, double min_change)
+{
+	struct history_opts o = { 0 };
+	struct history h = { 0 };
+	size_t fails;
+	int usage_error = 0, ret;
+
+	o.study = study;
+	o.last = n + 1;
+	o.upto = run_id;
+	o.time_order = 1;
+	o.metric = rule->metric;
+	o.variant = strcmp(rule->variant, "*") ? rule->variant : NULL;
+	o.workload = strcmp(rule->workload, "*") ? rule->workload : NULL;
+	o.ro.confidence = rule->confidence;
+	o.cp.sig = 1 - rule->confidence;
+	o.newest = 1;
+	o.cp.min_magnitude = 100 * min_change;
+	if (history_build(st, &o, &h, &usage_error) < 0) {
+		history_release(&h);
+		return usage_error ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	if (h.runs[h.n_runs - 1].id != run_id) {
+		error("run %lld is not a completed run of study '%s'", (long long)run_id, study);
+		history_release(&h);
+		return EXIT_USAGE;
+	}
+	if (h.n_runs < n + 1)
+		note("only %zu runs of study '%s' before run %lld (--history %zu)", h.n_runs - 1,
+		     study, (long long)run_id, n);
+	if ((double)h.n_revs * o.cp.sig < 1)
+		note("over %zu revisions the permutation p is at least 1/%zu = %.2g: no change can "
+		     "reach the level %g until %.0f revisions are stored (docs/history.md)",
+		     h.n_revs, h.n_revs, 1.0 / (double)h.n_revs, o.cp.sig, ceil(1 / o.cp.sig));
+	fails = history_gate_write(&h, stdout);
+	ret = fails ? EXIT_OVERHEAD : EXIT_OK;
+	if (fails)
+		note("gate failed: %zu series changed at run %lld", fails, (long long)run_id);
+	history_release(&h);
+	return ret;
+}
+
 int cmd_gate(int argc, char **argv)
 {
 	struct gate g = { 0 };
@@ -132,6 +181,8 @@ int cmd_gate(int argc, char **argv)
 	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0, n_nopct = 0;
 	int ret = EXIT_USAGE, rc, strict = 0, allow_incomplete = 0, have_rule = 0, have_max = 0, usage_error = 0;
 	const char *run = NULL;
+	size_t history = 0;
+	double min_change = 0;
 	struct pick pk = { 0 };
 	char sha[65], *incomplete = NULL;
 	struct opt opts[] = {
@@ -152,6 +203,12 @@ int cmd_gate(int argc, char **argv)
 			    "rule: threshold, 2% or 0.02; a bare 5 is refused\n(5 % or 500 %?) (required for a rule)"),
 		OPT_LEVEL(0, "confidence", &opt_rule.confidence, "C", "rule: level (default 0.95)"),
 		OPT_FLAG(0, "strict", &strict, "inconclusive judgements fail the gate"),
+		OPT_INTEGER(0, "history", &history, 1, 100000000, "N",
+			    "judge the run against the pooled N runs of its study\n"
+			    "before it: FAIL when it differs and costs more (docs/history.md)"),
+		OPT_PERCENT(0, "min-change", &min_change, 0, INFINITY, 0, "X",
+			    "with --history: FAIL only on a change of at least X\n"
+			    "(2% or 0.02; default: any significant one)"),
 		OPT_FLAG(0, "allow-incomplete", &allow_incomplete,
 			 "judge a run whose plan is not all stored (killed,\ninterrupted); the verdict says how much is missing"),
 		OPT_STRING(0, "junit", &junit, "FILE", "write JUnit XML: a testcase per judgement"),
@@ -160,20 +217,26 @@ int cmd_gate(int argc, char **argv)
 		OPT_END(),
 	};
 
-	opt_rule.variant = "*";
-	opt_rule.workload = "*";
-	opt_rule.metric = "wall";
-	opt_rule.statistic = STAT_P50;
-	opt_rule.confidence = 0.95;
+	gate_rule_default(&opt_rule);
 	if ((rc = parse_options(argc, argv, opts, "gate"))) {
 		ret = rc < 0 ? EXIT_USAGE : EXIT_OK;
 		goto out;
 	}
 	have_max = !!opt_given(opts, &opt_rule.max_dilation);
+	if (opt_given(opts, &min_change) && !history) {
+		error("--min-change is --history's: the smallest change that fails it");
+		goto out;
+	}
+	if (history && (have_max || file || junit || markdown || strict)) {
+		error("--history judges change points: it takes --variant, --workload, --metric and "
+		      "--confidence, not %s", have_max ? "--max-dilation" : file ? "an experiment file" :
+		      junit ? "--junit" : markdown ? "--markdown" : "--strict");
+		goto out;
+	}
 	have_rule = have_max || opt_given(opts, &opt_rule.variant) ||
 		    opt_given(opts, &opt_rule.workload) || opt_given(opts, &opt_rule.metric) ||
 		    opt_given(opts, &opt_rule.statistic) || opt_given(opts, &opt_rule.confidence);
-	if (have_rule && !have_max) {
+	if (have_rule && !have_max && !history) {
 		error("a gate rule from options needs --max-dilation (e.g. --max-dilation 2%%)");
 		goto out;
 	}
@@ -226,6 +289,10 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (store_run_header(g.st, g.run_id, &h) < 0)
 		goto out;
+	if (history) {
+		ret = gate_history(g.st, g.run_id, h.experiment, history, &opt_rule, min_change);
+		goto out;
+	}
 	if (have_rule) {
 		rules = &opt_rule;
 		n_rules = 1;

@@ -76,6 +76,7 @@ static void print_json(const struct run_summary *runs, size_t n)
 		json_object_set_new(o, "label", json_text(r->label));
 		json_object_set_new(o, "revision", json_text(r->revision));
 		json_object_set_new(o, "commit", json_text(r->commit));
+		json_object_set_new(o, "experiment_sha256", json_text(r->sha256));
 		line = json_line(o);
 		printf("%s\n  %s", i ? "," : "", line);
 		free(line);
@@ -95,7 +96,8 @@ int cmd_runs(int argc, char **argv)
 		OPT_FLAG(0, "json", &json,
 			 "one object per run: id, name, started, ended, status,\n"
 			 "done, total, failed, hostname, cpu_model, cores, kernel_release,\n"
-			 "label, revision, commit"),
+			 "label, revision, commit, experiment_sha256 (what perturb\n"
+			 "history takes as a study's hash)"),
 		OPT_END(),
 	};
 

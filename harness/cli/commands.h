@@ -58,5 +58,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
 
 #endif

@@ -66,6 +66,26 @@ static const struct command commands[] = {
 	  "Fold the databases of a study's shards into its main database: a shard of\n"
 	  "another experiment or plan is refused, a run is never stored twice, and\n"
 	  "merging again adds nothing.\n" },
+	{ "history", cmd_history, 0, "history STUDY [options]",
+	  "A study's overhead across its stored runs, in the order of their revisions\n"
+	  "(commit order when the runs name a repository: the study's revision: key;\n"
+	  "else the order they ran): per workload, variant and metric each run's\n"
+	  "dilation with its interval, n and verdict, as perturb report computes them,\n"
+	  "and the change points of the series (E-divisive means, permutation p) with\n"
+	  "the revisions on either side, the dilation before and after, the change in %\n"
+	  "with its interval.  docs/history.md.\n" },
+	{ "bisect", cmd_bisect, CMD_TOUCHES_KERNEL,
+	  "bisect STUDY.yaml --repo DIR --good REV --bad REV --build CMD --max-dilation X [options]",
+	  "Find the commit that made an overhead cross a threshold: git bisect in DIR,\n"
+	  "at each commit the build command, then the study (stored with the commit as\n"
+	  "its label and revision), judged as perturb gate judges; rounds are added to\n"
+	  "an undecided commit up to --max-rounds, then it is skipped, never guessed.\n"
+	  "The good and bad commits are measured first.  Ends with the first bad\n"
+	  "commit, its dilation against the last good one's with an interval, and the\n"
+	  "runs it cost; run again, it reuses the runs stored.  DIR is put back on its\n"
+	  "branch (git bisect reset) on every exit.  docs/history.md.\n"
+	  "\n"
+	  "Exit status: 0 a first bad commit named, 1 undecided, 2 usage, 3 a failure.\n" },
 	{ "gen", cmd_gen, 0, "gen KIND SIZE FILE [--seed N]",
 	  "Write SIZE bytes of deterministic input data of KIND (text, binary) to FILE\n"
 	  "(- for standard output); the same seed gives the same bytes everywhere.\n" },

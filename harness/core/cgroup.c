@@ -186,8 +186,10 @@ const char *cgroup_base(void)
 		return base;
 	base_tried = 1;
 	if ((base = make_base(why, sizeof(why)))) {
+		static int at_exit;
 		base_owner = getpid();
-		atexit(cgroup_base_remove);
+		if (!at_exit++)
+			atexit(cgroup_base_remove);
 	} else {
 		warning("cgroups unavailable: %s; runs, daemons and background loads are "
 			"stopped by process group only (a process that leaves it, with setsid, "
@@ -708,6 +710,7 @@ void cgroup_base_remove(void)
 		warning("cannot remove the cgroup '%s': %s", base, strerror(errno));
 	free(base);
 	base = NULL;
+	base_tried = 0;		/* a later study of this process (perturb bisect) makes one */
 }
 
 /* Remove dir's cgroups below it, deepest first, then dir. */

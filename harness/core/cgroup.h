@@ -35,7 +35,8 @@
  * End.  cgroup_destroy() kills what is left in a cgroup (cgroup.kill,
  * else freezing it and SIGKILLing each process), waits until it is empty
  * and removes it; cgroup_base_remove() removes the base at the end (also
- * at exit).  A perturb killed by SIGKILL leaves its base: the study
+ * at exit), and the next cgroup_base() makes a new one (the studies of
+ * perturb bisect, one per commit, in one process).  A perturb killed by SIGKILL leaves its base: the study
  * journals it (backends/journal.h) and cgroup_purge() stops what is in it
  * and removes it (`perturb restore`, and any later `perturb run`).
  */

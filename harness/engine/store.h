@@ -271,6 +271,7 @@ struct run_summary {
 	int64_t failed;		/* results whose status is not ok */
 	char *label, *revision, *commit;	/* run_tags' (NULL: none) */
 	char *sha256;		/* the experiment's */
+	char *repo;		/* the revision: work tree's top folder, or NULL */
 };
 /* Every run, by id: *runs malloc'd (free with run_summaries_release()). */
 int store_list_runs(struct store *s, struct run_summary **runs, size_t *n);

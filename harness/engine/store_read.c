@@ -351,6 +351,7 @@ static void fill_summary(sqlite3_stmt *st, void *row)
 	r->revision = db_column_dup(st, 13);
 	r->commit = db_column_dup(st, 14);
 	r->sha256 = db_column_dup(st, 15);
+	r->repo = db_column_dup(st, 16);
 }
 
 static const size_t summary_strs[] = {
@@ -359,7 +360,7 @@ static const size_t summary_strs[] = {
 	offsetof(struct run_summary, hostname), offsetof(struct run_summary, cpu_model),
 	offsetof(struct run_summary, kernel_release), offsetof(struct run_summary, label),
 	offsetof(struct run_summary, revision), offsetof(struct run_summary, commit),
-	offsetof(struct run_summary, sha256),
+	offsetof(struct run_summary, sha256), offsetof(struct run_summary, repo),
 };
 
 static const struct row_kind summary_rows = {
@@ -382,7 +383,7 @@ int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
 		       " (SELECT count(*) FROM plan p WHERE p.run_id = r.id),"
 		       " (SELECT count(*) FROM results x WHERE x.run_id = r.id),"
 		       " (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status <> 'ok'),"
-		       " r.label, r.revision, r.commit_id, e.sha256"
+		       " r.label, r.revision, r.commit_id, e.sha256, r.repo"
 		       " FROM runs r JOIN experiments e ON e.id = r.experiment_id ORDER BY r.id",
 		       &st, db_read_error) < 0)
 		return -1;

@@ -441,7 +441,7 @@ static int check_available(struct study *s)
 	}
 	for (size_t w = 0; w < exp->n_workloads; w++) {
 		const struct workload *wl = &exp->workloads[w];
-		if (!plan_uses_workload(&s->plan, o->target_ci ? NULL : s->done, (int)w))
+		if (!plan_uses_workload(&s->plan, o->target_ci || o->more ? NULL : s->done, (int)w))
 			continue;
 		for (size_t r = 0; r <= wl->n_requires; r++) {
 			char why[512];
@@ -592,7 +592,7 @@ static int begin(struct study *s)
 		int r;
 
 		if (s->skip_w[w] ||
-		    !plan_uses_workload(&s->plan, o->target_ci ? NULL : s->done, (int)w))
+		    !plan_uses_workload(&s->plan, o->target_ci || o->more ? NULL : s->done, (int)w))
 			continue;
 		if (wl->dir) {
 			rel = xstrdup(wl->dir);
@@ -791,9 +791,9 @@ enum study_result study_run(const struct study_opts *o)
 		goto out;
 	if (s.exp.order == ORDER_DUET) {
 		char why[512];
-		if (o->target_ci) {
-			error("%s: order: duet takes no --target-ci (it adds interleaved rounds)",
-			      s.exp.path);
+		if (o->target_ci || o->more) {
+			error("%s: order: duet takes no --target-ci and no bisect rounds (they add "
+			      "interleaved rounds)", s.exp.path);
 			goto out;
 		}
 		if (study_duet_cpus(&s.exp, s.duet_cpus, why, sizeof(why)) < 0) {
@@ -831,7 +831,11 @@ enum study_result study_run(const struct study_opts *o)
 		ret = STUDY_DONE;
 		goto out;
 	}
-	if (begin(&s) < 0 || study_walk(&s) < 0)
+	if (begin(&s) < 0)
+		goto fail_run;
+	if (o->run_id_out)
+		*o->run_id_out = s.run_id;
+	if (study_walk(&s) < 0)
 		goto fail_run;
 	if (s.stopped) {
 		char *hint = resume_hint(o);

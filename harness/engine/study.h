@@ -49,6 +49,13 @@ enum study_result {
 typedef int study_widest_fn(struct store *st, int64_t run_id, double *widest,
 			    char *what, size_t len, void *arg);
 
+/*
+ * After the plan's last run and each round added after it (perturb
+ * bisect): 1 to add another interleaved round, 0 to end the run; rounds
+ * is the number added so far.  -1 on an error (printed).
+ */
+typedef int study_more_fn(struct store *st, int64_t run_id, int rounds, void *arg);
+
 struct study_opts {
 	const char *file;	/* the experiment file */
 	const char *db;		/* the results database */
@@ -64,6 +71,9 @@ struct study_opts {
 	double max_time;	/* bound of target_ci in s; 0 = STUDY_DEFAULT_MAX_TIME */
 	study_widest_fn *widest;	/* required with target_ci */
 	void *widest_arg;
+	study_more_fn *more;	/* without target_ci: rounds added while it
+				   says 1 (NULL: none) */
+	void *more_arg;
 	const char *cmdline;	/* stored with the run, e.g. "perturb run e.yaml" */
 	const char *label;	/* stored with the run (perturb run --label), or NULL */
 	const char *revision;	/* a git work tree whose revision the run stores
@@ -78,7 +88,7 @@ struct study_opts {
 	 * --slurm) prepares instead: checks, builds what backends build, and
 	 * stores the run, its plan and its shards, each shard's database
 	 * path beside db (shard_db_path()), and runs nothing; *run_id_out
-	 * is the stored run. */
+	 * is the stored run (and, without submit, the run begun). */
 	int n_shards, shard;
 	int submit;
 	int64_t *run_id_out;

@@ -435,8 +435,12 @@ static int add_round(struct study *s, struct progress *prog)
 
 	if ((s->stopped = stop_requested()))
 		return 0;
-	if ((r = target_done(s->o, s->st, s->run_id, s->t0, s->rounds)) != 0)
+	if (s->o->more && !s->o->target_ci) {
+		if ((r = s->o->more(s->st, s->run_id, s->rounds, s->o->more_arg)) <= 0)
+			return r < 0 ? -1 : 0;
+	} else if ((r = target_done(s->o, s->st, s->run_id, s->t0, s->rounds)) != 0) {
 		return r < 0 ? -1 : 0;
+	}
 	if (!plan_add_round(&s->plan, s->exp.n_variants, s->exp.n_workloads, s->seed))
 		return 0;
 	if (store_append_plan(s->st, &s->exp, &s->plan, from, s->run_id) < 0)
@@ -460,7 +464,7 @@ int study_walk(struct study *s)
 	progress_init(&prog, &s->plan, s->done);
 	for (size_t i = 0;; i++) {
 		if (i == s->plan.n) {
-			if (!s->o->target_ci) {
+			if (!s->o->target_ci && !s->o->more) {
 				s->walked = 1;
 				break;
 			}
