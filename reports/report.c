@@ -1504,6 +1504,25 @@ size_t report_methods(const struct report_model *m, unsigned what,
 	return n;
 }
 
+/* report_group.primary: per workload its primary metric's group, else its
+ * first. */
+static void set_primary(struct report_model *m)
+{
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		struct report_group *g = &m->groups[gi];
+		const char *want = m->config_metric;
+		int seen = 0;
+		for (size_t k = 0; k < gi; k++)
+			seen |= m->groups[k].workload == g->workload;
+		if (seen)
+			continue;
+		if (!report_find_group(m, g->workload, want))
+			g->primary = 1;
+		else
+			((struct report_group *)report_find_group(m, g->workload, want))->primary = 1;
+	}
+}
+
 int report_build(struct store *st, const struct report_opts *o,
 		 struct report_model *m, int *usage_error)
 {
@@ -1587,6 +1606,7 @@ int report_build(struct store *st, const struct report_opts *o,
 	if (report_calibration(st, id, m) < 0)	/* reports/calib.c */
 		goto out;
 	report_warnings(m);
+	set_primary(m);
 	ret = 0;
 out:
 	for (size_t i = 0; i < b.n_alloc_values; i++)

@@ -334,6 +334,12 @@ struct report_group {
 				   while report_build runs for the Holm family */
 	struct report_noise noise;	/* the machine's A/A resolution */
 	int nodes;		/* a series has has_nodes */
+	/* the workload's answer: its primary metric (the experiment's
+	 * `primary:`, wall when it names none; --config-metric for every
+	 * workload), else, when the report has no group of it (--metric),
+	 * the workload's first group.  One group a workload; the report's
+	 * answer table and its detail by default (doc.h). */
+	int primary;
 };
 
 /* A stored value, for tidy formats (CSV). */
@@ -479,6 +485,8 @@ struct report_opts {
 	enum report_statistic statistic;	/* configurations table */
 	double statistic_p;	/* in [0, 100] for REPORT_STAT_PERCENTILE */
 	const char *config_metric;	/* configurations table; NULL = wall */
+	int all_metrics;	/* the detail of every metric, not only the
+				   workloads' primary ones (doc.h) */
 	const char *db;		/* the database, for the commands a report
 				   suggests; NULL: the default one */
 };
