@@ -10,10 +10,11 @@
 #
 # Only what a session loads is built: the core (the tracer, whose syscall
 # events need nothing more, the ring buffer and its clients, the clock,
-# the state dump and its probe) and the probe modules named (PROBE is
-# lttng-probe-PROBE, like sched: the events of the variant,
-# qemu_lttng.c), not the other fifty probes, the kprobe modules and the
-# test module: a fifth of the whole build.
+# the state dump and its probe, and the kprobe, kretprobe and uprobe
+# modules, whose symbols lttng-tracer links against: without them modpost
+# fails) and the probe modules named (PROBE is lttng-probe-PROBE, like
+# sched: the events of the variant, qemu_lttng.c), not the other fifty
+# probes and the test module: a fifth of the whole build.
 #
 # The ring buffer is built with its event counting on
 # (LTTNG_RING_BUFFER_COUNT_EVENTS): its "records written" per buffer is
@@ -63,7 +64,7 @@ cp -r "$src" lttng
 # the modules left out: kbuild reads a whole Kbuild file before it uses
 # obj-m, so a last assignment filters what the lines above added
 echo 'obj-m := $(filter-out tests/,$(obj-m))' >>lttng/src/Kbuild
-echo "obj-m := \$(filter $(for p in $probes; do printf 'lttng-probe-%s.o ' "$p"; done),\$(obj-m))" \
+echo "obj-m := \$(filter lttng-kprobes.o lttng-kretprobes.o lttng-uprobes.o $(for p in $probes; do printf 'lttng-probe-%s.o ' "$p"; done),\$(obj-m))" \
 	>>lttng/src/probes/Kbuild
 echo "$0: the core and the probes: $probes" >&2
 # a probe that fails stops kbuild before modpost, even with -k: it is left

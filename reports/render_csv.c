@@ -15,6 +15,7 @@
 #include "lib/util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fmt.h"
@@ -35,31 +36,80 @@ static void field(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* A row's text fields repeat from row to row (interned names, rows in
+ * order): each column keeps the last field it wrote, written by field()
+ * into a string once. */
+struct field_memo {
+	const char *src;
+	char *text;
+	size_t len;
+};
+
+static void memo_field(FILE *out, struct field_memo *f, const char *s)
+{
+	if (s != f->src || !f->text) {
+		FILE *mem;
+
+		free(f->text);
+		f->text = NULL;
+		mem = fmt_memstream(&f->text, &f->len);
+		field(mem, s);
+		fclose(mem);
+		f->src = s;
+	}
+	fwrite(f->text, 1, f->len, out);
+}
+
+/* An int's decimal digits, as "%d" writes them. */
+static void put_int(FILE *out, long long v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), out);
+}
+
 static int csv(const struct report_model *m, FILE *out)
 {
 	int status = m->opts->include_failed;
+	struct field_memo memo[5] = { { 0 } };
 
 	fputs("run_id,variant,workload,repetition,metric,value,unit,seq,warmup,block,timebase",
 	      out);
 	fputs(status ? ",status\n" : "\n", out);
 	for (size_t i = 0; i < m->n_rows; i++) {
 		const struct report_row *r = &m->rows[i];
-		fprintf(out, "%lld,", (long long)m->run.id);
-		field(out, r->variant);
+		put_int(out, (long long)m->run.id);
 		fputc(',', out);
-		field(out, r->workload);
-		fprintf(out, ",%d,", r->repetition + 1);
-		field(out, r->metric);
+		memo_field(out, &memo[0], r->variant);
+		fputc(',', out);
+		memo_field(out, &memo[1], r->workload);
+		fputc(',', out);
+		put_int(out, r->repetition + 1);
+		fputc(',', out);
+		memo_field(out, &memo[2], r->metric);
 		fprintf(out, ",%.17g,", r->value);
-		field(out, r->unit);
-		fprintf(out, ",%d,%d,%d,%s", r->seq, r->warmup, r->block,
-			r->virtual_time ? "virtual" : "real");
+		memo_field(out, &memo[3], r->unit);
+		fputc(',', out);
+		put_int(out, r->seq);
+		fputc(',', out);
+		put_int(out, r->warmup);
+		fputc(',', out);
+		put_int(out, r->block);
+		fputs(r->virtual_time ? ",virtual" : ",real", out);
 		if (status) {
 			fputc(',', out);
-			field(out, r->status);
+			memo_field(out, &memo[4], r->status);
 		}
 		fputc('\n', out);
 	}
+	for (size_t k = 0; k < ARRAY_SIZE(memo); k++)
+		free(memo[k].text);
 	return 0;
 }
 

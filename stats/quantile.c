@@ -91,6 +91,65 @@ out:
 	free(count);
 }
 
+struct keyed {
+	uint64_t k;
+	size_t i;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+int stats_order(const double *x, size_t n, size_t *idx)
+{
+	size_t (*count)[1 << RADIX_BITS];
+	struct keyed *a, *b, *t;
+
+	a = malloc((n ? n : 1) * sizeof(*a));
+	b = n >= RADIX_MIN ? malloc(n * sizeof(*b)) : NULL;
+	count = n >= RADIX_MIN ? calloc(RADIX_PASSES, sizeof(*count)) : NULL;
+	if (!a || (n >= RADIX_MIN && (!b || !count))) {
+		free(a), free(b), free(count);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		a[i] = (struct keyed){ key_of(x[i]), i };
+		if (count)
+			for (int p = 0; p < RADIX_PASSES; p++)
+				count[p][(a[i].k >> (p * RADIX_BITS)) & ((1 << RADIX_BITS) - 1)]++;
+	}
+	if (!count) {
+		if (n)	/* qsort(NULL, 0) is undefined */
+			qsort(a, n, sizeof(*a), cmp_keyed);
+	} else {
+		for (int p = 0; p < RADIX_PASSES; p++) {
+			size_t *c = count[p], sum = 0;
+
+			if (c[(a[0].k >> (p * RADIX_BITS)) & ((1 << RADIX_BITS) - 1)] == n)
+				continue;
+			for (size_t d = 0; d < (1 << RADIX_BITS); d++) {
+				size_t k = c[d];
+				c[d] = sum;
+				sum += k;
+			}
+			for (size_t i = 0; i < n; i++)
+				b[c[(a[i].k >> (p * RADIX_BITS)) & ((1 << RADIX_BITS) - 1)]++] = a[i];
+			t = a;
+			a = b;
+			b = t;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		idx[i] = a[i].i;
+	free(a), free(b), free(count);
+	return 0;
+}
+
 double *stats_sorted_copy(const double *x, size_t n)
 {
 	double *c = malloc((n ? n : 1) * sizeof(*c));

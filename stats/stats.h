@@ -41,6 +41,12 @@ double *stats_sorted_copy(const double *x, size_t n);
  * memory cannot be had.  No NaN (their place is unspecified).
  */
 void stats_sort(double *x, size_t n);
+/*
+ * The order of x (no NaN): idx[k] is the index of the k-th smallest value,
+ * ties in index order (a stable argsort; the radix sort above on (key,
+ * index) pairs, O(n)).  Returns 0, or -1 without memory.
+ */
+int stats_order(const double *x, size_t n, size_t *idx);
 
 /* 100 * (b - a) / a: the dilation of b over a in %.  NaN when a == 0. */
 double stats_pct_change(double a, double b);

@@ -10,20 +10,9 @@
 static const char m_spearman[] = "Spearman's rho against run order, t approximation (Zar 1972)";
 static const char m_bf[] = "Brown-Forsythe (Levene on deviations from the median)";
 
-struct ranked {
-	double v;
-	size_t i;
-};
-
-static int cmp_ranked(const void *a, const void *b)
-{
-	const struct ranked *x = a, *y = b;
-	return (x->v > y->v) - (x->v < y->v);
-}
-
 int stats_trend(const double *x, size_t n, struct test_result *out)
 {
-	struct ranked *r;
+	size_t *r;
 	double *rank, mean, sxy = 0, sxx = 0, syy = 0, rho, t;
 
 	stats_test_result_init(out);
@@ -38,20 +27,17 @@ int stats_trend(const double *x, size_t n, struct test_result *out)
 	}
 	r = malloc(n * sizeof(*r));
 	rank = malloc(n * sizeof(*rank));
-	if (!r || !rank) {
+	if (!r || !rank || stats_order(x, n, r)) {
 		free(r);
 		free(rank);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		r[i] = (struct ranked){ x[i], i };
-	qsort(r, n, sizeof(*r), cmp_ranked);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
-		while (j + 1 < n && r[j + 1].v == r[i].v)
+		while (j + 1 < n && x[r[j + 1]] == x[r[i]])
 			j++;
 		for (size_t k = i; k <= j; k++)
-			rank[r[k].i] = (double)(i + j) / 2 + 1;	/* mid-rank of a tie */
+			rank[r[k]] = (double)(i + j) / 2 + 1;	/* mid-rank of a tie */
 		i = j + 1;
 	}
 	mean = (double)(n + 1) / 2;

@@ -896,3 +896,37 @@ Test(stats, extremes_get_no_interval_and_order_statistic_intervals_cover)
 	cr_expect_eq(stats_quantile_ci_min_n(0, 0.95), 0, "no number of runs");
 	gsl_rng_free(r);
 }
+
+/* stats_order(): a stable argsort, by the radix sort from 2048 values on and
+ * by qsort below, checked against the definition on values with ties,
+ * negatives and signed zeros. */
+Test(stats, order_is_a_stable_argsort_at_every_size)
+{
+	static const size_t sizes[] = { 0, 1, 2, 17, 2047, 2048, 50001 };
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+
+	gsl_rng_set(r, 7);
+	for (size_t c = 0; c < ARRAY_LEN(sizes); c++) {
+		size_t n = sizes[c], *idx = malloc((n + 1) * sizeof(*idx));
+		double *x = malloc((n + 1) * sizeof(*x));
+
+		for (size_t i = 0; i < n; i++) {	/* about 50 distinct values */
+			long k = (long)gsl_rng_uniform_int(r, 50) - 25;
+			x[i] = k == 0 ? (i % 2 ? -0.0 : 0.0) : (double)k * 1.5e-3;
+		}
+		cr_assert_eq(stats_order(x, n, idx), 0);
+		for (size_t k = 1; k < n; k++) {
+			double a = x[idx[k - 1]], b = x[idx[k]];
+			cr_assert(a <= b, "n=%zu: x[idx[%zu]] = %g > x[idx[%zu]] = %g", n, k - 1, a, k, b);
+			if (a == b && signbit(a) == signbit(b))
+				cr_assert_lt(idx[k - 1], idx[k], "n=%zu: ties keep their order", n);
+		}
+		for (size_t k = 0; k < n; k++)	/* a permutation */
+			x[idx[k]] = NAN;
+		for (size_t i = 0; i < n; i++)
+			cr_assert(isnan(x[i]), "n=%zu: index %zu missing from the order", n, i);
+		free(idx);
+		free(x);
+	}
+	gsl_rng_free(r);
+}
