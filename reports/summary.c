@@ -109,7 +109,7 @@ static void failed(const struct report_model *m, FILE *out)
 
 	for (size_t i = 0; i < m->n_failures; i++)
 		n += m->failures[i].n;
-	fprintf(out, "\nfailed runs: %zu, of %zu variant x workload pair%s; the first: %s under %s, "
+	fprintf(out, "\nFailed runs: %zu, of %zu variant x workload pair%s; the first: %s under %s, "
 		"%s%s%s\n", n, m->n_failures, m->n_failures == 1 ? "" : "s", f->workload,
 		f->variant, f->status, *f->reason ? ", " : "", f->reason);
 }
