@@ -189,7 +189,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 		OPT_STRING(0, "shard", &o->shard, "K/N",
 			   "run shard K of N only (what a --slurm task runs)"),
 		OPT_STRING(0, "label", &o->label, "TEXT",
-			   "stored with the run: 'perturb runs' shows it, --run takes it"),
+			   "stored with the run: 'perturb runs' shows it; report, gate\n"
+			   "and compare name the run by it"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "print only errors"),
 		OPT_END(),
 	};
