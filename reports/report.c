@@ -1599,14 +1599,19 @@ size_t report_methods(const struct report_model *m, unsigned what,
 	return n;
 }
 
-/* report_group.primary: per workload its primary metric's group, else its
- * first. */
-static void set_primary(struct report_model *m)
+/* report_group.primary: per workload its primary metric's group (stored:
+ * names[] by workload, n of them; --config-metric first, wall last), else
+ * its first. */
+static void set_primary(struct report_model *m, const struct build_ctx *b, char **names,
+			size_t n)
 {
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
 		struct report_group *g = &m->groups[gi];
 		const char *want = m->config_metric;
 		int seen = 0;
+		for (size_t w = 0; !m->opts->config_metric && w < b->n_workloads && w < n; w++)
+			if (names[w] && !strcmp(b->workloads[w], g->workload))
+				want = names[w];
 		for (size_t k = 0; k < gi; k++)
 			seen |= m->groups[k].workload == g->workload;
 		if (seen)
@@ -1630,8 +1635,8 @@ int report_build(struct store *st, const struct report_opts *o,
 	};
 	int64_t id = o->run_id;
 	int *total = NULL, *failed = NULL, ret = -1;
-	char **timebases = NULL;
-	size_t n_timebases = 0;
+	char **timebases = NULL, **primaries = NULL;
+	size_t n_timebases = 0, n_primaries = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->opts = o;
@@ -1701,7 +1706,9 @@ int report_build(struct store *st, const struct report_opts *o,
 	if (report_calibration(st, id, m) < 0)	/* reports/calib.c */
 		goto out;
 	report_warnings(m);
-	set_primary(m);
+	if (store_workload_primaries(st, id, &primaries, &n_primaries) < 0)
+		goto out;
+	set_primary(m, &b, primaries, n_primaries);
 	ret = 0;
 out:
 	for (size_t i = 0; i < b.n_alloc_values; i++)
@@ -1718,6 +1725,9 @@ out:
 	for (size_t i = 0; i < n_timebases; i++)
 		free(timebases[i]);
 	free(timebases);
+	for (size_t i = 0; i < n_primaries; i++)
+		free(primaries[i]);
+	free(primaries);
 	for (size_t i = 0; i < b.n_variants; i++)
 		free(b.variants[i]);
 	free(b.variants);

@@ -230,3 +230,60 @@ Test(doc, closing_screen_is_at_most_40_lines)
 		free((char *)m.run.order);
 	}
 }
+
+/* A workload's primary: is stored with the run and is its answer. */
+Test(doc, a_workloads_primary_metric_is_its_answer)
+{
+	struct report_opts o = { 0 };
+	struct report_model m;
+	struct cli_result r;
+	struct store *st;
+	char *db = xasprintf("%s/p.db", dir), *stored;
+	int usage = 0;
+
+	tl_write(dir, "e.yaml", "name: p\nwarmup: 0\nrepetitions: 3\n"
+		 "variants: [{name: a}, {name: b, env: {X: 1}}]\n"
+		 "workloads:\n"
+		 "  - name: w\n"
+		 "    shell: 'echo \"score: 7\"'\n"
+		 "    metrics: [{name: score, regex: '^score: ([0-9]+)', unit: pt}]\n"
+		 "    primary: score\n"
+		 "  - {name: plain, cmd: [true]}\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "-q", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	stored = cli_sql_text(db, "SELECT group_concat(coalesce(primary_metric, '-'), ',') "
+			      "FROM workloads");
+	cr_assert_str_eq(stored, "score,-");
+	free(stored);
+	cr_assert_eq(store_open(db, STORE_READ, &st), 0);
+	cr_assert_eq(report_build(st, &o, &m, &usage), 0);
+	store_close(st);
+	for (size_t g = 0; g < m.n_groups; g++)
+		cr_assert_eq(m.groups[g].primary,
+			     !strcmp(m.groups[g].workload, "w") ? !strcmp(m.groups[g].metric, "score")
+								 : !strcmp(m.groups[g].metric, "wall"),
+			     "%s: %s", m.groups[g].workload, m.groups[g].metric);
+	report_release(&m);
+	/* --config-metric names every workload's answer */
+	o.config_metric = "wall";
+	cr_assert_eq(store_open(db, STORE_READ, &st), 0);
+	cr_assert_eq(report_build(st, &o, &m, &usage), 0);
+	store_close(st);
+	for (size_t g = 0; g < m.n_groups; g++)
+		cr_assert_eq(m.groups[g].primary, !strcmp(m.groups[g].metric, "wall"));
+	report_release(&m);
+
+	/* a metric the workload does not have: where, and nothing written */
+	tl_write(dir, "bad.yaml", "name: p\nvariants: [{name: a}]\n"
+		 "workloads:\n  - {name: w, cmd: [true], primary: ops}\n");
+	cli_run(dir, &r, "run", "bad.yaml", "--db", "bad.db", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "bad.yaml:4:37: primary: 'ops' is not a metric of workload 'w'"),
+		  "%s", r.err);
+	cli_result_release(&r);
+	free(db);
+	db = xasprintf("%s/bad.db", dir);
+	cr_assert(!tl_exists(db), "a bad study wrote its database");
+	free(db);
+}

@@ -583,6 +583,12 @@ int store_workload_names(struct store *s, int64_t run_id, char ***names_out, siz
 		     run_id, names_out, n);
 }
 
+int store_workload_primaries(struct store *s, int64_t run_id, char ***names_out, size_t *n)
+{
+	return names(s, "SELECT primary_metric FROM workloads WHERE run_id = ?1 ORDER BY idx",
+		     run_id, names_out, n);
+}
+
 static void fill_matrix(sqlite3_stmt *st, void *row)
 {
 	struct store_matrix_row *r = row;
