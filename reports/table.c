@@ -803,6 +803,9 @@ void tw_answer(struct tw *t, const struct report_model *m)
 				pct1(lo, sizeof(lo), d->d.ci_pct.lo);
 				pct1(hi, sizeof(hi), d->d.ci_pct.hi);
 				fprintf(t->out, " [%s, %s]", lo, hi);
+			} else {
+				fputc(' ', t->out);
+				t->ops->ci(t, &d->d.ci_pct, "");	/* why there is none */
 			}
 			fputs(s->significant ? " *" : "", t->out);
 			t->ops->cell_end(t, s->significant ? TW_MARK : 0);
