@@ -132,9 +132,10 @@ int report_summary(const struct report_model *m, FILE *out)
 	else
 		fprintf(out, "%zu to %zu measured runs each", lo, hi);
 	fprintf(out, ", %s; baseline %s\n", h->status, m->baseline);
-	/* the lines around the answer: the one above, the warnings, the
-	 * command; the answer gets the rest, a variant less a try */
-	fixed = 1 + (m->n_warnings ? 2 + shown + (m->n_warnings > shown) : 0) + 2 +
+	/* the lines around the answer: the blank line perturb run puts
+	 * before the screen, the one above, the failed runs, the warnings,
+	 * the command; the answer gets the rest */
+	fixed = 2 + (m->n_warnings ? 2 + shown + (m->n_warnings > shown) : 0) + 2 +
 		(m->n_failures ? 2 : 0);
 	doc_build(m, &d);
 	ans = doc_find(&d, "answer");

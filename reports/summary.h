@@ -2,7 +2,8 @@
  * summary.h - the one screen at the end of `perturb run`, also
  * `perturb report --format summary`: made from the report model
  * (report.h) and its document (doc.h), nothing computed again; at most
- * SUMMARY_LINES lines for any study.
+ * SUMMARY_LINES lines for any study, the blank line perturb run prints
+ * before it included.
  *
  *   run 12 'ls': 2 variants x 1 workload, 20 measured runs each, completed; baseline base
  *

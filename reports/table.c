@@ -803,9 +803,10 @@ void tw_answer(struct tw *t, const struct report_model *m)
 				pct1(lo, sizeof(lo), d->d.ci_pct.lo);
 				pct1(hi, sizeof(hi), d->d.ci_pct.hi);
 				fprintf(t->out, " [%s, %s]", lo, hi);
-			} else {
-				fputc(' ', t->out);
-				t->ops->ci(t, &d->d.ci_pct, "");	/* why there is none */
+			} else {	/* why there is none */
+				fputs(" [", t->out);
+				reason(t, d->d.ci_pct.reason ? d->d.ci_pct.reason : "no interval");
+				fputc(']', t->out);
 			}
 			fputs(s->significant ? " *" : "", t->out);
 			t->ops->cell_end(t, s->significant ? TW_MARK : 0);

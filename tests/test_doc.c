@@ -203,7 +203,8 @@ Test(doc, closing_screen_is_at_most_40_lines)
 		big_model(&m, &o, shapes[k][0], shapes[k][1], shapes[k][2], shapes[k][3]);
 		cr_assert_eq(report_summary(&m, f), 0);
 		fclose(f);
-		cr_assert_leq(tl_count_lines(out), 40, "%zu variants x %zu workloads: %d lines:\n%s",
+		/* 40 with the blank line perturb run puts before it */
+		cr_assert_leq(tl_count_lines(out), 39, "%zu variants x %zu workloads: %d lines:\n%s",
 			      shapes[k][0], shapes[k][1], tl_count_lines(out), out);
 		cr_assert(strstr(out, "The answer"), "%s", out);
 		cr_assert(strstr(out, "full report: perturb report --run 7 --db x.db"), "%s", out);
