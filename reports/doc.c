@@ -131,6 +131,7 @@ static void what_was_run(const struct report_model *m, struct doc *d, const char
 	const struct run_header *h = &m->run;
 	struct doc_section *s = section(d, 1, "run", "What was run");
 	size_t nv = 0, nw = 0, empty = 0, other = 0;
+	struct strbuf dead = STRBUF_INIT;
 	char note[1024];
 
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
@@ -155,19 +156,52 @@ static void what_was_run(const struct report_model *m, struct doc *d, const char
 	}
 	if (!m->n_groups)
 		para(s, "No successful measured run to report.");
-	/* variants without a successful run of a workload's answer */
-	for (size_t gi = 0; gi < m->n_groups; gi++)
-		for (size_t i = 0; m->groups[gi].primary && i < m->groups[gi].n_series; i++)
-			empty += !m->groups[gi].series[i].n;
+	/* variants without a successful run of any workload's answer, by
+	 * name, then the other pairs without one */
+	for (size_t i = 0; m->n_groups && i < m->groups[0].n_series; i++) {
+		size_t none = 0, of = 0;
+		for (size_t gi = 0; gi < m->n_groups; gi++)
+			if (m->groups[gi].primary && i < m->groups[gi].n_series) {
+				of++;
+				none += !m->groups[gi].series[i].n;
+			}
+		if (of && none == of)
+			strbuf_addf(&dead, "%s%s", dead.len ? ", " : "", m->groups[0].series[i].label);
+		else
+			empty += none;
+	}
+	if (dead.len)
+		para(s, "No successful run (unavailable and skipped, or every run failed): %s.",
+		     dead.buf)->alert = 1;
 	if (empty)
-		para(s, "%zu variant x workload pair%s of the answer %s no successful run: "
-		     "unavailable, skipped or failed.", empty, empty == 1 ? "" : "s",
-		     empty == 1 ? "has" : "have")->alert = 1;
-	for (size_t gi = 0; gi < m->n_groups; gi++)
-		if (m->groups[gi].primary) {
-			report_noise_verdict(m, &m->groups[gi], note, sizeof(note));
+		para(s, "%zu other variant x workload pair%s of the answer %s no successful run.",
+		     empty, empty == 1 ? "" : "s", empty == 1 ? "has" : "have")->alert = 1;
+	strbuf_release(&dead);
+	/* the noise verdicts; the unknown ones in one item per reason */
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *g = &m->groups[gi];
+		struct strbuf sb = STRBUF_INIT;
+		int seen = 0;
+		if (!g->primary)
+			continue;
+		if (g->noise.ok) {
+			report_noise_verdict(m, g, note, sizeof(note));
 			item(s, "noise: %s.", note);
+			continue;
 		}
+		for (size_t k = 0; k < gi; k++)
+			seen |= m->groups[k].primary && !m->groups[k].noise.ok &&
+				!strcmp(m->groups[k].noise.reason, g->noise.reason);
+		if (seen)
+			continue;
+		for (size_t k = gi; k < m->n_groups; k++)
+			if (m->groups[k].primary && !m->groups[k].noise.ok &&
+			    !strcmp(m->groups[k].noise.reason, g->noise.reason))
+				strbuf_addf(&sb, "%s%s (%s)", sb.len ? ", " : "", m->groups[k].workload,
+					    m->groups[k].metric);
+		item(s, "noise unknown on %s: %s.", sb.buf, g->noise.reason);
+		strbuf_release(&sb);
+	}
 	/* the machine's warnings here, the others counted */
 	for (size_t i = 0; i < m->n_warnings; i++)
 		if (m->warnings[i].kind == RW_MACHINE)
