@@ -482,9 +482,10 @@ struct report_opts {
 	unsigned bootstrap;	/* B; 0 = 2000 */
 	size_t max_boot_n;	/* bootstrap up to this n a side; 0 = stats' default */
 	int bca;
-	enum report_statistic statistic;	/* configurations table */
+	enum report_statistic statistic;	/* the answer's and the verdicts' */
 	double statistic_p;	/* in [0, 100] for REPORT_STAT_PERCENTILE */
-	const char *config_metric;	/* configurations table; NULL = wall */
+	const char *config_metric;	/* every workload's primary metric (--config-metric);
+				   NULL: each workload's primary:, else wall */
 	int all_metrics;	/* the detail of every metric, not only the
 				   workloads' primary ones (doc.h) */
 	const char *db;		/* the database, for the commands a report
@@ -518,7 +519,7 @@ struct report_model {
 	 */
 	size_t n_family[2];
 	size_t n_comparisons;	/* n_family[0] + n_family[1] */
-	const char *config_metric;	/* configurations table */
+	const char *config_metric;	/* --config-metric, else wall */
 	/* groups with a series whose nested components are ok (blocks with
 	 * >= 2 runs): the report shows the between/within-block table */
 	size_t n_nested_groups;

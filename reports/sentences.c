@@ -208,8 +208,8 @@ size_t report_methods(const struct report_model *m, unsigned what,
 const char report_papers_note[] =
 	"The tables follow published overhead studies: dilation at percentiles and moments "
 	"are Tables 1 and 2 of the KTAU perturbation study (2005; examples/ktau.yaml), the "
-	"configurations table is the LTT overhead table (Yaghmour, LKML 2002; "
-	"examples/ltt.yaml).";
+	"answer table follows the LTT overhead table (Yaghmour, LKML 2002; "
+	"examples/ltt.yaml): every configuration against every workload.";
 
 const char report_virtual_time_note[] =
 	"virtual time: these variants ran under QEMU with -icount shift=0 (deterministic: "
