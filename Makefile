@@ -56,7 +56,7 @@ EXPERIMENT ?= experiments.yaml
 DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
 	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev zlib1g-dev \
 	nettle-dev libjansson-dev python3-jsonschema liblttng-ust-dev
-DEB_RUN := bzip2 strace bpftrace lttng-tools babeltrace2 xz-utils gzip zstd rt-tests sysbench linux-perf qemu-system-x86 busybox-static
+DEB_RUN := git bzip2 strace bpftrace lttng-tools babeltrace2 xz-utils gzip zstd rt-tests sysbench linux-perf qemu-system-x86 busybox-static
 DEB_BENCH := hyperfine sqlite3 bc python3-numpy
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,
 # the kernels tests): Debian's kernel source and the tools to build it;

@@ -124,8 +124,10 @@ static void describe(struct compare *c, struct compare_row *r)
 		memcpy(s, r->v[k], r->n[k] * sizeof(*s));
 		stats_sort(s, r->n[k]);
 		r->median[k] = stats_quantile_sorted(s, r->n[k], 0.5);
+		r->sign[k] = stats_one_signed(s, r->n[k], STATK_QUANTILE, 0.5, c->confidence,
+					      &iv.lo, &iv.hi);
 		if (stats_quantile_ci(s, r->n[k], 0.5, c->confidence, &iv) == 0 && iv.has_ci &&
-		    r->median[k] != 0)
+		    r->sign[k])
 			r->spread[k] = 100 * (iv.hi - iv.lo) / 2 / fabs(r->median[k]);
 		free(s);
 	}
@@ -136,14 +138,19 @@ static void dilations(struct compare *c, struct compare_row *r)
 	for (size_t k = 0; k < c->n_runs; k++) {
 		const struct compare_row *b = r->n[k] ? find_base(c, r, k) : NULL;
 		r->base[k] = b;
-		if (b && b->median[k] != 0)
-			r->dil[k] = stats_pct_change(b->median[k], r->median[k]);
+		if (b && b->sign[k])
+			r->dil[k] = 100 * (r->median[k] - b->median[k]) / fabs(b->median[k]);
 	}
+	r->no_pct = r->n[0] && !r->sign[0];
 	for (size_t k = 1; k < c->n_runs; k++) {
 		r->has_change[k] = r->n[0] && r->n[k];
-		if (r->has_change[k])
-			r->change[k] = stats_pct_change(r->median[0], r->median[k]);
-		r->has_dil_change[k] = isfinite(r->dil[0]) && isfinite(r->dil[k]);
+		r->diff[k] = r->has_change[k] ? r->median[k] - r->median[0] : NAN;
+		if (r->has_change[k] && !r->no_pct)
+			r->change[k] = 100 * (r->median[k] - r->median[0]) / fabs(r->median[0]);
+		/* a ratio's change between a baseline above 0 and one below is
+		 * no difference of percentages */
+		r->has_dil_change[k] = isfinite(r->dil[0]) && isfinite(r->dil[k]) &&
+				       r->base[0]->sign[0] == r->base[k]->sign[k];
 		if (r->has_dil_change[k])
 			r->dil_change[k] = r->dil[k] - r->dil[0];
 	}
@@ -179,13 +186,14 @@ static int interval_at(void *vctx, size_t i, double level, double *lo, double *h
 		if (stats_dilation_change(x, n, STATK_QUANTILE, 0.5, &bo, &est, &iv) < 0 ||
 		    !iv.has_ci)
 			return 0;
-		*lo = iv.lo;
-		*hi = iv.hi;
+		/* both baselines below 0: a ratio's sign flipped (decide.h) */
+		*lo = b0->sign[0] < 0 ? -iv.hi : iv.lo;
+		*hi = b0->sign[0] < 0 ? -iv.lo : iv.hi;
 		return 1;
 	}
 	struct dilation d;
 	if (stats_dilation(r->v[0], r->n[0], r->v[h->k], r->n[h->k], STATK_QUANTILE, 0.5, &bo,
-			   &d) < 0 || !d.ci_pct.has_ci)
+			   &d) < 0 || decide_pct_guard(&d, r->sign[0]) || !d.ci_pct.has_ci)
 		return 0;
 	*lo = d.ci_pct.lo;
 	*hi = d.ci_pct.hi;
@@ -446,8 +454,11 @@ static void print_table(const struct compare *c, size_t from, size_t to, FILE *o
 		}
 		for (size_t k = 1; k < c->n_runs; k++) {
 			char cell[64];
-			change_cell(cell, sizeof(cell), r->has_change[k], r->change[k], &r->dec[k],
-				    "%");
+			if (r->no_pct && r->has_change[k])	/* no percentage: in the unit */
+				snprintf(cell, sizeof(cell), "%+.4g (no %%)", r->diff[k]);
+			else
+				change_cell(cell, sizeof(cell), r->has_change[k], r->change[k],
+					    &r->dec[k], "%");
 			fprintf(out, "  %-25s", cell);
 		}
 		for (size_t k = 0; k < c->n_runs; k++)
@@ -527,6 +538,8 @@ void compare_print(const struct compare *c, FILE *out)
 		fputs(", baseline ", out);
 		put(out, 0, c->runs[k].h.baseline);
 		fputs(")\n", out);
+		if (c->runs[k].incomplete)
+			fprintf(out, "   %s\n", c->runs[k].incomplete);
 	}
 	fprintf(out, "\n");
 	print_provenance(c, out);
@@ -547,6 +560,13 @@ void compare_print(const struct compare *c, FILE *out)
 		"perturb gate decides: \"~\" when it holds 0.  The intervals are read at the level "
 		"of Holm's step-down over the %zu changes shown (family-wise %g%%), the level "
 		"that decided each one.\n", c->n_family, 100 * conf);
+	for (size_t i = 0; i < c->n_rows; i++)
+		if (c->rows[i].no_pct) {
+			fprintf(out, "(no %%): run A's median interval holds 0, so a ratio to it "
+				"is no percentage (%s): the change is the difference of the medians "
+				"in the metric's unit, and it is not decided.\n", DECIDE_NO_PCT_KIND);
+			break;
+		}
 }
 
 void compare_release(struct compare *c)

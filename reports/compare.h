@@ -59,11 +59,23 @@ struct compare_row {
 	double dil_change[COMPARE_MAX_RUNS];	/* points, run k - run 0 */
 	struct decide_item dil_dec[COMPARE_MAX_RUNS];
 	const struct compare_row *base[COMPARE_MAX_RUNS];	/* the baseline's row */
+	/* sign[k]: stats_one_signed of run k's median (its order-statistic
+	 * interval, level confidence): 0 when it holds 0, and then a ratio to
+	 * it is no percentage.  A change over A whose sign[0] is 0 is
+	 * no_pct: change[k] is NaN, diff[k] the difference of the medians in
+	 * the metric's unit is shown instead, it is never decided, and with
+	 * --fail-on-regression it fails the comparison (DECIDE_NO_PCT).  A
+	 * baseline below 0: the % is of its magnitude. */
+	int sign[COMPARE_MAX_RUNS];
+	int no_pct;
+	double diff[COMPARE_MAX_RUNS];
 };
 
 struct compare_run {
 	struct store *st;	/* set by the caller */
 	int64_t id;
+	const char *incomplete;	/* set by the caller: how much of the run's plan
+				   is missing (--allow-incomplete), or NULL */
 	struct run_header h;
 	char *prov[STORE_N_PROVENANCE];
 };

@@ -93,7 +93,11 @@ static void point(const struct report_model *m, const struct report_series *s,
 	p->variant = s->variant;
 	p->value = report_stat_value(m, s);
 	p->significant = s->significant;
-	if (d) {
+	if (d && d->no_pct) {
+		p->reason = d->d.ci_pct.reason;	/* no percentage (report.h) */
+		p->pct = NAN;
+		p->ci.lo = p->ci.hi = NAN;
+	} else if (d) {
 		p->ok = 1;
 		p->pct = d->d.pct;
 		p->ci = d->d.ci_pct;

@@ -1,5 +1,6 @@
 /* decide.c - verdicts from intervals, Holm's step-down; see decide.h */
 #include "decide.h"
+#include "stats/stats.h"
 
 #include <math.h>
 
@@ -48,4 +49,29 @@ int decide_holm(struct decide_item *items, size_t m, decide_interval_fn *fn, voi
 			break;
 	}
 	return 0;
+}
+
+static void negate(struct interval *iv)
+{
+	double lo = iv->lo;
+
+	iv->lo = -iv->hi;
+	iv->hi = -lo;
+}
+
+int decide_pct_guard(struct dilation *d, int sign)
+{
+	if (sign > 0)
+		return 0;
+	if (sign < 0) {
+		d->pct = -d->pct;
+		negate(&d->ci_pct);
+		return 0;
+	}
+	d->pct = NAN;
+	d->ci_pct.has_ci = 0;
+	d->ci_pct.lo = d->ci_pct.hi = NAN;
+	if (!(d->base == 0.0 && d->ci_pct.reason))	/* "baseline statistic is 0" stays */
+		d->ci_pct.reason = DECIDE_NO_PCT;
+	return 1;
 }

@@ -52,4 +52,20 @@ struct decide_item {
  * failed. */
 int decide_holm(struct decide_item *items, size_t m, decide_interval_fn *fn, void *ctx);
 
+/*
+ * A percentage only of a baseline on one side of 0 (sign: stats_one_signed
+ * of the baseline's statistic).  sign 1: d unchanged.  sign -1: d's % and
+ * its interval are turned into the change over the baseline's magnitude,
+ * 100 (var - base) / |base| (a ratio to a negative baseline has its sign
+ * flipped: "+5 ns" over -10 ns would read "-50 %").  sign 0: d->pct NaN,
+ * d->ci_pct without interval, reason DECIDE_NO_PCT.  Returns 1 when d has
+ * no percentage (sign 0), else 0.  The one rule of the report model, gate
+ * and compare.
+ */
+#define DECIDE_NO_PCT_KIND "no-percent"
+#define DECIDE_NO_PCT "no-percent: the baseline's interval holds 0, so a ratio to it is " \
+	"not a percentage; the difference is in the metric's unit"
+struct dilation;
+int decide_pct_guard(struct dilation *d, int sign);
+
 #endif

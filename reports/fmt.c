@@ -166,3 +166,16 @@ char *fmt_text_dup(const char *s)
 	fclose(f);
 	return buf;
 }
+
+void fmt_ci_bounds(char *lo, char *hi, size_t len, const struct interval *iv, const char *unit)
+{
+	double w = fabs(iv->hi - iv->lo), ref = w > 0 ? w : fmax(fabs(iv->lo), fabs(iv->hi));
+
+	if (!*unit || !strcmp(unit, " %")) {
+		fmt_pct(lo, len, iv->lo);
+		fmt_pct(hi, len, iv->hi);
+		return;
+	}
+	fmt_like(lo, len, iv->lo, ref, 1);
+	fmt_like(hi, len, iv->hi, ref, 1);
+}

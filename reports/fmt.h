@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "stats/stats.h"
 
 /* The decimals fmt_value() uses for v (-1: exponent form). */
 int fmt_decimals(double v);
@@ -26,6 +27,11 @@ void fmt_count(char *buf, size_t len, double v);
 /* A cost in ns (per traced event) with a sign: one decimal when |ref| >=
  * 10, else as fmt_like(v, ref). */
 void fmt_cost(char *buf, size_t len, double v, double ref);
+/* The bounds of an interval for a writer's ci(): in % (unit "" or " %":
+ * fmt_pct), else in the metric's unit (a difference without a percentage,
+ * report.h no_pct) with the decimals its width needs. */
+void fmt_ci_bounds(char *lo, char *hi, size_t len, const struct interval *iv, const char *unit);
+
 /* "%+.2f" (a percentage, no "%" sign); "-" for NaN. */
 void fmt_pct(char *buf, size_t len, double v);
 /* A p-value: "0.0312", "<1e-04" style below 10^-4; "-" for NaN. */

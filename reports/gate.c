@@ -97,6 +97,8 @@ static void judge_with(struct gate_judgement *j, const struct report_model *m)
 		return;
 	}
 	j->est = d->d.pct;
+	j->no_pct = d->no_pct;
+	j->abs = d->d.abs;
 	if (!d->d.ci_pct.has_ci || !isfinite(d->d.ci_pct.lo) || !isfinite(d->d.ci_pct.hi)) {
 		j->reason = d->d.ci_pct.reason ? d->d.ci_pct.reason : "no interval";
 		return;

@@ -21,6 +21,22 @@ static void gate_pct(char *buf, size_t len, double x)
 		snprintf(buf, len, "n/a");
 }
 
+int gate_fails(const struct gate_judgement *j, int strict)
+{
+	return j->verdict == GATE_FAIL ||
+	       (j->verdict == GATE_INCONCLUSIVE && (strict || j->no_pct));
+}
+
+/* The DILATION column: "+1.23%", or without a percentage the difference
+ * in the metric's unit, "+5 (no %)". */
+static void gate_est(char *buf, size_t len, const struct gate_judgement *j, int shown)
+{
+	if (j->no_pct && isfinite(j->abs))
+		snprintf(buf, len, "%+.4g (no %%)", j->abs);
+	else
+		gate_pct(buf, len, shown ? j->est : NAN);
+}
+
 /* Is j's interval at a level Holm's procedure raised above the rule's? */
 static int holm_widened(const struct gate_judgement *j)
 {
@@ -64,7 +80,7 @@ void gate_print(FILE *f, const struct gate_outcome *g)
 		"METRIC", "STAT", "DILATION", "INTERVAL", "MAX", "VERDICT");
 	for (size_t i = 0; i < g->n; i++) {
 		const struct gate_judgement *j = &g->j[i];
-		gate_pct(est, sizeof(est), j->has_ci || j->reason == NULL ? j->est : NAN);
+		gate_est(est, sizeof(est), j, j->has_ci || j->reason == NULL);
 		gate_interval(iv, sizeof(iv), j);
 		gate_pct(thr, sizeof(thr), j->thr);
 		char *v = fmt_text_dup(j->variant), *w = fmt_text_dup(j->workload);
@@ -80,6 +96,10 @@ void gate_print(FILE *f, const struct gate_outcome *g)
 		fprintf(f, "\n");
 		fmt_wrap(f, "", note, 100);
 		free(note);
+	}
+	if (g->incomplete) {
+		fprintf(f, "\n");
+		fmt_wrap(f, "", g->incomplete, 100);
 	}
 }
 
@@ -133,13 +153,17 @@ char *gate_describe(const struct gate_judgement *j)
 {
 	char est[32], iv[80], thr[32];
 
-	gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
+	gate_est(est, sizeof(est), j, j->has_ci);
 	gate_interval(iv, sizeof(iv), j);
 	gate_pct(thr, sizeof(thr), j->thr);
 	/* names from the database: shown, never obeyed by a terminal */
 	char *v = fmt_text_dup(j->variant), *w = fmt_text_dup(j->workload);
 	char *m = fmt_text_dup(j->rule->metric), *ret;
-	if (!j->has_ci)
+	if (j->no_pct)
+		ret = xasprintf("%s on %s, %s %s: difference %s in the metric's unit; %s; a "
+				"percentage threshold (%s) cannot judge it", v, w, m,
+				statistic_name(j->rule->statistic), est, j->reason, thr);
+	else if (!j->has_ci)
 		ret = xasprintf("%s on %s, %s %s: no interval (%s); threshold %s", v, w, m,
 				statistic_name(j->rule->statistic), j->reason, thr);
 	else
@@ -159,8 +183,7 @@ static int write_junit(FILE *f, const void *ctx)
 	/* INCONCLUSIVE is a failure with --strict, else skipped with its reason:
 	 * never a passing testcase, so that a dashboard does not show it green. */
 	for (size_t i = 0; i < g->n; i++) {
-		if (g->j[i].verdict == GATE_FAIL ||
-		    (g->strict && g->j[i].verdict == GATE_INCONCLUSIVE))
+		if (gate_fails(&g->j[i], g->strict))
 			failures++;
 		else if (g->j[i].verdict == GATE_INCONCLUSIVE)
 			skipped++;
@@ -170,6 +193,11 @@ static int write_junit(FILE *f, const void *ctx)
 		"skipped=\"%zu\">\n", g->n, failures, skipped);
 	fprintf(f, "  <testsuite name=\"perturb gate run %lld\" tests=\"%zu\" failures=\"%zu\" "
 		"errors=\"0\" skipped=\"%zu\">\n", (long long)g->run_id, g->n, failures, skipped);
+	if (g->incomplete) {
+		fputs("    <properties><property name=\"incomplete\" value=\"", f);
+		xml_escape(f, g->incomplete);
+		fputs("\"/></properties>\n", f);
+	}
 	for (size_t i = 0; i < g->n; i++) {
 		const struct gate_judgement *j = &g->j[i];
 		char *what = gate_describe(j);
@@ -180,7 +208,7 @@ static int write_junit(FILE *f, const void *ctx)
 		fputc(' ', f);
 		xml_escape(f, j->rule->metric);
 		fprintf(f, " %s\">\n", statistic_name(j->rule->statistic));
-		if (j->verdict == GATE_FAIL || (g->strict && j->verdict == GATE_INCONCLUSIVE)) {
+		if (gate_fails(j, g->strict)) {
 			fprintf(f, "      <failure type=\"%s\" message=\"", gate_verdict_names[j->verdict]);
 			xml_escape(f, what);
 			fputs("\"/>\n", f);
@@ -201,20 +229,26 @@ static int write_junit(FILE *f, const void *ctx)
 static int write_markdown(FILE *f, const void *ctx)
 {
 	const struct gate_outcome *g = ctx;
-	size_t count[3] = { 0 };
+	size_t count[3] = { 0 }, failed = 0;
 	char est[32], iv[80], thr[32], *note;
 
-	for (size_t i = 0; i < g->n; i++)
+	for (size_t i = 0; i < g->n; i++) {
 		count[g->j[i].verdict]++;
-	fprintf(f, "## perturb gate: %s\n\n",
-		count[GATE_FAIL] || (g->strict && count[GATE_INCONCLUSIVE]) ? "failed" : "passed");
+		failed += gate_fails(&g->j[i], g->strict);
+	}
+	fprintf(f, "## perturb gate: %s\n\n", failed ? "failed" : "passed");
 	fprintf(f, "Run %lld: %zu passed, %zu failed, %zu inconclusive.\n\n",
 		(long long)g->run_id, count[GATE_PASS], count[GATE_FAIL], count[GATE_INCONCLUSIVE]);
+	if (g->incomplete) {
+		fputs("**", f);
+		fmt_markdown(f, g->incomplete);
+		fputs(".**\n\n", f);
+	}
 	fprintf(f, "| Variant | Workload | Metric | Statistic | Dilation | Interval | Max | Verdict |\n");
 	fprintf(f, "|---|---|---|---|--:|---|--:|---|\n");
 	for (size_t i = 0; i < g->n; i++) {
 		const struct gate_judgement *j = &g->j[i];
-		gate_pct(est, sizeof(est), j->has_ci ? j->est : NAN);
+		gate_est(est, sizeof(est), j, j->has_ci);
 		gate_interval(iv, sizeof(iv), j);
 		gate_pct(thr, sizeof(thr), j->thr);
 		fputs("| ", f);

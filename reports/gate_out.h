@@ -34,7 +34,17 @@ struct gate_judgement {
 	size_t n;			/* the smaller side */
 	enum gate_verdict verdict;
 	double runs_needed;		/* inconclusive: gate_runs_needed() */
+	/* no_pct: the baseline's interval of the statistic holds 0, so the
+	 * dilation has no percentage (reports/report.h, no_pct): the judgement
+	 * is INCONCLUSIVE with reason DECIDE_NO_PCT, fails the gate (exit 1)
+	 * with or without --strict, and abs is the difference in the metric's
+	 * unit */
+	int no_pct;
+	double abs;
 };
+
+/* Does j fail the gate: FAIL, or INCONCLUSIVE with strict or no_pct? */
+int gate_fails(const struct gate_judgement *j, int strict);
 
 /*
  * Runs a side that would likely decide an inconclusive judgement: its
@@ -74,6 +84,10 @@ struct gate_outcome {
 	const struct gate_judgement *j;
 	size_t n;
 	int strict;
+	/* a run whose plan is not all stored, judged as asked
+	 * (--allow-incomplete): how much is missing, said under the table, in
+	 * Markdown and in JUnit; NULL for a complete run */
+	const char *incomplete;
 };
 
 /* The table of judgements, one line each, with a header line. */

@@ -448,8 +448,7 @@ static void h_ci(struct tw *t, const struct interval *iv, const char *unit)
 		fputs("</span>", t->out);
 		return;
 	}
-	fmt_pct(lo, sizeof(lo), iv->lo);
-	fmt_pct(hi, sizeof(hi), iv->hi);
+	fmt_ci_bounds(lo, hi, sizeof(lo), iv, unit);
 	fprintf(t->out, "<span class=ci title=\"");
 	esc(t->out, iv->method);
 	fprintf(t->out, "\">[%s, %s]%s</span>", lo, hi, unit);

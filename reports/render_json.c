@@ -170,6 +170,9 @@ static void jdilation(FILE *out, const char *key, const struct report_dilation *
 	}
 	jkv_num(out, "abs", d->d.abs);
 	jkv_num(out, "pct", d->d.pct);
+	fprintf(out, "\"no_pct\":%s,", d->no_pct ? "true" : "false");
+	jkv_num(out, "base_lo", d->base_lo);
+	jkv_num(out, "base_hi", d->base_hi);
 	jkv_num(out, "base", d->d.base);
 	jkv_num(out, "value", d->d.var);
 	jinterval(out, "ci_abs", &d->d.ci_abs, 0);

@@ -75,8 +75,7 @@ static void md_ci(struct tw *t, const struct interval *iv, const char *unit)
 		fputc(']', t->out);
 		return;
 	}
-	fmt_pct(lo, sizeof(lo), iv->lo);
-	fmt_pct(hi, sizeof(hi), iv->hi);
+	fmt_ci_bounds(lo, hi, sizeof(lo), iv, unit);
 	fprintf(t->out, "[%s, %s]%s", lo, hi, unit);
 }
 

@@ -81,6 +81,16 @@ struct report_dilation {
 	 * run and the baseline's at the same time, docs/experiment.md); the
 	 * intervals' method says so (REPORT_DUET_METHOD) */
 	int duet;
+	/* no_pct: the baseline's interval of the statistic (base_lo, base_hi;
+	 * stats_one_signed) holds or touches 0, so a ratio to it is no
+	 * percentage: d.pct is NaN, d.ci_pct has no interval (its reason,
+	 * DECIDE_NO_PCT, says why) and every format shows the difference in
+	 * the metric's unit (d.abs, d.ci_abs) instead; a percentage threshold
+	 * on it (a gate) is inconclusive.  A baseline below 0 keeps its
+	 * percentage of the baseline's magnitude, 100 (var - base) / |base|,
+	 * so that more is + (decide_pct_guard). */
+	int no_pct;
+	double base_lo, base_hi;
 };
 
 #define REPORT_DUET_METHOD "duet: paired percentile bootstrap of the pairs run at the same " \
@@ -445,6 +455,7 @@ enum report_warning_kind {
 	RW_DRIFT,	/* a trend of the values over the runs */
 	RW_SPREAD,	/* a variant's spread far from the baseline's */
 	RW_FEW_RUNS,	/* fewer runs than a percentile's CI needs */
+	RW_NO_PCT,	/* a baseline whose interval holds 0: no percentage */
 	RW_N_KINDS
 };
 /* "machine", "warm-up", ...: by kind, the group heading. */

@@ -214,6 +214,24 @@ static void node_dilations(const struct report_model *m, const struct report_ser
 	free(sum);
 }
 
+/* A percentage only of a baseline on one side of 0 (report.h, no_pct;
+ * reports/decide.h, decide_pct_guard): the baseline's interval of the
+ * statistic at the report's level, whatever level the dilation is read at,
+ * so that a series is no_pct or not at every Holm step. */
+static void pct_guard(const struct report_model *m, const struct report_series *base,
+		      enum stat_kind kind, double p, struct report_dilation *out)
+{
+	int sign = stats_one_signed(base->sorted, base->n, kind, p, m->confidence,
+				    &out->base_lo, &out->base_hi);
+	struct dilation u = { .ci_pct = out->unpaired_ci_pct };
+
+	out->no_pct = decide_pct_guard(&out->d, sign);
+	if (out->paired) {
+		decide_pct_guard(&u, sign);
+		out->unpaired_ci_pct = u.ci_pct;
+	}
+}
+
 static void dilate(const struct report_model *m, const struct report_group *g,
 		   const struct report_series *base, const struct report_series *s,
 		   enum stat_kind kind, double p, unsigned stat, double conf,
@@ -285,6 +303,7 @@ static void dilate(const struct report_model *m, const struct report_group *g,
 			out->d.ci_abs.method = out->d.ci_pct.method = REPORT_DUET_METHOD;
 		}
 	}
+	pct_guard(m, base, kind, p, out);
 }
 
 /* The A/A resolution of the group's baseline (report.h, struct report_noise). */
@@ -298,6 +317,7 @@ static void noise(const struct report_model *m, struct report_group *g)
 	int *pair[2] = { NULL, NULL }, one_block = 1, one_run = 1;
 	size_t nh[2] = { 0, 0 }, K = 0;
 	struct dilation d;
+	double lo, hi;
 
 	memset(no, 0, sizeof(*no));
 	no->resolution_pct = NAN;
@@ -333,12 +353,15 @@ static void noise(const struct report_model *m, struct report_group *g)
 		no->paired = 1;
 	else if (stats_dilation(h[0], nh[0], h[1], nh[1], STATK_QUANTILE, 0.5, &bo, &d) < 0)
 		d.ci_pct.has_ci = 0;
+	else if (decide_pct_guard(&d, stats_one_signed(base->sorted, base->n, STATK_QUANTILE, 0.5,
+						       m->confidence, &lo, &hi)))
+		no->reason = DECIDE_NO_PCT;
 	if (d.ci_pct.has_ci && isfinite(d.ci_pct.lo) && isfinite(d.ci_pct.hi)) {
 		no->ok = 1;
 		no->method = d.ci_pct.method;
 		no->resolution_pct = (d.ci_pct.hi - d.ci_pct.lo) / 2 / sqrt(2.0);
 	} else {
-		no->reason = "no interval of the A/A median dilation";
+		no->reason = no->reason ? no->reason : "no interval of the A/A median dilation";
 	}
 	for (int k = 0; k < 2; k++) {
 		free(h[k]);
@@ -364,6 +387,10 @@ static void noise_floor(const struct report_model *m, const struct report_series
 	}
 	if (base->sum.mean == 0.0) {
 		s->mde_reason = "baseline mean is 0: no % dilation";
+		return;
+	}
+	if (s->mean_dil.no_pct) {
+		s->mde_reason = DECIDE_NO_PCT;
 		return;
 	}
 	z = stats_power_z(m->alpha, REPORT_MDE_POWER);
@@ -516,11 +543,21 @@ static void compare(struct report_model *m, const struct report_group *g,
 	s->compared = 1;
 	if (base->has_nodes && s->has_nodes)
 		node_dilations(m, base, s);
-	if (base->median != 0.0) {
-		s->has_change = 1;
-		s->median_change_pct = stats_pct_change(base->median, s->median);
-	}
 	dilate_stat(m, g, base, s, STATK_MEAN, 0, 0, m->confidence, &s->mean_dil);
+	if (s->mean_dil.no_pct && s->node_dil_pct) {
+		for (size_t j = 0; j < m->n_nodes; j++)
+			s->node_dil_pct[j] = NAN;
+		s->node_dil_sd = s->node_dil_min = s->node_dil_max = NAN;
+	}
+	{
+		double lo, hi;
+		if (stats_one_signed(base->sorted, base->n, STATK_QUANTILE, 0.5, m->confidence,
+				     &lo, &hi)) {
+			s->has_change = 1;
+			s->median_change_pct = 100 * (s->median - base->median) /
+					       fabs(base->median);
+		}
+	}
 	for (size_t k = 0; k < m->n_percentiles; k++)
 		dilate_stat(m, g, base, s, STATK_QUANTILE, m->percentiles[k], 1 + k,
 			    m->confidence, &s->pct_dil[k]);

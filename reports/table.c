@@ -99,11 +99,42 @@ void tw_title(FILE *out, void (*e)(FILE *, const char *), const struct report_gr
 	}
 }
 
+/*
+ * A dilation's change, "+1.23 %", or without a percentage (report.h,
+ * no_pct: the baseline's interval holds 0) the difference in the metric's
+ * unit, "+5.00 ns (no %)"; dil_ci its interval, in % or in the unit.
+ */
+static void dil_text(char *buf, size_t len, const struct report_dilation *d, const char *unit)
+{
+	char a[48];
+
+	if (!d->no_pct) {
+		fmt_pct(a, sizeof(a), d->d.pct);
+		snprintf(buf, len, "%s %%", a);
+		return;
+	}
+	fmt_like(a, sizeof(a), d->d.abs, d->d.base, 1);
+	snprintf(buf, len, "%s%s%s (no %%)", a, *unit ? " " : "", unit);
+}
+
+static void dil_ci(struct tw *t, const struct report_dilation *d, const char *unit,
+		   const char *pct_unit)
+{
+	char u[64];
+
+	if (!d->no_pct) {
+		t->ops->ci(t, &d->d.ci_pct, pct_unit);
+		return;
+	}
+	snprintf(u, sizeof(u), "%s%s", *unit ? " " : "", unit);
+	t->ops->ci(t, &d->d.ci_abs, u);
+}
+
 /* ---- tables ---- */
 
 void tw_table1(struct tw *t, const struct report_model *m, const struct report_group *g)
 {
-	char l[32], a[48], p[48];
+	char l[32], a[48], p[96];
 
 	begin(t);
 	head(t, 0, "variant");
@@ -131,11 +162,15 @@ void tw_table1(struct tw *t, const struct report_model *m, const struct report_g
 				}
 			} else if (d->ok) {
 				fmt_like(a, sizeof(a), d->d.abs, d->d.base, 1);
-				fmt_pct(p, sizeof(p), d->d.pct);
 				fputs(a, t->out);
 				t->ops->unit(t, g->unit);
-				fprintf(t->out, " (%s %%)%s", p, t->ops->br);
-				t->ops->ci(t, &d->d.ci_pct, " %");
+				if (d->no_pct) {
+					fprintf(t->out, " (no %%)%s", t->ops->br);
+				} else {
+					fmt_pct(p, sizeof(p), d->d.pct);
+					fprintf(t->out, " (%s %%)%s", p, t->ops->br);
+				}
+				dil_ci(t, d, g->unit, " %");
 			} else {
 				fputc('-', t->out);
 			}
@@ -178,7 +213,7 @@ void tw_table2(struct tw *t, const struct report_model *m, const struct report_g
 	static const char *const with_unit[][3] = {
 		{ "mean", "mean (", ")" }, { "variance", "var (", "^2)" }, { "sd", "sd (", ")" },
 	};
-	char mean[48], var[48], sd[48], p[48], stat[32];
+	char mean[48], var[48], sd[48], p[96], stat[32];
 
 	begin(t);
 	head(t, 0, "variant");
@@ -234,10 +269,10 @@ void tw_table2(struct tw *t, const struct report_model *m, const struct report_g
 			t->ops->row_end(t);
 			continue;
 		}
-		fmt_pct(p, sizeof(p), s->mean_dil.d.pct);
+		dil_text(p, sizeof(p), &s->mean_dil, g->unit);
 		t->ops->cell(t, 0);
-		fprintf(t->out, "%s %% ", p);
-		t->ops->ci(t, &s->mean_dil.d.ci_pct, "");
+		fprintf(t->out, "%s ", p);
+		dil_ci(t, &s->mean_dil, g->unit, "");
 		t->ops->cell_end(t, 0);
 		if (s->has_mde)
 			cellf(t, 0, "%.2f %%", s->mde_pct);
@@ -755,7 +790,7 @@ void tw_answer(struct tw *t, const struct report_model *m)
 {
 	const struct report_group *cols[64];
 	size_t nc = answer_cols(m, cols, ARRAY_SIZE(cols)), rows;
-	char v[48], lo[48], hi[48];
+	char v[96], lo[48], hi[48];
 
 	if (!nc)
 		return;
@@ -796,8 +831,16 @@ void tw_answer(struct tw *t, const struct report_model *m)
 					    d && d->reason ? d->reason : "no dilation");
 				continue;
 			}
-			pct1(v, sizeof(v), d->d.pct);
 			t->ops->cell(t, s->significant ? TW_MARK : 0);
+			if (d->no_pct) {	/* the baseline's interval holds 0 */
+				dil_text(v, sizeof(v), d, cols[c]->unit);
+				fprintf(t->out, "%s ", v);
+				dil_ci(t, d, cols[c]->unit, "");
+				fputs(s->significant ? " *" : "", t->out);
+				t->ops->cell_end(t, s->significant ? TW_MARK : 0);
+				continue;
+			}
+			pct1(v, sizeof(v), d->d.pct);
 			fprintf(t->out, "%s %%", v);
 			if (d->d.ci_pct.has_ci) {
 				pct1(lo, sizeof(lo), d->d.ci_pct.lo);
@@ -819,7 +862,7 @@ void tw_answer(struct tw *t, const struct report_model *m)
 void tw_other(struct tw *t, const struct report_model *m)
 {
 	const struct report_group *first = NULL;
-	char v[48], p[48];
+	char v[48], p[96];
 
 	for (size_t gi = 0; gi < m->n_groups && !first; gi++)
 		if (!m->groups[gi].primary)
@@ -849,9 +892,9 @@ void tw_other(struct tw *t, const struct report_model *m)
 			fmt_value(v, sizeof(v), report_stat_value(m, s));
 			t->ops->cell(t, s->significant ? TW_MARK : 0);
 			fputs(v, t->out);
-			if (d && d->ok && !isnan(d->d.pct)) {
-				fmt_pct(p, sizeof(p), d->d.pct);
-				fprintf(t->out, " (%s %%%s)", p, s->significant ? " *" : "");
+			if (d && d->ok && (d->no_pct || !isnan(d->d.pct))) {
+				dil_text(p, sizeof(p), d, g->unit);
+				fprintf(t->out, " (%s%s)", p, s->significant ? " *" : "");
 			}
 			t->ops->cell_end(t, s->significant ? TW_MARK : 0);
 		}

@@ -22,6 +22,7 @@ const char *const report_warning_kinds[RW_N_KINDS] = {
 	[RW_DRIFT] = "drift",
 	[RW_SPREAD] = "spread",
 	[RW_FEW_RUNS] = "runs",
+	[RW_NO_PCT] = DECIDE_NO_PCT_KIND,
 };
 
 int report_metric_matters(const char *metric)
@@ -376,6 +377,46 @@ static void few_runs(struct report_model *m, size_t fewest)
 	strbuf_release(&ext);
 }
 
+/* The statistics of s without a percentage (report.h, no_pct): one line,
+ * with the baseline's interval of the first. */
+static void no_pct(struct report_model *m, const struct report_group *g,
+		   const struct report_series *s)
+{
+	struct strbuf sb = STRBUF_INIT, which = STRBUF_INIT;
+	const struct report_dilation *first = NULL;
+	char lbl[32], lo[48], hi[48];
+	size_t n = 0;
+
+	if (!s->compared)
+		return;
+	for (size_t k = 0; k <= m->n_percentiles; k++) {
+		const struct report_dilation *d = k ? &s->pct_dil[k - 1] : &s->mean_dil;
+		if (!d->ok || !d->no_pct)
+			continue;
+		if (k)
+			report_pct_label(lbl, sizeof(lbl), m->percentiles[k - 1]);
+		strbuf_addf(&which, "%s%s", n++ ? ", " : "", k ? lbl : "mean");
+		if (!first)
+			first = d;
+	}
+	if (!n) {
+		strbuf_release(&which);
+		return;
+	}
+	about(&sb, g, s);
+	fmt_value(lo, sizeof(lo), first->base_lo);
+	fmt_value(hi, sizeof(hi), first->base_hi);
+	add(m, RW_NO_PCT, g, s->variant, NULL, "a ratio to such a baseline is no percentage: "
+	    "read the difference in the metric's unit, and judge it with an absolute "
+	    "threshold, not a percentage (perturb gate calls one inconclusive)",
+	    "%s: the baseline's interval of %s ([%s, %s]%s%s for the first) holds 0, so "
+	    "%s given as a difference in %s, not in %%", sb.buf, which.buf, lo, hi,
+	    *g->unit ? " " : "", g->unit, n == 1 ? "its change is" : "their changes are",
+	    *g->unit ? g->unit : "the metric's unit");
+	strbuf_release(&sb);
+	strbuf_release(&which);
+}
+
 void report_warnings(struct report_model *m)
 {
 	size_t fewest = 0;
@@ -400,6 +441,8 @@ void report_warnings(struct report_model *m)
 		for (size_t i = 0; i < g->n_series; i++)
 			if (g->series[i].n)
 				drift_spread(m, g, &g->series[i]);
+		for (size_t i = 0; i < g->n_series; i++)
+			no_pct(m, g, &g->series[i]);
 		outliers(m, g, cold);
 		free(cold);
 	}

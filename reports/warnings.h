@@ -33,6 +33,9 @@
  *    distribution-free CI needs more runs than the smallest series has
  *    (report_few_runs), and those that lie between extreme runs
  *    (report_pct_extreme);
+ *  - RW_NO_PCT: a compared series with a statistic whose baseline
+ *    interval holds 0 (report.h, report_dilation.no_pct): one line naming
+ *    those statistics and the first interval (metrics that matter only);
  *  - RW_MACHINE: the load average stored with the run (at its start)
  *    above what the machine could spare (machine_overloaded, one CPU
  *    assumed used), and report_warn_machine()'s findings.

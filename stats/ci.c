@@ -173,3 +173,40 @@ out:
 	}
 	return ret;
 }
+
+int stats_one_signed(const double *sorted, size_t n, enum stat_kind kind, double p,
+		     double conf, double *lo, double *hi)
+{
+	struct interval iv = { 0 };
+
+	*lo = *hi = NAN;
+	if (!n || !sorted)
+		return 0;
+	/* the whole sample: the interval when no narrower one exists, and
+	 * when it is on one side of 0 every statistic of it is too (a t
+	 * interval of the mean of a skewed positive sample can cross 0) */
+	*lo = sorted[0];
+	*hi = sorted[n - 1];
+	if (*lo > 0 || *hi < 0)
+		return *lo > 0 ? 1 : -1;
+	if (kind == STATK_MEAN && n >= 2) {
+		double mean = 0, ss = 0, t;
+		for (size_t i = 0; i < n; i++)
+			mean += sorted[i];
+		mean /= (double)n;
+		for (size_t i = 0; i < n; i++)
+			ss += (sorted[i] - mean) * (sorted[i] - mean);
+		t = gsl_cdf_tdist_Pinv(1 - (1 - conf) / 2, (double)(n - 1));
+		*lo = mean - t * sqrt(ss / (double)(n - 1) / (double)n);
+		*hi = mean + t * sqrt(ss / (double)(n - 1) / (double)n);
+	} else if (kind == STATK_QUANTILE && p > 0 && p < 1 &&
+		   stats_quantile_ci(sorted, n, p, conf, &iv) == 0 && iv.has_ci) {
+		*lo = iv.lo;
+		*hi = iv.hi;
+	}
+	if (*lo > 0 && *hi > 0)
+		return 1;
+	if (*lo < 0 && *hi < 0)
+		return -1;
+	return 0;
+}

@@ -143,6 +143,21 @@ struct boot_opts {
 };
 
 /*
+ * Is a statistic's interval strictly on one side of 0, so that a ratio to
+ * it (a dilation in %) is a percentage?  The interval at level conf of the
+ * statistic of one sorted sample: the whole sample [x(1), x(n)] when it
+ * lies on one side of 0 (then every statistic of it does); else for the
+ * mean the t interval (mean +- t(n-1) s / sqrt(n)), for a quantile
+ * 0 < p < 1 its order-statistic CI (stats_quantile_ci), the whole sample
+ * when there is none (n < 2, p0, p100, too few runs).  *lo, *hi get it.
+ * Returns 1 (above 0), -1 (below 0), or 0: it holds or touches 0, and a
+ * ratio to it is no percentage (a loop-subtracted ns_per_op near 0: "+5 ns"
+ * over -10 ns is "-50 %").  0 for n == 0.
+ */
+int stats_one_signed(const double *sorted, size_t n, enum stat_kind kind, double p,
+		     double conf, double *lo, double *hi);
+
+/*
  * Dilation of a variant over the baseline for one statistic:
  *   abs = T(var) - T(base), pct = 100 * abs / T(base),
  * with a confidence interval for both.  Method:

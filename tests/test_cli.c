@@ -841,7 +841,7 @@ Test(cli, one_liner_after_dashdash_is_a_stored_study_with_a_summary)
 	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
 	cr_assert(strstr(r.out, "run 1 'sh': 1 variant x 1 workload, 3 measured runs each, "
 			 "completed; baseline base"), "%s", r.out);
-	cr_assert(strstr(r.out, "\nThe answer\n") && strstr(r.out, "  base "), "%s", r.out);
+	cr_assert(strstr(r.out, "\nThe answer\n") && strstr(r.out, "sh -c 'exit 0'"), "%s", r.out);
 	/* the database is not the default one: the command says which */
 	cr_assert(strstr(r.out, "full report: perturb report --run 1 --db "), "%s", r.out);
 	cli_result_release(&r);
@@ -881,19 +881,104 @@ Test(cli, several_commands_are_compared_with_the_first)
 	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
 	cr_assert(strstr(r.out, "run 1 'true vs sh': 2 variants x 1 workload"), "%s", r.out);
 	cr_assert(strstr(r.out, "\nThe answer\n") && strstr(r.out, "commands\n"), "%s", r.out);
-	cr_assert(strstr(r.out, "baseline true"), "%s", r.out);
+	/* the variants are named by their commands' text, as hyperfine does */
+	cr_assert(strstr(r.out, "baseline /bin/true"), "%s", r.out);
 	cli_result_release(&r);
 	base = cli_sql_text(db, "SELECT baseline FROM runs");
-	cr_assert_str_eq(base, "true");
+	cr_assert_str_eq(base, "/bin/true");
 	free(base);
-	cr_assert_eq(count_with_plan("results r", "p.variant = 'sh' AND r.status = 'ok'"), 4);
-	cr_assert_eq(count_with_plan("results r", "p.variant = 'true' AND r.status = 'ok'"), 4);
+	cr_assert_eq(count_with_plan("results r", "p.variant = 'sh -c ''exit 0''' AND "
+				     "r.status = 'ok'"), 4);
+	cr_assert_eq(count_with_plan("results r", "p.variant = '/bin/true' AND r.status = 'ok'"),
+		     4);
 	cli_run(dir, &r, "report", "--db", db, "--format", "summary", NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	/* sh against true: a dilation in % on the sh row */
-	cr_assert(strstr(r.out, "  sh "), "%s", r.out);
+	cr_assert(strstr(r.out, "  sh -c 'exit 0' "), "%s", r.out);
 	cr_assert(strstr(r.out, " % ["), "%s", r.out);
 	cli_result_release(&r);
+
+	/* -N / --name name them instead, in order; a bad one is refused */
+	cli_run(dir, &r, "run", "-q", "-n", "1", "--warmup", "0", "--db", db, "-N", "bare",
+		"--name", "by sh", "/bin/true", "sh -c 'exit 0'", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+	base = cli_sql_text(db, "SELECT baseline FROM runs WHERE id = 2");
+	cr_assert_str_eq(base, "bare");
+	free(base);
+	cr_assert_eq(count_with_plan("results r", "p.variant = 'by sh' AND r.status = 'ok'"), 1);
+	cli_run(dir, &r, "run", "--db", db, "-N", "a,b", "/bin/true", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "--name 'a,b': a name is printable text"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "x.yaml", "--db", db, "-N", "a", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "--name, --shell and --order are for a one-liner"), "%s", r.err);
+	cli_result_release(&r);
+}
+
+/* A user's command is measured as given: the placeholders of a study file
+ * ({workdir}, {micro}, {perturb}) are not filled in a one-liner's words,
+ * neither in an argument nor in the script of sh -c, nor in a wrap. */
+Test(cli, one_liner_words_are_not_expanded)
+{
+	struct cli_result r;
+	char *seen, *path = xasprintf("%s/seen", dir);
+
+	cli_run(dir, &r, "run", "-n", "1", "--warmup", "0", "--db", db, "--variant",
+		"w=sh -c 'echo \"{perturb}\" >> seen; exec \"$@\"' {micro}", "--",
+		"sh", "-c", "echo \"$1\" >> seen; echo '{workdir}' >> seen", "x",
+		"{workdir}{micro}{perturb}{logdir}", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+	seen = read_file(path, NULL);
+	cr_assert(seen, "the command did not run");
+	cr_assert_eq(tl_count_str(seen, "{workdir}{micro}{perturb}{logdir}\n"), 2, "%s", seen);
+	cr_assert_eq(tl_count_str(seen, "{workdir}\n"), 2, "%s", seen);
+	cr_assert_eq(tl_count_str(seen, "{perturb}\n"), 1, "%s", seen);
+	cr_assert_eq(tl_count_lines(seen), 5, "%s", seen);
+	free(seen);
+	free(path);
+}
+
+/* A command of 12,000 words (more than a study file once held) is
+ * measured: every word reaches it. */
+Test(cli, one_liner_of_many_words_runs)
+{
+	char *sh = xasprintf("cd '%s' && \"$PERTURB_BIN\" run -q -n 1 --warmup 0 --db '%s' -- "
+			     "sh -c 'echo $# \"$12000\" > count' x $(seq 1 12000) 2> err", dir, db);
+	char *path = xasprintf("%s/count", dir), *seen;
+
+	cr_assert_eq(system(sh), 0, "perturb failed");
+	seen = read_file(path, NULL);
+	cr_assert(seen, "the command did not run");
+	cr_assert_str_eq(seen, "12000 12000\n");
+	free(seen);
+	free(path);
+	free(sh);
+}
+
+/* A command with a non-UTF-8 argument (a Latin-1 file name) is measured:
+ * the bytes reach it as given; where perturb shows them they are escaped. */
+Test(cli, one_liner_of_latin1_bytes_runs_and_is_shown_escaped)
+{
+	struct cli_result r;
+	char *path = xasprintf("%s/out", dir), *seen;
+	size_t len = 0;
+
+	cli_run(dir, &r, "run", "-q", "-n", "1", "--warmup", "0", "--db", db, "--", "sh", "-c",
+		"printf %s \"$1\" > out", "x", "caf\xe9\x1b[31m", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+	seen = read_file(path, &len);
+	cr_assert(seen && len == 9 && !memcmp(seen, "caf\xe9\x1b[31m", 9), "%s", seen);
+	free(seen);
+	cli_run(dir, &r, "run", "-n", "1", "--db", db, "--", "/nonexistent/caf\xe9\x1b[31m", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "'/nonexistent/caf\\xe9\\x1b[31m', no such file"), "%s", r.err);
+	cr_assert_null(strchr(r.err, '\x1b'), "%s", r.err);
+	cli_result_release(&r);
+	free(path);
 }
 
 /* "How much does a wrap cost this command?" with no file: --variant NAME=
@@ -990,6 +1075,11 @@ Test(cli, one_liner_quiet_shell_dry_run_and_mistakes)
 	cli_run(dir, &r, "run", "--db", db, "--variant", "base=nice", "--", "true", NULL);
 	cr_assert_eq(r.status, 2);
 	cr_assert(strstr(r.err, "the name is taken"), "%s", r.err);
+	cli_result_release(&r);
+	/* --shell with the words of one command (found by fuzz/oneliner.c: it crashed) */
+	cli_run(dir, &r, "run", "--db", db, "--shell", "--", "ls", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "--shell runs command lines"), "%s", r.err);
 	cli_result_release(&r);
 }
 
@@ -1129,12 +1219,26 @@ Test(cli, a_run_whose_daemon_or_background_load_did_not_hold_is_failed)
 {
 	struct cli_result r;
 
-	run_study("name: x\nwarmup: 0\nrepetitions: 3\n"
-		  "variants:\n"
-		  "  - name: a\n"
-		  "  - name: b\n"
-		  "    background: [sh, -c, 'echo cannot start; exit 1']\n"
-		  "workloads: [{name: t, cmd: [true]}]\n", 3, "every run of workload 't' under variant 'b' failed");
+	/* the workload waits until the load has failed once, so that its
+	 * first run sees a failure whatever the machine's speed; a later run
+	 * finds the load waiting to restart, or restarted less than a second
+	 * ago (a crash loop running for a moment held nothing: it passed) */
+	char *yaml;
+
+	yaml = xasprintf("name: x\nwarmup: 0\nrepetitions: 3\n"
+			       "variants:\n"
+			       "  - name: a\n"
+			       "  - name: b\n"
+			       "    background: [sh, -c, 'echo cannot start; touch %s/bg.failed; exit 1']\n"
+			       "    env: {BG: '1'}\n"
+			       "workloads:\n"
+			       "  - name: t\n"
+			       "    shell: '[ -z \"$BG\" ] || timeout 30 sh -c \"until [ -e %s/bg.failed ]; "
+			       "do :; done\"'\n",
+			       dir, dir);
+	run_study(yaml, 3, "every run of workload 't' under variant 'b' failed");
+	free(yaml);
+	yaml = NULL;
 	cr_expect_eq(count_with_plan("results r", "p.variant = 'b' AND r.status = 'failed' AND "
 				     "r.reason LIKE 'background load %failed%'"), 3);
 	cr_expect_eq(count_with_plan("results r", "p.variant = 'a' AND r.status = 'ok'"), 3);
@@ -1143,9 +1247,18 @@ Test(cli, a_run_whose_daemon_or_background_load_did_not_hold_is_failed)
 		  "%s", r.out);
 	cli_result_release(&r);
 	/* the closing screen */
-	tl_write(dir, "e.yaml", "name: x\nwarmup: 0\nrepetitions: 2\n"
-		 "variants: [{name: a}, {name: b, background: [sh, -c, 'exit 3']}]\n"
-		 "workloads: [{name: t, cmd: [true]}]\n");
+	yaml = xasprintf("%s/bg.failed", dir);
+	unlink(yaml);
+	free(yaml);
+	yaml = xasprintf("name: x\nwarmup: 0\nrepetitions: 2\n"
+			 "variants: [{name: a}, {name: b, env: {BG: '1'}, background: [sh, -c, "
+			 "'touch %s/bg.failed; exit 3']}]\n"
+			 "workloads:\n"
+			 "  - name: t\n"
+			 "    shell: '[ -z \"$BG\" ] || timeout 30 sh -c \"until [ -e %s/bg.failed ]; "
+			 "do :; done\"'\n", dir, dir);
+	tl_write(dir, "e.yaml", yaml);
+	free(yaml);
 	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
 	cr_expect_eq(r.status, 3, "%s", r.err);
 	cr_expect(strstr(r.out, "Failed runs") && strstr(r.out, "background load 'sh -c"),

@@ -38,17 +38,16 @@ static void run_yaml(const char *name, char *yaml)
 	free(file);
 }
 
+/* The head of the gate tests' experiments, up to variants:, with the name
+ * (%s) */
+#define STUDY_HEAD "name: %s\nbaseline: base\nrepetitions: 6\nwarmup: 0\nseed: 5\nvariants:\n"
+
 /* base = 100, slow = 110, same = 100, noisy = 100/110 alternating; the
  * values scaled by scale %.  gate_yaml: the experiment's gate: section. */
 static void run_study(const char *name, int scale, const char *gate_yaml)
 {
 	char *yaml = xasprintf(
-		"name: %s\n"
-		"baseline: base\n"
-		"repetitions: 6\n"
-		"warmup: 0\n"
-		"seed: 5\n"
-		"variants:\n"
+		STUDY_HEAD
 		"  - {name: base, env: {A: '100', B: '100', CNT: %s/c.base}}\n"
 		"  - {name: slow, env: {A: '110', B: '110', CNT: %s/c.slow}}\n"
 		"  - {name: same, env: {A: '100', B: '100', CNT: %s/c.same}}\n"
@@ -606,8 +605,9 @@ Test(gate, run_progress_only_on_a_terminal)
 	cli_result_release(&r);
 	if (access("/usr/bin/script", X_OK))
 		return;
-	/* A pseudo-terminal: the line is there, bold unless NO_COLOR. */
-	cmd = xasprintf("cd %s && NO_COLOR=1 /usr/bin/script -qc '%s run p.yaml --db p2.db' "
+	/* A pseudo-terminal: the line is there, bold unless NO_COLOR (TERM
+	 * set: a dumb terminal, as the caller's may be, has no line). */
+	cmd = xasprintf("cd %s && NO_COLOR=1 TERM=xterm /usr/bin/script -qc '%s run p.yaml --db p2.db' "
 			"/dev/null > tty.out 2>&1 </dev/null", dir, getenv("PERTURB_BIN"));
 	cr_assert_eq(system(cmd), 0);
 	free(cmd);
@@ -615,4 +615,203 @@ Test(gate, run_progress_only_on_a_terminal)
 	cr_assert(strstr(out, "[0/4]") && strstr(out, "ETA") && strstr(out, "\r\033[K"), "%s", out);
 	cr_assert(!strstr(out, "\033[1m"), "%s", out);
 	free(out);
+}
+
+/* Two variants whose runs print A then B alternating (per variant), the
+ * metric "value" in ns: values may be negative (a loop-subtracted
+ * ns_per_op). */
+static void run_signed_study(const char *name, const char *ba, const char *bb, const char *va,
+			     const char *vb)
+{
+	char *yaml = xasprintf(
+		STUDY_HEAD
+		"  - {name: base, env: {A: '%s', B: '%s', CNT: %s/%s.base}}\n"
+		"  - {name: slow, env: {A: '%s', B: '%s', CNT: %s/%s.slow}}\n"
+		"workloads:\n"
+		"  - name: w1\n"
+		"    shell: 'c=$(cat \"$CNT\" 2>/dev/null || echo 0); c=$((c + 1)); "
+		"echo $c > \"$CNT\"; if [ $((c %% 2)) = 1 ]; then v=$A; else v=$B; fi; "
+		"echo value=$v'\n"
+		"    metrics:\n"
+		"      - {name: value, regex: 'value=(-?[0-9]+)', unit: ns}\n",
+		name, ba, bb, dir, name, va, vb, dir, name);
+	run_yaml(name, yaml);
+}
+
+/* The class "a ratio to a baseline whose interval is not on one side of 0
+ * read as a percentage": a baseline of -3/1 ns (its median interval holds
+ * 0) and a variant +1 ns slower was -100 % and passed a 5 % gate; now
+ * every place that shows a percentage of it (gate's table, JUnit,
+ * Markdown, the report's text, JSON and its warning, compare) gives the
+ * difference in ns, the gate is INCONCLUSIVE and exits 1, and compare
+ * --fail-on-regression exits 1. */
+Test(gate, no_percent_of_a_baseline_interval_that_holds_0)
+{
+	struct cli_result r;
+	char *md, *xml;
+
+	run_signed_study("z", "-3", "1", "-2", "2");
+	cli_run(dir, &r, "gate", "--db", db, "--metric", "value", "--max-dilation", "5%",
+		"--junit", "g.xml", "--markdown", "g.md", NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(has_line(r.out, "slow", "w1", "INCONCLUSIVE"), "%s", r.out);
+	cr_assert(strstr(r.out, "+1 (no %)"), "%s", r.out);
+	cr_assert(strstr(r.err, "no-percent") && !strstr(r.err, "more runs"), "%s", r.err);
+	md = slurp("g.md");
+	xml = slurp("g.xml");
+	cr_assert(strstr(md, "failed") && strstr(md, "(no %)"), "%s", md);
+	cr_assert(strstr(xml, "failures=\"1\"") && strstr(xml, "no-percent"), "%s", xml);
+	free(md);
+	free(xml);
+	cli_result_release(&r);
+
+	cli_run(dir, &r, "report", "--db", db, "--metric", "value", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.out, "(no %)") && strstr(r.out, "no-percent"), "%s", r.out);
+	cr_assert(!strstr(r.out, "-100.00 %"), "%s", r.out);
+	cli_result_release(&r);
+	cli_run(dir, &r, "report", "--db", db, "--metric", "value", "--format", "json", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert(strstr(r.out, "\"no_pct\":true") && !strstr(r.out, "\"pct\":-100"), "%s",
+		  r.out);
+	cli_result_release(&r);
+
+	run_signed_study("z2", "-3", "1", "-2", "2");
+	cli_run(dir, &r, "compare", "1", "2", "--db", db, "--fail-on-regression", "5%", NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.out, "(no %)") && strstr(r.err, "no-percent"), "%s%s", r.out, r.err);
+	cli_result_release(&r);
+}
+
+/* A baseline below 0 on one side of it: the % is of its magnitude, so
+ * that -10 ns -> -5 ns is +50 %, not -50 % (which passed a 5 % gate). */
+Test(gate, negative_baseline_percent_has_the_right_sign)
+{
+	struct cli_result r;
+
+	run_signed_study("n", "-10", "-10", "-5", "-5");
+	cli_run(dir, &r, "gate", "--db", db, "--metric", "value", "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(has_line(r.out, "slow", "w1", "FAIL") && strstr(r.out, "+50.00%"), "%s", r.out);
+	cli_result_release(&r);
+}
+
+/* The class "a default run that is not the one asked for": gate FILE
+ * judges the latest run of FILE's experiment (its stored hash), not the
+ * latest run of the database (another study, where slow is not slower,
+ * which passed); with no run of it, exit 2 naming the runs there are. */
+Test(gate, an_experiment_file_judges_its_own_latest_run)
+{
+	struct cli_result r;
+
+	run_study("e", 1, "gate:\n  - {variant: slow, workload: w1, metric: value, "
+		  "max_dilation: 5%}\n");	/* run 1: slow is +10 % */
+	run_signed_study("o", "100", "100", "100", "100");	/* run 2: another study */
+	cli_run(dir, &r, "gate", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(has_line(r.out, "slow", "w1", "FAIL") && strstr(r.out, "+10.00%"), "%s", r.out);
+	cli_result_release(&r);
+
+	/* --run still names a run */
+	cli_run(dir, &r, "gate", "e.yaml", "--db", db, "--run", "1", NULL);
+	cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+	cli_result_release(&r);
+
+	/* no run of this experiment: refused, with the runs there are */
+	tl_write(dir, "x.yaml", "name: x\nvariants: [{name: base}]\n"
+		 "workloads: [{name: w, cmd: ['true']}]\n"
+		 "gate:\n  - {variant: '*', metric: wall, max_dilation: 5%}\n");
+	cli_run(dir, &r, "gate", "x.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.err, "no run of 'x.yaml'") && strstr(r.err, "run 2 (experiment 'o'") &&
+		  strstr(r.err, "run 1 (experiment 'e'"), "%s", r.err);
+	cr_assert_str_eq(r.out, "");
+	cli_result_release(&r);
+}
+
+/* The class "a verdict on a run that did not finish": a run killed with a
+ * third of its plan stored is refused by gate and compare (exit 2, with how
+ * much is stored) unless --allow-incomplete, and then the verdict says how
+ * much is missing (the table's note, Markdown, JUnit; compare's header). */
+Test(gate, an_incomplete_run_is_refused_unless_allowed)
+{
+	struct cli_result r;
+	char *md, *xml;
+
+	run_study("e", 1, NULL);	/* run 1: 48 plan entries */
+	run_study("e2", 1, NULL);	/* run 2: complete */
+	cli_sql_exec(db, "DELETE FROM metric_values WHERE run_id = 1 AND seq >= 16;"
+		     "DELETE FROM results WHERE run_id = 1 AND seq >= 16;"
+		     "UPDATE runs SET status = 'interrupted', ended = NULL WHERE id = 1");
+	cli_run(dir, &r, "gate", "--db", db, "--run", "1", "--variant", "slow", "--metric",
+		"value", "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.err, "run 1 is incomplete (interrupted): 16 of 48 runs of its plan "
+			 "are stored, 32 missing") && strstr(r.err, "--allow-incomplete"), "%s",
+		  r.err);
+	cr_assert_str_eq(r.out, "");
+	cli_result_release(&r);
+
+	cli_run(dir, &r, "gate", "--db", db, "--run", "1", "--variant", "slow", "--metric",
+		"value", "--max-dilation", "5%", "--allow-incomplete", "--junit", "g.xml",
+		"--markdown", "g.md", NULL);
+	/* 2 runs a side: inconclusive, and why the runs are so few */
+	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.out, "16 of 48 runs of its plan are stored, 32 missing"), "%s", r.out);
+	md = slurp("g.md");
+	xml = slurp("g.xml");
+	cr_assert(strstr(md, "32 missing"), "%s", md);
+	cr_assert(strstr(xml, "name=\"incomplete\"") && strstr(xml, "32 missing"), "%s", xml);
+	free(md);
+	free(xml);
+	cli_result_release(&r);
+
+	cli_run(dir, &r, "compare", "2", "1", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.err, "run 1 is incomplete"), "%s", r.err);
+	cli_result_release(&r);
+	cli_run(dir, &r, "compare", "2", "1", "--db", db, "--allow-incomplete", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.out, "16 of 48 runs of its plan are stored, 32 missing"), "%s", r.out);
+	cli_result_release(&r);
+
+	/* the report shows what there is */
+	cli_run(dir, &r, "report", "--db", db, "--run", "1", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cli_result_release(&r);
+}
+
+/* The class "a typo that passes": every name given on the command line
+ * that matches nothing (gate's --variant, --workload, --metric; report's
+ * --metric, --workload; compare's --metric) is exit 2 with a did-you-mean,
+ * not an inconclusive gate or an empty report with exit 0. */
+Test(gate, a_name_that_matches_nothing_is_refused_with_did_you_mean)
+{
+	static const struct { const char *args[8]; const char *want; } typos[] = {
+		{ { "gate", "--metric", "wal", "--max-dilation", "5%" }, "did you mean 'wall'?" },
+		{ { "gate", "--metric", "valeu", "--max-dilation", "5%" }, "did you mean 'value'?" },
+		{ { "gate", "--variant", "slwo", "--max-dilation", "5%" }, "did you mean 'slow'?" },
+		{ { "gate", "--workload", "w3", "--max-dilation", "5%" }, "no workload of run 2" },
+		{ { "report", "--metric", "valeu" }, "did you mean 'value'?" },
+		{ { "report", "--workload", "w11" }, "did you mean 'w1'?" },
+		{ { "compare", "1", "2", "--metric", "wal" }, "did you mean 'wall'?" },
+	};
+	struct cli_result r;
+
+	run_study("e", 1, NULL);
+	run_study("e2", 1, NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(typos); i++) {
+		const char *const *a = typos[i].args;
+		cli_run(dir, &r, a[0], "--db", db, a[1], a[2], a[3], a[4], a[5], NULL);
+		cr_assert_eq(r.status, 2, "%s %s %s: exit %d: %s%s", a[0], a[1], a[2], r.status,
+			     r.out, r.err);
+		cr_assert(strstr(r.err, typos[i].want), "%s %s %s: %s", a[0], a[1], a[2], r.err);
+		cr_assert_str_eq(r.out, "");
+		cli_result_release(&r);
+	}
+	/* a glob that matches is no typo */
+	cli_run(dir, &r, "gate", "--db", db, "--variant", "s*", "--metric", "value",
+		"--max-dilation", "50%", NULL);
+	cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+	cli_result_release(&r);
 }

@@ -10,6 +10,7 @@
 
 #include "engine/config.h"
 #include "engine/oneliner.h"
+#include "core/yamlnode.h"
 #include "lib/util.h"
 #include "testlib.h"
 
@@ -90,7 +91,8 @@ Test(oneliner, hostile_arguments_come_back_exactly)
 	cr_assert_eq(exp.n_workloads, 1);
 	cr_assert_eq(exp.n_variants, 1);
 	cr_assert_str_eq(exp.variants[0].name, "base");
-	cr_assert_str_eq(exp.workloads[0].name, "echo");
+	/* named by its words, quoted for a shell, escaped, shortened */
+	cr_assert_str_eq(exp.workloads[0].name, "/bin/echo 'a: b # c' 'line1\\x0aline2' 'i\xe2\x80\xa6");
 	cr_assert_str_eq(exp.workloads[0].dir, "/tmp/a dir: #1");
 	cr_assert_eq(exp.repetitions, 2);
 	cr_assert_eq(exp.warmup, 0);
@@ -110,9 +112,10 @@ Test(oneliner, several_commands_are_variants_the_first_the_baseline)
 
 	load(&o, &exp);
 	cr_assert_eq(exp.n_variants, 3);
-	cr_assert_str_eq(exp.baseline, "gzip");
-	cr_assert_str_eq(exp.variants[1].name, "zstd");
-	cr_assert_str_eq(exp.variants[2].name, "gzip-2");
+	cr_assert_str_eq(exp.name, "gzip vs zstd vs gzip");
+	cr_assert_str_eq(exp.baseline, "gzip -6 -c 'in: #1'");
+	cr_assert_str_eq(exp.variants[1].name, "zstd -19 -c in");
+	cr_assert_str_eq(exp.variants[2].name, "/usr/bin/gzip -1 -c in");
 	cr_assert_str_eq(exp.variants[0].cmd.v[3], "in: #1");
 	cr_assert_str_eq(exp.variants[2].cmd.v[0], "/usr/bin/gzip");
 	cr_assert_eq(exp.variants[1].n_env, 1);
@@ -139,8 +142,8 @@ Test(oneliner, variants_wrap_each_command_with_their_env)
 
 	load(&o, &exp);
 	cr_assert_eq(exp.n_workloads, 2);
-	cr_assert_str_eq(exp.workloads[0].name, "ls");
-	cr_assert_str_eq(exp.workloads[1].name, "sh");
+	cr_assert_str_eq(exp.workloads[0].name, "ls -l");
+	cr_assert_str_eq(exp.workloads[1].name, "sh -c 'exit 0'");
 	cr_assert_str_eq(exp.workloads[1].cmd.v[2], "exit 0");
 	cr_assert_eq(exp.n_variants, 4);
 	cr_assert_str_eq(exp.baseline, "base");
@@ -170,7 +173,8 @@ Test(oneliner, shell_runs_the_line_by_sh)
 	cr_assert_eq(exp.workloads[0].cmd.n, 3);
 	cr_assert_str_eq(exp.workloads[0].cmd.v[0], "/bin/sh");
 	cr_assert_str_eq(exp.workloads[0].cmd.v[2], cmds[0]);
-	cr_assert_str_eq(exp.workloads[0].name, "echo");
+	cr_assert_str_eq(exp.workloads[0].name, "echo hi | cat > /dev/null");
+	cr_assert_str_eq(exp.name, "echo");
 	experiment_release(&exp);
 }
 
@@ -199,5 +203,114 @@ Test(oneliner, bad_variants_and_env_are_refused)
 	o.n_env = 1;
 	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
 	cr_assert(strstr(err, "--env takes NAME=VALUE"), "%s", err);
+	cr_assert_null(yaml);
+}
+
+/* A command of more words than ever fitted a study file (10,000 nodes):
+ * 200,000 words come back exactly; beyond what a study holds the one-liner
+ * says so itself, before a file is written (no YAML handed out). */
+Test(oneliner, very_long_commands_load_or_are_refused_before_writing)
+{
+	size_t n = 200000, big = YN_MAX_NODES + 1;
+	char **argv = xcalloc(big + 1, sizeof(char *)), err[512], *yaml = NULL;
+	struct oneliner o = { .argv = argv, .argc = n, .warmup = -1 };
+	struct experiment exp;
+
+	argv[0] = "/bin/true";
+	for (size_t i = 1; i < big; i++)
+		argv[i] = i % 2 ? "a" : "{workdir}";
+	load(&o, &exp);
+	cr_assert_eq(exp.workloads[0].cmd.n, n);
+	cr_assert_str_eq(exp.workloads[0].cmd.v[n - 1], argv[n - 1]);
+	cr_assert_str_eq(exp.workloads[0].cmd.v[n / 2 + 1], argv[n / 2 + 1]);
+	experiment_release(&exp);
+
+	o.argc = big;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "the command line is too long for a study"), "%s", err);
+	cr_assert_null(yaml);
+	free(argv);
+}
+
+/* A non-UTF-8 argument (a Latin-1 file name), which a YAML file cannot
+ * hold as text, is written as !!binary and comes back byte for byte;
+ * !!binary that is not base64, or holds a NUL byte, is refused. */
+Test(oneliner, non_utf8_arguments_come_back_byte_for_byte)
+{
+	char *argv[] = { "/bin/ls", "caf\xe9", "\xff\x1b[31m", "ok \xc3\xa9" };
+	struct oneliner o = { .argv = argv, .argc = 4, .warmup = -1, .dir = "/tmp/d\xe9" };
+	struct experiment exp;
+	char err[512], *path = xasprintf("%s/b.yaml", dir);
+
+	load(&o, &exp);
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_str_eq(exp.workloads[0].cmd.v[i], argv[i], "word %zu", i);
+	cr_assert_str_eq(exp.workloads[0].dir, "/tmp/d\xe9");
+	experiment_release(&exp);
+
+	tl_write(dir, "b.yaml", "name: b\nvariants: [{name: a}]\nworkloads:\n"
+		 "  - {name: w, cmd: [ls, !!binary Y2Fm*]}\n");
+	cr_assert_eq(config_load(path, &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "b.yaml:4:25: a !!binary string must be base64"), "%s", err);
+	experiment_release(&exp);
+	tl_write(dir, "b.yaml", "name: b\nvariants: [{name: a}]\nworkloads:\n"
+		 "  - {name: w, cmd: [ls, !!binary YQBi]}\n");
+	cr_assert_eq(config_load(path, &exp, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "holds a NUL byte"), "%s", err);
+	experiment_release(&exp);
+	free(path);
+}
+
+/* Commands are named by their text, as hyperfine names them: blanks as one
+ * space, escaped, what a name cannot hold as '_', shortened with an
+ * ellipsis, unique; --name names them in order instead. */
+Test(oneliner, commands_are_named_by_their_text_or_by_name)
+{
+	char *cmds[] = { "gzip -6 -c in", "gzip   -1\t-c in", "gzip -6 -c in",
+			 "sort -t, -k2 '[a]' ~/f", "printf '\xe9\x1b[31m'",
+			 "a-program-with-a-long-name --and --many --options=1" };
+	char *names[] = { "six", "one" }, *bad[] = { "a,b" }, *twice[] = { "x", "x" };
+	char *more[] = { "1", "2", "3", "4", "5", "6", "7" }, *ctl[] = { "a\x1b[31m" };
+	struct oneliner o = { .commands = cmds, .n_commands = 6, .warmup = -1 };
+	struct experiment exp;
+	char err[512], *yaml = NULL;
+
+	load(&o, &exp);
+	cr_assert_eq(exp.n_variants, 6);
+	cr_assert_str_eq(exp.variants[0].name, "gzip -6 -c in");
+	cr_assert_str_eq(exp.variants[1].name, "gzip -1 -c in");
+	cr_assert_str_eq(exp.variants[2].name, "gzip -6 -c in (2)");
+	cr_assert_str_eq(exp.variants[3].name, "sort -t_ -k2 '_a_' _/f");
+	cr_assert_str_eq(exp.variants[4].name, "printf '\\xe9\\x1b_31m'");
+	cr_assert_str_eq(exp.variants[5].name,
+			 "a-program-with-a-long-name --and --many\xe2\x80\xa6");
+	cr_assert_str_eq(exp.baseline, "gzip -6 -c in");
+	experiment_release(&exp);
+
+	/* --name: the first commands, in order; the others keep their text */
+	o.names = names;
+	o.n_names = 2;
+	load(&o, &exp);
+	cr_assert_str_eq(exp.variants[0].name, "six");
+	cr_assert_str_eq(exp.variants[1].name, "one");
+	cr_assert_str_eq(exp.variants[2].name, "gzip -6 -c in");
+	cr_assert_str_eq(exp.baseline, "six");
+	experiment_release(&exp);
+
+	o.names = bad;
+	o.n_names = 1;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--name 'a,b': a name is printable text"), "%s", err);
+	o.names = ctl;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--name 'a\\x1b[31m'"), "%s", err);
+	o.names = twice;
+	o.n_names = 2;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "--name 'x' twice"), "%s", err);
+	o.names = more;
+	o.n_names = 7;
+	cr_assert_eq(oneliner_yaml(&o, &yaml, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "7 --name for 6 commands"), "%s", err);
 	cr_assert_null(yaml);
 }

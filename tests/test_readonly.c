@@ -32,8 +32,9 @@ TestSuite(readonly, .init = tl_setup, .fini = tl_teardown, .timeout = 120);
  * threshold), status's 2 (no study split into shards in it). */
 static const char *const reads[][6] = {
 	{ "report", "--run", "1", "--format", "csv" },
-	{ "compare", "1", "2" },
-	{ "gate", "--run", "2", "--max-dilation", "1.5%" },
+	/* run 2 may be one shard's, half its plan (pick.h) */
+	{ "compare", "1", "2", "--allow-incomplete" },
+	{ "gate", "--run", "2", "--max-dilation", "1.5%", "--allow-incomplete" },
 	{ "runs", "--json" },
 	{ "status" },
 };
@@ -218,6 +219,15 @@ static int run_as_nobody(const char *const *a, const char *db, char **err)
 	int st;
 
 	cr_assert(bin, "PERTURB_BIN is not set (run the tests with make test)");
+	/* a copy in dir (0755): the build may be where nobody cannot go (a
+	 * clone in /root, mode 0700, as in a fresh chroot: exit 127) */
+	char *copy = xasprintf("%s/perturb-nobody", dir);
+	if (!tl_exists(copy)) {
+		char *cmd = xasprintf("cp '%s' '%s' && chmod 755 '%s'", bin, copy, copy);
+		cr_assert_eq(system(cmd), 0, "%s", cmd);
+		free(cmd);
+	}
+	argv[0] = bin = copy;
 	for (size_t i = 1; i < 6 && a[i]; i++)
 		argv[n++] = a[i];
 	pid_t pid = fork();
@@ -234,6 +244,7 @@ static int run_as_nobody(const char *const *a, const char *db, char **err)
 	*err = read_file(errf, NULL);
 	unlink(errf);
 	free(errf);
+	free(copy);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 

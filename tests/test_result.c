@@ -244,3 +244,52 @@ Test(result, a_guest_signal_time_out_and_error_read_as_the_host_s)
 	}
 	regfree(&md.re);
 }
+
+/* The class "a number cut short or refused without a reason": the whole
+ * token is read (it was cut at 127 characters: 1e130 written out in full
+ * was stored as 1e126), a subnormal is a number, and what does not fit a
+ * double is refused with why. */
+Test(result, a_metric_is_read_whole_and_refused_with_a_reason)
+{
+	char out[512], digits[256];
+	struct run_result res;
+
+	memset(digits, '0', 200);
+	digits[0] = '1';
+	digits[131] = '\0';	/* 1e130, 131 characters */
+	snprintf(out, sizeof(out), "v: %s\n", digits);
+	build(out, &res);
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	cr_assert_eq(res.values[0].value, 1e130, "%g", res.values[0].value);
+	run_result_release(&res);
+
+	memset(digits, '0', 200);	/* a 200-character decimal: 0.00...0123 */
+	memcpy(digits, "0.", 2);
+	memcpy(digits + 197, "123", 3);
+	digits[200] = '\0';
+	snprintf(out, sizeof(out), "v: %s\n", digits);
+	build(out, &res);
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	cr_assert_eq(res.values[0].value, 1.23e-196, "%g", res.values[0].value);
+	run_result_release(&res);
+
+	build("v: 4.9e-324\n", &res);	/* the smallest subnormal */
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	cr_assert(res.values[0].value > 0 && res.values[0].value < 1e-323);
+	run_result_release(&res);
+
+	static const struct { const char *out, *why; } bad[] = {
+		{ "v: 1e400\n", "too large for a double" },
+		{ "v: -1e400\n", "too large for a double" },
+		{ "v: 1e-400\n", "too small for a double" },
+		{ "v: inf\n", "not a finite number" },
+		{ "v: NaN\n", "not a finite number" },
+		{ "v: 12abc\n", "text after it" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		build(bad[i].out, &res);
+		cr_assert_eq(res.status, RUN_FAILED, "'%s' was taken", bad[i].out);
+		cr_assert(strstr(res.reason, bad[i].why), "%s: %s", bad[i].out, res.reason);
+		run_result_release(&res);
+	}
+}

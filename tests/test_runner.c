@@ -108,7 +108,7 @@ Test(runner, unparsable_metric)
 
 	run_metric(&res, 10, "v", "value = ([a-z]+)", argv);
 	cr_assert_eq(res.status, RUN_FAILED);
-	cr_assert_str_eq(res.reason, "metric 'v': cannot parse 'abc' as a number");
+	cr_assert_str_eq(res.reason, "metric 'v': cannot parse 'abc' as a number: not a number");
 	run_result_release(&res);
 }
 

@@ -897,6 +897,28 @@ Test(stats, extremes_get_no_interval_and_order_statistic_intervals_cover)
 	gsl_rng_free(r);
 }
 
+/* stats_one_signed(): which side of 0 a statistic's interval lies on. */
+Test(stats, one_signed_interval_of_a_statistic)
+{
+	const double pos[] = { 1, 2, 3, 4, 5, 6 }, neg[] = { -9, -8, -8, -7, -7, -6 };
+	const double mixed[] = { -3, -3, -3, 1, 1, 1 }, skew[] = { -1, 50, 51, 52, 53, 54, 55, 56,
+		57, 58, 59, 60 };
+	double lo, hi;
+
+	cr_assert_eq(stats_one_signed(pos, 6, STATK_QUANTILE, 0.5, 0.95, &lo, &hi), 1);
+	cr_assert_eq(stats_one_signed(pos, 6, STATK_MEAN, 0, 0.95, &lo, &hi), 1);
+	cr_assert_eq(stats_one_signed(neg, 6, STATK_QUANTILE, 0.5, 0.95, &lo, &hi), -1);
+	cr_assert_eq(stats_one_signed(mixed, 6, STATK_QUANTILE, 0.5, 0.95, &lo, &hi), 0);
+	cr_assert(lo == -3 && hi == 1, "[%g, %g]", lo, hi);
+	cr_assert_eq(stats_one_signed(mixed, 6, STATK_MEAN, 0, 0.95, &lo, &hi), 0);
+	/* one run below 0 of twelve: the median's interval is above 0, p0's
+	 * (the whole sample) is not */
+	cr_assert_eq(stats_one_signed(skew, 12, STATK_QUANTILE, 0.5, 0.95, &lo, &hi), 1);
+	cr_assert_eq(stats_one_signed(skew, 12, STATK_QUANTILE, 0, 0.95, &lo, &hi), 0);
+	cr_assert_eq(stats_one_signed(pos, 0, STATK_MEAN, 0, 0.95, &lo, &hi), 0);
+	cr_assert_eq(stats_one_signed((const double[]){ 0, 0 }, 2, STATK_MEAN, 0, 0.95, &lo, &hi), 0);
+}
+
 /* stats_order(): a stable argsort, by the radix sort from 2048 values on and
  * by qsort below, checked against the definition on values with ties,
  * negatives and signed zeros. */

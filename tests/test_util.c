@@ -300,3 +300,43 @@ Test(util, path_component_is_one_safe_component)
 	free(ca);
 	free(cb);
 }
+
+/* Base64 (RFC 4648's test vectors) both ways; what is not base64 refused;
+ * UTF-8 told from Latin-1; escape_bytes() as a string. */
+Test(util, base64_utf8_and_escaped_strings)
+{
+	static const char *const vec[][2] = {
+		{ "", "" }, { "f", "Zg==" }, { "fo", "Zm8=" }, { "foo", "Zm9v" },
+		{ "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" },
+		{ "caf\xe9", "Y2Fm6Q==" }, { "\xff\xfe\x01", "//4B" },
+	};
+	static const char *const bad[] = { "Zg=a", "Z", "Zm9v!", "Zg===", "Zm9vY" };
+
+	for (size_t i = 0; i < sizeof(vec) / sizeof(vec[0]); i++) {
+		struct strbuf sb = STRBUF_INIT;
+		char *e = base64_encode(vec[i][0], strlen(vec[i][0]));
+		cr_assert_str_eq(e, vec[i][1]);
+		cr_assert_eq(base64_decode(e, strlen(e), &sb), 0, "%s", e);
+		cr_assert_eq(sb.len, strlen(vec[i][0]));
+		cr_assert(!memcmp(sb.buf ? sb.buf : "", vec[i][0], sb.len), "%s", e);
+		strbuf_release(&sb);
+		free(e);
+	}
+	{
+		struct strbuf sb = STRBUF_INIT;
+		cr_assert_eq(base64_decode("Zm9v\n Ym Fy", 11, &sb), 0);
+		cr_assert_str_eq(sb.buf, "foobar");
+		strbuf_release(&sb);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct strbuf sb = STRBUF_INIT;
+		cr_assert_eq(base64_decode(bad[i], strlen(bad[i]), &sb), -1, "%s", bad[i]);
+		strbuf_release(&sb);
+	}
+	cr_assert(utf8_valid("caf\xc3\xa9 plain"));
+	cr_assert(!utf8_valid("caf\xe9"));
+	cr_assert(!utf8_valid("\xc0\xaf"), "overlong");
+	char *e = escape_bytes_str("caf\xe9\x1b[31m\xc3\xa9");
+	cr_assert_str_eq(e, "caf\\xe9\\x1b[31m\xc3\xa9");
+	free(e);
+}

@@ -142,8 +142,10 @@ static char **expand_argv(struct backend_ctx *ctx, const struct argv_list *a)
 		{ "{perturb}", perturb_self_exe() },
 		{ "{tracefs}", tracefs },
 	};
-	/* a shell's script so that no value is read as shell code */
-	argv = expand_placeholders_argv(a->v, a->n, ph, ARRAY_SIZE(ph) - !tracefs);
+	/* a shell's script so that no value is read as shell code; none
+	 * with placeholders: false */
+	argv = expand_placeholders_argv(a->v, a->n, ph, ctx->exp->verbatim ? 0 :
+					ARRAY_SIZE(ph) - !tracefs);
 	free(tracefs);
 	return argv;
 }

@@ -20,6 +20,7 @@
  */
 #include "commands.h"
 #include "options.h"
+#include "pick.h"
 #include "engine/store.h"
 #include "reports/compare.h"
 #include "lib/util.h"
@@ -32,26 +33,28 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Open db, resolve the run spec (an id, latest, -N) into *id; an exit
- * status (printed) or 0. */
-static int open_run(const char *db, const char *spec, struct store **st, int64_t *id)
+/* Open db, pick the run spec names (an id, a label, latest, -N: pick.h)
+ * into *pk; an exit status (printed) or 0. */
+static int open_run(const char *db, const char *spec, struct store **st, struct pick *pk)
 {
-	int usage;
-
 	if (access(db, F_OK) < 0) {
 		error("no results database at '%s' (run 'perturb run' first, or give --db)", db);
 		return EXIT_USAGE;
 	}
 	if (store_open(db, STORE_READ, st) < 0)
 		return EXIT_RUNTIME;
-	if (store_resolve_run(*st, spec, id, &usage) < 0)
-		return usage ? EXIT_USAGE : EXIT_RUNTIME;
-	return 0;
+	pk->db = db;
+	pk->spec = spec;
+	pk->refuse_incomplete = 1;
+	return pick_run(*st, pk);
 }
 
 int cmd_compare(int argc, char **argv)
 {
 	struct compare t = { 0 };
+	struct pick pk[COMPARE_MAX_RUNS] = { 0 };
+	char *notes[COMPARE_MAX_RUNS] = { 0 };
+	int allow_incomplete = 0;
 	struct decide_item *reg = NULL;
 	const char *db = "results/perturb.db", *db_b = NULL, *ids[2] = { 0 };
 	char **more = NULL;
@@ -74,6 +77,8 @@ int cmd_compare(int argc, char **argv)
 			    "exit 1 when the interval of a change lies above X\n"
 			    "(5% or 0.05), as gate's FAIL; every metric is taken as\n"
 			    "lower-is-better"),
+		OPT_FLAG(0, "allow-incomplete", &allow_incomplete,
+			 "compare runs whose plan is not all stored (killed,\ninterrupted); the output says how much is missing"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
 		OPT_END(),
 	};
@@ -95,7 +100,28 @@ int cmd_compare(int argc, char **argv)
 	t.n_runs = 2 + n_more;
 	for (size_t k = 0; k < t.n_runs; k++) {
 		const char *s = k < 2 ? ids[k] : more[k - 2];
-		if ((rc = open_run(k && db_b ? db_b : db, s, &t.runs[k].st, &t.runs[k].id))) {
+		pk[k].allow_incomplete = allow_incomplete;
+		if ((rc = open_run(k && db_b ? db_b : db, s, &t.runs[k].st, &pk[k]))) {
+			ret = rc;
+			goto out;
+		}
+		t.runs[k].id = pk[k].id;
+		if ((notes[k] = pick_incomplete_note(&pk[k]))) {
+			warning("%s; compared as asked (--allow-incomplete)", notes[k]);
+			t.runs[k].incomplete = notes[k];
+		}
+	}
+	/* --metric: a name no run has is a typo (pick.h) */
+	if (t.n_metrics) {
+		char **have = NULL;
+		size_t nh = 0;
+		for (size_t k = 0; k < t.n_runs && !rc; k++)
+			rc = pick_load_names(t.runs[k].st, t.runs[k].id, PICK_METRIC, &have, &nh);
+		if (!rc)
+			rc = pick_names("--metric", "metric", t.metrics, t.n_metrics, have, nh, 0,
+					t.runs[0].id);
+		pick_names_free(have, nh);
+		if (rc) {
 			ret = rc;
 			goto out;
 		}
@@ -121,6 +147,21 @@ int cmd_compare(int argc, char **argv)
 					(long long)t.runs[0].id, c->change[k], 100 * d->level, d->lo,
 					d->hi, max_reg);
 			}
+		/* a percentage threshold cannot judge a change that has no
+		 * percentage: it fails the comparison, as it fails a gate */
+		for (size_t i = 0; i < t.n_rows; i++)
+			for (size_t k = 1; k < t.n_runs; k++) {
+				const struct compare_row *c = &t.rows[i];
+				if (!c->no_pct || !c->has_change[k])
+					continue;
+				warning("inconclusive (%s): %s on %s, %s, run %lld over run %lld: "
+					"difference %+.4g in the metric's unit; %s; "
+					"--fail-on-regression %.2f%% cannot judge it",
+					DECIDE_NO_PCT_KIND, c->variant, c->workload, c->metric,
+					(long long)t.runs[k].id, (long long)t.runs[0].id, c->diff[k],
+					DECIDE_NO_PCT, max_reg);
+				n_reg++;
+			}
 	}
 	if (!t.n_common)
 		warning("the runs have no (workload, variant, metric) in common");
@@ -130,7 +171,10 @@ out:
 	free(reg);
 	free(more);
 	free(t.metrics);
-	for (size_t k = 0; k < COMPARE_MAX_RUNS; k++)
+	for (size_t k = 0; k < COMPARE_MAX_RUNS; k++) {
 		store_close(t.runs[k].st);
+		pick_release(&pk[k]);
+		free(notes[k]);
+	}
 	return ret;
 }

@@ -13,6 +13,7 @@
  */
 #include "commands.h"
 #include "options.h"
+#include "pick.h"
 #include "engine/config.h"
 #include "reports/gate.h"
 #include "engine/store.h"
@@ -128,15 +129,17 @@ int cmd_gate(int argc, char **argv)
 	size_t n_rules;
 	const char *db = "results/perturb.db", *junit = NULL, *markdown = NULL, *file = NULL;
 	char **variants = NULL, **workloads = NULL;
-	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0;
-	int ret = EXIT_USAGE, rc, strict = 0, have_rule = 0, have_max = 0, usage_error = 0;
+	size_t nv = 0, nw = 0, n_fail = 0, n_inc = 0, n_nopct = 0;
+	int ret = EXIT_USAGE, rc, strict = 0, allow_incomplete = 0, have_rule = 0, have_max = 0, usage_error = 0;
 	const char *run = NULL;
+	struct pick pk = { 0 };
+	char sha[65], *incomplete = NULL;
 	struct opt opts[] = {
 		OPT_ARG("EXPERIMENT.yaml", &file,
 			"the rules of its gate: section (default: the one stored\nwith the run)"),
 		OPT_STRING(0, "db", &db, "PATH", "results database (default results/perturb.db)"),
 		OPT_STRING(0, "run", &run, "ID",
-			   "a stored run: its id, latest (the default), or a\nnegative offset: -1 the latest, -2 the one before"),
+			   "a stored run: its id, label, latest, or a negative\noffset: -1 the latest, -2 the one before (default:\nthe latest run of EXPERIMENT.yaml when given, else\nthe latest)"),
 		OPT_STRING(0, "variant", (const char **)&opt_rule.variant, "V",
 			   "rule: variant name or glob (default *)"),
 		OPT_STRING(0, "workload", (const char **)&opt_rule.workload, "W",
@@ -149,6 +152,8 @@ int cmd_gate(int argc, char **argv)
 			    "rule: threshold, 2% or 0.02; a bare 5 is refused\n(5 % or 500 %?) (required for a rule)"),
 		OPT_LEVEL(0, "confidence", &opt_rule.confidence, "C", "rule: level (default 0.95)"),
 		OPT_FLAG(0, "strict", &strict, "inconclusive judgements fail the gate"),
+		OPT_FLAG(0, "allow-incomplete", &allow_incomplete,
+			 "judge a run whose plan is not all stored (killed,\ninterrupted); the verdict says how much is missing"),
 		OPT_STRING(0, "junit", &junit, "FILE", "write JUnit XML: a testcase per judgement"),
 		OPT_STRING(0, "markdown", &markdown, "FILE", "write a Markdown summary"),
 		OPT_FLAG('q', "quiet", &perturb_quiet, "no warnings"),
@@ -182,11 +187,41 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (check_outputs(db, file, &exp, junit, markdown) < 0)
 		goto out;	/* before the database is opened; its files later */
+	/* the file given: its rules, and the default run is its latest */
+	if (file && !have_rule && (rc = load_experiment(NULL, NULL, file, &exp))) {
+		ret = rc;
+		goto out;
+	}
+	if (file && !have_rule) {
+		sha256_hex(exp.text, exp.text_len, sha);
+		pk.sha256 = sha;
+		pk.file = file;
+	}
 	ret = EXIT_RUNTIME;
 	if (store_open(db, STORE_READ, &g.st) < 0)
 		goto out;
-	if (store_resolve_run(g.st, run, &g.run_id, &usage_error) < 0) {
-		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
+	pk.db = db;
+	pk.spec = run;
+	pk.refuse_incomplete = 1;
+	pk.allow_incomplete = allow_incomplete;
+	if ((rc = pick_run(g.st, &pk))) {
+		ret = rc;
+		goto out;
+	}
+	g.run_id = pk.id;
+	/* a rule's name given on the command line that matches nothing is a
+	 * typo, not an inconclusive gate (pick.h) */
+	if (have_rule &&
+	    ((opt_given(opts, &opt_rule.variant) &&
+	      (rc = pick_names_in(g.st, g.run_id, PICK_VARIANT, "--variant",
+				  (char *const *)&opt_rule.variant, 1, 1))) ||
+	     (opt_given(opts, &opt_rule.workload) &&
+	      (rc = pick_names_in(g.st, g.run_id, PICK_WORKLOAD, "--workload",
+				  (char *const *)&opt_rule.workload, 1, 1))) ||
+	     (opt_given(opts, &opt_rule.metric) &&
+	      (rc = pick_names_in(g.st, g.run_id, PICK_METRIC, "--metric",
+				  (char *const *)&opt_rule.metric, 1, 0))))) {
+		ret = rc;
 		goto out;
 	}
 	if (store_run_header(g.st, g.run_id, &h) < 0)
@@ -195,7 +230,7 @@ int cmd_gate(int argc, char **argv)
 		rules = &opt_rule;
 		n_rules = 1;
 	} else {
-		if ((rc = load_experiment(g.st, &h, file, &exp))) {
+		if (!file && (rc = load_experiment(g.st, &h, NULL, &exp))) {
 			ret = rc;
 			goto out;
 		}
@@ -227,8 +262,15 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 
+	incomplete = pick_incomplete_note(&pk);
+	if (incomplete) {	/* the verdict says so: under the table, in each file */
+		char *full = xasprintf("%s; judged as asked (--allow-incomplete)", incomplete);
+		free(incomplete);
+		incomplete = full;
+		warning("%s", incomplete);
+	}
 	outcome = (struct gate_outcome){ .run_id = g.run_id, .j = g.j, .n = g.n_j,
-					 .strict = strict };
+					 .strict = strict, .incomplete = incomplete };
 	gate_print(stdout, &outcome);
 	for (size_t i = 0; i < g.n_j; i++) {
 		const struct gate_judgement *j = &g.j[i];
@@ -238,7 +280,13 @@ int cmd_gate(int argc, char **argv)
 		if (j->verdict != GATE_INCONCLUSIVE)
 			continue;
 		n_inc++;
+		n_nopct += j->no_pct;
 		what = gate_describe(j);
+		if (j->no_pct) {	/* no number of runs makes a percentage of it */
+			warning("inconclusive (%s): %s", DECIDE_NO_PCT_KIND, what);
+			free(what);
+			continue;
+		}
 		more = gate_more_runs(j);
 		warning("inconclusive: %s; %s", what, more);
 		free(more);
@@ -248,9 +296,11 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	if (markdown && gate_write_markdown(markdown, &outcome) < 0)
 		goto out;
-	if (n_fail || (strict && n_inc)) {
-		note("gate failed: %zu of %zu judgements over the threshold%s", n_fail, g.n_j,
-		     strict && n_inc ? ", inconclusive ones count as failed (--strict)" : "");
+	if (n_fail || (strict && n_inc) || n_nopct) {
+		note("gate failed: %zu of %zu judgements over the threshold%s%s", n_fail, g.n_j,
+		     strict && n_inc ? ", inconclusive ones count as failed (--strict)" : "",
+		     n_nopct && !strict ? ", and a percentage threshold cannot judge a metric "
+		     "whose baseline's interval holds 0 (" DECIDE_NO_PCT_KIND ")" : "");
 		ret = EXIT_OVERHEAD;
 	} else {
 		ret = EXIT_OK;
@@ -264,6 +314,8 @@ out:
 		free(workloads[i]);
 	free(workloads);
 	run_header_release(&h);
+	pick_release(&pk);
+	free(incomplete);
 	experiment_release(&exp);
 	if (g.st)
 		store_close(g.st);

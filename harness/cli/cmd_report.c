@@ -5,6 +5,7 @@
  */
 #include "commands.h"
 #include "options.h"
+#include "pick.h"
 #include "reports/report.h"
 #include "engine/store.h"
 #include "lib/output.h"
@@ -95,6 +96,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { 0 };
 	struct report_model m = { 0 };
+	struct pick pk = { 0 };
 	struct store *st = NULL;
 	const char *db = "results/perturb.db", *format = "text", *output = NULL, *run = NULL;
 	const struct renderer *r;
@@ -176,8 +178,19 @@ int cmd_report(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	if (store_resolve_run(st, run, &o.run_id, &usage_error) < 0) {
-		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
+	pk.db = db;
+	pk.spec = run;
+	if ((rc = pick_run(st, &pk))) {
+		ret = rc;
+		goto out;
+	}
+	o.run_id = pk.id;
+	/* a name that matches nothing is a typo, not an empty report */
+	if ((rc = pick_names_in(st, o.run_id, PICK_METRIC, "--metric", o.metrics, o.n_metrics,
+				0)) ||
+	    (rc = pick_names_in(st, o.run_id, PICK_WORKLOAD, "--workload", o.workloads,
+				o.n_workloads, 0))) {
+		ret = rc;
 		goto out;
 	}
 	if (report_build(st, &o, &m, &usage_error) < 0) {
@@ -202,6 +215,7 @@ int cmd_report(int argc, char **argv)
 out:
 	output_abort(&dest);
 	report_release(&m);
+	pick_release(&pk);
 	if (st)
 		store_close(st);
 	free(o.metrics);

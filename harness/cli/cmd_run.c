@@ -53,7 +53,7 @@ struct run_opts {
 	size_t n_args;
 	int dashdash;		/* how many of args came after "--" */
 	int shell;
-	struct str_list variants, env;
+	struct str_list variants, env, names;
 	char *yaml_path;	/* a one-liner's generated file (malloc'd) */
 	int temp_yaml;		/* ... to be removed (--dry-run) */
 	const char *db;
@@ -155,6 +155,9 @@ static int parse_args(int argc, char **argv, struct run_opts *o)
 			     "with leading NAME=VALUE words as its env; repeatable"),
 		OPT_CALLBACK(0, "env", &o->env, add_str, "NAME=VALUE",
 			     "one-liner: set NAME in every run's environment; repeatable"),
+		OPT_CALLBACK('N', "name", &o->names, add_str, "NAME",
+			     "one-liner: the name of the next command (default: its\n"
+			     "text, as hyperfine names them); repeatable, in order"),
 		OPT_FLAG(0, "shell", &o->shell, "one-liner: run each command by the shell, /bin/sh"),
 		OPT_STRING(0, "order", &o->order, "ORDER",
 			   "one-liner: the order of the runs: interleaved (default),\n"
@@ -334,8 +337,8 @@ static int resolve_study(struct run_opts *o)
 	int ret = -1, e;
 
 	if (!is_oneliner(o)) {
-		if (o->variants.n || o->env.n || o->shell || o->order)
-			return error("--variant, --env, --shell and --order are for a one-liner "
+		if (o->variants.n || o->env.n || o->shell || o->order || o->names.n)
+			return error("--variant, --env, --name, --shell and --order are for a one-liner "
 				     "(perturb run -- CMD); an experiment file says it all");
 		if (o->n_args)
 			o->file = o->args[0];
@@ -373,6 +376,8 @@ static int resolve_study(struct run_opts *o)
 	ol.n_variants = o->variants.n;
 	ol.env = o->env.v;
 	ol.n_env = o->env.n;
+	ol.names = o->names.v;
+	ol.n_names = o->names.n;
 	ol.repetitions = o->filter.repetitions;
 	ol.warmup = o->filter.has_warmup ? o->filter.warmup : -1;
 	ol.dir = cwd;
@@ -553,6 +558,7 @@ out:
 	free(o.args);
 	free(o.variants.v);
 	free(o.env.v);
+	free(o.names.v);
 	free(cmdline);
 	free(o.filter.variants);
 	free(o.filter.workloads);

@@ -216,6 +216,8 @@ struct experiment {
 	size_t n_gate;
 	int deterministic;	/* -1 unset; the default of every variant whose
 				 * backend keeps virtual time (qemu's boot:) */
+	int verbatim;		/* placeholders: false: every command runs as
+				 * written, no {workdir}, {micro}, ... filled */
 	char **files;		/* every file read (main first), owns pos.file */
 	size_t n_files;
 	struct slurm_settings slurm;	/* engine: slurm: */

@@ -88,7 +88,10 @@ int requirement_met(const char *req, char *why, size_t len)
 		return 1;
 	if ((pkg = package_for(req)))
 		snprintf(hint, sizeof(hint), " (Debian package: %s)", pkg);
-	snprintf(why, len, "'%s', %s%s", req, is_path ? "no such file" : "not found on PATH", hint);
+	/* shown escaped: a program's name may hold any byte (lib/util.h) */
+	char *shown = escape_bytes_str(req);
+	snprintf(why, len, "'%s', %s%s", shown, is_path ? "no such file" : "not found on PATH", hint);
+	free(shown);
 	return 0;
 }
 

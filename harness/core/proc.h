@@ -152,7 +152,8 @@ pid_t background_pid(const struct background *b);
  */
 struct background_sample {
 	long starts, failures;
-	int failing;		/* its last start failed, none runs */
+	int failing;		/* its last start failed, and none runs or the one that
+				 * runs began less than a second ago */
 };
 void background_sample(const struct background *b, struct background_sample *s);
 int background_held(const struct background *b, const struct background_sample *before,

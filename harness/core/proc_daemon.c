@@ -502,7 +502,14 @@ struct bg_shared {
 				 * or by a signal (not the supervisor's stop) */
 	int running;		/* a start of it is running now */
 	int failing;		/* the last start failed (none runs now) */
+	long long started_ns;	/* now_mono() in ns when the running start began */
 };
+
+/* A load that has failed before is trusted again once its new start has
+ * run this long: a start younger than this may be failing too (a run that
+ * began while a crash-looping load was, for a moment, running was counted
+ * as holding it). */
+#define BG_PROVEN_S 1.0
 
 /* A start of the load ended (status: its wait status, or -1 when it
  * could not be started). */
@@ -583,6 +590,7 @@ static _Noreturn void supervisor_main(char *const *argv, char *const *envp,
 			dprintf(log, "perturb: background: %s\n", why);
 			bg_ended(sh, -1);
 		} else {
+			__atomic_store_n(&sh->started_ns, (long long)(t0 * 1e9), __ATOMIC_RELEASE);
 			__atomic_store_n(&sh->running, 1, __ATOMIC_RELEASE);
 			__atomic_add_fetch(&sh->starts, 1, __ATOMIC_RELEASE);
 			if (!starts++) {
@@ -762,8 +770,12 @@ void background_sample(const struct background *b, struct background_sample *s)
 		return;
 	s->starts = __atomic_load_n(&b->sh->starts, __ATOMIC_ACQUIRE);
 	s->failures = __atomic_load_n(&b->sh->failures, __ATOMIC_ACQUIRE);
-	s->failing = __atomic_load_n(&b->sh->failing, __ATOMIC_ACQUIRE) &&
-		     !__atomic_load_n(&b->sh->running, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&b->sh->running, __ATOMIC_ACQUIRE))
+		s->failing = s->failures > 0 &&
+			     now_mono() - __atomic_load_n(&b->sh->started_ns, __ATOMIC_ACQUIRE) / 1e9 <
+				     BG_PROVEN_S;
+	else
+		s->failing = __atomic_load_n(&b->sh->failing, __ATOMIC_ACQUIRE);
 }
 
 int background_held(const struct background *b, const struct background_sample *before,
@@ -773,8 +785,9 @@ int background_held(const struct background *b, const struct background_sample *
 
 	background_sample(b, &after);
 	if (before->failing) {
-		snprintf(why, len, "background load '%s' was not running when the run started: "
-			 "its last start had failed (%ld of %ld starts failed; its log: %s)",
+		snprintf(why, len, "background load '%s' was not running when the run started, "
+			 "or had just been started again: its last start had failed (%ld of %ld "
+			 "starts failed; its log: %s)",
 			 b->cmd, after.failures, after.starts, b->log_path);
 		return 0;
 	}

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Metric regexes are matched on at most this much text at a time (whole
  * lines; a longer line is cut): bounds what regexec() allocates. */
@@ -61,23 +62,54 @@ static void classify(const struct run_request *req, const struct run_outcome *o,
 	}
 }
 
-/* The one rule for numbers (see result.h); 0, or -1. */
-static int parse_metric(const char *text, double *v)
+int metric_parse(const char *text, double *v, const char **why)
 {
+	const char *p = text;
 	char *end;
 
+	*why = NULL;
+	*v = NAN;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	/* strtod() takes these; a metric's value is a finite number */
+	if (!strncasecmp(p + (*p == '+' || *p == '-'), "inf", 3) ||
+	    !strncasecmp(p + (*p == '+' || *p == '-'), "nan", 3)) {
+		*why = "not a finite number";
+		return -1;
+	}
 	errno = 0;
 	*v = strtod(text, &end);
+	if (end == text) {
+		*why = "not a number";
+		return -1;
+	}
 	while (*end == ' ' || *end == '\t' || *end == '\r')
 		end++;
-	return end == text || *end || errno || !isfinite(*v) ? -1 : 0;
+	if (*end) {
+		*why = "not a number: text after it";
+		return -1;
+	}
+	if (errno == ERANGE && isinf(*v)) {
+		*why = "too large for a double (more than 1.8e308)";
+		return -1;
+	}
+	if (errno == ERANGE && *v == 0) {
+		*why = "too small for a double (below 4.9e-324): it would be stored as 0";
+		return -1;
+	}
+	/* ERANGE with a subnormal value: a number, kept as it is */
+	if (!isfinite(*v)) {
+		*why = "not a finite number";
+		return -1;
+	}
+	return 0;
 }
 
 struct scan_metric {
 	regex_t re;
 	int compiled;
 	int found[2];		/* in stdout, in stderr */
-	char num[2][128];	/* the matched text, cut */
+	char *num[2];		/* the matched text, whole (at most a chunk) */
 };
 
 struct metric_scan {
@@ -119,9 +151,12 @@ void metric_scan_free(struct metric_scan *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->req->n_metrics; i++)
+	for (size_t i = 0; i < s->req->n_metrics; i++) {
 		if (s->m[i].compiled)
 			regfree(&s->m[i].re);
+		free(s->m[i].num[0]);
+		free(s->m[i].num[1]);
+	}
 	free(s->m);
 	free(s);
 }
@@ -148,10 +183,7 @@ static void scan_chunk(struct metric_scan *s, int k, const char *text, size_t n)
 		g = md->has_group && m[1].rm_so >= 0;
 		so = (size_t)m[g].rm_so;
 		eo = (size_t)m[g].rm_eo;
-		if (eo - so >= sizeof(sm->num[k]))
-			eo = so + sizeof(sm->num[k]) - 1;
-		memcpy(sm->num[k], text + so, eo - so);
-		sm->num[k][eo - so] = '\0';
+		sm->num[k] = xstrndup(text + so, eo - so);	/* the whole token */
 		sm->found[k] = 1;
 	}
 }
@@ -189,6 +221,7 @@ static void extract_metrics(const struct run_request *req, const struct metric_s
 		const struct scan_metric *sm = &s->m[i];
 		struct metric_value *v = &res->values[res->n_values];
 		const char *num = sm->found[0] ? sm->num[0] : sm->found[1] ? sm->num[1] : NULL;
+		const char *why;
 
 		if (!num) {
 			if (res->status == RUN_OK) {
@@ -197,11 +230,11 @@ static void extract_metrics(const struct run_request *req, const struct metric_s
 			}
 			continue;
 		}
-		if (parse_metric(num, &v->value) < 0) {
+		if (metric_parse(num, &v->value, &why) < 0) {
 			if (res->status == RUN_OK) {
 				res->status = RUN_FAILED;
-				set_reason(res, "metric '%s': cannot parse '%s' as a number",
-					   md->name, num);
+				set_reason(res, "metric '%s': cannot parse '%.200s%s' as a number: %s",
+					   md->name, num, strlen(num) > 200 ? "..." : "", why);
 			}
 			continue;
 		}

@@ -19,11 +19,13 @@
  * stdout, then in stderr (the regex recompiled with REG_NEWLINE: '^' and
  * '$' at line boundaries); the value is group 1 (or the whole match).  It
  * must be a finite decimal or hexadecimal floating-point number
- * (strtod()), with blanks after it at most: "12abc", "inf" and "nan" are
- * not numbers.  The first metric that is not found or not a number makes
- * the run RUN_FAILED with "metric 'NAME' not found in output" or "metric
- * 'NAME': cannot parse 'TEXT' as a number"; the others still get their
- * values.
+ * (metric_parse(): strtod() on the whole token, however long), with blanks
+ * after it at most: "12abc", "inf" and "nan" are not numbers, a subnormal
+ * (4.9e-324) is one, and a value beyond a double (1e400, or 1e-400 that
+ * would be 0) is refused with that reason.  The first metric that is not
+ * found or not a number makes the run RUN_FAILED with "metric 'NAME' not
+ * found in output" or "metric 'NAME': cannot parse 'TEXT' as a number:
+ * WHY"; the others still get their values.
  *
  * The metrics are scanned in chunks of whole lines of at most 256 KiB (a
  * longer line is cut there), as the output comes: the whole output is
@@ -71,6 +73,10 @@ struct run_outcome {
  * the signature of proc.h's capture_feed (whole lines, see there).  req
  * must outlive s.
  */
+/* The one rule for a metric's text (above): 0 with *v, or -1 with *why
+ * (a static string: "not a number", "too large for a double ..."). */
+int metric_parse(const char *text, double *v, const char **why);
+
 struct metric_scan;
 struct metric_scan *metric_scan_new(const struct run_request *req);
 void *metric_scan_stream(struct metric_scan *s, int k);

@@ -257,11 +257,30 @@ static int merge_keys(struct yn_ctx *c, struct ynode *map)
 	return 0;
 }
 
+/* A !!binary scalar (base64): its bytes as n's string, which a C string
+ * holds only without a NUL byte.  0, or -1 (the message in c). */
+static int binary_scalar(struct yn_ctx *c, struct ynode *n, const yaml_event_t *ev)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int bad = base64_decode((const char *)ev->data.scalar.value, ev->data.scalar.length,
+				&sb) < 0;
+
+	n->len = sb.len;
+	n->str = strbuf_detach(&sb);
+	if (bad)
+		return yn_fail(c, n, "a !!binary string must be base64 (RFC 4648)");
+	if (strlen(n->str) != n->len)
+		return yn_fail(c, n, "a !!binary string holds a NUL byte, which no argument, "
+			       "name or path can hold");
+	return 0;
+}
+
 /*
  * Parse text into d.  Exactly one non-empty document is accepted.  Fails
  * (message in c) on YAML errors, nesting deeper than YN_MAX_DEPTH, more than
- * YN_MAX_NODES nodes counting each alias as the nodes it stands for, unknown
- * aliases.  d is always safe to yn_doc_free().
+ * YN_MAX_NODES nodes written out, aliases standing for more than
+ * YN_MAX_ALIASED nodes in all, unknown aliases.  d is always safe to
+ * yn_doc_free().
  */
 int yn_parse(struct yn_ctx *c, const char *text, size_t len, struct ydoc *d)
 {
@@ -271,7 +290,7 @@ int yn_parse(struct yn_ctx *c, const char *text, size_t len, struct ydoc *d)
 		struct ynode *node;
 		char *anchor;
 	} stack[YN_MAX_DEPTH];
-	size_t depth = 0, total = 0, n_anchors = 0, alloc_anchors = 0;
+	size_t depth = 0, written = 0, aliased = 0, n_anchors = 0, alloc_anchors = 0;
 	struct anchor *anchors = NULL;
 	int docs = 0, done = 0, ret = -1;
 
@@ -300,10 +319,15 @@ int yn_parse(struct yn_ctx *c, const char *text, size_t len, struct ydoc *d)
 			break;
 		case YAML_SCALAR_EVENT:
 			n = new_node(d, YN_SCALAR, &ev.start_mark);
-			n->len = ev.data.scalar.length;
-			n->str = xmalloc(n->len + 1);
-			memcpy(n->str, ev.data.scalar.value, n->len);
-			n->str[n->len] = '\0';
+			if (ev.data.scalar.tag &&
+			    !strcmp((const char *)ev.data.scalar.tag, YN_BINARY_TAG)) {
+				bad = binary_scalar(c, n, &ev);
+			} else {
+				n->len = ev.data.scalar.length;
+				n->str = xmalloc(n->len + 1);
+				memcpy(n->str, ev.data.scalar.value, n->len);
+				n->str[n->len] = '\0';
+			}
 			n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 			anchor = (const char *)ev.data.scalar.anchor;
 			break;
@@ -356,8 +380,11 @@ int yn_parse(struct yn_ctx *c, const char *text, size_t len, struct ydoc *d)
 			break;
 		}
 		if (n && !bad) {
-			total += n->weight;
-			if (total > YN_MAX_NODES) {
+			if (alias)
+				aliased += n->weight;
+			else
+				written++;
+			if (aliased > YN_MAX_ALIASED || written > YN_MAX_NODES) {
 				bad = yn_fail_at(c, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
 					      alias ? "too many nodes (alias expansion)"
 						    : "too many nodes (more than %d)", YN_MAX_NODES);

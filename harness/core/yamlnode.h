@@ -14,8 +14,16 @@
  *
  * yn_parse() builds the tree from libyaml's event stream itself, so that
  * the defences stop hostile input early: nesting deeper than YN_MAX_DEPTH,
- * more than YN_MAX_NODES nodes counting each alias as the nodes it stands
- * for, unknown aliases, more than one document, an empty one.
+ * more than YN_MAX_NODES nodes written out, aliases that stand for more
+ * than YN_MAX_ALIASED nodes in all (a "billion laughs"), unknown aliases,
+ * more than one document, an empty one.  The nodes written out are bounded
+ * by the file's size anyway; their limit lets a one-liner's command of a
+ * few hundred thousand words (what the kernel passes: ARG_MAX) load.
+ *
+ * A scalar tagged !!binary (YAML's tag:yaml.org,2002:binary) is base64
+ * and stands for its bytes, so that what is not UTF-8 (a Latin-1 file name
+ * in a command) can be written in a YAML file; bytes that hold a NUL are
+ * refused.
  *
  * Errors: every yn_want_* / yn_get_* / yn_check_keys / yn_fail function
  * returns 0, or -1 after writing one message into c->err (always
@@ -34,7 +42,9 @@
 #include "lib/range.h"
 #include "lib/util.h"
 
-#define YN_MAX_NODES 10000
+#define YN_MAX_NODES 1000000
+#define YN_MAX_ALIASED 10000
+#define YN_BINARY_TAG "tag:yaml.org,2002:binary"
 #define YN_MAX_DEPTH 64
 
 enum ynode_type { YN_SCALAR, YN_SEQ, YN_MAP };

@@ -104,6 +104,20 @@ static struct workload *new_workload(struct experiment *exp)
 	return &exp->workloads[exp->n_workloads++];
 }
 
+int config_valid_name(const char *name)
+{
+	size_t n = strlen(name);
+	char *shown;
+	int same;
+
+	if (!n || name[0] == ' ' || name[n - 1] == ' ' || strpbrk(name, ",[]~"))
+		return 0;
+	shown = escape_bytes_str(name);
+	same = !strcmp(shown, name);
+	free(shown);
+	return same;
+}
+
 /*
  * A variant or workload mapping with a matrix: (engine/matrix.h): the
  * name as written, and the matrix read; m->node NULL when n has none (or
@@ -114,7 +128,7 @@ static int matrix_of(struct ctx *c, const struct ynode *n, const char *what, str
 	const struct ynode *name = n->type == YN_MAP ? yn_get(n, "name") : NULL;
 
 	memset(m, 0, sizeof(*m));
-	if (!name || name->type != YN_SCALAR || !valid_name(name->str))
+	if (!name || name->type != YN_SCALAR || !config_valid_name(name->str))
 		return 0;
 	return matrix_read(&c->y, n, what, name->str, m);
 }
@@ -567,7 +581,7 @@ static int parse_rule(struct ctx *c, const struct ynode *n, struct gate_rule *r)
 static const char *const experiment_keys[] = {
 	"name", "description", "baseline", "repetitions", "warmup", "order", "seed",
 	"timeout", "cpus", "counters", "include", "variants", "workloads", "gate",
-	"deterministic", "engine", "revision", NULL
+	"deterministic", "engine", "revision", "placeholders", NULL
 };
 
 static const char *const engine_keys[] = { "slurm", NULL };
@@ -733,6 +747,12 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 	    yn_get_count(&c->y, root, "warmup", R_WARMUP, &exp->warmup) ||
 	    yn_get_duration(&c->y, root, "timeout", R_TIMEOUT, &exp->timeout_s))
 		return -1;
+	if ((v = yn_get(root, "placeholders"))) {
+		int on = 1;
+		if (yn_get_bool(&c->y, root, "placeholders", &on))
+			return -1;
+		exp->verbatim = !on;
+	}
 	if ((v = yn_get(root, "order"))) {
 		if (yn_want_enum(&c->y, v, "order", order_names, &order))
 			return -1;

@@ -41,6 +41,20 @@ size_t config_workload_dirs(char *dirs[3]);
  * (static storage, valid until the next call). */
 const char *config_share_workloads_dir(void);
 
+/*
+ * A variant's or a workload's name (docs/experiment.md): text as it is
+ * shown - valid UTF-8 without a control byte, what escape_bytes() leaves
+ * as it is - not empty, no blank at either end, and none of , (lists of
+ * names: --only-variant a,b), [ ] (a matrix instance: w[p=1]) and ~ (the
+ * self-check's BASELINE~aa).  A one-liner names its commands by their text
+ * (`gzip -6 -c in`).  Where a name becomes part of a path it is encoded by
+ * path_component() (lib/util.h).  Metric names and a workload named in a
+ * list (a file name) stay [A-Za-z0-9_.+-]+.
+ */
+int config_valid_name(const char *name);
+/* Why config_valid_name() refuses a name: "use printable text without ..." */
+#define CONFIG_NAME_RULE "printable text, not blank at either end, without , [ ] ~"
+
 /* The largest experiment, include or workload file (16 MiB). */
 #define CONFIG_FILE_MAX (16u << 20)
 
@@ -50,8 +64,9 @@ const char *config_share_workloads_dir(void);
  * known) into err (always NUL-terminated, truncated to errlen).
  * Defences: a file that is not a regular file (a FIFO, a device: never
  * waited for, lib/util.h read_user_file()), files over CONFIG_FILE_MAX
- * (never read further), more than 10000 YAML nodes produced by aliases,
- * nesting deeper than 64 and invalid UTF-8 are errors; the same for every
+ * (never read further), more than YN_MAX_NODES (1000000) YAML nodes
+ * written out or YN_MAX_ALIASED (10000) produced by aliases, nesting
+ * deeper than 64 and invalid UTF-8 are errors; the same for every
  * file the experiment includes or names as a workload.
  */
 int config_load(const char *path, struct experiment *exp, char *err, size_t errlen);

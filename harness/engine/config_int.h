@@ -32,17 +32,24 @@ static inline int valid_name(const char *s)
 	return 1;
 }
 
-/* The required name of a variant/workload/metric. */
+/* The required name of a variant or workload (config_valid_name()), or of
+ * a metric (valid_name()). */
 static inline int get_name(struct ctx *c, const struct ynode *map, const char *what, char **out)
 {
 	const struct ynode *v = yn_get(map, "name");
+	int metric = !strcmp(what, "metric");
 	const char *s;
 	if (!v)
 		return yn_fail(&c->y, map, "%s has no 'name'", what);
 	if (yn_want_str(&c->y, v, "name", &s))
 		return -1;
-	if (!valid_name(s))
-		return yn_fail(&c->y, v, "invalid %s name '%s': use letters, digits and _ . + -", what, s);
+	if (metric ? !valid_name(s) : !config_valid_name(s)) {
+		char *shown = escape_bytes_str(s);
+		yn_fail(&c->y, v, "invalid %s name '%s': use %s", what, shown,
+			metric ? "letters, digits and _ . + -" : CONFIG_NAME_RULE);
+		free(shown);
+		return -1;
+	}
 	*out = xstrdup(s);
 	return 0;
 }

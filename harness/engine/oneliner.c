@@ -1,6 +1,11 @@
 /* oneliner.c - a study from a command line; see oneliner.h */
 #include "oneliner.h"
+#include "config.h"
+#include "core/yamlnode.h"
 #include "lib/util.h"
+
+/* The bytes of a command's text kept in its name (then an ellipsis). */
+#define ONELINER_NAME_MAX 40
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,34 +106,129 @@ static void names_add(struct names *ns, const char *name)
 	ns->v[ns->n++] = xstrdup(name);
 }
 
-/* A name for the program of cmd (with shell its line's first word): its
- * base name, cleaned, not yet in ns; kept in ns. */
-static const char *unique_name(struct names *ns, const struct argv_list *cmd, int shell)
+/* The base name of cmd's program (with shell its line's first word),
+ * escaped (malloc'd): the study's name is the programs' names. */
+static char *program_name(const struct argv_list *cmd, int shell)
 {
 	const char *word = cmd->v[shell ? 2 : 0];
 	char *prog = xstrndup(word, shell ? strcspn(word, " \t\n;|&<>()") : strlen(word));
 	const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
-	char *name = xstrdup(*base ? base : "cmd"), *cand;
+	char *name = escape_bytes_str(*base ? base : "cmd");
 
 	free(prog);
-	for (char *c = name; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || strchr("_.+-", *c)))
+	return name;
+}
+
+/*
+ * Command i's text as its name, as hyperfine names its commands (malloc'd):
+ * the line as given with each run of blanks one space, or the words of
+ * -- CMD ARGS quoted for a shell; escaped (escape_bytes(): a byte that is
+ * not UTF-8 or a control byte as \xNN), each character a name cannot hold
+ * (, [ ] ~: engine/config.h) as '_', and cut after ONELINER_NAME_MAX bytes
+ * with an ellipsis.
+ */
+static char *command_name(const struct oneliner *o, size_t i)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *shown, *c;
+	size_t n;
+
+	if (o->argv) {
+		for (size_t k = 0; k < o->argc; k++) {
+			if (k)
+				strbuf_addstr(&sb, " ");
+			strbuf_add_shell_word(&sb, o->argv[k]);
+		}
+	} else {
+		for (const char *p = o->commands[i]; *p;) {
+			size_t blank = strspn(p, " \t\n");
+			if (blank && sb.len && p[blank])
+				strbuf_addstr(&sb, " ");
+			if (!blank)
+				strbuf_add(&sb, p, 1);
+			p += blank ? blank : 1;
+		}
+	}
+	shown = escape_bytes_str(sb.buf ? sb.buf : "");
+	strbuf_release(&sb);
+	for (c = shown; *c; c++)
+		if (strchr(",[]~", *c))
 			*c = '_';
-	cand = xstrdup(name);
-	for (int k = 2;; k++) {
-		int taken = 0;
-		for (size_t i = 0; i < ns->n; i++)
-			taken |= !strcmp(ns->v[i], cand);
-		if (!taken)
-			break;
+	n = strlen(shown);
+	if (n > ONELINER_NAME_MAX) {
+		n = ONELINER_NAME_MAX;
+		while (n && ((unsigned char)shown[n] & 0xc0) == 0x80)
+			n--;	/* not inside a UTF-8 sequence */
+		while (n && shown[n - 1] == ' ')
+			n--;
+		shown[n] = '\0';
+		c = xasprintf("%s\xe2\x80\xa6", shown);	/* U+2026, an ellipsis */
+		free(shown);
+		shown = c;
+	}
+	if (!*shown) {
+		free(shown);
+		shown = xstrdup("command");
+	}
+	return shown;
+}
+
+static int names_has(const struct names *ns, const char *name)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		if (!strcmp(ns->v[i], name))
+			return 1;
+	return 0;
+}
+
+/* name, else "name (2)", "name (3)", ...: the first not in ns (taken,
+ * malloc'd). */
+static char *unique_name(const struct names *ns, char *name)
+{
+	char *cand = xstrdup(name);
+
+	for (int k = 2; names_has(ns, cand); k++) {
 		free(cand);
-		cand = xasprintf("%s-%d", name, k);
+		cand = xasprintf("%s (%d)", name, k);
 	}
 	free(name);
-	names_add(ns, cand);
-	free(cand);
-	return ns->v[ns->n - 1];
+	return cand;
+}
+
+/*
+ * The commands' names into ns (nc of them, in order): the --name ones
+ * first, each checked (engine/config.h: config_valid_name()), then each
+ * command's text, unique.  0, or -1 with the reason in err.
+ */
+static int command_names(const struct oneliner *o, size_t nc, struct names *ns, char *err,
+			 size_t len)
+{
+	if (o->n_names > nc) {
+		snprintf(err, len, "%zu --name for %zu command%s: one a command, in order",
+			 o->n_names, nc, nc == 1 ? "" : "s");
+		return -1;
+	}
+	for (size_t i = 0; i < o->n_names; i++) {
+		int ok = config_valid_name(o->names[i]), twice = names_has(ns, o->names[i]);
+		if (!ok || twice) {
+			char *shown = escape_bytes_str(o->names[i]);
+			if (twice)
+				snprintf(err, len, "--name '%s' twice: each command's name is its own",
+					 shown);
+			else
+				snprintf(err, len, "--name '%s': a name is %s", shown,
+					 CONFIG_NAME_RULE);
+			free(shown);
+			return -1;
+		}
+		names_add(ns, o->names[i]);
+	}
+	for (size_t i = o->n_names; i < nc; i++) {
+		char *name = unique_name(ns, command_name(o, i));
+		names_add(ns, name);
+		free(name);
+	}
+	return 0;
 }
 
 static void names_release(struct names *ns)
@@ -156,6 +256,7 @@ static int is_assignment(const char *s)
 struct emit {
 	yaml_emitter_t e;
 	struct strbuf out;
+	size_t nodes;		/* scalars, sequences and mappings emitted */
 	int failed;
 };
 
@@ -173,9 +274,21 @@ static void ev(struct emit *em, yaml_event_t *event, int ok)
 		em->failed = 1;
 }
 
+/* s as a scalar; bytes that are not UTF-8 (a Latin-1 file name), which a
+ * YAML file cannot hold, as !!binary (base64), which the loader decodes
+ * (core/yamlnode.h): the command is stored and run byte for byte. */
 static void scalar(struct emit *em, const char *s)
 {
 	yaml_event_t e;
+	em->nodes++;
+	if (!utf8_valid(s)) {
+		char *b = base64_encode(s, strlen(s));
+		ev(em, &e, yaml_scalar_event_initialize(&e, NULL, (yaml_char_t *)YN_BINARY_TAG,
+							(yaml_char_t *)b, (int)strlen(b), 0, 0,
+							YAML_PLAIN_SCALAR_STYLE));
+		free(b);
+		return;
+	}
 	ev(em, &e, yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
 						1, 1, YAML_ANY_SCALAR_STYLE));
 }
@@ -184,6 +297,7 @@ static void scalar(struct emit *em, const char *s)
 static void open_(struct emit *em, int seq, int flow)
 {
 	yaml_event_t e;
+	em->nodes++;
 	int ok = seq ? yaml_sequence_start_event_initialize(&e, NULL, NULL, 1,
 				flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE)
 		     : yaml_mapping_start_event_initialize(&e, NULL, NULL, 1,
@@ -301,15 +415,20 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 {
 	struct emit em = { .out = STRBUF_INIT };
 	struct argv_list *cmds = NULL, *vwords = NULL;
-	struct names wnames = { 0 }, vnames = { 0 };
+	struct names cnames = { 0 }, vnames = { 0 };
 	size_t nc = o->argv ? 1 : o->n_commands;
 	yaml_event_t e;
 	char num[32];
 	int ret = -1;
 
 	*yaml = NULL;
-	if (!nc) {
+	if (!nc || (o->argv && !o->argc)) {
 		snprintf(err, len, "no command to run");
+		return -1;
+	}
+	if (o->argv && o->shell) {
+		snprintf(err, len, "--shell runs command lines ('CMD | CMD'); after -- the words "
+			 "are the command itself: give --shell 'LINE' instead");
 		return -1;
 	}
 	cmds = xcalloc(nc, sizeof(*cmds));
@@ -323,6 +442,8 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 			goto out;
 		}
 	}
+	if (command_names(o, nc, &cnames, err, len) < 0)
+		goto out;
 	for (size_t i = 0; i < o->n_env; i++)
 		if (!is_assignment(o->env[i])) {
 			snprintf(err, len, "--env takes NAME=VALUE, got '%s'", o->env[i]);
@@ -359,15 +480,18 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 	map_start(&em, 0);
 	{
 		struct strbuf nm = STRBUF_INIT;
-		struct names cn = { 0 };
-		for (size_t i = 0; i < nc; i++)
-			strbuf_addf(&nm, "%s%s", i ? " vs " : "", unique_name(&cn, &cmds[i], o->shell));
+		for (size_t i = 0; i < nc; i++) {
+			char *prog = program_name(&cmds[i], o->shell);
+			strbuf_addf(&nm, "%s%s", i ? " vs " : "", prog);
+			free(prog);
+		}
 		key_str(&em, "name", nm.buf);
 		strbuf_release(&nm);
-		names_release(&cn);
 	}
 	if (o->cmdline)
 		key_str(&em, "description", o->cmdline);
+	/* the user's words are measured as given: no {workdir}, {micro}, ... */
+	key_str(&em, "placeholders", "false");
 	if (o->repetitions > 0) {
 		snprintf(num, sizeof(num), "%d", o->repetitions);
 		key_str(&em, "repetitions", num);
@@ -392,7 +516,7 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 				while (n_own < wd->n && is_assignment(wd->v[n_own]))
 					n_own++;
 				key_env(&em, o, wd, n_own);
-				wrap.v = wd->v + n_own;
+				wrap.v = wd->v ? wd->v + n_own : NULL;	/* --variant NAME= : none */
 				wrap.n = wd->n - n_own;
 				if (wrap.n)
 					key_argv(&em, "wrap", &wrap);
@@ -403,23 +527,20 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 		}
 	} else {
 		/* hyperfine's way: each command a variant of one workload */
-		struct names cn = { 0 };
 		for (size_t i = 0; i < nc; i++) {
 			map_start(&em, 0);
-			key_str(&em, "name", unique_name(&cn, &cmds[i], o->shell));
+			key_str(&em, "name", cnames.v[i]);
 			key_env(&em, o, NULL, 0);
 			key_argv(&em, "cmd", &cmds[i]);
 			map_end(&em);
 		}
-		names_release(&cn);
 	}
 	seq_end(&em);
 	scalar(&em, "workloads");
 	seq_start(&em, 0);
 	for (size_t i = 0; i < ((o->n_variants || nc == 1) ? nc : 1); i++) {
 		map_start(&em, 0);
-		key_str(&em, "name", o->n_variants || nc == 1 ?
-			unique_name(&wnames, &cmds[i], o->shell) : "commands");
+		key_str(&em, "name", o->n_variants || nc == 1 ? cnames.v[i] : "commands");
 		if (o->dir)
 			key_str(&em, "dir", o->dir);
 		key_requires(&em, cmds, o->n_variants || nc == 1 ? i : 0,
@@ -438,6 +559,14 @@ int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len)
 	yaml_emitter_delete(&em.e);
 	if (em.failed)
 		goto out;
+	/* what the loader would refuse is refused now, before a file is
+	 * written: a command of more words than a study holds */
+	if (em.nodes > YN_MAX_NODES || em.out.len + 100 > CONFIG_FILE_MAX) {
+		snprintf(err, len, "the command line is too long for a study: %zu words and "
+			 "names, %zu bytes (a study holds at most %d and %u MiB)", em.nodes,
+			 em.out.len, YN_MAX_NODES, CONFIG_FILE_MAX >> 20);
+		goto out;
+	}
 	*yaml = xasprintf("# written by perturb run from a command line (docs/perturb.1)\n%s%s",
 			  em.out.buf ? em.out.buf : "",
 			  em.out.len && em.out.buf[em.out.len - 1] == '\n' ? "" : "\n");
@@ -450,7 +579,7 @@ out:
 	for (size_t i = 0; vwords && i < o->n_variants; i++)
 		oneliner_argv_free(&vwords[i]);
 	free(vwords);
-	names_release(&wnames);
+	names_release(&cnames);
 	names_release(&vnames);
 	return ret;
 }

@@ -18,9 +18,12 @@
  *    /dev/null'`, `--variant bind='LD_BIND_NOW=1'`.
  * --env NAME=VALUE goes on every variant.  Workloads run in the folder
  * perturb was started in (dir:), and require (requires:) the programs of
- * their commands named bare or by an absolute path.  Names: the program's base name, its
- * characters outside [A-Za-z0-9_.+-] as '_', "-2", "-3" after a name
- * already taken.
+ * their commands named bare or by an absolute path.  A command (a variant,
+ * or a workload with --variant) is named by its text, as hyperfine names
+ * its commands: `gzip -6 -c in`, escaped, shortened where long (an
+ * ellipsis), " (2)" after a name already taken; --name NAME names the
+ * commands in order instead.  The study's name is the programs' names,
+ * "gzip vs zstd".
  */
 #ifndef PERTURB_ONELINER_H
 #define PERTURB_ONELINER_H
@@ -38,6 +41,8 @@ struct oneliner {
 	size_t n_variants;
 	char **env;		/* "NAME=VALUE", as given */
 	size_t n_env;
+	char **names;		/* --name: the first commands' names, in order */
+	size_t n_names;
 	int repetitions;	/* > 0: repetitions: */
 	int warmup;		/* >= 0: warmup: ; -1: the default */
 	const char *order;	/* order: (one of order_names); NULL: the default */
@@ -58,7 +63,10 @@ int oneliner_split(const char *s, struct argv_list *out, char *err, size_t len);
 void oneliner_argv_free(struct argv_list *a);
 
 /* The experiment file's text (malloc'd) in *yaml, or -1 with the reason in
- * err (a command or a --variant / --env that does not parse). */
+ * err (a command or a --variant / --env that does not parse, or a study
+ * the loader would refuse as too large: more than YN_MAX_NODES words and
+ * names, or over CONFIG_FILE_MAX bytes; refused here, before any file is
+ * written). */
 int oneliner_yaml(const struct oneliner *o, char **yaml, char *err, size_t len);
 
 #endif

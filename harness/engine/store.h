@@ -341,6 +341,9 @@ int store_workload_names(struct store *s, int64_t run_id, char ***names, size_t 
 /* Each workload's primary metric (its primary:), by idx; NULL entries for
  * a workload that names none (wall then) and for runs stored before v11. */
 int store_workload_primaries(struct store *s, int64_t run_id, char ***names, size_t *n);
+/* The metrics a run has values of: wall, user, sys, maxrss (when it has a
+ * result) and every stored metric_values name, sorted. */
+int store_metric_names(struct store *s, int64_t run_id, char ***names, size_t *n);
 /* Each variant's time base, by idx: "virtual" for a deterministic boot:
  * variant (QEMU -icount shift=0: its clock advances 1 ns per executed
  * instruction, so its times are instruction counts, not wall time), else

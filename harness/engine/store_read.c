@@ -375,7 +375,9 @@ int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
 	*runs = NULL;
 	*n = 0;
 	if (db_prepare(s, "SELECT r.id, r.name, r.started, r.ended, r.status,"
-		       " json_extract(r.machine_json, '$.hostname'), r.cpu_model, r.cores,"
+		       " CASE WHEN json_valid(r.machine_json)"
+		       "  THEN json_extract(r.machine_json, '$.hostname') END,"
+		       " r.cpu_model, r.cores,"
 		       " r.kernel_release,"
 		       " (SELECT count(*) FROM plan p WHERE p.run_id = r.id),"
 		       " (SELECT count(*) FROM results x WHERE x.run_id = r.id),"
@@ -586,6 +588,14 @@ int store_workload_names(struct store *s, int64_t run_id, char ***names_out, siz
 int store_workload_primaries(struct store *s, int64_t run_id, char ***names_out, size_t *n)
 {
 	return names(s, "SELECT primary_metric FROM workloads WHERE run_id = ?1 ORDER BY idx",
+		     run_id, names_out, n);
+}
+
+int store_metric_names(struct store *s, int64_t run_id, char ***names_out, size_t *n)
+{
+	return names(s, "SELECT column1 FROM (VALUES ('wall'), ('user'), ('sys'), ('maxrss'))"
+		     " WHERE EXISTS (SELECT 1 FROM results WHERE run_id = ?1)"
+		     " UNION SELECT DISTINCT metric FROM metric_values WHERE run_id = ?1",
 		     run_id, names_out, n);
 }
 

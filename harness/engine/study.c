@@ -571,7 +571,7 @@ static int begin(struct study *s)
 				     strerror(errno));
 		what = xasprintf("workload '%s' setup", wl->name);
 		r = study_run_commands(wl->setup, wl->n_setup, s->base_env, s->workdirs[w],
-				       workload_timeout(exp, wl), what);
+				       workload_timeout(exp, wl), what, exp->verbatim);
 		free(what);
 		if (r < 0)
 			return -1;

@@ -51,11 +51,12 @@ struct study {
 	double t0;
 };
 
-/* Run each of cmds[0..n) (its words' placeholders expanded) in workdir
- * with envp, each within timeout seconds (0: none); what names them in
- * messages.  0, or -1 (printed) at the first that fails. */
+/* Run each of cmds[0..n) (its words' placeholders expanded, unless
+ * verbatim: placeholders: false) in workdir with envp, each within timeout
+ * seconds (0: none); what names them in messages.  0, or -1 (printed) at
+ * the first that fails. */
 int study_run_commands(const struct argv_list *cmds, size_t n, char **envp,
-		       const char *workdir, double timeout, const char *what);
+		       const char *workdir, double timeout, const char *what, int verbatim);
 
 /*
  * The two CPUs of a duet: the first two of the experiment's cpus:, else

@@ -75,9 +75,10 @@ static void progress_end_run(struct progress *pg)
 /* argv = prefix (may be NULL) + cmd, every word with {workdir}, {perturb}
  * and {micro} (perturb-micro next to perturb) expanded; a shell's script
  * (a workload's shell:, sh -c S) so that no value is read as shell code
- * (expand_placeholders_argv()); NULL-terminated. */
+ * (expand_placeholders_argv()); with verbatim (placeholders: false) every
+ * word as it is; NULL-terminated. */
 static char **build_argv(const struct argv_list *prefix, char **cmd, size_t ncmd,
-			 const char *workdir)
+			 const char *workdir, int verbatim)
 {
 	const struct placeholder ph[] = {
 		{ "{workdir}", workdir },
@@ -91,28 +92,28 @@ static char **build_argv(const struct argv_list *prefix, char **cmd, size_t ncmd
 		words[i] = prefix->v[i];
 	for (size_t i = 0; i < ncmd; i++)
 		words[np + i] = cmd[i];
-	v = expand_placeholders_argv(words, np + ncmd, ph, ARRAY_SIZE(ph));
+	v = expand_placeholders_argv(words, np + ncmd, ph, verbatim ? 0 : ARRAY_SIZE(ph));
 	free(words);
 	return v;
 }
 
 static char **workload_argv(const struct workload *w, const struct variant *v,
-			    const char *workdir)
+			    const char *workdir, int verbatim)
 {
 	if (v->cmd.n)
-		return build_argv(&v->wrap, v->cmd.v, v->cmd.n, workdir);
+		return build_argv(&v->wrap, v->cmd.v, v->cmd.n, workdir, verbatim);
 	if (w->shell) {
 		char *sh[] = { "/bin/sh", "-c", w->shell };
-		return build_argv(&v->wrap, sh, 3, workdir);
+		return build_argv(&v->wrap, sh, 3, workdir, verbatim);
 	}
-	return build_argv(&v->wrap, w->cmd.v, w->cmd.n, workdir);
+	return build_argv(&v->wrap, w->cmd.v, w->cmd.n, workdir, verbatim);
 }
 
 int study_run_commands(const struct argv_list *cmds, size_t n, char **envp,
-		       const char *workdir, double timeout, const char *what)
+		       const char *workdir, double timeout, const char *what, int verbatim)
 {
 	for (size_t i = 0; i < n; i++) {
-		char **argv = build_argv(NULL, cmds[i].v, cmds[i].n, workdir);
+		char **argv = build_argv(NULL, cmds[i].v, cmds[i].n, workdir, verbatim);
 		int r = proc_run_command(argv, envp, workdir, timeout, what);
 		argv_free(argv);
 		if (r < 0)
@@ -229,11 +230,11 @@ static int prepare_entry(struct study *s, const struct plan_entry *pe, struct ru
 
 	what = xasprintf("workload '%s' prepare", wl->name);
 	r = study_run_commands(wl->prepare, wl->n_prepare, ctx->envp, s->workdirs[pe->workload],
-			       workload_timeout(exp, wl), what);
+			       workload_timeout(exp, wl), what, exp->verbatim);
 	free(what);
 	if (r < 0)
 		return -1;
-	*wargv = workload_argv(wl, var, s->workdirs[pe->workload]);
+	*wargv = workload_argv(wl, var, s->workdirs[pe->workload], exp->verbatim);
 	*req = (struct run_request){
 		.argv = *wargv,
 		.envp = ctx->envp,

@@ -311,6 +311,75 @@ void escape_bytes(FILE *out, const char *s, const char *const subst[256])
 	}
 }
 
+char *escape_bytes_str(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		oom(len);
+	escape_bytes(f, s, NULL);
+	if (fclose(f) != 0)
+		oom(len);
+	return buf;
+}
+
+int utf8_valid(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = *p < 0x80 ? 1 : utf8_seq(p);
+		if (!n)
+			return 0;
+		p += n;
+	}
+	return 1;
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *base64_encode(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)b[i] << 16 | (i + 1 < n ? (unsigned)b[i + 1] << 8 : 0) |
+			     (i + 2 < n ? b[i + 2] : 0);
+		char q[4] = { b64[v >> 18], b64[v >> 12 & 63],
+			      i + 1 < n ? b64[v >> 6 & 63] : '=', i + 2 < n ? b64[v & 63] : '=' };
+		strbuf_add(&sb, q, 4);
+	}
+	return strbuf_detach(&sb);
+}
+
+int base64_decode(const char *s, size_t len, struct strbuf *out)
+{
+	unsigned v = 0;
+	int nbits = 0, pad = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		const char *c;
+		if (s[i] && strchr(" \t\r\n", s[i]))
+			continue;
+		if (s[i] == '=') {
+			pad++;
+			continue;
+		}
+		if (pad || !s[i] || !(c = strchr(b64, s[i])))
+			return -1;	/* a character after '=', or not of the alphabet */
+		v = (v << 6 | (unsigned)(c - b64)) & 0xffffff;
+		nbits += 6;
+		if (nbits >= 8) {
+			char byte = (char)(v >> (nbits - 8) & 0xff);
+			strbuf_add(out, &byte, 1);
+			nbits -= 8;
+		}
+	}
+	/* what is left over are the zero bits of the last group, padded to 4 */
+	return nbits >= 6 || pad > 2 ? -1 : 0;
+}
+
 void put_lines(FILE *out, const char *text, const char *prefix,
 	       void (*esc)(FILE *, const char *))
 {

@@ -194,6 +194,18 @@ int mkdir_p(const char *path, unsigned mode);
  * as "\xNN", each of their bytes; valid UTF-8 as itself.
  */
 void escape_bytes(FILE *out, const char *s, const char *const subst[256]);
+/* escape_bytes(s) without subst as a string (malloc'd; "" for NULL). */
+char *escape_bytes_str(const char *s);
+/* Is s valid UTF-8 (RFC 3629) throughout? */
+int utf8_valid(const char *s);
+/*
+ * Base64 (RFC 4648, with '=' padding): what YAML's !!binary holds, so that
+ * bytes that are not UTF-8 (a Latin-1 file name) travel in a YAML file.
+ * base64_encode: malloc'd.  base64_decode: s[0..len) (blanks and line
+ * breaks ignored) appended to out; 0, or -1 when it is not base64.
+ */
+char *base64_encode(const void *p, size_t n);
+int base64_decode(const char *s, size_t len, struct strbuf *out);
 /* text line by line, each as prefix then the line escaped by esc (NULL:
  * escape_bytes() without subst) then a newline: a program's output (its
  * newlines kept, whatever else it holds shown, not obeyed). */
