@@ -9,7 +9,9 @@
 #                        deliberate change of output (review the diff); the
 #                        tests print a diff -u on any difference.  The studies
 #                        themselves: tests/golden/make-fixtures.sh
-#   make run             run the default study (experiments.yaml) and print its report
+#   make run             run the default study (experiments.yaml): its closing
+#                        screen, and its full report written next to the
+#                        database (REPORT.txt and REPORT.html)
 #   make bench           benchmarks of perturb itself (bench/)
 #   make deps            install the Debian packages perturb needs (as root),
 #                        or print the apt-get line that would
@@ -29,6 +31,8 @@
 #   SANITIZE=1            build everything with AddressSanitizer + UBSan
 #   V=1                   print full commands
 #   DB=results/perturb.db database used by `make run`
+#   REPORT=results/perturb-report  where `make run` writes the full report
+#                         (.txt and .html): next to the database
 #   EXPERIMENT=experiments.yaml  study run by `make run`
 #   RUN_ARGS=             more options for `make run`'s perturb run
 #                         (e.g. RUN_ARGS=--repetitions=1)
@@ -43,6 +47,7 @@ DESTDIR ?=
 PKG_CONFIG ?= pkg-config
 CC ?= cc
 DB ?= results/perturb.db
+REPORT ?= $(dir $(DB))perturb-report
 EXPERIMENT ?= experiments.yaml
 
 # Debian packages: to build and test, and what the default study runs.
@@ -229,10 +234,17 @@ test check: $(B)/perturb $(MICRO_BINS) $(B)/tests/perturb-tests $(PROG_BIN)
 	PERTURB_MICRO=$(abspath $(B))/perturb-micro PERTURB_KERNELS=$(CURDIR)/kernels \
 	PERTURB_SRC=$(CURDIR) tests/run.sh $(B)/tests/perturb-tests $(TEST_ARGS)
 
-# all, not only perturb: the shipped workloads run perturb-micro.
+# all, not only perturb: the shipped workloads run perturb-micro.  The
+# closing screen is perturb run's; the full report goes to files, also
+# after failed runs (status 3), not after bad input (2: nothing stored).
 run: all
-	$(B)/perturb run $(EXPERIMENT) --db $(DB) $(RUN_ARGS)
-	$(B)/perturb report --db $(DB)
+	@status=0; $(B)/perturb run $(EXPERIMENT) --db $(DB) $(RUN_ARGS) || status=$$?; \
+	if [ $$status -ne 2 ] && [ -f $(DB) ]; then \
+		$(B)/perturb report -q --db $(DB) --output $(REPORT).txt && \
+		$(B)/perturb report -q --db $(DB) --format html --output $(REPORT).html && \
+		printf 'full report written: %s\n                     %s\n' \
+			$(REPORT).txt $(REPORT).html || status=$$?; \
+	fi; exit $$status
 
 bench: all
 	bench/run-all.sh $(CURDIR)/$(B)/perturb

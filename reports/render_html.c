@@ -1,20 +1,22 @@
 /*
- * render_html.c - the report as one self-contained HTML file: inline CSS;
- * first a summary, one sentence per significant result (what is slower or
- * faster, by how much, with its CI and p-value), then a table of contents;
- * the tables of the text report, and per workload x metric a CDF plot
- * (KTAU Figure 1) as inline SVG: every variant's empirical CDF overlaid as a
- * step function with a legend, labelled axes with units, dashed guides at
- * the report's percentiles, and beside it the histogram of each variant
- * (one row each, on the CDF's x axis); the overhead curves of a study with
- * a matrix, each a plot of the dilation against the parameter with its
- * CIs; the machine provenance at the end.  No script, no font, no image, no
- * link but the contents' anchors: it opens with no network.  Every string
- * from the experiment or the machine is HTML-escaped.
+ * render_html.c - the report as one self-contained HTML file: the marks of
+ * the HTML format for the report's document (doc.h: its sections, order
+ * and prose) and tables (table.h), inline CSS, a table of contents of the
+ * level-1 sections (the answer's highlighted), and the figures: per
+ * workload x metric of the detail a CDF plot (KTAU Figure 1) as inline
+ * SVG: every variant's empirical CDF overlaid as a step function with a
+ * legend, labelled axes with units, dashed guides at the report's
+ * percentiles, and beside it the histogram of each variant (one row each,
+ * on the CDF's x axis); the overhead curves of a study with a matrix, each
+ * a plot of the dilation against the parameter with its CIs; the machine
+ * provenance at the end.  No script, no font, no image, no link but the
+ * contents' anchors: it opens with no network.  Every string from the
+ * experiment or the machine is HTML-escaped.
  */
 #include "report.h"
 #include "fmt.h"
 #include "table.h"
+#include "doc.h"
 #include "lib/util.h"
 
 #include <math.h>
@@ -458,25 +460,37 @@ static void h_unit(struct tw *t, const char *unit)
 
 struct toc {
 	char **titles;		/* HTML, escaped */
-	size_t n, alloc;
+	char **ids;
+	size_t n, alloc, alloc_ids;
+	int open;		/* a <section> is open */
 };
 
-/* <h2 id=sN>title</h2>, title already HTML; listed in the contents. */
-static void toc_h2(struct toc *c, FILE *out, const char *title)
+/* <section id=ID><h2>title</h2>, title already HTML; listed in the
+ * contents.  id NULL: sN. */
+static void toc_h2(struct toc *c, FILE *out, const char *id, const char *title)
 {
 	ALLOC_GROW(c->titles, c->n + 1, c->alloc);
+	ALLOC_GROW(c->ids, c->n + 1, c->alloc_ids);
 	c->titles[c->n] = xstrdup(title);
-	fprintf(out, "<h2 id=s%zu>%s</h2>\n", ++c->n, title);
+	c->ids[c->n] = id ? xstrdup(id) : xasprintf("s%zu", c->n + 1);
+	if (c->open)
+		fputs("</section>\n", out);
+	c->open = 1;
+	fprintf(out, "<section id=%s>\n<h2>%s</h2>\n", c->ids[c->n], title);
+	c->n++;
 }
 
 static void toc_release(struct toc *c)
 {
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < c->n; i++) {
 		free(c->titles[i]);
+		free(c->ids[i]);
+	}
 	free(c->titles);
+	free(c->ids);
 }
 
-static void h_section(struct tw *t, const char *title)
+static void h_section(struct tw *t, int level, const char *id, const char *title)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -484,13 +498,38 @@ static void h_section(struct tw *t, const char *title)
 
 	esc(f, title);
 	fclose(f);
-	toc_h2(t->priv, t->out, buf);
+	if (level == 1)
+		toc_h2(t->priv, t->out, id, buf);
+	else
+		fprintf(t->out, "<h%d>%s</h%d>\n", level + 1, buf, level + 1);
 	free(buf);
 }
 
 static void h_para(struct tw *t)
 {
-	fputs("<p>", t->out);
+	fputs(t->alert ? "<p class=sig>" : "<p>", t->out);
+}
+
+static void h_list(struct tw *t, char *const *items, size_t n)
+{
+	fputs("<ul>\n", t->out);
+	for (size_t i = 0; i < n; i++) {
+		fputs("<li>", t->out);
+		esc(t->out, items[i]);
+		fputs("</li>\n", t->out);
+	}
+	fputs("</ul>\n", t->out);
+}
+
+static void provenance(const struct report_model *m, FILE *out);
+
+static void h_figure(struct tw *t, const struct report_model *m, const struct doc_block *b)
+{
+	switch (b->figure) {
+	case DF_CDF: plot(m, b->g, t->out); break;
+	case DF_CURVE: curve_plot(m, b->c, t->out); break;
+	case DF_PROVENANCE: provenance(m, t->out); break;
+	}
 }
 
 static void h_para_end(struct tw *t)
@@ -529,91 +568,20 @@ static const struct tw_ops html_ops = {
 	.unit = h_unit,
 	.br = "<br>",
 	.section = h_section,
+	.list = h_list,
+	.figure = h_figure,
 	.para = h_para,
 	.para_end = h_para_end,
 	.pre = h_pre,
 };
 
-/* ---- sections ---- */
-
-static void tracer(const struct report_model *m, struct tw *t, struct toc *toc)
-{
-	if (!m->n_tracer)
-		return;
-	toc_h2(toc, t->out, "Tracer accounting");
-	fputs("<p>The tracer's own counts per run (per_cpu stats, system-wide), medians over "
-	      "runs. Lost runs: runs whose trace_lost (overwritten + dropped events) &gt; 0. "
-	      "A cost per event needs a calibration workload (docs/experiment.md, "
-	      "\"calibration\").</p>\n", t->out);
-	tw_tracer(t, m);
-	if (m->n_tracer_lossy)
-		fputs("<p class=sig>Warning: runs that lost events: the tracer could not keep up; "
-		      "their dilation understates a lossless trace.</p>\n", t->out);
-}
-
-static void notes(const struct report_model *m, FILE *out, const char *lvl)
-{
-	const char *dm[8], *pm[8], *hm[8];
-	char note[1024];
-	size_t ndm = report_methods(m, 1, dm, ARRAY_SIZE(dm));
-	size_t npm = report_methods(m, 2, pm, ARRAY_SIZE(pm));
-	size_t nhm = report_methods(m, 4, hm, ARRAY_SIZE(hm));
-
-	fputs("<ul>\n<li>Percentiles are type 7 (linear interpolation between "
-	      "order statistics).</li>\n", out);
-	for (size_t i = 0; i < ndm; i++) {
-		fprintf(out, "<li>[lo, hi] of a dilation: its %s %% confidence interval by ", lvl);
-		esc(out, dm[i]);
-		if (strstr(dm[i], "bootstrap"))
-			fprintf(out, " (B = %u, the two samples resampled independently, seeds derived "
-				"from the run's seed %llu)", m->bootstrap,
-				(unsigned long long)m->run.seed);
-		fputs(ndm > 1 ? "; hover an interval to see its method.</li>\n" : ".</li>\n", out);
-	}
-	for (size_t i = 0; i < npm; i++) {
-		fputs("<li>Percentile CIs (JSON report): ", out);
-		esc(out, pm[i]);
-		fputs(".</li>\n", out);
-	}
-	for (size_t i = 0; i < nhm; i++) {
-		fputs("<li>HL ratio: Hodges-Lehmann estimate of variant/baseline; its CI by ", out);
-		esc(out, hm[i]);
-		fputs(".</li>\n", out);
-	}
-	report_holm_note(m, note, sizeof(note));
-	fputs("<li>", out);
-	esc(out, note);
-	fputs(".</li>\n", out);
-	for (size_t gi = 0; gi < m->n_groups; gi++)
-		if (report_primary_metric(m->groups[gi].metric)) {
-			report_noise_verdict(m, &m->groups[gi], note, sizeof(note));
-			fputs("<li>noise: ", out);
-			esc(out, note);
-			fputs(".</li>\n", out);
-		}
-	if (report_paired_note(m, note, sizeof(note))) {
-		fputs("<li>", out);
-		esc(out, note);
-		fputs(".</li>\n", out);
-	}
-	for (size_t i = 0; i < m->n_quiet; i++) {
-		report_quiet_line(&m->quiet[i], note, sizeof(note));
-		fputs("<li>quieter metric: ", out);
-		esc(out, note);
-		fputs(".</li>\n", out);
-	}
-	fprintf(out, "<li>Outliers IQR/MAD: Tukey's fences (k = %g interquartile ranges) / "
-		"modified z-score from the median absolute deviation |z| &gt; %g; labelled, not "
-		"dropped.</li>\n<li>", REPORT_TUKEY_K, REPORT_MADZ);
-	esc(out, report_papers_note);
-	fputs("</li>\n</ul>\n", out);
-}
+/* ---- the document ---- */
 
 static void provenance(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
 
-	fputs("<table class=prov>\n", out);
+	fputs("<h3>Provenance</h3>\n<table class=prov>\n", out);
 	fprintf(out, "<tr><th>run</th><td>%lld</td></tr>\n<tr><th>experiment</th><td>",
 		(long long)h->id);
 	esc(out, h->experiment);
@@ -643,113 +611,17 @@ static void provenance(const struct report_model *m, FILE *out)
 	fputs("</pre>\n", out);
 }
 
-/* Does the summary speak of g: the configurations metric's group of its
- * workload, else (the report has no such group for it) its first, as the
- * configurations table chooses (table.h)? */
-static int summary_group(const struct report_model *m, const struct report_group *g)
-{
-	if (!strcmp(g->metric, m->config_metric))
-		return 1;
-	for (size_t i = 0; i < m->n_groups; i++)
-		if (m->groups[i].workload == g->workload)
-			return &m->groups[i] == g && !report_find_group(m, g->workload, m->config_metric);
-	return 0;
-}
-
-/* The summary: one sentence per significant result of the configurations
- * metric (what is slower or faster, by how much, how sure), then what is
- * not significant, and how many results of other metrics are. */
-static void summary(const struct report_model *m, FILE *out, const char *lvl)
-{
-	size_t n_cmp = 0, n_sig = 0, other = 0;
-	char stat[32], v[32], lo[32], hi[32], p[32];
-
-	report_stat_name(m, stat, sizeof(stat));
-	fputs("<h2 id=summary>Summary</h2>\n<ul class=summary>\n", out);
-	for (size_t gi = 0; gi < m->n_groups; gi++) {
-		const struct report_group *g = &m->groups[gi];
-		for (size_t i = 0; i < g->n_series; i++) {
-			const struct report_series *s = &g->series[i];
-			const struct report_dilation *d;
-			if (!s->compared)
-				continue;
-			if (!summary_group(m, g)) {
-				other += (size_t)s->significant;
-				continue;
-			}
-			n_cmp++;
-			if (!s->significant || !(d = report_stat_dilation(m, s)))
-				continue;
-			n_sig++;
-			fputs("<li><b>", out);
-			esc(out, s->label);
-			fprintf(out, "</b> is %s than ", report_time_like(g) ?
-				(s->verdict.v == DECIDE_ABOVE ? "slower" : "faster") :
-				(s->verdict.v == DECIDE_ABOVE ? "higher" : "lower"));
-			esc(out, m->baseline);
-			fputs(" on <b>", out);
-			esc(out, g->workload);
-			fprintf(out, "</b>: %s ", stat);
-			esc(out, g->metric);
-			fmt_pct(v, sizeof(v), d->d.pct);
-			fprintf(out, " <b class=sig>%s %%</b>", v);
-			if (d->d.ci_pct.has_ci) {
-				fmt_pct(lo, sizeof(lo), d->d.ci_pct.lo);
-				fmt_pct(hi, sizeof(hi), d->d.ci_pct.hi);
-				fprintf(out, " (%s %% CI %s %% to %s %%)", lvl, lo, hi);
-			}
-			fmt_pct(lo, sizeof(lo), s->verdict.ci.lo);
-			fmt_pct(hi, sizeof(hi), s->verdict.ci.hi);
-			fmt_level(p, sizeof(p), s->verdict.ci.level);
-			fprintf(out, "; decided by its %s %% (Holm) interval, %s %% to %s %%.</li>\n",
-				p, lo, hi);
-		}
-	}
-	if (!n_sig) {
-		fprintf(out, "<li>No variant differs significantly from ");
-		esc(out, m->baseline);
-		fprintf(out, " (%zu comparison%s: no %s dilation's interval at its Holm level "
-			"excludes 0, alpha = %g).</li>\n", n_cmp, n_cmp == 1 ? "" : "s", stat, m->alpha);
-	} else if (n_cmp > n_sig) {
-		fprintf(out, "<li>The other %zu comparison%s %s not significant at alpha = %g: see "
-			"their intervals below.</li>\n", n_cmp - n_sig, n_cmp - n_sig == 1 ? "" : "s",
-			n_cmp - n_sig == 1 ? "is" : "are", m->alpha);
-	}
-	if (other)
-		fprintf(out, "<li>%zu significant result%s of other metrics %s in the tables below."
-			"</li>\n", other, other == 1 ? "" : "s", other == 1 ? "is" : "are");
-	fputs("</ul>\n", out);
-}
-
-static void curves(const struct report_model *m, struct tw *t, struct toc *toc, const char *lvl)
-{
-	if (!m->n_curves)
-		return;
-	toc_h2(toc, t->out, "Overhead curves");
-	fprintf(t->out, "<p>The dilation of each instance of a matrix against its parameter, "
-		"the others fixed, with its %s %% CI; a numeric axis is logarithmic when its "
-		"values span more than a decade.</p>\n", lvl);
-	for (size_t i = 0; i < m->n_curves; i++) {
-		fputs("<h3>", t->out);
-		tw_curve_title(t->out, esc, m, &m->curves[i]);
-		fputs("</h3>\n", t->out);
-		curve_plot(m, &m->curves[i], t->out);
-		tw_curve(t, m, &m->curves[i]);
-	}
-}
-
 static int html(const struct report_model *m, FILE *out)
 {
-	const struct run_header *h = &m->run;
-	char lvl[16], *body = NULL;
+	char *body = NULL;
 	size_t body_len = 0;
 	struct toc toc = { 0 };
 	struct tw t = { .ops = &html_ops, .priv = &toc };
+	struct doc d;
 
-	fmt_level(lvl, sizeof(lvl), m->confidence);
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>"
-	      "perturb report: ", out);
-	esc(out, h->experiment);
+	doc_build(m, &d);
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", out);
+	esc(out, d.title);
 	fputs("</title>\n<style>\n"
 	      "body{font-family:sans-serif;margin:1.5em auto;max-width:1100px;color:#222;"
 	      "padding:0 1em}\n"
@@ -758,7 +630,7 @@ static int html(const struct report_model *m, FILE *out)
 	      "vertical-align:top;font-variant-numeric:tabular-nums}\n"
 	      "th{background:#f4f4f4}tr th:first-child{text-align:left}\n"
 	      ".ci{color:#555;font-size:.9em}.sig{color:#b00;font-weight:bold}\n"
-	      "ul.summary{background:#f6f8fa;border-left:4px solid #0072b2;padding:.6em 1em .6em 2em}\n"
+	      "section#answer{background:#f6f8fa;border-left:4px solid #0072b2;padding:.1em 1em}\n"
 	      "nav ol{columns:2;font-size:.95em}\n"
 	      ".plots{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}\n"
 	      "svg{font-family:sans-serif;max-width:100%;height:auto}\n"
@@ -766,84 +638,26 @@ static int html(const struct report_model *m, FILE *out)
 	      "svg .legend{font-size:13px;fill:#000}\n"
 	      "figure{margin:.5em 0 1.5em}figcaption{font-size:.9em;color:#555}\n"
 	      "pre{background:#f8f8f8;padding:.6em;white-space:pre-wrap;word-break:break-all}\n"
-	      "</style></head><body>\n<h1>perturb report: ", out);
-	esc(out, h->experiment);
-	fprintf(out, "</h1>\n<p>Run %lld, started ", (long long)h->id);
-	esc(out, h->started);
-	fputs(". Baseline: <b>", out);
-	esc(out, m->baseline);
-	fprintf(out, "</b>. Confidence %s %%. Dilation = variant &minus; baseline, in %% of the "
-		"baseline.</p>\n", lvl);
-	if (m->n_virtual) {
-		fputs("<p class=virtual>", out);
-		tw_virtual(out, esc, m, " &mdash; ");
-		fputs("</p>\n", out);
-	}
-	summary(m, out, lvl);
+	      "</style></head><body>\n<h1>", out);
+	esc(out, d.title);
+	fputs("</h1>\n", out);
 
 	/* the body first, into a buffer: the contents list its headings */
 	t.out = fmt_memstream(&body, &body_len);
-	tw_failures(&t, m);
-	if (!m->n_groups)
-		fputs("<p>No successful measured run to report.</p>\n", t.out);
-	for (size_t gi = 0; gi < m->n_groups; gi++) {
-		const struct report_group *g = &m->groups[gi];
-		char *title = NULL;
-		size_t title_len = 0;
-		FILE *f = fmt_memstream(&title, &title_len);
-		tw_title(f, esc, g);
-		fclose(f);
-		fputs("<section>\n", t.out);
-		toc_h2(&toc, t.out, title);
-		free(title);
-		plot(m, g, t.out);
-		fprintf(t.out, "<h3>Dilation at percentiles</h3>\n<p>[lo, hi]: %s %% "
-			"CI of the %% dilation.</p>\n", lvl);
-		tw_table1(&t, m, g);
-		fprintf(t.out, "<h3>Moments</h3>\n<p>Variance: sample (n &minus; 1). "
-			"Mean dilation in %% with its %s %% CI. Detectable: the smallest mean "
-			"dilation these runs could detect (power %.0f %%).</p>\n", lvl,
-			100 * REPORT_MDE_POWER);
-		tw_table2(&t, m, g);
-		fputs("<h3>Shift and shape</h3>\n", t.out);
-		tw_table3(&t, g);
-		if (g->nested) {
-			fprintf(t.out, "<h3>Runs nested in blocks</h3>\n<p>A block is one boot of a "
-				"boot: variant. Variance split by one-way random-effects ANOVA "
-				"(Kalibera &amp; Jones 2013); [CI]: %s %% Student t interval over the "
-				"block means; F p: is there a block effect? ", lvl);
-			esc(t.out, report_runs_per_boot_column);
-			fputs("</p>\n", t.out);
-			tw_nested(&t, m, g);
-		}
-		if (g->nodes) {
-			fputs("<h3>Runs on several nodes</h3>\n<p>", t.out);
-			esc(t.out, report_nodes_note);
-			fputs("</p>\n", t.out);
-			tw_nodes(&t, m, g);
-		}
+	doc_write(&d, m, &t);
+	if (toc.open)
 		fputs("</section>\n", t.out);
-	}
-	tw_configurations(&t, m);
-	tracer(m, &t, &toc);
-	curves(m, &t, &toc, lvl);
-	tw_markers(&t, m);
-	tw_calibration(&t, m);	/* reports/calib.h */
-	tw_warnings(&t, m);
-	toc_h2(&toc, t.out, "Notes");
-	notes(m, t.out, lvl);
-	toc_h2(&toc, t.out, "Provenance");
-	provenance(m, t.out);
 	fclose(t.out);
 
 	fputs("<nav><h2>Contents</h2>\n<ol>\n", out);
 	for (size_t i = 0; i < toc.n; i++)
-		fprintf(out, "<li><a href=\"#s%zu\">%s</a></li>\n", i + 1, toc.titles[i]);
+		fprintf(out, "<li><a href=\"#%s\">%s</a></li>\n", toc.ids[i], toc.titles[i]);
 	fputs("</ol></nav>\n", out);
 	fwrite(body, 1, body_len, out);
 	fprintf(out, "<p class=ci>perturb %s</p>\n</body></html>\n", PERTURB_VERSION);
 	free(body);
 	toc_release(&toc);
+	doc_release(&d);
 	return 0;
 }
 

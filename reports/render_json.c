@@ -283,8 +283,9 @@ static void series(const struct report_model *m, const struct report_group *g,
 	jkv_str(out, "unit", g->unit);
 	jkv_str(out, "variant", s->variant);
 	jkv_str(out, "timebase", s->virtual_time ? "virtual" : "real");
-	fprintf(out, "\"baseline\":%s,\"micro\":%s,", s->is_baseline ? "true" : "false",
-		g->micro ? "true" : "false");
+	fprintf(out, "\"baseline\":%s,\"micro\":%s,\"primary\":%s,",
+		s->is_baseline ? "true" : "false", g->micro ? "true" : "false",
+		g->primary ? "true" : "false");
 	fprintf(out, "\"n\":%zu,\"failed\":%d,", s->n, s->failed);
 	if (s->has_summary) {
 		jkv_num(out, "mean", s->sum.mean);

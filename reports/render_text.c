@@ -1,13 +1,10 @@
 /*
- * render_text.c - the terminal report, at most 100 columns wide: a writer
- * of the report's tables (table.h) and the prose around them.
- *
- * For each workload and metric the tables of table.h: dilation at
- * percentiles (the CI of a % dilation on a second line of its cell), moments,
- * shift and shape, and the runs nested in blocks; then the configurations
- * table, the tracer accounting (a
- * warning when runs lost events), the Markers table for per-operation
- * metrics, and notes saying what every interval and mark is.
+ * render_text.c - the terminal report, at most 100 columns wide: the marks
+ * of the text format for the report's document (doc.h: its sections,
+ * order and prose) and tables (table.h).  A level-1 heading is underlined
+ * with "=", a paragraph is indented one column ("!" before a warning), a
+ * list item is "  - ", a program's output "    | "; figures are not drawn
+ * (--format html).
  *
  * The writer buffers a table's cells, then prints it: columns as wide as
  * their widest line (the first at most 40), split by columns when wider
@@ -20,6 +17,7 @@
 #include "report.h"
 #include "fmt.h"
 #include "table.h"
+#include "doc.h"
 #include "lib/util.h"
 
 #include <math.h>
@@ -53,26 +51,7 @@ static void notes_release(struct notes *ns)
 	free(ns->text);
 }
 
-/* The tag of an interval's method when the report mixes methods. */
-struct tags {
-	const char *methods[8];
-	size_t n;
-};
-
-static const char *tag_of(const struct tags *tg, const struct interval *iv)
-{
-	static const char *const letters[] = { "a", "b", "c", "d", "e", "f", "g", "h" };
-	if (tg->n < 2 || !iv->has_ci || !iv->method)
-		return "";
-	for (size_t i = 0; i < tg->n; i++)
-		if (!strcmp(tg->methods[i], iv->method))
-			return letters[i];
-	return "";
-}
-
 static void wrapped(FILE *out, const char *first, const char *text);
-PRINTF(3, 4)
-static void wrappedf(FILE *out, const char *first, const char *fmt, ...);
 
 /* ---- the table writer: cells buffered, then printed aligned ---- */
 
@@ -93,7 +72,6 @@ struct text_tw {
 	size_t alloc_right;
 	int color;
 	struct notes notes;
-	struct tags tags;
 };
 
 static struct text_tw *tx(struct tw *t)
@@ -341,11 +319,9 @@ static void t_reason(struct tw *t, const char *why)
 	fprintf(t->out, "note %zu", note_add(&tx(t)->notes, why ? why : "no reason"));
 }
 
-/* "[+0.21, +0.55] %" or "[no CI: note 2]"; a tag marks the method when
- * the report mixes methods. */
+/* "[+0.21, +0.55] %" or "[no CI: note 2]". */
 static void t_ci(struct tw *t, const struct interval *iv, const char *unit)
 {
-	const char *tag = tag_of(&tx(t)->tags, iv);
 	char lo[32], hi[32];
 
 	if (!iv->has_ci) {
@@ -355,7 +331,7 @@ static void t_ci(struct tw *t, const struct interval *iv, const char *unit)
 		return;
 	}
 	fmt_ci_bounds(lo, hi, sizeof(lo), iv, unit);
-	fprintf(t->out, "[%s, %s]%s%s%s", lo, hi, unit, *tag ? " " : "", tag);
+	fprintf(t->out, "[%s, %s]%s", lo, hi, unit);
 }
 
 static void t_unit(struct tw *t, const char *unit)
@@ -364,9 +340,25 @@ static void t_unit(struct tw *t, const char *unit)
 		fprintf(t->out, " %s", unit);
 }
 
-static void t_section(struct tw *t, const char *title)
+static void t_section(struct tw *t, int level, const char *id, const char *title)
 {
-	fprintf(t->out, "\n%s\n", title);
+	size_t n = strlen(title);
+
+	(void)id;
+	if (level == 1) {
+		fprintf(t->out, "\n%s\n", title);
+		while (n--)
+			fputc('=', t->out);
+		fputc('\n', t->out);
+	} else {
+		fprintf(t->out, "\n%s%s\n", level == 2 ? "" : " ", title);
+	}
+}
+
+static void t_list(struct tw *t, char *const *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		wrapped(t->out, "  - ", items[i]);
 }
 
 static void t_para(struct tw *t)
@@ -377,7 +369,7 @@ static void t_para(struct tw *t)
 static void t_para_end(struct tw *t)
 {
 	char *s = release(t);
-	wrapped(t->out, " ", s);
+	wrapped(t->out, t->alert ? " ! " : " ", s);
 	free(s);
 }
 
@@ -404,78 +396,11 @@ static const struct tw_ops text_ops = {
 	.reason = t_reason,
 	.br = "\n",
 	.section = t_section,
+	.list = t_list,
 	.para = t_para,
 	.para_end = t_para_end,
 	.pre = t_pre,
 };
-
-/* ---- prose ---- */
-
-static void group(const struct report_model *m, const struct report_group *g, struct tw *t)
-{
-	FILE *out = t->out;
-	char lvl[16];
-
-	fmt_level(lvl, sizeof(lvl), m->confidence);
-	fputc('\n', out);
-	tw_title(out, t_esc, g);
-	fprintf(out, "\n\n Dilation at percentiles vs %s; [lo, hi]: %s %% CI of the "
-		"%% dilation\n", m->baseline, lvl);
-	tw_table1(t, m, g);
-	fprintf(out, "\n Moments; var: sample variance (n - 1); "
-		"mean dilation in %% with %s %% CI\n", lvl);
-	fprintf(out, " detectable: the smallest mean dilation these runs could detect "
-		"(power %.0f %%, alpha %g)\n", 100 * REPORT_MDE_POWER, m->alpha);
-	tw_table2(t, m, g);
-	fprintf(out, "\n Shift and shape; HL: Hodges-Lehmann ratio variant/%s with %s %% CI; "
-		"KS: Kolmogorov-Smirnov\n", m->baseline, lvl);
-	tw_table3(t, g);
-	if (g->nested) {
-		fputc('\n', out);
-		wrappedf(out, " ", "Runs nested in blocks (a block: one boot of a boot: variant); "
-			 "variance split by one-way random-effects ANOVA (Kalibera & Jones 2013); "
-			 "[CI]: %s %% Student t interval over the block means; F p: is there a block "
-			 "effect? %s", lvl, report_runs_per_boot_column);
-		tw_nested(t, m, g);
-	}
-	if (g->nodes) {
-		fputc('\n', out);
-		wrappedf(out, " ", "%s", report_nodes_note);
-		tw_nodes(t, m, g);
-	}
-}
-
-/* Tracer accounting: a row per workload and variant with trace_events. */
-static void tracer(const struct report_model *m, struct tw *t)
-{
-	if (!m->n_tracer)
-		return;
-	wrapped(t->out, "\n", "Tracer accounting: the tracer's own counts, medians per run; a "
-		"calibration workload gives the cost per event (docs/experiment.md)");
-	tw_tracer(t, m);
-	if (m->n_tracer_lossy)
-		fprintf(t->out, "\n ! runs that lost events: the tracer could not keep up; their "
-			"dilation understates a lossless trace\n");
-}
-
-/* The overhead curves of the run's matrices: one table each. */
-static void curves(const struct report_model *m, struct tw *t)
-{
-	char lvl[16];
-
-	if (!m->n_curves)
-		return;
-	fmt_level(lvl, sizeof(lvl), m->confidence);
-	wrappedf(t->out, "\n", "Overhead curves: the dilation of each instance of a matrix, "
-		 "against its parameter; %s %% CI; *: significant (its interval at the Holm level "
-		 "excludes 0)", lvl);
-	for (size_t i = 0; i < m->n_curves; i++) {
-		fputs("\n ", t->out);
-		tw_curve_title(t->out, t_esc, m, &m->curves[i]);
-		fputs("\n", t->out);
-		tw_curve(t, m, &m->curves[i]);
-	}
-}
 
 /* Print text as indented lines of at most WIDTH columns. */
 static void wrapped(FILE *out, const char *first, const char *text)
@@ -483,80 +408,10 @@ static void wrapped(FILE *out, const char *first, const char *text)
 	fmt_wrap(out, first, text, WIDTH);
 }
 
-PRINTF(3, 4)
-static void wrappedf(FILE *out, const char *first, const char *fmt, ...)
+
+/* The numbered notes the tables' cells refer to ("note N"). */
+static void footnotes(FILE *out, const struct notes *ns)
 {
-	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	wrapped(out, first, sb.buf ? sb.buf : "");
-	strbuf_release(&sb);
-}
-
-static void footer(const struct report_model *m, FILE *out, const struct notes *ns,
-		   const struct tags *tg)
-{
-	const char *pm[8], *hm[8];
-	size_t npm = report_methods(m, 2, pm, ARRAY_SIZE(pm));
-	size_t nhm = report_methods(m, 4, hm, ARRAY_SIZE(hm));
-	char lvl[16], note[1024];
-
-	fmt_level(lvl, sizeof(lvl), m->confidence);
-	fprintf(out, "\nNotes\n");
-	for (size_t gi = 0; gi < m->n_groups; gi++)
-		if (report_primary_metric(m->groups[gi].metric)) {
-			report_noise_verdict(m, &m->groups[gi], note, sizeof(note));
-			wrappedf(out, "  - ", "noise: %s.", note);
-		}
-	if (report_paired_note(m, note, sizeof(note)))
-		wrappedf(out, "  - ", "%s.", note);
-	for (size_t i = 0; i < m->n_quiet; i++) {
-		report_quiet_line(&m->quiet[i], note, sizeof(note));
-		wrappedf(out, "  - ", "quieter metric: %s.", note);
-	}
-	wrapped(out, "  - ", "percentiles are type 7 (linear interpolation between order statistics, "
-		"as R's default and GSL's gsl_stats_quantile_from_sorted_data).");
-	if (tg->n == 0)
-		wrappedf(out, "  - ", "[lo, hi]: %s %% confidence interval of the dilation "
-			 "(none could be computed).", lvl);
-	for (size_t i = 0; i < tg->n; i++) {
-		static const char *const letters[] = { "a", "b", "c", "d", "e", "f", "g", "h" };
-		char extra[200] = ".";
-		if (strstr(tg->methods[i], "bootstrap"))
-			snprintf(extra, sizeof(extra), " (B = %u resamples, %s, seeds derived from "
-				 "the run's seed %llu: the same database gives the same intervals).",
-				 m->bootstrap, strstr(tg->methods[i], "paired") ?
-				 "the blocks of the two samples drawn together" :
-				 "the two samples resampled independently",
-				 (unsigned long long)m->run.seed);
-		wrappedf(out, "  - ", "[lo, hi]%s%s: %s %% confidence interval of the dilation by %s%s",
-			 tg->n > 1 ? " " : "", tg->n > 1 ? letters[i] : "", lvl, tg->methods[i],
-			 extra);
-	}
-	report_holm_note(m, note, sizeof(note));
-	wrappedf(out, "  - ", "%s (*).", note);
-	for (size_t i = 0; i < nhm; i++)
-		wrappedf(out, "  - ", "HL ratio: median of the pairwise ratios variant/baseline; "
-			 "its %s %% CI by %s.", lvl, hm[i]);
-	for (size_t i = 0; i < npm; i++)
-		wrappedf(out, "  - ", "percentile CIs (JSON, HTML) by %s.", pm[i]);
-	wrappedf(out, "  - ", "outliers IQR/MAD: runs more than %g interquartile ranges beyond "
-		 "the quartiles (Tukey's fences) / with a modified z-score, from the median "
-		 "absolute deviation, above %g; labelled, not dropped.", REPORT_TUKEY_K,
-		 REPORT_MADZ);
-	wrapped(out, "  - ", "failed: measured runs that failed, timed out or crashed; not in "
-		"the statistics. CDFs: --format html (plot) or json/csv (data).");
-	wrapped(out, "  - ", report_papers_note);
-	if (m->n_tracer) {
-		wrapped(out, "  - ", "tracer accounting: the tracer's own per-run counts "
-			"(per_cpu/cpuN/stats, read before and after each run), system-wide: events "
-			"of other processes count too. events: median events written during a run; lost runs: runs with trace_lost (overwritten + dropped events) > 0, of "
-			"the runs with a count (! marks them); lost: median events lost per run; "
-			"bytes: median growth of the buffer's contents per run.");
-	}
 	for (size_t i = 0; i < ns->n; i++) {
 		char first[32];
 		snprintf(first, sizeof(first), "  note %zu: ", i + 1);
@@ -566,60 +421,30 @@ static void footer(const struct report_model *m, FILE *out, const struct notes *
 
 static int text(const struct report_model *m, FILE *out)
 {
-	const struct run_header *h = &m->run;
 	struct text_tw x = { .color = m->opts->color };
 	struct tw t = { .out = out, .ops = &text_ops, .priv = &x };
-	char lvl[16];
+	struct doc d;
 
-	x.tags.n = report_methods(m, 1, x.tags.methods, ARRAY_SIZE(x.tags.methods));
-	fmt_level(lvl, sizeof(lvl), m->confidence);
-	wrappedf(out, "", "run %lld: '%s', started %s, %s order, seed %llu, status %s",
-		 (long long)h->id, h->experiment, h->started, h->order,
-		 (unsigned long long)h->seed, h->status);
-	wrappedf(out, "", "baseline: %s; confidence %s %%; dilation = variant - baseline, "
-		 "in %% of the baseline", m->baseline, lvl);
-	if (m->n_virtual) {
-		char *s = NULL;
-		size_t len = 0;
-		FILE *f = fmt_memstream(&s, &len);
-		tw_virtual(f, t_esc, m, " - ");
-		fclose(f);
-		wrapped(out, "", s);
-		free(s);
-	}
-	tw_failures(&t, m);
-	if (!m->n_groups) {
-		fprintf(out, "\nno successful measured run to report\n");
-		goto out;
-	}
-	for (size_t gi = 0; gi < m->n_groups; gi++)
-		group(m, &m->groups[gi], &t);
-	tw_configurations(&t, m);
-	tracer(m, &t);
-	curves(m, &t);
-	tw_markers(&t, m);
-	tw_calibration(&t, m);	/* reports/calib.h */
-	tw_warnings(&t, m);
-	footer(m, out, &x.notes, &x.tags);
-out:
+	doc_build(m, &d);
+	fprintf(out, "%s\n", d.title);
+	doc_write(&d, m, &t);
+	footnotes(out, &x.notes);
+	doc_release(&d);
 	notes_release(&x.notes);
 	free(x.cells);
 	free(x.right);
 	return 0;
 }
 
-void tw_text(FILE *out, const struct report_model *m, tw_walk_fn *walk)
+void tw_text(FILE *out, const struct report_model *m, const struct doc_section *s,
+	     size_t max_rows, size_t max_cols)
 {
 	struct text_tw x = { .color = m->opts->color };
-	struct tw t = { .out = out, .ops = &text_ops, .priv = &x };
+	struct tw t = { .out = out, .ops = &text_ops, .priv = &x, .max_rows = max_rows,
+			.max_cols = max_cols };
 
-	x.tags.n = report_methods(m, 1, x.tags.methods, ARRAY_SIZE(x.tags.methods));
-	walk(&t, m);
-	for (size_t i = 0; i < x.notes.n; i++) {
-		char first[32];
-		snprintf(first, sizeof(first), "  note %zu: ", i + 1);
-		wrapped(out, first, x.notes.text[i]);
-	}
+	doc_write_section(s, m, &t);
+	footnotes(out, &x.notes);
 	notes_release(&x.notes);
 	free(x.cells);
 	free(x.right);

@@ -344,6 +344,12 @@ struct report_group {
 				   while report_build runs for the Holm family */
 	struct report_noise noise;	/* the machine's A/A resolution */
 	int nodes;		/* a series has has_nodes */
+	/* the workload's answer: its primary metric (the experiment's
+	 * `primary:`, wall when it names none; --config-metric for every
+	 * workload), else, when the report has no group of it (--metric),
+	 * the workload's first group.  One group a workload; the report's
+	 * answer table and its detail by default (doc.h). */
+	int primary;
 };
 
 /* A stored value, for tidy formats (CSV). */
@@ -491,9 +497,12 @@ struct report_opts {
 	unsigned bootstrap;	/* B; 0 = 2000 */
 	size_t max_boot_n;	/* bootstrap up to this n a side; 0 = stats' default */
 	int bca;
-	enum report_statistic statistic;	/* configurations table */
+	enum report_statistic statistic;	/* the answer's and the verdicts' */
 	double statistic_p;	/* in [0, 100] for REPORT_STAT_PERCENTILE */
-	const char *config_metric;	/* configurations table; NULL = wall */
+	const char *config_metric;	/* every workload's primary metric (--config-metric);
+				   NULL: each workload's primary:, else wall */
+	int all_metrics;	/* the detail of every metric, not only the
+				   workloads' primary ones (doc.h) */
 	const char *db;		/* the database, for the commands a report
 				   suggests; NULL: the default one */
 	/* 1: a Holm family (report_model.n_family) none of whose groups is
@@ -530,7 +539,7 @@ struct report_model {
 	 */
 	size_t n_family[2];
 	size_t n_comparisons;	/* n_family[0] + n_family[1] */
-	const char *config_metric;	/* configurations table */
+	const char *config_metric;	/* --config-metric, else wall */
 	/* groups with a series whose nested components are ok (blocks with
 	 * >= 2 runs): the report shows the between/within-block table */
 	size_t n_nested_groups;

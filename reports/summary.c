@@ -1,8 +1,11 @@
 /* summary.c - perturb run's closing screen; see summary.h */
 #include "summary.h"
 #include "table.h"
+#include "doc.h"
+#include "fmt.h"
 #include "lib/util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Counts of the run: variants, workloads and the fewest and most measured
@@ -42,11 +45,84 @@ static void counts(const struct report_model *m, size_t *nv, size_t *nw, size_t 
 		*lo = 0;
 }
 
+static size_t count_lines(const char *s, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += s[i] == '\n';
+	return n;
+}
+
+/* The answer section through the text writer, at most rows variants and
+ * cols workloads, into a malloc'd buffer; its lines in *lines. */
+static char *answer_text(const struct report_model *m, const struct doc_section *s,
+			 size_t rows, size_t cols, size_t *lines)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = fmt_memstream(&buf, &len);
+
+	tw_text(f, m, s, rows, cols);
+	fclose(f);
+	*lines = count_lines(buf, len);
+	return buf;
+}
+
+/* Does the answer at rows x cols fit in budget lines (with a line for what
+ * is left out)? */
+static int fits(const struct report_model *m, const struct doc_section *s, size_t rows,
+		size_t cols, size_t all_rows, size_t all_cols, size_t budget)
+{
+	size_t lines;
+
+	free(answer_text(m, s, rows, cols, &lines));
+	return lines + (rows < all_rows || cols < all_cols) <= budget;
+}
+
+/*
+ * The most of the answer that fits in budget lines: every variant of as
+ * many workloads as fit with the first few variants (the text writer
+ * folds a table wider than the screen: each fold repeats the rows), then
+ * as many variants as fit with those workloads.
+ */
+static void answer_shape(const struct report_model *m, const struct doc_section *s,
+			 size_t all_rows, size_t all_cols, size_t budget, size_t *rows,
+			 size_t *cols)
+{
+	size_t few = all_rows < SUMMARY_FEW_ROWS ? all_rows : SUMMARY_FEW_ROWS;
+
+	*rows = all_rows;
+	*cols = all_cols;
+	if (fits(m, s, *rows, *cols, all_rows, all_cols, budget))
+		return;
+	while (*cols > 1 && !fits(m, s, few, *cols, all_rows, all_cols, budget))
+		--*cols;
+	while (*rows > 1 && !fits(m, s, *rows, *cols, all_rows, all_cols, budget))
+		--*rows;
+}
+
+/* One line on the failed runs: how many, where, the first one's reason. */
+static void failed(const struct report_model *m, FILE *out)
+{
+	const struct report_failure *f = &m->failures[0];
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n_failures; i++)
+		n += m->failures[i].n;
+	fprintf(out, "\nFailed runs: %zu, of %zu variant x workload pair%s; the first: %s under %s, "
+		"%s%s%s\n", n, m->n_failures, m->n_failures == 1 ? "" : "s", f->workload,
+		f->variant, f->status, *f->reason ? ", " : "", f->reason);
+}
+
 int report_summary(const struct report_model *m, FILE *out)
 {
 	const struct run_header *h = &m->run;
 	struct strbuf cmd = STRBUF_INIT;
-	size_t nv, nw, lo, hi;
+	const struct doc_section *ans;
+	size_t nv, nw, lo, hi, fixed, lines = 0, rows = 0, cols = 0, all_rows, all_cols;
+	size_t shown = m->n_warnings < SUMMARY_WARNINGS ? m->n_warnings : SUMMARY_WARNINGS;
+	char *text = NULL;
+	struct doc d;
 
 	counts(m, &nv, &nw, &lo, &hi);
 	fprintf(out, "run %lld '%s': %zu variant%s x %zu workload%s, ", (long long)h->id,
@@ -56,22 +132,35 @@ int report_summary(const struct report_model *m, FILE *out)
 	else
 		fprintf(out, "%zu to %zu measured runs each", lo, hi);
 	fprintf(out, ", %s; baseline %s\n", h->status, m->baseline);
-	if (m->n_groups)
-		tw_text(out, m, tw_summary);	/* each table after a blank line */
-	else
+	/* the lines around the answer: the blank line perturb run puts
+	 * before the screen, the one above, the failed runs, the warnings,
+	 * the command; the answer gets the rest */
+	fixed = 2 + (m->n_warnings ? 2 + shown + (m->n_warnings > shown) : 0) + 2 +
+		(m->n_failures ? 2 : 0);
+	doc_build(m, &d);
+	ans = doc_find(&d, "answer");
+	all_rows = tw_answer_rows(m, &all_cols);
+	if (ans) {
+		answer_shape(m, ans, all_rows, all_cols, SUMMARY_LINES - fixed, &rows, &cols);
+		text = answer_text(m, ans, rows, cols, &lines);
+		fputs(text, out);
+		free(text);
+		if (rows < all_rows || cols < all_cols)
+			fprintf(out, "  ... %zu of %zu variants x %zu of %zu workloads shown: see the "
+				"full report\n", rows, all_rows, cols, all_cols);
+	} else {
 		fputs("\n  no successful measured run\n", out);
-	if (m->n_comparisons) {
-		char stat[32];
-		report_stat_name(m, stat, sizeof(stat));
-		fprintf(out, "\n*: the %s dilation's interval at its Holm level (Holm CI; %zu "
-			"comparisons of the primary metrics, %zu of the others) excludes 0, as perturb "
-			"gate decides\n", stat, m->n_family[0], m->n_family[1]);
 	}
+	doc_release(&d);
+	if (m->n_failures)
+		failed(m, out);
 	if (m->n_warnings)
 		fprintf(out, "\nwarnings (%zu):\n", m->n_warnings);
-	for (size_t i = 0; i < m->n_warnings; i++)
+	for (size_t i = 0; i < shown; i++)
 		fprintf(out, "  %s: %s\n", report_warning_kinds[m->warnings[i].kind],
 			m->warnings[i].text);
+	if (m->n_warnings > shown)
+		fprintf(out, "  ... and %zu more in the full report\n", m->n_warnings - shown);
 	strbuf_addf(&cmd, "perturb report --run %lld", (long long)h->id);
 	if (m->opts->db) {
 		strbuf_addstr(&cmd, " --db ");

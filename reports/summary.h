@@ -1,33 +1,48 @@
 /*
  * summary.h - the one screen at the end of `perturb run`, also
  * `perturb report --format summary`: made from the report model
- * (report.h), nothing computed again.
+ * (report.h) and its document (doc.h), nothing computed again; at most
+ * SUMMARY_LINES lines for any study, the blank line perturb run prints
+ * before it included.
  *
  *   run 12 'ls': 2 variants x 1 workload, 20 measured runs each, completed; baseline base
  *
- *   ls: wall (s)
- *     variant     median  dilation  95 % CI           p (Holm)
- *     base      1.23 ms   baseline
- *     strace    2.35 ms   +90.0 %   [+85.1, +95.0] %  <0.0001 *
+ *   The answer
+ *   ==========
+ *    Each workload's primary metric: the median of base, then each ...
+ *     variant  ls
+ *              wall
+ *     base     1.23 ms
+ *     strace   +90.0 % [+85.1, +95.0] *
  *
- *   warnings (2):
+ *   warnings (5):
  *     outliers: ls wall: 1 run far from the median ...: base seq 7; ...
- *     runs: 20 runs in the smallest series, too few for a 95 % CI of p99 ...
+ *     ...
+ *     ... and 2 more in the full report
  *
  *   full report: perturb report --run 12 --db x.db
  *
- * The tables are tw_summary()'s, one per workload and metric, through the
- * text writer (table.h), their notes after them; a warning is one line
- * (never wrapped, never twice: the model holds each text once), grouped by
- * kind.  The report command names
- * report_opts.db when it is set (the caller sets it when the database is
- * not the default one), quoted for the shell.
+ * The answer is the document's "answer" section through the text writer
+ * (tw_text), its notes after it; when it would make the screen longer
+ * than SUMMARY_LINES it shows fewer workloads (as many as fit with
+ * SUMMARY_FEW_ROWS variants), then fewer variants, and says how many of
+ * each it shows.  One line on the failed runs, when there are: how many
+ * and the first one's reason.  The first SUMMARY_WARNINGS warnings (the model holds them in kind
+ * order: the machine's first) are one line each, never wrapped, then how
+ * many more.  The report command names report_opts.db when it is set (the
+ * caller sets it when the database is not the default one), quoted for
+ * the shell.
  */
 #ifndef PERTURB_REPORTS_SUMMARY_H
 #define PERTURB_REPORTS_SUMMARY_H
 
 #include <stdio.h>
 #include "report.h"
+
+#define SUMMARY_LINES 40
+#define SUMMARY_WARNINGS 3
+/* the variants the answer keeps while it drops workloads to fit */
+#define SUMMARY_FEW_ROWS 5
 
 /* 0; the stream's errors are the caller's to check. */
 int report_summary(const struct report_model *m, FILE *out);

@@ -484,64 +484,6 @@ void tw_virtual(FILE *out, void (*e)(FILE *, const char *), const struct report_
 	e(out, report_virtual_time_note);
 }
 
-void tw_configurations(struct tw *t, const struct report_model *m)
-{
-	const struct report_group *cols[64];
-	size_t nc = 0;
-	char stat[32], v[48], p[96];
-
-	for (size_t gi = 0; gi < m->n_groups && nc < ARRAY_SIZE(cols); gi++) {
-		const struct report_group *g = &m->groups[gi], *best = NULL;
-		int seen = 0;
-		for (size_t c = 0; c < nc; c++)
-			seen |= cols[c]->workload == g->workload;
-		if (seen)
-			continue;
-		for (size_t gj = gi; gj < m->n_groups; gj++)
-			if (m->groups[gj].workload == g->workload &&
-			    !strcmp(m->groups[gj].metric, m->config_metric))
-				best = &m->groups[gj];
-		cols[nc++] = best ? best : g;
-	}
-	if (!nc)
-		return;
-	report_stat_name(m, stat, sizeof(stat));
-	t->ops->section(t, "Configurations");
-	t->ops->para(t);
-	fprintf(t->out, "The %s of each workload's ", stat);
-	esc(t, m->config_metric);
-	fputs(" (else its first metric) and its % difference from ", t->out);
-	esc(t, m->baseline);
-	fputc('.', t->out);
-	t->ops->para_end(t);
-
-	begin(t);
-	head(t, 0, "configuration");
-	for (size_t c = 0; c < nc; c++) {
-		head(t, 1, NULL);
-		tw_title(t->out, t->ops->esc, cols[c]);
-		t->ops->head_end(t);
-	}
-	t->ops->body(t);
-	for (size_t i = 0; i < cols[0]->n_series; i++) {
-		row(t, cols[0]->series[i].label);
-		for (size_t c = 0; c < nc; c++) {
-			const struct report_series *s = &cols[c]->series[i];
-			const struct report_dilation *d = report_stat_dilation(m, s);
-			fmt_value(v, sizeof(v), report_stat_value(m, s));
-			t->ops->cell(t, 0);
-			fputs(v, t->out);
-			if (d && (d->no_pct || !isnan(d->d.pct))) {
-				dil_text(p, sizeof(p), d, cols[c]->unit);
-				fprintf(t->out, " (%s)", p);
-			}
-			t->ops->cell_end(t, 0);
-		}
-		t->ops->row_end(t);
-	}
-	t->ops->end(t);
-}
-
 void tw_tracer(struct tw *t, const struct report_model *m)
 {
 	static const char *const labels[] = {
@@ -577,21 +519,6 @@ void tw_markers(struct tw *t, const struct report_model *m)
 	static const char *const labels[] = {
 		"workload", "metric", "variant", "cost/op", "added/op", "[CI] of added/op", NULL,
 	};
-	char stat[32], lvl[16];
-	int any = 0;
-
-	for (size_t gi = 0; gi < m->n_groups; gi++)
-		any |= m->groups[gi].micro;
-	if (!any)
-		return;
-	report_stat_name(m, stat, sizeof(stat));
-	t->ops->section(t, "Markers: cost per operation");
-	t->ops->para(t);
-	fmt_level(lvl, sizeof(lvl), m->confidence);
-	fprintf(t->out, "The %s over runs; added = variant - ", stat);
-	esc(t, m->baseline);
-	fprintf(t->out, ", with its %s %% CI.", lvl);
-	t->ops->para_end(t);
 	header(t, "llrrl", labels);
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
 		const struct report_group *g = &m->groups[gi];
@@ -702,118 +629,6 @@ void tw_curve(struct tw *t, const struct report_model *m, const struct report_cu
 	t->ops->end(t);
 }
 
-void tw_failures(struct tw *t, const struct report_model *m)
-{
-	if (!m->n_failures)
-		return;
-	t->ops->section(t, "Failed runs");
-	for (size_t i = 0; i < m->n_failures; i++) {
-		const struct report_failure *f = &m->failures[i];
-		t->ops->para(t);
-		esc(t, f->workload);
-		fputs(" under ", t->out);
-		esc(t, f->variant);
-		fprintf(t->out, ": %zu failed run%s; the first, %s%d (plan entry %d): ", f->n,
-			f->n == 1 ? "" : "s", f->warmup ? "warm-up " : "run ", f->repetition + 1,
-			f->seq);
-		esc(t, f->status);
-		if (*f->reason) {
-			fputs(", ", t->out);
-			esc(t, f->reason);
-		}
-		fputs(*f->tail ? ". Its last lines of output:" : ". It printed nothing.", t->out);
-		t->ops->para_end(t);
-		if (*f->tail)
-			t->ops->pre(t, f->tail);
-	}
-}
-
-/* ---- perturb run's closing summary, the warnings ---- */
-
-void tw_summary(struct tw *t, const struct report_model *m)
-{
-	char stat[32], lvl[16], v[48], p[96], ci[48];
-
-	/* why a variant has failed runs (a daemon or load that did not
-	 * hold), before the tables that leave them out */
-	tw_failures(t, m);
-	report_stat_name(m, stat, sizeof(stat));
-	fmt_level(lvl, sizeof(lvl), m->confidence);
-	snprintf(ci, sizeof(ci), "%s %% CI", lvl);
-	for (size_t gi = 0; gi < m->n_groups; gi++) {
-		const struct report_group *g = &m->groups[gi];
-		char *title = NULL;
-		size_t len = 0;
-		FILE *f;
-
-		if (!report_metric_matters(g->metric))
-			continue;
-		f = fmt_memstream(&title, &len);
-		tw_title(f, t->ops->esc, g);
-		fclose(f);
-		t->ops->section(t, title ? title : g->metric);
-		free(title);
-		begin(t);
-		head(t, 0, "variant");
-		head(t, 1, stat);
-		head(t, 1, "dilation");
-		head(t, 0, ci);
-		head(t, 0, "Holm CI");
-		head(t, 0, "sig");
-		t->ops->body(t);
-		for (size_t i = 0; i < g->n_series; i++) {
-			const struct report_series *s = &g->series[i];
-			const struct report_dilation *d = report_stat_dilation(m, s);
-			row(t, s->label);
-			if (!s->n) {
-				cellf(t, 0, "no run");
-				for (int c = 0; c < 4; c++)
-					t->ops->empty(t);
-				t->ops->row_end(t);
-				continue;
-			}
-			fmt_value(v, sizeof(v), report_stat_value(m, s));
-			t->ops->cell(t, 0);
-			fputs(v, t->out);
-			t->ops->unit(t, g->unit);
-			t->ops->cell_end(t, 0);
-			if (s->is_baseline) {
-				cellf(t, 0, "baseline");
-				for (int c = 0; c < 3; c++)
-					t->ops->empty(t);
-			} else if (!s->compared || !d || !d->ok) {
-				cell_reason(t, 0, !s->compared ? s->no_compare_reason :
-					    d && d->reason ? d->reason : "no dilation");
-				for (int c = 0; c < 3; c++)
-					t->ops->empty(t);
-			} else {
-				dil_text(p, sizeof(p), d, g->unit);
-				cellf(t, s->significant ? TW_MARK : 0, "%s", p);
-				t->ops->cell(t, TW_CI);
-				dil_ci(t, d, g->unit, " %");
-				t->ops->cell_end(t, TW_CI);
-				verdict_cells(t, s);
-			}
-			t->ops->row_end(t);
-		}
-		t->ops->end(t);
-	}
-}
-
-void tw_warnings(struct tw *t, const struct report_model *m)
-{
-	if (!m->n_warnings)
-		return;
-	t->ops->section(t, "Warnings");
-	for (size_t i = 0; i < m->n_warnings; i++) {
-		t->ops->para(t);
-		esc(t, report_warning_kinds[m->warnings[i].kind]);
-		fputs(": ", t->out);
-		esc(t, m->warnings[i].text);
-		t->ops->para_end(t);
-	}
-}
-
 /* ---- cost per event and overhead compensation (reports/calib.h) ---- */
 
 /* "v [lo, hi]" of a value in ns shown in ms (times), or its interval's
@@ -833,7 +648,7 @@ static void cell_ms_ci(struct tw *t, double v, const struct interval *iv, int si
 	t->ops->cell_end(t, 0);
 }
 
-static void calib_table(struct tw *t, const struct report_model *m)
+void tw_calib(struct tw *t, const struct report_model *m)
 {
 	static const char *const labels[] = {
 		"tracer", "attach", "variant", "calibration", "hits", "events/hit", "ns/event",
@@ -897,7 +712,7 @@ static void calib_table(struct tw *t, const struct report_model *m)
 	t->ops->end(t);
 }
 
-static void comp_table(struct tw *t, const struct report_model *m)
+void tw_comp(struct tw *t, const struct report_model *m)
 {
 	static const char *const labels[] = {
 		"workload", "variant", "events/run", "measured dilation", "predicted",
@@ -939,68 +754,151 @@ static void comp_table(struct tw *t, const struct report_model *m)
 	t->ops->end(t);
 }
 
-void tw_calibration(struct tw *t, const struct report_model *m)
-{
-	char lvl[16];
-	int cited[64] = { 0 };
+/* ---- the answer, and the metrics that are not a workload's answer ---- */
 
-	if (!m->n_calib)
+/* "+12.3" of a % dilation: one decimal, the answer's cells are narrow. */
+static void pct1(char *buf, size_t len, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%+.1f", fabs(v) < 0.05 ? 0.0 : v);
+}
+
+/* The primary group of each workload, in report order (at most max). */
+static size_t answer_cols(const struct report_model *m, const struct report_group **cols,
+			  size_t max)
+{
+	size_t nc = 0;
+
+	for (size_t gi = 0; gi < m->n_groups && nc < max; gi++)
+		if (m->groups[gi].primary)
+			cols[nc++] = &m->groups[gi];
+	return nc;
+}
+
+size_t tw_answer_rows(const struct report_model *m, size_t *n_cols)
+{
+	const struct report_group *cols[64];
+	size_t nc = answer_cols(m, cols, ARRAY_SIZE(cols));
+
+	*n_cols = nc;
+	return nc ? cols[0]->n_series : 0;
+}
+
+void tw_answer(struct tw *t, const struct report_model *m)
+{
+	const struct report_group *cols[64];
+	size_t nc = answer_cols(m, cols, ARRAY_SIZE(cols)), rows;
+	char v[96], lo[48], hi[48];
+
+	if (!nc)
 		return;
-	fmt_level(lvl, sizeof(lvl), m->confidence);
-	t->ops->section(t, "Cost per event, calibrated");
-	t->ops->para(t);
-	fprintf(t->out, "A calibration workload hits the instrumented point a known number of "
-		"times: ns/event = (mean variant - mean baseline) of its time metric / hits / "
-		"events/hit, with the dilation's %s %% CI divided the same way; events/hit = the "
-		"variant's events per run / its hits per run, measured in the same runs (a tracer "
-		"may record more than one event a hit: raw_syscalls:* records entry and exit; "
-		"events are counted system-wide, so other processes add a few) "
-		"(docs/report-json.md, \"calibration\"). Published figures beside them, derived "
-		"from the published throughputs as 1e9/traced - 1e9/untraced (sources below).", lvl);
-	t->ops->para_end(t);
-	/* the paragraphs go before the tables: Markdown would take a line
-	 * right after a table for one of its rows */
-	for (size_t i = 0; i < m->n_calib; i++) {
-		const struct report_published *p = m->calib[i].published;
-		size_t k = p ? (size_t)(p - report_published) : 0;
-		if (!p || k >= ARRAY_SIZE(cited) || cited[k]++)
-			continue;
-		t->ops->para(t);
-		esc(t, p->source);
-		fputs(": ", t->out);
-		esc(t, p->figure);
-		fputs("; ", t->out);
-		esc(t, p->citation);
-		fputs(".", t->out);
-		t->ops->para_end(t);
+	rows = cols[0]->n_series;
+	if (t->max_rows && t->max_rows < rows)
+		rows = t->max_rows;
+	if (t->max_cols && t->max_cols < nc)
+		nc = t->max_cols;
+	begin(t);
+	head(t, 0, "variant");
+	for (size_t c = 0; c < nc; c++) {
+		head(t, 1, NULL);
+		esc(t, cols[c]->workload);
+		fputs(t->ops->br, t->out);
+		esc(t, cols[c]->metric);
+		t->ops->head_end(t);
 	}
-	calib_table(t, m);
-	if (!m->n_comp)
+	t->ops->body(t);
+	for (size_t i = 0; i < rows; i++) {
+		row(t, cols[0]->series[i].label);
+		for (size_t c = 0; c < nc; c++) {
+			const struct report_series *s = i < cols[c]->n_series ? &cols[c]->series[i] : NULL;
+			const struct report_dilation *d = s ? report_stat_dilation(m, s) : NULL;
+			if (!s || !s->n) {
+				cellf(t, 0, "no run");
+				continue;
+			}
+			if (s->is_baseline) {
+				fmt_value(v, sizeof(v), report_stat_value(m, s));
+				t->ops->cell(t, 0);
+				fputs(v, t->out);
+				t->ops->unit(t, cols[c]->unit);
+				t->ops->cell_end(t, 0);
+				continue;
+			}
+			if (!s->compared || !d || !d->ok) {
+				cell_reason(t, 0, !s->compared ? s->no_compare_reason :
+					    d && d->reason ? d->reason : "no dilation");
+				continue;
+			}
+			t->ops->cell(t, s->significant ? TW_MARK : 0);
+			if (d->no_pct) {	/* the baseline's interval holds 0 */
+				dil_text(v, sizeof(v), d, cols[c]->unit);
+				fprintf(t->out, "%s ", v);
+				dil_ci(t, d, cols[c]->unit, "");
+				fputs(s->significant ? " *" : "", t->out);
+				t->ops->cell_end(t, s->significant ? TW_MARK : 0);
+				continue;
+			}
+			pct1(v, sizeof(v), d->d.pct);
+			fprintf(t->out, "%s %%", v);
+			if (d->d.ci_pct.has_ci) {
+				pct1(lo, sizeof(lo), d->d.ci_pct.lo);
+				pct1(hi, sizeof(hi), d->d.ci_pct.hi);
+				fprintf(t->out, " [%s, %s]", lo, hi);
+			} else {	/* why there is none */
+				fputs(" [", t->out);
+				reason(t, d->d.ci_pct.reason ? d->d.ci_pct.reason : "no interval");
+				fputc(']', t->out);
+			}
+			fputs(s->significant ? " *" : "", t->out);
+			t->ops->cell_end(t, s->significant ? TW_MARK : 0);
+		}
+		t->ops->row_end(t);
+	}
+	t->ops->end(t);
+}
+
+void tw_other(struct tw *t, const struct report_model *m)
+{
+	const struct report_group *first = NULL;
+	char v[48], p[96];
+
+	for (size_t gi = 0; gi < m->n_groups && !first; gi++)
+		if (!m->groups[gi].primary)
+			first = &m->groups[gi];
+	if (!first)
 		return;
-	t->ops->section(t, "Overhead compensation");
-	t->ops->para(t);
-	fprintf(t->out, "Per real workload under a calibrated tracer (Malony & Shende, Euro-Par "
-		"2004): measured = mean wall dilation with its %s %% CI; predicted = events per "
-		"run x ns/event; explained = predicted / measured; compensated = mean wall - "
-		"predicted, its interval the measured one minus the predicted one (interval "
-		"arithmetic, at least %g %% coverage); it must hold the baseline's mean.",
-		lvl, 100 * (1 - 2 * m->alpha));
-	t->ops->para_end(t);
-	for (size_t i = 0; i < m->n_comp; i++) {
-		const struct report_comp *r = &m->comp[i];
-		if (!r->ok || !r->compensated_ci.has_ci || r->fits)
+	begin(t);
+	head(t, 0, "metric");
+	for (size_t i = 0; i < first->n_series; i++)
+		head(t, 1, first->series[i].label);
+	t->ops->body(t);
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *g = &m->groups[gi];
+		if (g->primary)
 			continue;
-		t->ops->para(t);
-		fputs("Does not fit: ", t->out);
-		esc(t, r->variant);
-		fputs(" on ", t->out);
-		esc(t, r->workload);
-		fputs(": the compensated time's interval excludes the baseline's mean; a cost "
-		      "per event does not explain this dilation (cache and buffer effects, the "
-		      "tracer's own threads: Malony & Shende 2004; or the workload's events are "
-		      "not the calibration's: another attach point, dearer or cheaper than the "
-		      "one calibrated).", t->out);
-		t->ops->para_end(t);
+		t->ops->row(t);
+		t->ops->cell(t, TW_TH);
+		tw_title(t->out, t->ops->esc, g);
+		t->ops->cell_end(t, TW_TH);
+		for (size_t i = 0; i < first->n_series; i++) {
+			const struct report_series *s = i < g->n_series ? &g->series[i] : NULL;
+			const struct report_dilation *d = s ? report_stat_dilation(m, s) : NULL;
+			if (!s || !s->n) {
+				cellf(t, 0, "-");
+				continue;
+			}
+			fmt_value(v, sizeof(v), report_stat_value(m, s));
+			t->ops->cell(t, s->significant ? TW_MARK : 0);
+			fputs(v, t->out);
+			if (d && d->ok && (d->no_pct || !isnan(d->d.pct))) {
+				dil_text(p, sizeof(p), d, g->unit);
+				fprintf(t->out, " (%s%s)", p, s->significant ? " *" : "");
+			}
+			t->ops->cell_end(t, s->significant ? TW_MARK : 0);
+		}
+		t->ops->row_end(t);
 	}
-	comp_table(t, m);
+	t->ops->end(t);
 }

@@ -3,8 +3,10 @@
  * written through a table writer: the cell syntax of one format
  * (render_text.c, render_markdown.c, render_html.c).  The walk decides what
  * each cell says; the writer how a table, a row and a cell are spelled, how
- * a string is escaped, how an interval and a reason are shown.  Prose
- * around the tables stays with each renderer.
+ * a string is escaped, how an interval and a reason are shown; and, for
+ * the document around them (doc.h, which alone decides its sections,
+ * their order and prose), how a heading, a paragraph, a list and a
+ * figure are spelled.
  *
  * A writer may buffer: the text writer points t->out at a buffer of its own
  * from begin to end (and from para to para_end), collects the cells, and
@@ -27,6 +29,7 @@
 #define TW_CI 8u	/* an interval (HTML: dimmed) */
 
 struct tw;
+struct doc_block;
 
 struct tw_ops {
 	void (*esc)(FILE *out, const char *s);
@@ -51,8 +54,12 @@ struct tw_ops {
 	/* why a value is missing; NULL: the escaped text (text: "note N") */
 	void (*reason)(struct tw *t, const char *why);
 	const char *br;		/* a line break in a cell, before an interval */
-	/* prose around the tables: a section heading, a paragraph */
-	void (*section)(struct tw *t, const char *title);
+	/* the document (doc.h): a section heading of a level (1: a part of
+	 * the report; id: its anchor or NULL), a paragraph (alert: a
+	 * warning), a bulleted list, a figure (NULL: the format draws none) */
+	void (*section)(struct tw *t, int level, const char *id, const char *title);
+	void (*list)(struct tw *t, char *const *items, size_t n);
+	void (*figure)(struct tw *t, const struct report_model *m, const struct doc_block *b);
 	void (*para)(struct tw *t);
 	void (*para_end)(struct tw *t);
 	/* lines of a program's output, shown as they are (escaped) */
@@ -65,6 +72,9 @@ struct tw {
 	void *priv;		/* the writer's own state */
 	size_t ncols;
 	unsigned char right[TW_MAX_COLS];	/* right-aligned columns */
+	int alert;		/* the open paragraph is a warning */
+	size_t max_rows;	/* tw_answer: at most this many variants, */
+	size_t max_cols;	/* and workloads; 0: all */
 };
 
 /* "workload: metric (unit)", escaped. */
@@ -89,20 +99,14 @@ void tw_nested(struct tw *t, const struct report_model *m, const struct report_g
  * spread; the caller's text before it is report_nodes_note. */
 void tw_nodes(struct tw *t, const struct report_model *m, const struct report_group *g);
 
-/* The configurations section (LTT's table): per workload its config_metric group,
- * else its first; nothing without groups. */
-void tw_configurations(struct tw *t, const struct report_model *m);
 /* The tracer accounting table (m->n_tracer > 0). */
 void tw_tracer(struct tw *t, const struct report_model *m);
-/* The calibrated cost per event and the overhead compensation
- * (reports/calib.h) under their headings, with the published figures'
- * sources and a "does not fit" paragraph per compensated time whose
- * interval excludes the baseline's mean; nothing without m->n_calib. */
-void tw_calibration(struct tw *t, const struct report_model *m);
-/* The failed runs (m->failures): per workload and variant how many, the
- * first one's reason and its last lines of output; nothing without them. */
-void tw_failures(struct tw *t, const struct report_model *m);
-/* The Markers section (per-operation metrics); nothing without them. */
+/* The calibrated cost per event, a row per traced variant (m->calib), and
+ * the overhead compensation, a row per workload and variant (m->comp;
+ * reports/calib.h). */
+void tw_calib(struct tw *t, const struct report_model *m);
+void tw_comp(struct tw *t, const struct report_model *m);
+/* The Markers table: a row per variant of each per-operation metric. */
 void tw_markers(struct tw *t, const struct report_model *m);
 
 /* An overhead curve (report.h: struct report_curve): its title, escaped
@@ -112,23 +116,30 @@ void tw_curve_title(FILE *out, void (*e)(FILE *, const char *), const struct rep
 		    const struct report_curve *c);
 void tw_curve(struct tw *t, const struct report_model *m, const struct report_curve *c);
 /*
- * perturb run's closing summary (summary.h): per workload and metric that
- * matters (report_metric_matters) a section titled by it and a table, a
- * row per variant: its configurations-table statistic with its unit, its
- * dilation (marked when significant), the dilation's CI and the verdict:
- * the interval that decided it at its Holm level, and the star.
+ * The answer (doc.h): a row per variant (at most t->max_rows when set), a
+ * column per workload (at most t->max_cols), of its primary group (report_group.primary): the
+ * baseline's value of the configurations-table statistic with its unit,
+ * every other variant's dilation of it in % with its interval and "*"
+ * when its verdict is significant (marked), or why there is none.
+ * tw_answer_rows(): how many rows and (*n_cols) columns it has without a
+ * limit.
  */
-void tw_summary(struct tw *t, const struct report_model *m);
-/* The warnings (m->warnings) under a heading, a paragraph each: "kind:
- * text".  Nothing when there is none. */
-void tw_warnings(struct tw *t, const struct report_model *m);
+void tw_answer(struct tw *t, const struct report_model *m);
+size_t tw_answer_rows(const struct report_model *m, size_t *n_cols);
+/* The metrics that are not a workload's answer (!primary): a row per
+ * workload and metric, a column per variant: its value of the statistic
+ * and its dilation in % ("*": significant). */
+void tw_other(struct tw *t, const struct report_model *m);
 
 /*
- * A walk through the text writer (render_text.c) onto out, for text that
- * is not the text report (summary.c): the tables as the text report
- * prints them, then the notes their cells refer to ("note N: why").
+ * One section of the document (doc.h) through the text writer
+ * (render_text.c) onto out, for text that is not the text report
+ * (summary.c): its tables as the text report prints them (tw_answer at
+ * most max_rows rows and max_cols columns; 0: all), then the notes their
+ * cells refer to ("note N: why").
  */
-typedef void tw_walk_fn(struct tw *t, const struct report_model *m);
-void tw_text(FILE *out, const struct report_model *m, tw_walk_fn *walk);
+struct doc_section;
+void tw_text(FILE *out, const struct report_model *m, const struct doc_section *s,
+	     size_t max_rows, size_t max_cols);
 
 #endif

@@ -302,8 +302,9 @@ static void run_spin_study(int reps, const char *base_iters, int micro)
 
 static void report(struct cli_result *r, const char *format, const char *extra, const char *extra2)
 {
+	/* every metric's detail: these tests read the tables of all of them */
 	cli_run_env(dir, "NO_COLOR=1", r, "report", "--db", db, "--format", format,
-		    "--bootstrap", "500", extra, extra2, NULL);
+		    "--all-metrics", "--bootstrap", "500", extra, extra2, NULL);
 	cr_assert_eq(r->status, 0, "exit %d: %s", r->status, r->err);
 	/* every JSON report of these tests matches docs/report-schema.json */
 	if (!strcmp(format, "json"))
@@ -332,9 +333,9 @@ Test(report, text_has_every_table_fits_100_columns_and_no_colour)
 	}
 	cr_assert(!strchr(r.out, '\033'), "colour off a terminal");
 	cr_assert(strstr(r.out, "spin: iterations (it)"), "%s", r.out);
-	cr_assert(strstr(r.out, "\n Dilation at percentiles vs "), "%s", r.out);
-	cr_assert(strstr(r.out, "\n Moments; "), "%s", r.out);
-	cr_assert(strstr(r.out, "\nConfigurations\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\n Dilation at percentiles\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\n Moments\n"), "%s", r.out);
+	cr_assert(strstr(r.out, "\nThe answer\n"), "%s", r.out);
 	/* iterations: +5 % exactly, a baseline row in absolute units */
 	cr_assert(strstr(r.out, "+10000 it (+5.00 %)"), "%s", r.out);
 	cr_assert(strstr(r.out, "200000 it"), "%s", r.out);
@@ -822,7 +823,7 @@ Test(report, html_is_self_contained_with_one_cdf_path_per_variant)
 
 	run_spin_study(6, "100000", 0);
 	cli_run(dir, &r, "report", "--db", db, "--format", "html", "--output", path,
-		"--bootstrap", "200", NULL);
+		"--all-metrics", "--bootstrap", "200", NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_str_eq(r.out, "");
 	cli_result_release(&r);
@@ -834,13 +835,13 @@ Test(report, html_is_self_contained_with_one_cdf_path_per_variant)
 	 * and a histogram beside it */
 	cr_assert_eq(count_str(html, "<svg class=cdf "), 6);
 	cr_assert_eq(count_str(html, "<svg class=hist "), 6);
-	/* the summary first, then the contents, one entry per section */
-	cr_assert(strstr(html, "<h2 id=summary>Summary</h2>"));
-	cr_assert(strstr(html, "<h2 id=summary>") < strstr(html, "<nav><h2>Contents</h2>"));
-	cr_assert(strstr(html, "<nav><h2>Contents</h2>") < strstr(html, "<svg"));
-	cr_assert_eq(count_str(html, "<li><a href=\"#s") + 1, count_str(html, "<h2 id=s"),
-		     "every h2 but the summary's in the contents");
-	cr_assert(strstr(html, "<li><a href=\"#s1\">spin: wall (s)</a></li>"), "%s", html);
+	/* the contents, then the answer first, before any plot */
+	cr_assert(strstr(html, "<section id=answer>\n<h2>The answer</h2>"));
+	cr_assert(strstr(html, "<nav><h2>Contents</h2>") < strstr(html, "<section id=answer>"));
+	cr_assert(strstr(html, "<section id=answer>") < strstr(html, "<svg"));
+	cr_assert_eq(count_str(html, "<li><a href=\"#"), count_str(html, "<section id="),
+		     "every part of the report in the contents");
+	cr_assert(strstr(html, "<li><a href=\"#answer\">The answer</a></li>"), "%s", html);
 	cr_assert_eq(count_str(html, "class=cdf-line"), 6 * 4);
 	cr_assert(strstr(html, "cumulative probability"));
 	cr_assert(strstr(html, "loop_ns (ns&lt;&amp;&gt;)"), "axis label with its unit, escaped");
@@ -1077,7 +1078,7 @@ Test(report, tracer_rows_count_events_lost_and_bytes)
 
 Test(report, tracer_table_flags_lost_events_in_every_format)
 {
-	static const char *const warning = "runs that lost events: the tracer could not keep up; "
+	static const char *const warning = "Runs that lost events: the tracer could not keep up; "
 		"their dilation understates a lossless trace";
 	struct cli_result r;
 	const char *tab, *line;
@@ -1090,9 +1091,9 @@ Test(report, tracer_table_flags_lost_events_in_every_format)
 		cr_assert(len <= 100, "line of %zu columns: %.*s", len, (int)len, line);
 		line += len + (line[len] == '\n');
 	}
-	tab = strstr(r.out, "\nTracer accounting:");
+	tab = strstr(r.out, "\nTracer accounting\n");
 	cr_assert(tab, "%s", r.out);
-	cr_assert(tab > strstr(r.out, "\nConfigurations\n"), "after the configurations table");
+	cr_assert(tab > strstr(r.out, "\nOther metrics\n"), "among the other metrics");
 	cr_assert_null(strstr(tab, "ns/event"), "the cost per event is calibration's: %s", tab);
 	/* lossy: 2 of 4 runs lost events, marked; median events 650, lost 3.5 */
 	row = line_of(tab, "  lossy ");
@@ -1104,17 +1105,18 @@ Test(report, tracer_table_flags_lost_events_in_every_format)
 	free(row);
 	cr_assert(strstr(tab, "  base "), "%s", tab);
 	cr_assert(strstr(r.out, warning), "%s", r.out);
-	cr_assert(strstr(tab, "a calibration workload gives"), "%s", tab);
+	cr_assert(strstr(tab, "a\n cost per event needs a calibration workload") ||
+		  strstr(tab, "a cost per event needs a calibration workload"), "%s", tab);
 	cli_result_release(&r);
 
 	report(&r, "markdown", NULL, NULL);
-	cr_assert(strstr(r.out, "## Tracer accounting"), "%s", r.out);
+	cr_assert(strstr(r.out, "### Tracer accounting"), "%s", r.out);
 	cr_assert(strstr(r.out, "| traced-work | lossy | 650 | **2 of 4** | 3.500 |"), "%s", r.out);
 	cr_assert(strstr(r.out, warning), "%s", r.out);
 	cli_result_release(&r);
 
 	report(&r, "html", NULL, NULL);
-	cr_assert(strstr(r.out, ">Tracer accounting</h2>"), "%s", r.out);
+	cr_assert(strstr(r.out, ">Tracer accounting</h3>"), "%s", r.out);
 	cr_assert(strstr(r.out, "<td class=sig>2 of 4</td>"), "%s", r.out);
 	cr_assert(strstr(r.out, warning), "%s", r.out);
 	cli_result_release(&r);
@@ -1529,14 +1531,21 @@ Test(report, the_star_follows_the_interval_not_the_rank_test_in_every_format)
 	cli_result_release(&r);
 
 	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++) {
+		/* the summary shows the answer: ns_per_op when it is the primary
+		 * metric, its row the dilation with its interval */
+		int summary = !strcmp(fmts[i][0], "summary");
+		const char *at = summary ? " %" : " at 9";
 		char *row;
-		report(&r, fmts[i][0], NULL, NULL);
+		if (summary)
+			report(&r, fmts[i][0], "--config-metric", "ns_per_op");
+		else
+			report(&r, fmts[i][0], NULL, NULL);
 		/* the row of the verdict, the Holm interval "... at 9x %", of
 		 * ns_per_op: its group comes after wall's */
-		row = last_line_with(r.out, "low", " at 9");
+		row = last_line_with(r.out, "low", at);
 		cr_assert(row, "%s: no verdict row of low: %s", fmts[i][0], r.out);
 		cr_expect(!strstr(row, fmts[i][1]), "%s: low starred: %s", fmts[i][0], row);
-		row = last_line_with(r.out, "tight", " at 9");
+		row = last_line_with(r.out, "tight", at);
 		cr_assert(row, "%s: no verdict row of tight", fmts[i][0]);
 		cr_expect(strstr(row, fmts[i][1]), "%s: tight not starred: %s", fmts[i][0], row);
 		cli_result_release(&r);

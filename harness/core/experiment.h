@@ -140,6 +140,10 @@ struct workload {
 	size_t n_metrics;
 	double timeout_s;		/* 0 = the experiment's */
 	int repetitions;		/* 0 = the experiment's */
+	char *primary;			/* primary: the metric that is the
+					 * workload's answer in the report (a
+					 * calibration micro's ns_per_op); NULL:
+					 * wall */
 	/*
 	 * calibration: the workload hits a tracer's instrumented point a known
 	 * number of times (docs/experiment.md, "calibration"; the report's

@@ -13,7 +13,7 @@
 
 static const char *const workload_keys[] = {
 	"name", "kind", "description", "requires", "setup", "prepare", "cmd", "shell",
-	"metrics", "timeout", "repetitions", "dir", "matrix", "calibration", NULL
+	"metrics", "timeout", "repetitions", "dir", "matrix", "calibration", "primary", NULL
 };
 static const char *const metric_keys[] = { "name", "regex", "unit", NULL };
 
@@ -112,6 +112,27 @@ static int parse_calibration(struct ctx *c, const struct ynode *n, struct worklo
 	return 0;
 }
 
+/* primary: a metric the workload has: wall, user, sys, maxrss or one of
+ * its metrics: (struct workload's primary). */
+static int parse_primary(struct ctx *c, const struct ynode *n, struct workload *w)
+{
+	const struct reserved_metric *r;
+	int found;
+
+	if (yn_get_str(&c->y, n, "primary", &w->primary))
+		return -1;
+	if (!w->primary)
+		return 0;
+	found = (r = result_metric_reserved(w->primary)) && r->column;
+	for (size_t i = 0; !found && i < w->n_metrics; i++)
+		found = !strcmp(w->metrics[i].name, w->primary);
+	if (!found)
+		return yn_fail(&c->y, yn_get(n, "primary"), "primary: '%s' is not a metric of "
+			       "workload '%s' (wall, user, sys, maxrss or one of its metrics:)",
+			       w->primary, w->name);
+	return 0;
+}
+
 /*
  * A workload mapping.  w->name is set first, so that a failure later still
  * leaves a releasable workload.
@@ -175,7 +196,7 @@ int config_parse_workload(struct ctx *c, const struct ynode *n, struct workload 
 			       w->dir);
 	if ((x = yn_get(n, "calibration")) && parse_calibration(c, x, w))
 		return -1;
-	return 0;
+	return parse_primary(c, n, w);
 }
 
 void workload_release(struct workload *w)
@@ -193,6 +214,7 @@ void workload_release(struct workload *w)
 	free(w->calib_hits_metric);
 	free(w->calib_metric);
 	free(w->calib_ops_metric);
+	free(w->primary);
 	for (size_t i = 0; i < w->n_metrics; i++) {
 		struct metric_def *m = &w->metrics[i];
 		free(m->name);

@@ -1,12 +1,12 @@
 /*
  * store.h - the results database (SQLite).
  *
- * Schema version 10 (PRAGMA user_version; store_open migrates older
+ * Schema version 11 (PRAGMA user_version; store_open migrates older
  * databases forward, refuses newer ones; v2 added plan.block and
  * variants.timebase, v3 the table matrix, v4 results.output_dropped, v5 shards,
  * v6 calibration and tracer_variants, v7 results.cpu and start_mono,
  * v8 block_entries and results.cost_s, v9 calibration.ops_metric, v10
- * runs.label, repo, revision and commit_id):
+ * runs.label, repo, revision and commit_id, v11 workloads.primary_metric):
  *   experiments(id, name, path, text, sha256)
  *   runs(id, experiment_id, name, baseline, seed, "order", argv, started,
  *        ended, status, perturb_version, machine_json,
@@ -21,7 +21,9 @@
  *                                          timebase: "virtual" when the variant's
  *                                          times count executed instructions
  *                                          (its backend's, backend.h), else "real"
- *   workloads(run_id, idx, name, kind, description)
+ *   workloads(run_id, idx, name, kind, description, primary_metric)
+ *                                          primary_metric: the workload's
+ *                                          primary: (its answer; NULL: wall)
  *   plan(run_id, seq, variant, workload, variant_idx, workload_idx,
  *        repetition, warmup, round, block) variant/workload by name and idx;
  *                                          block: the unit entered at once
@@ -109,7 +111,7 @@
 
 struct store;
 
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 
 /*
  * Open a results database.
@@ -337,6 +339,9 @@ int store_walk_values(struct store *s, int64_t run_id, const struct store_walk *
  * (NULL and 0 for an unknown run). */
 int store_variant_names(struct store *s, int64_t run_id, char ***names, size_t *n);
 int store_workload_names(struct store *s, int64_t run_id, char ***names, size_t *n);
+/* Each workload's primary metric (its primary:), by idx; NULL entries for
+ * a workload that names none (wall then) and for runs stored before v11. */
+int store_workload_primaries(struct store *s, int64_t run_id, char ***names, size_t *n);
 /* The metrics a run has values of: wall, user, sys, maxrss (when it has a
  * result) and every stored metric_values name, sorted. */
 int store_metric_names(struct store *s, int64_t run_id, char ***names, size_t *n);

@@ -586,6 +586,12 @@ int store_workload_names(struct store *s, int64_t run_id, char ***names_out, siz
 		     run_id, names_out, n);
 }
 
+int store_workload_primaries(struct store *s, int64_t run_id, char ***names_out, size_t *n)
+{
+	return names(s, "SELECT primary_metric FROM workloads WHERE run_id = ?1 ORDER BY idx",
+		     run_id, names_out, n);
+}
+
 int store_metric_names(struct store *s, int64_t run_id, char ***names_out, size_t *n)
 {
 	return names(s, "SELECT column1 FROM (VALUES ('wall'), ('user'), ('sys'), ('maxrss'))"

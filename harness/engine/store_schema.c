@@ -312,6 +312,15 @@ static int migrate_revision(sqlite3 *db)
 	return rc;
 }
 
+/* v11: workloads.primary_metric, a workload's primary: (struct workload's
+ * primary; NULL: wall): the metric of its answer in the report
+ * (reports/doc.h).  Order-independent: added only when it is missing. */
+static int migrate_primary(sqlite3 *db)
+{
+	return add_missing_column(db, "workloads", "primary_metric",
+				  "ALTER TABLE workloads ADD COLUMN primary_metric TEXT;");
+}
+
 /* Each returns an SQLite result code. */
 static int (*const migrations[])(sqlite3 *db) = {
 	migrate_0_to_1,
@@ -324,6 +333,7 @@ static int (*const migrations[])(sqlite3 *db) = {
 	migrate_block_costs,
 	migrate_calib_ops,
 	migrate_revision,
+	migrate_primary,
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION,

@@ -156,8 +156,8 @@ static int put_names(struct store *s, const struct experiment *exp, int64_t run_
 
 	if (db_prepare(s, "INSERT INTO variants (run_id, idx, name, description, timebase)"
 		       " VALUES (?1, ?2, ?3, ?4, ?5)", &v, db_write_error) < 0 ||
-	    db_prepare(s, "INSERT INTO workloads (run_id, idx, name, kind, description)"
-		       " VALUES (?1, ?2, ?3, ?4, ?5)", &w, db_write_error) < 0)
+	    db_prepare(s, "INSERT INTO workloads (run_id, idx, name, kind, description,"
+		       " primary_metric) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &w, db_write_error) < 0)
 		goto out;
 	for (size_t i = 0; i < exp->n_variants; i++) {
 		const struct variant *x = &exp->variants[i];
@@ -177,7 +177,8 @@ static int put_names(struct store *s, const struct experiment *exp, int64_t run_
 				      sqlite3_bind_int64(w, 2, (int64_t)i) |
 				      sqlite3_bind_text(w, 3, x->name, -1, SQLITE_STATIC) |
 				      sqlite3_bind_text(w, 4, kind, -1, SQLITE_STATIC) |
-				      sqlite3_bind_text(w, 5, x->description, -1, SQLITE_STATIC)) < 0 ||
+				      sqlite3_bind_text(w, 5, x->description, -1, SQLITE_STATIC) |
+				      db_bind_opt_text(w, 6, x->primary)) < 0 ||
 		    put_matrix(s, "workload", x->name, x->base, x->matrix, x->n_matrix, run_id) < 0)
 			goto out;
 	}

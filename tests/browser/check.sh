@@ -4,9 +4,9 @@
 # Runs a small known-truth study (tests/progs/spin scaled by 0, +1 %, ...,
 # +15 %: eight variants), renders its HTML report, screenshots it with
 # headless Chromium (no network: file:// only, background networking off)
-# and checks the picture: the PNG exists, is 1200x2000; the summary comes
-# first (its box's blue left border, at the left of the page, above the
-# plots); the CDF plot is drawn (left of x = 632: enough pixels of the
+# and checks the picture: the PNG exists, is 1200x2000; the answer comes
+# before the detail (its box's blue left border, at the left of the page,
+# above the plots: the report reads answer first); the CDF plot is drawn (left of x = 632: enough pixels of the
 # line colours - black baseline, orange and blue variants - and of
 # non-white ink); the histogram beside it (right of x = 632) shows each of
 # the eight Okabe-Ito colours, one per variant, as bars.  The PNG and the
@@ -98,6 +98,7 @@ okabe_ito = [(0x00, 0x00, 0x00), (0xd5, 0x5e, 0x00), (0x00, 0x72, 0xb2), (0x00, 
              (0xcc, 0x79, 0xa7), (0xe6, 0x9f, 0x00), (0x56, 0xb4, 0xe9), (0xf0, 0xe4, 0x42)]
 bars = [0] * len(okabe_ito)
 summary_border = 0
+border_top = plot_top = h
 for y in range(h):
     f = raw[y * (stride + 1)]
     row = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
@@ -119,8 +120,9 @@ for y in range(h):
     for x in range(0, stride, bpp):
         r, g, bl = row[x], row[x + 1], row[x + 2]
         px = x // bpp
-        if px < 80 and y < 400 and r < 40 and 90 < g < 135 and bl > 150:
-            summary_border += 1       # the summary's border, #0072b2, before any plot
+        if px < 80 and r < 40 and 90 < g < 135 and bl > 150:
+            summary_border += 1       # the answer's border, #0072b2
+            border_top = min(border_top, y)
         if px >= 632:                 # the histogram, right of the CDF
             for k, (cr, cg, cb) in enumerate(okabe_ito):
                 if abs(r - cr) <= 6 and abs(g - cg) <= 6 and abs(bl - cb) <= 6:
@@ -132,13 +134,14 @@ for y in range(h):
             black += 1
         if r > 180 and 60 < g < 130 and bl < 60:        # #d55e00
             orange += 1
+            plot_top = min(plot_top, y)
         if r < 60 and 80 < g < 150 and bl > 150:        # #0072b2
             blue += 1
-print("check.sh: %dx%d, summary border %d px; left: %d ink pixels, CDF lines: black %d, "
-      "orange %d, blue %d; histogram bars by colour: %s"
-      % (w, h, summary_border, ink, black, orange, blue, bars))
-if summary_border < 100:
-    sys.exit("check.sh: no summary at the top of " + path)
+print("check.sh: %dx%d, answer border %d px from y %d, plots from y %d; left: %d ink pixels, "
+      "CDF lines: black %d, orange %d, blue %d; histogram bars by colour: %s"
+      % (w, h, summary_border, border_top, plot_top, ink, black, orange, blue, bars))
+if summary_border < 100 or border_top >= plot_top:
+    sys.exit("check.sh: no answer above the plots of " + path)
 if not (ink > 20000 and black > 100 and orange > 100 and blue > 100):
     sys.exit("check.sh: the CDF plot is missing or incomplete in " + path)
 if min(bars) < 100:

@@ -1,0 +1,290 @@
+/*
+ * test_doc.c - the report's document (reports/doc.h): built once from the
+ * model, answer first, the same order in every format; and perturb run's
+ * closing screen (reports/summary.h), one screen for any study.
+ */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "engine/store.h"
+#include "reports/doc.h"
+#include "reports/report.h"
+#include "reports/summary.h"
+#include "testlib.h"
+
+TL_FIXTURE_DIR()
+
+TestSuite(doc, .init = tl_setup, .fini = tl_teardown, .timeout = 90);
+
+/* The model of a golden study (tests/golden/STUDY.sql), loaded once. */
+static void model_of(const char *study, struct report_opts *o, struct report_model *m)
+{
+	char *path = xasprintf("%s/%s.db", dir, study);
+	char *db = tl_exists(path) ? path : cli_load_golden(dir, study);
+	struct store *st;
+	int usage = 0;
+
+	cr_assert_eq(store_open(db, STORE_READ, &st), 0);
+	cr_assert_eq(report_build(st, o, m, &usage), 0);
+	store_close(st);
+	if (db != path)
+		free(db);
+	free(path);
+}
+
+/* Where section id is in d (its index), -1 when absent. */
+static long where(const struct doc *d, const char *id)
+{
+	const struct doc_section *s = doc_find(d, id);
+	return s ? (long)(s - d->sections) : -1;
+}
+
+/* The level-2 sections under "detail" and "other": their titles joined. */
+static char *groups_of(const struct doc *d, const char *id)
+{
+	struct strbuf sb = STRBUF_INIT;
+	long i = where(d, id);
+
+	cr_assert_geq(i, 0, "no section %s", id);
+	for (size_t k = (size_t)i + 1; k < d->n_sections && d->sections[k].level > 1; k++)
+		if (d->sections[k].level == 2)
+			strbuf_addf(&sb, "%s;", d->sections[k].title);
+	return sb.buf ? strbuf_detach(&sb) : xstrdup("");
+}
+
+Test(doc, answer_first_then_costs_then_detail_notes_last)
+{
+	struct report_opts o = { 0 };
+	struct report_model m;
+	struct doc d;
+	char *detail;
+
+	model_of("calib", &o, &m);
+	doc_build(&m, &d);
+	cr_assert_eq(where(&d, "run"), 0, "what was run first");
+	cr_assert_eq(where(&d, "answer"), 1, "the answer second");
+	cr_assert_lt(where(&d, "answer"), where(&d, "calibration"));
+	cr_assert_lt(where(&d, "calibration"), where(&d, "compensation"));
+	cr_assert_lt(where(&d, "compensation"), where(&d, "detail"));
+	cr_assert_lt(where(&d, "detail"), where(&d, "other"));
+	cr_assert_eq(where(&d, "notes"), (long)d.n_sections - 1 -
+		     /* notes' own subsections, none */ 0, "notes last");
+	/* the detail holds the primary metrics only: wall of each workload */
+	detail = groups_of(&d, "detail");
+	cr_assert_str_eq(detail, "null-syscall: wall (s);gzip: wall (s);");
+	free(detail);
+	doc_release(&d);
+	report_release(&m);
+}
+
+Test(doc, all_metrics_puts_every_metric_in_the_detail)
+{
+	struct report_opts o = { .all_metrics = 1 };
+	struct report_model m;
+	struct doc d;
+	char *other;
+
+	model_of("tracer", &o, &m);
+	doc_build(&m, &d);
+	other = groups_of(&d, "other");
+	cr_assert(strstr(other, "traced-work: trace_lost (events);"), "%s", other);
+	cr_assert(strstr(other, "traced-work: user (s);"), "%s", other);
+	cr_assert(strstr(other, "Tracer accounting;"), "%s", other);
+	free(other);
+	doc_release(&d);
+	report_release(&m);
+	memset(&o, 0, sizeof(o));
+	model_of("tracer", &o, &m);
+	doc_build(&m, &d);
+	other = groups_of(&d, "other");
+	cr_assert_str_eq(other, "Tracer accounting;", "without --all-metrics: %s", other);
+	free(other);
+	doc_release(&d);
+	report_release(&m);
+}
+
+/* Every format writes the same sections in the same order. */
+Test(doc, every_format_has_the_same_order)
+{
+	static const char *const fmts[] = { "text", "markdown", "html" };
+	static const char *const titles[] = {
+		"What was run", "The answer", "Cost per event, calibrated", "Overhead compensation",
+		"Markers: cost per operation", "Detail", "Other metrics", "Warnings", "Notes",
+	};
+	char *db = cli_load_golden(dir, "calib");
+
+	for (size_t f = 0; f < ARRAY_SIZE(fmts); f++) {
+		struct cli_result r;
+		const char *at = NULL;
+		cli_run(dir, &r, "report", "--db", db, "--format", fmts[f], NULL);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		at = r.out;
+		for (size_t i = 0; i < ARRAY_SIZE(titles); i++) {
+			const char *p = strstr(at, titles[i]);
+			cr_assert(p, "%s: '%s' missing or out of order", fmts[f], titles[i]);
+			at = p + strlen(titles[i]);
+		}
+		cli_result_release(&r);
+	}
+	free(db);
+}
+
+/* A model of nv variants x nw workloads x nm metrics and nwarn warnings,
+ * made by hand: more than any screen holds. */
+static void big_model(struct report_model *m, struct report_opts *o, size_t nv, size_t nw,
+		      size_t nm, size_t nwarn)
+{
+	memset(m, 0, sizeof(*m));
+	m->opts = o;
+	m->run.id = 7;
+	m->run.experiment = xstrdup("big");
+	m->run.status = xstrdup("completed");
+	m->run.started = xstrdup("2026-01-01T10:00:00Z");
+	m->run.order = xstrdup("interleaved");
+	m->baseline = "v0";
+	m->percentiles[0] = 50;
+	m->n_percentiles = 1;
+	m->confidence = 0.95;
+	m->alpha = 0.05;
+	m->config_metric = "wall";
+	m->n_groups = nw * nm;
+	m->groups = xcalloc(m->n_groups, sizeof(*m->groups));
+	for (size_t g = 0; g < m->n_groups; g++) {
+		struct report_group *gr = &m->groups[g];
+		/* one string a workload, as the model interns them */
+		gr->workload = g % nm ? m->groups[g - 1].workload : xasprintf("workload-%zu", g / nm);
+		gr->metric = g % nm ? xasprintf("metric-%zu", g % nm) : "wall";
+		gr->unit = "s";
+		gr->primary = g % nm == 0;
+		gr->lo = gr->hi = NAN;
+		gr->noise.reason = "too few runs";
+		gr->n_series = nv;
+		gr->series = xcalloc(nv, sizeof(*gr->series));
+		for (size_t i = 0; i < nv; i++) {
+			struct report_series *s = &gr->series[i];
+			s->variant = s->label = xasprintf("variant-%zu", i);
+			s->n = 10;
+			s->pct[0] = 1.0 + 0.01 * (double)i;
+			s->is_baseline = !i;
+			s->compared = i > 0;
+			s->significant = i % 2;
+			s->pct_dil[0].ok = 1;
+			s->pct_dil[0].d.pct = (double)i;
+			s->pct_dil[0].d.ci_pct = (struct interval){ .has_ci = 1, .lo = i - 0.5,
+								    .hi = i + 0.5 };
+		}
+	}
+	m->n_warnings = nwarn;
+	m->warnings = xcalloc(nwarn, sizeof(*m->warnings));
+	for (size_t i = 0; i < nwarn; i++) {
+		m->warnings[i].kind = RW_OUTLIERS;
+		m->warnings[i].text = "a run far from the median";
+	}
+}
+
+Test(doc, closing_screen_is_at_most_40_lines)
+{
+	static const size_t shapes[][4] = {
+		{ 2, 1, 1, 0 }, { 12, 5, 20, 18 }, { 60, 9, 30, 200 }, { 3, 40, 2, 5 },
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(shapes); k++) {
+		struct report_opts o = { .db = "x.db" };
+		struct report_model m;
+		char *out = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&out, &len);
+
+		big_model(&m, &o, shapes[k][0], shapes[k][1], shapes[k][2], shapes[k][3]);
+		cr_assert_eq(report_summary(&m, f), 0);
+		fclose(f);
+		/* 40 with the blank line perturb run puts before it */
+		cr_assert_leq(tl_count_lines(out), 39, "%zu variants x %zu workloads: %d lines:\n%s",
+			      shapes[k][0], shapes[k][1], tl_count_lines(out), out);
+		cr_assert(strstr(out, "The answer"), "%s", out);
+		cr_assert(strstr(out, "full report: perturb report --run 7 --db x.db"), "%s", out);
+		if (shapes[k][3] > 3)
+			cr_assert(strstr(out, "more in the full report"), "%s", out);
+		/* never the other metrics */
+		cr_assert_null(strstr(out, "metric-1"), "%s", out);
+		free(out);
+		/* the hand-made model: freed here, not by report_release() */
+		for (size_t g = 0; g < m.n_groups; g++) {
+			for (size_t i = 0; i < m.groups[g].n_series; i++)
+				free((char *)m.groups[g].series[i].variant);
+			free(m.groups[g].series);
+			if (g % shapes[k][2] == 0)
+				free((char *)m.groups[g].workload);
+			if (strcmp(m.groups[g].metric, "wall"))
+				free((char *)m.groups[g].metric);
+		}
+		free(m.groups);
+		free(m.warnings);
+		free((char *)m.run.experiment);
+		free((char *)m.run.status);
+		free((char *)m.run.started);
+		free((char *)m.run.order);
+	}
+}
+
+/* A workload's primary: is stored with the run and is its answer. */
+Test(doc, a_workloads_primary_metric_is_its_answer)
+{
+	struct report_opts o = { 0 };
+	struct report_model m;
+	struct cli_result r;
+	struct store *st;
+	char *db = xasprintf("%s/p.db", dir), *stored;
+	int usage = 0;
+
+	tl_write(dir, "e.yaml", "name: p\nwarmup: 0\nrepetitions: 3\n"
+		 "variants: [{name: a}, {name: b, env: {X: 1}}]\n"
+		 "workloads:\n"
+		 "  - name: w\n"
+		 "    shell: 'echo \"score: 7\"'\n"
+		 "    metrics: [{name: score, regex: '^score: ([0-9]+)', unit: pt}]\n"
+		 "    primary: score\n"
+		 "  - {name: plain, cmd: [true]}\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "-q", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	stored = cli_sql_text(db, "SELECT group_concat(coalesce(primary_metric, '-'), ',') "
+			      "FROM workloads");
+	cr_assert_str_eq(stored, "score,-");
+	free(stored);
+	cr_assert_eq(store_open(db, STORE_READ, &st), 0);
+	cr_assert_eq(report_build(st, &o, &m, &usage), 0);
+	store_close(st);
+	for (size_t g = 0; g < m.n_groups; g++)
+		cr_assert_eq(m.groups[g].primary,
+			     !strcmp(m.groups[g].workload, "w") ? !strcmp(m.groups[g].metric, "score")
+								 : !strcmp(m.groups[g].metric, "wall"),
+			     "%s: %s", m.groups[g].workload, m.groups[g].metric);
+	report_release(&m);
+	/* --config-metric names every workload's answer */
+	o.config_metric = "wall";
+	cr_assert_eq(store_open(db, STORE_READ, &st), 0);
+	cr_assert_eq(report_build(st, &o, &m, &usage), 0);
+	store_close(st);
+	for (size_t g = 0; g < m.n_groups; g++)
+		cr_assert_eq(m.groups[g].primary, !strcmp(m.groups[g].metric, "wall"));
+	report_release(&m);
+
+	/* a metric the workload does not have: where, and nothing written */
+	tl_write(dir, "bad.yaml", "name: p\nvariants: [{name: a}]\n"
+		 "workloads:\n  - {name: w, cmd: [true], primary: ops}\n");
+	cli_run(dir, &r, "run", "bad.yaml", "--db", "bad.db", NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "bad.yaml:4:37: primary: 'ops' is not a metric of workload 'w'"),
+		  "%s", r.err);
+	cli_result_release(&r);
+	free(db);
+	db = xasprintf("%s/bad.db", dir);
+	cr_assert(!tl_exists(db), "a bad study wrote its database");
+	free(db);
+}
