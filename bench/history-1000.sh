@@ -37,6 +37,11 @@ workloads: [{name: w, cmd: ["true"]}]
 YAML
 "$perturb" run "$dir/e.yaml" --db "$dir/r.db" -q --label c0
 
+# every column but run_id, as the schema has them (it grows: v11 added
+# workloads.primary_metric)
+cols() { sqlite3 "$dir/r.db" "SELECT group_concat('$2.' || name, ', ') FROM pragma_table_info('$1') WHERE name != 'run_id'"; }
+vcols=$(cols variants v)
+wcols=$(cols workloads w)
 sqlite3 "$dir/r.db" <<SQL
 PRAGMA foreign_keys = OFF;
 PRAGMA journal_mode = OFF;
@@ -51,8 +56,8 @@ SELECT k.id, r.experiment_id, r.name, r.baseline, r.seed, r."order", r.argv,
        strftime('%Y-%m-%dT%H:%M:%SZ', r.started, '+' || k.i || ' seconds'), r.ended, r.status,
        r.perturb_version, r.machine_json, 'c' || k.i
 FROM runs r, k WHERE r.id = 1;
-INSERT INTO variants SELECT k.id, v.idx, v.name, v.description, v.timebase FROM variants v, k WHERE v.run_id = 1;
-INSERT INTO workloads SELECT k.id, w.idx, w.name, w.kind, w.description FROM workloads w, k WHERE w.run_id = 1;
+INSERT INTO variants SELECT k.id, $vcols FROM variants v, k WHERE v.run_id = 1;
+INSERT INTO workloads SELECT k.id, $wcols FROM workloads w, k WHERE w.run_id = 1;
 INSERT INTO plan SELECT k.id, p.seq, p.variant, p.workload, p.variant_idx, p.workload_idx, p.repetition,
        p.warmup, p.round, p.block FROM plan p, k WHERE p.run_id = 1;
 INSERT INTO results (run_id, seq, status, exit_code, started, wall_s, user_s, sys_s, maxrss_kb)
