@@ -158,7 +158,8 @@ $(B)/perturb-micro-static: $(MICRO_OBJ)
 # libtraceevent's plugin loader is linked in but never called: glibc's
 # warning about dlopen in a static program is dropped, nothing else.
 AGENT_SRC := harness/backends/guest/agent.c harness/backends/proto.c instrumentation/tracefs.c \
-	harness/lib/util.c harness/counters/counters_names.c harness/counters/counters_perf.c
+	harness/lib/util.c harness/lib/mounts.c harness/counters/counters_names.c \
+	harness/counters/counters_perf.c
 $(B)/perturb-guest-agent: $(AGENT_SRC) harness/backends/proto.h instrumentation/tracefs.h \
 		harness/lib/util.h harness/counters/counters.h harness/counters/counters_backend.h
 	@mkdir -p $(dir $@)
