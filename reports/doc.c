@@ -240,9 +240,10 @@ static void answer(const struct report_model *m, struct doc *d, const char *lvl,
 		return;
 	s = section(d, 1, "answer", "The answer");
 	purpose(s, "Each workload's primary metric: the %s of %s, then each variant's dilation "
-		"of it in %% with its %s %% CI; *: the variant differs from %s (the interval at "
-		"its Holm level excludes 0, as perturb gate decides).", stat, m->baseline, lvl,
-		m->baseline);
+		"of it in %% with the interval that decides it: its CI at its Holm level (%s %% "
+		"for one comparison, wider for more; the detail gives both); *: the variant "
+		"differs from %s (that interval excludes 0, as perturb gate decides).", stat,
+		m->baseline, lvl, m->baseline);
 	table(s, DT_ANSWER, NULL, NULL);
 }
 

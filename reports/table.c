@@ -842,7 +842,13 @@ void tw_answer(struct tw *t, const struct report_model *m)
 			}
 			pct1(v, sizeof(v), d->d.pct);
 			fprintf(t->out, "%s %%", v);
-			if (d->d.ci_pct.has_ci) {
+			/* the interval that decides the star: the verdict's, at its
+			 * Holm level (the 95 % one only when nothing was judged) */
+			if (s->verdict.tested && s->verdict.ci.has_ci) {
+				pct1(lo, sizeof(lo), s->verdict.ci.lo);
+				pct1(hi, sizeof(hi), s->verdict.ci.hi);
+				fprintf(t->out, " [%s, %s]", lo, hi);
+			} else if (d->d.ci_pct.has_ci) {
 				pct1(lo, sizeof(lo), d->d.ci_pct.lo);
 				pct1(hi, sizeof(hi), d->d.ci_pct.hi);
 				fprintf(t->out, " [%s, %s]", lo, hi);
