@@ -101,17 +101,51 @@ static void answer_shape(const struct report_model *m, const struct doc_section 
 		--*rows;
 }
 
-/* One line on the failed runs: how many, where, the first one's reason. */
-static void failed(const struct report_model *m, FILE *out)
+/* The failed runs: how many, where, the first one's reason, wrapped at
+ * the report's width; in *lines how many lines (the blank one above
+ * included). */
+static char *failed_text(const struct report_model *m, size_t *lines)
 {
 	const struct report_failure *f = &m->failures[0];
-	size_t n = 0;
+	struct strbuf sb = STRBUF_INIT;
+	char *buf = NULL;
+	size_t n = 0, len = 0;
+	FILE *out;
 
 	for (size_t i = 0; i < m->n_failures; i++)
 		n += m->failures[i].n;
-	fprintf(out, "\nFailed runs: %zu, of %zu variant x workload pair%s; the first: %s under %s, "
-		"%s%s%s\n", n, m->n_failures, m->n_failures == 1 ? "" : "s", f->workload,
-		f->variant, f->status, *f->reason ? ", " : "", f->reason);
+	strbuf_addf(&sb, "Failed runs: %zu, of %zu variant x workload pair%s; the first: %s under "
+		    "%s, %s%s%s", n, m->n_failures, m->n_failures == 1 ? "" : "s", f->workload,
+		    f->variant, f->status, *f->reason ? ", " : "", f->reason);
+	out = fmt_memstream(&buf, &len);
+	fputc('\n', out);
+	fmt_wrap(out, "", sb.buf, SUMMARY_WIDTH);
+	fclose(out);
+	strbuf_release(&sb);
+	*lines = 0;
+	for (const char *p = buf; *p; p++)
+		*lines += *p == '\n';
+	return buf;
+}
+
+/* The first shown warnings, each wrapped at the report's width under its
+ * kind (a 200-column line is three rows of a terminal: the screen's 40
+ * lines count rows), and in *lines how many lines that is. */
+static char *warnings_text(const struct report_model *m, size_t shown, size_t *lines)
+{
+	char *buf = NULL, first[64];
+	size_t len = 0;
+	FILE *f = fmt_memstream(&buf, &len);
+
+	for (size_t i = 0; i < shown; i++) {
+		snprintf(first, sizeof(first), "  %s: ", report_warning_kinds[m->warnings[i].kind]);
+		fmt_wrap(f, first, m->warnings[i].text, SUMMARY_WIDTH);
+	}
+	fclose(f);
+	*lines = 0;
+	for (const char *p = buf; *p; p++)
+		*lines += *p == '\n';
+	return buf;
 }
 
 int report_summary(const struct report_model *m, FILE *out)
@@ -121,7 +155,8 @@ int report_summary(const struct report_model *m, FILE *out)
 	const struct doc_section *ans;
 	size_t nv, nw, lo, hi, fixed, lines = 0, rows = 0, cols = 0, all_rows, all_cols;
 	size_t shown = m->n_warnings < SUMMARY_WARNINGS ? m->n_warnings : SUMMARY_WARNINGS;
-	char *text = NULL;
+	char *text = NULL, *warn, *fail;
+	size_t warn_lines, fail_lines = 0;
 	struct doc d;
 
 	counts(m, &nv, &nw, &lo, &hi);
@@ -135,8 +170,10 @@ int report_summary(const struct report_model *m, FILE *out)
 	/* the lines around the answer: the blank line perturb run puts
 	 * before the screen, the one above, the failed runs, the warnings,
 	 * the command; the answer gets the rest */
-	fixed = 2 + (m->n_warnings ? 2 + shown + (m->n_warnings > shown) : 0) + 2 +
-		(m->n_failures ? 2 : 0);
+	warn = warnings_text(m, shown, &warn_lines);
+	fail = m->n_failures ? failed_text(m, &fail_lines) : NULL;
+	fixed = 2 + (m->n_warnings ? 2 + warn_lines + (m->n_warnings > shown) : 0) + 2 +
+		(fail ? fail_lines : 0);
 	doc_build(m, &d);
 	ans = doc_find(&d, "answer");
 	all_rows = tw_answer_rows(m, &all_cols);
@@ -152,13 +189,13 @@ int report_summary(const struct report_model *m, FILE *out)
 		fputs("\n  no successful measured run\n", out);
 	}
 	doc_release(&d);
-	if (m->n_failures)
-		failed(m, out);
+	if (fail)
+		fputs(fail, out);
+	free(fail);
 	if (m->n_warnings)
 		fprintf(out, "\nwarnings (%zu):\n", m->n_warnings);
-	for (size_t i = 0; i < shown; i++)
-		fprintf(out, "  %s: %s\n", report_warning_kinds[m->warnings[i].kind],
-			m->warnings[i].text);
+	fputs(warn, out);
+	free(warn);
 	if (m->n_warnings > shown)
 		fprintf(out, "  ... and %zu more in the full report\n", m->n_warnings - shown);
 	strbuf_addf(&cmd, "perturb report --run %lld", (long long)h->id);

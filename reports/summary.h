@@ -27,9 +27,11 @@
  * than SUMMARY_LINES it shows fewer workloads (as many as fit with
  * SUMMARY_FEW_ROWS variants), then fewer variants, and says how many of
  * each it shows.  One line on the failed runs, when there are: how many
- * and the first one's reason.  The first SUMMARY_WARNINGS warnings (the model holds them in kind
- * order: the machine's first) are one line each, never wrapped, then how
- * many more.  The report command names report_opts.db when it is set (the
+ * and the first one's reason.  The first SUMMARY_WARNINGS warnings (the
+ * model holds them in kind order: the machine's first), then how many
+ * more.  The failed runs' line and the warnings are wrapped at
+ * SUMMARY_WIDTH columns, and the 40 lines count the wrapped ones: a
+ * 200-column line is three rows of a terminal.  The report command names report_opts.db when it is set (the
  * caller sets it when the database is not the default one), quoted for
  * the shell.
  */
@@ -41,6 +43,7 @@
 
 #define SUMMARY_LINES 40
 #define SUMMARY_WARNINGS 3
+#define SUMMARY_WIDTH 100	/* the text report's width */
 /* the variants the answer keeps while it drops workloads to fit */
 #define SUMMARY_FEW_ROWS 5
 
