@@ -128,19 +128,42 @@ static char *failed_text(const struct report_model *m, size_t *lines)
 	return buf;
 }
 
-/* The first shown warnings, each wrapped at the report's width under its
- * kind (a 200-column line is three rows of a terminal: the screen's 40
- * lines count rows), and in *lines how many lines that is. */
+/* Is warning w about the answer: the machine or the run as a whole (no
+ * metric), or a workload's primary metric?  Warnings about tracer
+ * accounting, counters and bookkeeping (ops) are not the screen's. */
+static int about_answer(const struct report_model *m, const struct report_warning *w)
+{
+	if (!w->metric)
+		return 1;
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		const struct report_group *g = &m->groups[gi];
+		if (g->metric == w->metric && (!w->workload || g->workload == w->workload))
+			return g->primary;
+	}
+	return 0;
+}
+
+/* The shown warnings, each wrapped at the report's width under its kind
+ * (a 200-column line is three rows of a terminal: the screen's 40 lines
+ * count rows), and in *lines how many lines that is: the first
+ * SUMMARY_WARNINGS about the answer, in the model's order, then others
+ * if there are fewer. */
 static char *warnings_text(const struct report_model *m, size_t shown, size_t *lines)
 {
 	char *buf = NULL, first[64];
-	size_t len = 0;
+	size_t len = 0, k = 0;
 	FILE *f = fmt_memstream(&buf, &len);
 
-	for (size_t i = 0; i < shown; i++) {
-		snprintf(first, sizeof(first), "  %s: ", report_warning_kinds[m->warnings[i].kind]);
-		fmt_wrap(f, first, m->warnings[i].text, SUMMARY_WIDTH);
-	}
+	for (int pass = 1; pass >= 0; pass--)
+		for (size_t i = 0; i < m->n_warnings && k < shown; i++) {
+			const struct report_warning *w = &m->warnings[i];
+
+			if (about_answer(m, w) != pass)
+				continue;
+			snprintf(first, sizeof(first), "  %s: ", report_warning_kinds[w->kind]);
+			fmt_wrap(f, first, w->text, SUMMARY_WIDTH);
+			k++;
+		}
 	fclose(f);
 	*lines = 0;
 	for (const char *p = buf; *p; p++)

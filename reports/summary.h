@@ -27,9 +27,10 @@
  * than SUMMARY_LINES it shows fewer workloads (as many as fit with
  * SUMMARY_FEW_ROWS variants), then fewer variants, and says how many of
  * each it shows.  One line on the failed runs, when there are: how many
- * and the first one's reason.  The first SUMMARY_WARNINGS warnings (the
- * model holds them in kind order: the machine's first), then how many
- * more.  The failed runs' line and the warnings are wrapped at
+ * and the first one's reason.  SUMMARY_WARNINGS warnings (the model
+ * holds them in kind order: the machine's first): the first about the
+ * answer (the machine, the run, a workload's primary metric), others only
+ * when there are fewer, then how many more.  The failed runs' line and the warnings are wrapped at
  * SUMMARY_WIDTH columns, and the 40 lines count the wrapped ones: a
  * 200-column line is three rows of a terminal.  The report command names report_opts.db when it is set (the
  * caller sets it when the database is not the default one), quoted for
