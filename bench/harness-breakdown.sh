@@ -6,7 +6,8 @@
 # Runs a RUNS-run study of /bin/true (default 500; env RUNS=N) with
 # PERTURB_TIMING set (harness/lib/stages.h): perturb adds the time between
 # its marks to the stage each closes, and prints per stage its total, its
-# mean per run and its share: plan (between runs), cgroup (taken, escapees
+# mean per run and its share: plan (between runs; the closing report after
+# the last run is no stage), cgroup (taken, escapees
 # watched), spawn (clone/vfork, set-up, exec), wait (the workload itself),
 # reap (wait4, output, status), cgroup end (leftovers, escapees, usage,
 # given back), result, store; each also as perturb's own CPU time per run,

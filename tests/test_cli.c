@@ -1285,3 +1285,42 @@ Test(cli, a_run_whose_daemon_or_background_load_did_not_hold_is_failed)
 				     "r.reason LIKE '%daemon was not running throughout the run%'"), 1,
 		     "%s", last_err);
 }
+
+/*
+ * PERTURB_TIMING (harness/lib/stages.c): one line per stage, the runs
+ * counted once each, and nothing after the last run charged to a stage:
+ * the closing report, built after the walk, once made "plan" look like
+ * 220 us a run of a 500-run study (bench/harness-breakdown.sh).  The
+ * report's bootstraps take tens of milliseconds, 40 spawns a few: charged
+ * to the plan, they would put it far above the spawn.
+ */
+Test(cli, timing_counts_the_runs_and_not_the_report)
+{
+	struct cli_result r;
+	char *env = xasprintf("PERTURB_TIMING=%s/timing", dir), *path, *t, *line;
+	double plan = -1, spawn = -1;
+	long runs = -1;
+
+	tl_write(dir, "e.yaml", "name: t\nwarmup: 0\nrepetitions: 20\n"
+		 "variants: [{name: a}, {name: b}]\n"
+		 "workloads: [{name: w, cmd: [/bin/true]}]\n");
+	cli_run_env(dir, env, &r, "run", "e.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	path = xasprintf("%s/timing", dir);
+	t = read_file(path, NULL);
+	cr_assert(t, "no timing file");
+	cr_assert_eq(sscanf(t, "# perturb timing: %ld runs", &runs), 1, "%s", t);
+	cr_assert_eq(runs, 40, "%s", t);
+	for (line = t; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (!strncmp(line, "plan ", 5))
+			sscanf(line + 5, "%lf", &plan);
+		if (!strncmp(line, "spawn (clone, exec) ", 20))
+			sscanf(line + 20, "%lf", &spawn);
+	}
+	cr_assert(plan >= 0 && spawn > 0, "%s", t);
+	cr_assert_lt(plan, spawn, "the report was charged to the plan:\n%s", t);
+	free(t);
+	free(path);
+	free(env);
+}

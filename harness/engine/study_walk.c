@@ -491,5 +491,6 @@ int study_walk(struct study *s)
 		if (r)
 			break;
 	}
+	stage_leave();	/* what comes after the runs (the report) is no stage */
 	return study_leave_active(s, NULL);
 }

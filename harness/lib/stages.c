@@ -28,7 +28,7 @@ static void report(void)
 
 	if (!f)
 		return;
-	stage_enter(STAGE_PLAN);	/* closes the stage open at the end */
+	stage_leave();		/* closes the stage open at the end */
 	for (int i = 0; i < STAGE_N; i++)
 		all += st.total[i];
 	fprintf(f, "# perturb timing: %ld runs, %.6f s in the stages\n", st.runs, all);
@@ -43,9 +43,32 @@ static void report(void)
 		fclose(f);
 }
 
-void stage_enter(enum stage s)
+/* Add the time since the last mark to the open stage; t and c: now. */
+static void close_stage(double *t, double *c)
 {
 	struct timespec ts;
+
+	*t = now_mono();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	*c = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (st.cur >= 0) {
+		st.total[st.cur] += *t - st.since;
+		st.cpu[st.cur] += *c - st.cpu_since;
+	}
+}
+
+void stage_leave(void)
+{
+	double t, c;
+
+	if (st.on <= 0)
+		return;
+	close_stage(&t, &c);
+	st.cur = -1;
+}
+
+void stage_enter(enum stage s)
+{
 	double t, c;
 
 	if (st.on < 0) {
@@ -56,13 +79,7 @@ void stage_enter(enum stage s)
 	}
 	if (!st.on)
 		return;
-	t = now_mono();
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	c = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	if (st.cur >= 0) {
-		st.total[st.cur] += t - st.since;
-		st.cpu[st.cur] += c - st.cpu_since;
-	}
+	close_stage(&t, &c);
 	st.cur = (int)s;
 	st.since = t;
 	st.cpu_since = c;

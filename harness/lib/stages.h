@@ -32,5 +32,8 @@ enum stage {
 };
 
 void stage_enter(enum stage s);
+/* Close the open stage and count nothing until the next stage_enter():
+ * the study's end, so that its report is not charged to the plan. */
+void stage_leave(void);
 
 #endif
