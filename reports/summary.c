@@ -122,9 +122,7 @@ static char *failed_text(const struct report_model *m, size_t *lines)
 	fmt_wrap(out, "", sb.buf, SUMMARY_WIDTH);
 	fclose(out);
 	strbuf_release(&sb);
-	*lines = 0;
-	for (const char *p = buf; *p; p++)
-		*lines += *p == '\n';
+	*lines = count_lines(buf, len);
 	return buf;
 }
 
@@ -165,9 +163,7 @@ static char *warnings_text(const struct report_model *m, size_t shown, size_t *l
 			k++;
 		}
 	fclose(f);
-	*lines = 0;
-	for (const char *p = buf; *p; p++)
-		*lines += *p == '\n';
+	*lines = count_lines(buf, len);
 	return buf;
 }
 
