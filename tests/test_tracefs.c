@@ -1785,6 +1785,42 @@ Test(perf, a_trace_variant_counts_the_lines_of_each_run)
 	perf_counts_study("{trace: {syscalls: [getppid]}}", "perf trace");
 }
 
+/* perf trace's log, read by offset, is bounded by giving back the blocks
+ * it has read (a hole punched): with a bound of 64 KiB, the log of 80,000
+ * getppid lines a run keeps its size but holds under a MiB on disk, and
+ * every run's count is still whole (issue 22: a flood filled the disk). */
+Test(perf, a_trace_variants_log_gives_back_what_it_has_read)
+{
+	struct cli_result r;
+	struct stat st;
+	char *log = NULL, *cmd;
+
+	need_perf();
+	perf_study("  - name: pv\n    perf: {trace: {syscalls: [getppid]}}\n");
+	cli_run_env(dir, "PERTURB_PERF_TRACE_LOG_MAX=65536", &r, "run", "p.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "perf: perf trace wrote more than its log keeps (65536 bytes)"),
+		  "%s", r.err);
+	cli_result_release(&r);
+	assert_perf_counts("perf trace, bounded log");
+	cmd = xasprintf("find %s -name 'pv-perf.log' | head -n 1", dir);
+	FILE *f = popen(cmd, "r");
+	char line[4096];
+	if (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		log = xstrdup(line);
+	}
+	if (f)
+		pclose(f);
+	free(cmd);
+	cr_assert(log && stat(log, &st) == 0, "no pv-perf.log under %s", dir);
+	cr_assert_gt(st.st_size, 2 * 1024 * 1024, "%s: %lld bytes", log, (long long)st.st_size);
+	cr_assert_lt((long long)st.st_blocks * 512, 1024 * 1024, "%s: %lld bytes on disk of %lld",
+		     log, (long long)st.st_blocks * 512, (long long)st.st_size);
+	free(log);
+	assert_state_as_before("perf trace, bounded log");
+}
+
 Test(perf, what_the_machine_forbids_is_refused_before_anything_runs)
 {
 	struct cli_result r;

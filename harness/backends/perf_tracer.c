@@ -249,6 +249,8 @@ struct perf_tracer {
 	int log;		/* trace: its output, read */
 	int inotify;		/* trace: changes of the log */
 	off_t cursor;		/* where the next whole record (line) starts */
+	off_t freed;		/* trace: the log's bytes below this are read and
+				 * their blocks given back (free_read_log) */
 	struct strbuf line;	/* trace: the incomplete last line */
 	struct perf_counts acc;	/* since the last mark */
 	unsigned sync;		/* trace: the current sync's number (1..MARK_SYNCS) */
@@ -454,6 +456,51 @@ static void trace_line(struct perf_tracer *t, const char *s, size_t n)
 	}
 }
 
+/* The bytes perf trace's log keeps on disk: PROC_LOG_MAX, as every log
+ * (PERTURB_PERF_TRACE_LOG_MAX, bytes, for the tests). */
+static off_t trace_log_max(void)
+{
+	const char *e = getenv("PERTURB_PERF_TRACE_LOG_MAX");
+	long v;
+
+	if (e && parse_long(e, 8192, PROC_LOG_MAX, &v) == 0)
+		return (off_t)v;
+	return PROC_LOG_MAX;
+}
+
+/*
+ * trace: its log is read by offset as it grows, so it cannot be cut as a
+ * daemon's log is (proc.h, PROC_LOG_MAX); its blocks read more than half
+ * the bound ago are given back instead (a hole punched: the file keeps
+ * its size and its offsets, the disk holds at most the bound), so that a
+ * flood of events cannot fill the database's disk (issue 22).  Said once.
+ */
+static void free_read_log(struct perf_tracer *t)
+{
+	static int said;
+	off_t max = trace_log_max(), keep = (t->cursor - max / 2) & ~(off_t)4095;
+	int fd;
+
+	if (t->cursor <= max || keep - t->freed < max / 4)
+		return;
+	fd = open(t->log_path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, keep) < 0) {
+		if (!said++)
+			warning("perf: cannot give back the read part of '%s' (%s): it grows "
+				"unbounded", t->log_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		t->freed = keep;
+		return;
+	}
+	close(fd);
+	if (!t->freed && !said++)
+		warning("perf: perf trace wrote more than its log keeps (%lld bytes): its first "
+			"bytes, read and counted, are given back to the disk as they are read "
+			"('%s' keeps the last of it)", (long long)max, t->log_path);
+	t->freed = keep;
+}
+
 /* trace: the whole lines written since the cursor. */
 static int scan_log(struct perf_tracer *t)
 {
@@ -473,6 +520,7 @@ static int scan_log(struct perf_tracer *t)
 	}
 	if (k < 0)
 		return error("perf: cannot read '%s': %s", t->log_path, strerror(errno));
+	free_read_log(t);
 	return 0;
 }
 

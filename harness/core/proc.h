@@ -101,8 +101,9 @@ int proc_run_command(char *const *argv, char *const *envp, const char *cwd,
  * number its first group matches in each line the log drops, and the
  * marker then ends in "; the lines dropped tallied T" (bpftrace's "Lost N
  * events": bpf.c adds proc_log_tally() to what the log still holds).  Only
- * perf trace's log, which perturb reads as it grows, run by run, passes
- * log_max 0: unbounded.
+ * perf trace's log, which perturb reads as it grows, run by run, by offset,
+ * passes log_max 0: perf_tracer.c bounds it on disk instead, giving back
+ * (a punched hole) what it has read beyond the last half of PROC_LOG_MAX.
  */
 #define PROC_LOG_MAX (16 * 1024 * 1024)
 /* The tally of the log at path (0: none, or no log). */
