@@ -559,4 +559,14 @@ Test(history, bisect_bad_input_exits_2)
 	cr_assert_eq(r.status, 2);
 	cli_result_release(&r);
 	cr_assert_not(tl_exists(db), "nothing written");
+	/* a name that matches nothing: exit 2 at the first run measured, with
+	 * a did-you-mean (as perturb gate), not every commit run, undecided */
+	free(sh("git -C repo checkout -q prog.c"));
+	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "c1", "--bad", "c3",
+		"--build", BUILD, "--db", db, "--metric", "wal", "--max-dilation", "5%", NULL);
+	cr_assert_eq(r.status, 2, "exit %d\n%s%s", r.status, r.out, r.err);
+	cr_assert(strstr(r.err, "'wal'") && strstr(r.err, "wall"), "%s", r.err);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM runs"), 1, "%s", r.err);
+	cli_result_release(&r);
+	free(sh("test \"$(git -C repo rev-parse --abbrev-ref HEAD)\" = main"));
 }

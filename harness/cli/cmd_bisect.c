@@ -8,6 +8,7 @@
  */
 #include "commands.h"
 #include "options.h"
+#include "pick.h"
 #include "engine/bisect.h"
 #include "engine/store.h"
 #include "reports/bisect_out.h"
@@ -19,12 +20,37 @@
 #include <string.h>
 #include <unistd.h>
 
-/* bisect_judge_fn: the gate's verdict by the command's rule. */
+/* The command's rule, and whether its names were checked against a run. */
+struct judging {
+	struct gate_rule *rule;
+	const struct opt *opts;
+	int checked, typo;
+};
+
+/* bisect_judge_fn: the gate's verdict by the command's rule.  Its names
+ * are checked as perturb gate checks them (pick.h), against the first run
+ * measured: a typo ends the bisect at once with exit 2, rather than after
+ * every commit was built and run, "undecided". */
 static int judge(struct store *st, int64_t run_id, enum bisect_verdict *v, void *arg)
 {
+	struct judging *j = arg;
+	struct gate_rule *r = j->rule;
 	enum gate_verdict g;
 
-	if (bisect_gate_verdict(st, run_id, arg, &g, NULL) < 0)
+	if (!j->checked++ &&
+	    ((opt_given(j->opts, &r->variant) &&
+	      pick_names_in(st, run_id, PICK_VARIANT, "--variant", (char *const *)&r->variant,
+			    1, 1)) ||
+	     (opt_given(j->opts, &r->workload) &&
+	      pick_names_in(st, run_id, PICK_WORKLOAD, "--workload", (char *const *)&r->workload,
+			    1, 1)) ||
+	     (opt_given(j->opts, &r->metric) &&
+	      pick_names_in(st, run_id, PICK_METRIC, "--metric", (char *const *)&r->metric,
+			    1, 0)))) {
+		j->typo = 1;
+		return -1;
+	}
+	if (bisect_gate_verdict(st, run_id, r, &g, NULL) < 0)
 		return -1;
 	*v = g == GATE_FAIL ? BISECT_BAD : g == GATE_PASS ? BISECT_GOOD : BISECT_UNDECIDED;
 	return 0;
@@ -42,6 +68,7 @@ int cmd_bisect(int argc, char **argv)
 	struct bisect_opts bo = { .db = "results/perturb.db", .max_rounds = 3 };
 	struct bisect_result r = { 0 };
 	struct gate_rule rule = { 0 };
+	struct judging j;
 	struct store *st = NULL;
 	int ret = EXIT_USAGE, rc;
 	struct opt opts[] = {
@@ -82,10 +109,11 @@ int cmd_bisect(int argc, char **argv)
 		      "(perturb help bisect)");
 		goto out;
 	}
+	j = (struct judging){ .rule = &rule, .opts = opts };
 	bo.judge = judge;
-	bo.judge_arg = &rule;
+	bo.judge_arg = &j;
 	rc = bisect_run(&bo, &r);
-	if (rc > 0)
+	if (rc > 0 || j.typo)
 		goto out;
 	ret = EXIT_RUNTIME;
 	if (rc < 0 || (access(bo.db, F_OK) == 0 && store_open(bo.db, STORE_READ, &st) < 0))
