@@ -167,6 +167,12 @@ char *fmt_text_dup(const char *s)
 	return buf;
 }
 
+void fmt_csv_num(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, "%.17g", v);
+}
+
 void fmt_csv(FILE *out, const char *s)
 {
 	static const char *const quoted[256] = { ['"'] = "\"\"" };

@@ -62,6 +62,9 @@ void fmt_html(FILE *out, const char *s);
  * (escape_bytes()), so that a row is one line and a terminal shows a field
  * rather than obeys it. */
 void fmt_csv(FILE *out, const char *s);
+/* A CSV number field: 17 significant digits (it reads back the same
+ * double), nothing when v is not finite. */
+void fmt_csv_num(FILE *out, double v);
 /* text as lines of at most width columns (a longer word stays whole), the
  * first starting with first, the others indented by its length. */
 void fmt_wrap(FILE *out, const char *first, const char *text, size_t width);

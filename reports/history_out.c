@@ -192,12 +192,11 @@ static void write_text(const struct history *h, FILE *out, int md)
 	}
 }
 
+/* ",NUMBER", or "," when v is not finite */
 static void csv_num(FILE *out, double v)
 {
-	if (isfinite(v))
-		fprintf(out, ",%.17g", v);
-	else
-		fputs(",", out);
+	fputc(',', out);
+	fmt_csv_num(out, v);
 }
 
 static void write_csv(const struct history *h, FILE *out)

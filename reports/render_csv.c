@@ -106,12 +106,6 @@ static int csv(const struct report_model *m, FILE *out)
  * (level as %g);
  * note is the interval's method, or why a value is missing.
  */
-static void num(FILE *out, double v)
-{
-	if (isfinite(v))
-		fprintf(out, "%.17g", v);
-}
-
 static int csv_curves(const struct report_model *m, FILE *out)
 {
 	char stat[32];
@@ -135,15 +129,15 @@ static int csv_curves(const struct report_model *m, FILE *out)
 				fmt_csv(out, text[j]);
 			}
 			fputc(',', out);
-			num(out, p->x);
+			fmt_csv_num(out, p->x);
 			fputc(',', out);
-			num(out, p->value);
+			fmt_csv_num(out, p->value);
 			fputc(',', out);
-			num(out, p->ok ? p->pct : NAN);
+			fmt_csv_num(out, p->ok ? p->pct : NAN);
 			fputc(',', out);
-			num(out, has_ci ? ci->lo : NAN);
+			fmt_csv_num(out, has_ci ? ci->lo : NAN);
 			fputc(',', out);
-			num(out, has_ci ? ci->hi : NAN);
+			fmt_csv_num(out, has_ci ? ci->hi : NAN);
 			fputc(',', out);
 			if (has_ci)
 				fprintf(out, "%g", ci->level);
