@@ -410,7 +410,11 @@ Test(history, gate_history_fails_on_a_change_at_the_newest_run_only)
 
 /*
  * dir/repo: n commits of prog.c, which spins 20 ms of CPU time (plus up to
- * jitter ms, by its pid), and under variant traced (env T) EXTRA ms more:
+ * jitter ms, by the microseconds of the clock at its start: noise of its
+ * own in each run; by its pid, it followed the plan's interleaving, so
+ * one variant's runs were systematically longer and a bisect below the
+ * noise judged a commit "good" at 99.9 %), and under variant traced (env
+ * T) EXTRA ms more:
  * 0 before commit k (1-based), extra from k on.  b.yaml runs it under base
  * and traced; the bisect judges cgroup_cpu_s, the CPU time of the run's
  * processes, which a machine shared with other work blurs far less than
@@ -425,7 +429,8 @@ static void make_bisect_repo(int n, int k, const char *extra, int jitter, int re
 		"clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a); "
 		"do clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b); "
 		"while ((b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6 < ms); }' "
-		"'int main(void) { spin(20 + JITTER * (getpid() %% 97) / 97.0); "
+		"'int main(void) { struct timespec t; clock_gettime(CLOCK_REALTIME, &t); "
+		"spin(20 + JITTER * (t.tv_nsec / 1000 %% 97) / 97.0); "
 		"if (getenv(\"T\")) spin(EXTRA); return 0; }' > prog.c && "
 		"for i in $(seq 1 %d); do if [ $i -ge %d ]; then echo %s; else echo 0; fi > extra; "
 		"echo $i > n; " GIT "add -A && " GIT "commit -qm c$i && " GIT "tag -a -m c$i c$i; "
