@@ -11,7 +11,7 @@
 # else ~/.cache/perturb) and its CPUs.  Each run's output is printed whole
 # (the slow one's after the other's), then the sum of their last lines:
 # "N passed, N failed, N skipped" (tests/skips.c), each skip listed above
-# with its reason.  Exit status: 0 when both runs passed.
+# with its reason, each failed test named again just before it.  Exit status: 0 when both runs passed.
 #
 # With ARGs that choose tests (--filter, --list, --help...), TESTS runs
 # once with them, as asked.
@@ -55,9 +55,13 @@ slow_rc=$?
 slow_pid=
 cat "$out/slow"
 
+# the failed tests of both runs named again (tests/skips.c lists them), then
 # the sum of the two runs' "N passed, N failed, N skipped"; a run without
 # it (crashed) counts as a failure
 cat "$out/fast" "$out/slow" | awk -v fast="$(cat "$out/fast.rc")" -v slow=$slow_rc '
+	/^perturb-tests: [0-9]+ failed:$/ { infail = 1; next }
+	infail && /^  / { print "make test: failed: " substr($0, 3); next }
+	{ infail = 0 }
 	/^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ { p += $1; f += $3; s += $5; n++ }
 	END {
 		if (n != 2)

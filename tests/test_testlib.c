@@ -137,6 +137,28 @@ Test(testlib, a_failed_test_leaves_no_folder)
 	expect_clean("fails", 0);
 }
 
+/* tests/skips.c: a failed test is named again after the last test, with its
+ * first failed assertion, as a skipped one is with its reason: a CI log's
+ * tail is all a reader may get. */
+Test(testlib, the_failed_and_the_skipped_tests_are_listed_at_the_end)
+{
+	char *dir = tl_tmpdir(), *sum;
+	struct nested n;
+
+	run_probe(dir, "fails", &n);
+	sum = strstr(n.out, "perturb-tests: 1 failed:\n  testlib_probe/fails: ");
+	cr_assert(sum && strstr(sum, "test_testlib.c:") &&
+		  strstr(sum, ": a probe of test_testlib.c\n0 passed, 1 failed, 0 skipped\n"),
+		  "%s", n.out);
+	nested_release(&n);
+	run_probe(dir, "skips", &n);
+	cr_assert(strstr(n.out, "perturb-tests: 1 skipped:\n  testlib_probe/skips: a probe of "
+			 "test_testlib.c\n0 passed, 0 failed, 1 skipped\n"), "%s", n.out);
+	nested_release(&n);
+	tl_rmtree(dir);
+	free(dir);
+}
+
 Test(testlib, a_folder_left_behind_fails_the_run)
 {
 	char *dir = tl_tmpdir(), *want;
@@ -168,7 +190,10 @@ static const char fake_tests[] =
 	"  @*) [ -n \"${CRASH_SLOW:-}\" ] && exit 134\n"
 	"      printf 'perturb-tests: 1 skipped:\\n  kernels/k: no tools\\n'\n"
 	"      echo '1 passed, 0 failed, 1 skipped'; exit 0 ;;\n"
-	"  '!'*) echo fast-output; echo \"3 passed, ${FAST_FAILS:-0} failed, 0 skipped\"\n"
+	"  '!'*) echo fast-output\n"
+	"      [ -n \"${FAST_FAILS:-}\" ] && printf 'perturb-tests: 2 failed:\\n  a/x: t.c:7: boom\\n"
+	"  a/y: timed out\\n'\n"
+	"      echo \"3 passed, ${FAST_FAILS:-0} failed, 0 skipped\"\n"
 	"      exit ${FAST_FAILS:-0} ;;\n"
 	"  *) echo '1 passed, 0 failed, 0 skipped'; exit 0 ;;\n"
 	"  esac ;;\n"
@@ -225,6 +250,12 @@ Test(testlib_run, the_slow_tests_run_beside_the_others_and_one_summary_counts_al
 	out = run_sh(tdir, "FAST_FAILS=2", "", &st);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s", out);
 	cr_assert(strstr(out, "make test: 4 passed, 2 failed, 1 skipped (both runs)"), "%s", out);
+	/* the failed tests named again in the last lines, where a CI log's
+	 * tail reaches, after the slow run's output */
+	char *last = strstr(out, "make test: failed: a/x: t.c:7: boom\n"
+				 "make test: failed: a/y: timed out\n"
+				 "make test: 4 passed, 2 failed");
+	cr_assert(last && last > strstr(out, "kernels/k: no tools"), "%s", out);
 	free(out);
 	out = run_sh(tdir, "CRASH_SLOW=1", "", &st);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s", out);
