@@ -278,33 +278,97 @@ Test(cli, crash_and_failure_are_kept_with_their_status)
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 1);
 }
 
-/* The third run SIGKILLs perturb itself; --resume completes the plan. */
-Test(cli, sigkill_then_resume_completes_exactly_the_missing_runs)
+/* perturb run --resume of the killed study e.yaml: exit 0, the one run
+ * complete with n results, one for each entry of its plan. */
+static void resume_completes(int64_t n)
 {
 	struct cli_result r;
-	run_study("name: x\nwarmup: 1\nrepetitions: 3\nseed: 9\n"
-		  "variants: [{name: a}, {name: b}]\n"
-		  "workloads:\n"
-		  "  - name: k\n"
-		  "    shell: 'echo x >> ../count; if [ $(wc -l < ../count) -eq 3 ]; then kill -KILL $PPID; sleep 5; fi; echo ok'\n",
-		  128 + 9, NULL);
-	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 2);
-	assert_study_status("running");
 
 	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cli_result_release(&r);
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM runs"), 1);
-	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 8);
-	cr_assert_eq(cli_sql_int(db, "SELECT count(DISTINCT seq) FROM results"), 8);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), n);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(DISTINCT seq) FROM results"), n);
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM plan p WHERE NOT EXISTS "
 				     "(SELECT 1 FROM results r WHERE r.run_id = p.run_id AND r.seq = p.seq)"), 0);
 	assert_study_status("completed");
+}
+
+/*
+ * The third run SIGKILLs perturb itself; --resume completes the plan.  It
+ * kills once a reader (perturb runs) sees the first two results: they are
+ * in a batch (engine/store.h) that perturb commits from the third run's
+ * wait, within 2 * STORE_BATCH_S, and what a reader has seen survives.
+ */
+Test(cli, sigkill_then_resume_completes_exactly_the_missing_runs)
+{
+	struct cli_result r;
+	char *yaml = xasprintf(
+		"name: x\nwarmup: 1\nrepetitions: 3\nseed: 9\n"
+		"variants: [{name: a}, {name: b}]\n"
+		"workloads:\n"
+		"  - name: k\n"
+		"    shell: 'echo x >> ../count; if [ $(wc -l < ../count) -eq 3 ]; then"
+		" i=0; until \"$PERTURB_BIN\" runs --db %s | grep -q \" 2/8 \"; do"
+		" i=$((i + 1)); [ $i -lt 400 ] || break; sleep 0.05; done;"
+		" kill -KILL $PPID; sleep 5; fi; echo ok'\n", db);
+	run_study(yaml, 128 + 9, NULL);
+	free(yaml);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 2);
+	assert_study_status("running");
+
+	resume_completes(8);
 
 	/* nothing left to resume */
 	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
 	cr_assert_eq(r.status, 2, "%s", r.err);
 	cli_result_release(&r);
+}
+
+/*
+ * A SIGKILL amid fast runs, whose results wait in a batch: those of the
+ * last STORE_BATCH_S are lost, never half a result, and --resume runs
+ * exactly the missing ones.
+ */
+Test(cli, sigkill_amid_a_batch_of_fast_runs_then_resume_completes_the_plan)
+{
+	run_study("name: x\nwarmup: 0\nrepetitions: 200\norder: sequential\n"
+		  "variants: [{name: a}]\n"
+		  "workloads:\n"
+		  "  - name: k\n"
+		  "    shell: 'echo x >> ../count; if [ $(wc -l < ../count) -eq 150 ]; then kill -KILL $PPID; sleep 5; fi; echo v=1'\n"
+		  "    metrics: [{name: v, regex: 'v=([0-9]+)'}]\n",
+		  128 + 9, NULL);
+	cr_assert_leq(cli_sql_int(db, "SELECT count(*) FROM results"), 149);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results r WHERE NOT EXISTS "
+				     "(SELECT 1 FROM metric_values m WHERE m.run_id = r.run_id"
+				     " AND m.seq = r.seq AND m.metric = 'v')"), 0);
+	assert_study_status("running");
+
+	resume_completes(200);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values WHERE metric = 'v'"), 200);
+}
+
+/* A SIGTERM amid fast runs: every run that ended is stored (the batch is
+ * committed on the way out), the one it interrupted is not. */
+Test(cli, sigterm_amid_a_batch_stores_every_run_that_ended)
+{
+	struct cli_result r;
+	run_study("name: x\nwarmup: 0\nrepetitions: 100\norder: sequential\n"
+		  "variants: [{name: a}]\n"
+		  "workloads:\n"
+		  "  - name: t\n"
+		  "    shell: 'echo x >> ../count; if [ $(wc -l < ../count) -eq 60 ]; then kill -TERM $PPID; exec sleep 60; fi; echo ok'\n",
+		  3, NULL);
+	assert_study_status("interrupted");
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 59);
+	cr_assert_eq(cli_sql_int(db, "SELECT max(seq) FROM results"), 58);
+
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "--resume", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE status = 'ok'"), 100);
 }
 
 /* A SIGTERM during a run: the run is not stored, its process group is

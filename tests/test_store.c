@@ -648,6 +648,69 @@ Test(store, bad_results_are_refused_whole)
 	free(p.e);
 }
 
+/* The results another connection (a reader: perturb runs, status) sees. */
+static int64_t results_seen(void)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t n;
+
+	cr_assert_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM results", -1, &st, NULL),
+		     SQLITE_OK);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/*
+ * Results are committed in batches (store.h): within the bound they wait
+ * in one transaction, unseen by a reader, and a flush, a result past the
+ * bound, the run's end or the close commits them; a refused result leaves
+ * the batch whole.
+ */
+Test(store, results_are_committed_in_batches)
+{
+	static const int none[] = { 0 };
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, none, 0);
+	struct run_result r = { .status = RUN_OK, .wall_s = 1 };
+
+	cr_assert_eq(store_flush_due(s), 0);
+	store_set_batch(s, 3600);
+	put_result(s, run, &p, 0);
+	put_result(s, run, &p, 1);
+	put_result(s, run, &p, 2);
+	cr_assert_eq(results_seen(), 0, "a batch was committed before its bound");
+	cr_assert_gt(store_flush_due(s), now_mono() + 3600);
+	cr_assert_eq(store_flush(s), 0);
+	cr_assert_eq(results_seen(), 3);
+	cr_assert_eq(store_flush_due(s), 0);
+
+	put_result(s, run, &p, 3);
+	capture_begin();
+	cr_assert_eq(store_put_result(s, run, 3, &r), -1);	/* stored already */
+	free(capture_end());
+	put_result(s, run, &p, 4);
+	cr_assert_eq(results_seen(), 3);
+	cr_assert_eq(store_end_run(s, run, "completed"), 0);	/* the results first */
+	cr_assert_eq(results_seen(), 5);
+
+	put_result(s, run, &p, 5);
+	store_set_batch(s, 0);	/* past the bound: this result commits the batch */
+	put_result(s, run, &p, 6);
+	cr_assert_eq(results_seen(), 7);
+
+	store_set_batch(s, 3600);
+	put_result(s, run, &p, 7);
+	store_close(s);
+	cr_assert_eq(results_seen(), 8, "closing lost the batch");
+	free(p.e);
+}
+
 static int collect_unavailable(const char *metric, const char *reason, void *ctx)
 {
 	struct strbuf *sb = ctx;

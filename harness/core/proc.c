@@ -266,6 +266,33 @@ void proc_print_tail(int fd, off_t from)
 
 /* ---- waiting and killing ---- */
 
+static _Thread_local struct {
+	double due;
+	void (*fn)(void *);
+	void *arg;
+} call_at;
+
+void proc_call_at(double due, void (*fn)(void *), void *arg)
+{
+	call_at.due = due;
+	call_at.fn = due > 0 ? fn : NULL;
+	call_at.arg = arg;
+}
+
+/* The wait's end: deadline, or the call due before it (0: none). */
+static double wait_until(double deadline)
+{
+	void (*fn)(void *) = call_at.fn;
+
+	if (fn && now_mono() >= call_at.due) {
+		call_at.fn = NULL;
+		fn(call_at.arg);
+	}
+	if (call_at.fn && (deadline <= 0 || call_at.due < deadline))
+		return call_at.due;
+	return deadline;
+}
+
 int proc_poll(struct pollfd *fds, nfds_t n, double deadline, int honour_stop)
 {
 	sigset_t mask;
@@ -273,18 +300,19 @@ int proc_poll(struct pollfd *fds, nfds_t n, double deadline, int honour_stop)
 	stop_sleep_sigmask(&mask, honour_stop);
 	for (;;) {
 		struct timespec ts, *tsp = NULL;
+		double until = wait_until(deadline);
 		int r;
 
 		if (honour_stop && stop_requested())
 			return PROC_STOP;
-		if (deadline > 0) {
-			ts = to_timespec(deadline - now_mono());
+		if (until > 0) {
+			ts = to_timespec(until - now_mono());
 			tsp = &ts;
 		}
 		r = ppoll(fds, n, tsp, &mask);
 		if (r > 0)
 			return r;
-		if (!r && now_mono() >= deadline)
+		if (!r && deadline > 0 && now_mono() >= deadline)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -1;

@@ -186,6 +186,12 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len);
  * signals are unblocked only inside ppoll().  -1 on error (errno). */
 #define PROC_STOP (-2)
 int proc_poll(struct pollfd *fds, nfds_t n, double deadline, int honour_stop);
+/* fn(arg) once, from this thread's next proc_poll() that is still waiting
+ * at CLOCK_MONOTONIC time due (at its start when due is past): a higher
+ * layer's work that must not wait for a long wait's end (the store's
+ * batch of results, engine/store.h).  A later call replaces it; fn NULL
+ * or due 0 cancels it.  Other threads' waits never call it. */
+void proc_call_at(double due, void (*fn)(void *), void *arg);
 
 /*
  * Captured output: a memfd that a child writes (it never blocks on it) and

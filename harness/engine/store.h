@@ -178,12 +178,36 @@ int store_begin_run(struct store *s, const struct experiment *exp,
  * the others, so --resume runs the missing ones too. */
 int store_append_plan(struct store *s, const struct experiment *exp,
 		      const struct plan *plan, size_t from, int64_t run_id);
-/* One finished run (plan entry seq) and its metric values: one transaction.
- * exit_code is stored for ok/failed, signal for crashed (else NULL),
- * out_tail (as results.output_tail) for every status but ok.  RUN_INTERRUPTED
- * is refused, and so is a second result for the same seq. */
+/* One finished run (plan entry seq) and its metric values, written in the
+ * batch of results (below).  exit_code is stored for ok/failed, signal for
+ * crashed (else NULL), out_tail (as results.output_tail) for every status
+ * but ok.  RUN_INTERRUPTED is refused, and so is a second result for the
+ * same seq; a refused or failed result leaves nothing of itself, and the
+ * batch stays. */
 int store_put_result(struct store *s, int64_t run_id, int seq,
 		     const struct run_result *r);
+/*
+ * The batch of results: a commit costs more than the inserts of a run
+ * (bench/harness-breakdown.sh, store: 54 us a run of /bin/true committed one
+ * by one), so results go into one open transaction, committed by the
+ * first store_put_result() at least STORE_BATCH_S after the last commit
+ * (so a slow run's result is committed at once), by store_flush(), and
+ * before anything else is written or the store closed (store_end_run(),
+ * store_set_status(), every transaction of its own, store_close()).  A
+ * SIGKILL loses at most the results that came within STORE_BATCH_S of
+ * the last commit (--resume runs them again).  store_flush_due(): when
+ * an open batch is due to be committed even though no result comes
+ * (STORE_BATCH_S after it became due: a long run is on, the study
+ * commits from its wait, core/proc.h proc_call_at()), so that a reader
+ * sees a result at most 2 * STORE_BATCH_S after it was stored; 0 when
+ * nothing waits.  store_flush(): 0 or -1 (printed).
+ */
+#define STORE_BATCH_S 0.05
+int store_flush(struct store *s);
+/* The batch's bound in seconds instead of STORE_BATCH_S (0: every result
+ * committed at once; the tests hold a batch open with a long one). */
+void store_set_batch(struct store *s, double seconds);
+double store_flush_due(const struct store *s);
 /* store_put_result() with the run's cost (results.cost_s, seconds; NaN or
  * negative: not measured, stored NULL). */
 int store_put_result_cost(struct store *s, int64_t run_id, int seq,

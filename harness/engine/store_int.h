@@ -29,6 +29,12 @@ struct store {
 	char *path;
 	int readonly;
 	sqlite3_stmt *cache[ST_COUNT];
+	/* The batch of results (store.h, store_put_result_cost()): a write
+	 * transaction is open (batch_open) since the last commit, at
+	 * last_commit (now_mono()). */
+	int batch_open;
+	double last_commit, batch_s;
+	int unchecked;		/* db_cached_unchecked() */
 };
 
 /* "cannot write/read results database 'PATH': SQLite's message": -1. */
@@ -48,8 +54,19 @@ int db_step_bound(struct store *s, sqlite3_stmt *st, int bind_rc);
  * bindings.  Never finalized by the caller. */
 int db_cached(struct store *s, enum cached_stmt slot, const char *sql,
 	      sqlite3_stmt **st);
-/* A write transaction (BEGIN IMMEDIATE), its commit, its rollback (a no-op
- * outside one). */
+/* db_cached() for a statement run once a stored run, compiled without the
+ * tables' CHECK constraints, where SQLite would build a table of an IN
+ * list's values at every step (results.status: a fifth of storing a
+ * result).  From then on the connection compiles every statement so
+ * (PRAGMA ignore_check_constraints cannot be set per statement): each
+ * value a CHECK tests is tested in C before it is bound (results.status
+ * and runs.status in store_write.c, workloads.kind and matrix.kind are
+ * constants). */
+int db_cached_unchecked(struct store *s, enum cached_stmt slot, const char *sql,
+			sqlite3_stmt **st);
+/* A write transaction (BEGIN IMMEDIATE; an open batch of results is
+ * committed first), its commit, its rollback (a no-op outside one; an open
+ * batch is rolled back with it). */
 int db_begin(struct store *s);
 int db_commit(struct store *s);
 void db_rollback(struct store *s);

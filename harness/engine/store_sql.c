@@ -77,6 +77,18 @@ int db_cached(struct store *s, enum cached_stmt slot, const char *sql,
 	return 0;
 }
 
+int db_cached_unchecked(struct store *s, enum cached_stmt slot, const char *sql,
+			sqlite3_stmt **st)
+{
+	/* read when a statement is compiled, and setting it expires every
+	 * compiled one: set once, and left on */
+	if (!s->unchecked &&
+	    sqlite3_exec(s->db, "PRAGMA ignore_check_constraints = ON", NULL, NULL, NULL) ==
+		    SQLITE_OK)
+		s->unchecked = 1;
+	return db_cached(s, slot, sql, st);
+}
+
 static int exec_cached(struct store *s, enum cached_stmt slot, const char *sql)
 {
 	sqlite3_stmt *st;
@@ -87,6 +99,8 @@ static int exec_cached(struct store *s, enum cached_stmt slot, const char *sql)
 
 int db_begin(struct store *s)
 {
+	if (s->batch_open && db_commit(s) < 0)
+		return -1;
 	/* IMMEDIATE: take the write lock now (waiting up to busy_timeout)
 	 * rather than fail half-way on a read-to-write upgrade. */
 	return exec_cached(s, ST_BEGIN, "BEGIN IMMEDIATE");
@@ -94,11 +108,16 @@ int db_begin(struct store *s)
 
 int db_commit(struct store *s)
 {
-	return exec_cached(s, ST_COMMIT, "COMMIT");
+	if (exec_cached(s, ST_COMMIT, "COMMIT") < 0)
+		return -1;
+	s->batch_open = 0;
+	s->last_commit = now_mono();
+	return 0;
 }
 
 void db_rollback(struct store *s)
 {
+	s->batch_open = 0;
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }

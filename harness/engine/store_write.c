@@ -309,6 +309,33 @@ static int reserved_metric(const char *name)
 	return r && r->column;
 }
 
+/*
+ * A result that failed half-way is taken out of the batch, and the batch
+ * (the results stored before it) kept: a failed statement undoes only
+ * itself, so what is left is its results row (inserted), whose values go
+ * with it (ON DELETE CASCADE).  Where SQLite ended the transaction itself
+ * (an I/O error, a full disk), the batch is gone: said, as its runs are
+ * run again by --resume.
+ */
+static void undo_result(struct store *s, int64_t run_id, int seq, int inserted)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_get_autocommit(s->db)) {
+		if (s->batch_open)
+			warning("results database '%s': the results stored since the last commit "
+				"are lost; --resume runs them again", s->path);
+		s->batch_open = 0;
+		return;
+	}
+	if (!inserted ||
+	    db_prepare(s, "DELETE FROM results WHERE run_id = ?1 AND seq = ?2", &st,
+		       db_write_error) < 0)
+		return;
+	db_step_bound(s, st, sqlite3_bind_int64(st, 1, run_id) | sqlite3_bind_int(st, 2, seq));
+	sqlite3_finalize(st);
+}
+
 int store_put_result(struct store *s, int64_t run_id, int seq,
 		     const struct run_result *r)
 {
@@ -324,18 +351,24 @@ int store_put_result_cost(struct store *s, int64_t run_id, int seq,
 		" output_dropped, cpu, start_mono, cost_s)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 	sqlite3_stmt *res = NULL, *val = NULL;
-	int rc, ret = -1;
+	int rc, ret = -1, inserted = 0;
 
 	if (r->status == RUN_INTERRUPTED)
 		return error("cannot write results database '%s': an interrupted run is never stored",
 			     s->path);
+	if (r->status < RUN_OK || r->status > RUN_ERROR)	/* results.status's CHECK */
+		return error("cannot write results database '%s': invalid result status %d",
+			     s->path, (int)r->status);
 	for (size_t i = 0; i < r->n_values; i++)
 		if (reserved_metric(r->values[i].name))
 			return error("cannot write results database '%s': metric name '%s' is reserved",
 				     s->path, r->values[i].name);
-	if (db_begin(s) < 0)
-		return -1;
-	if (db_cached(s, ST_RESULT, result_sql, &res) < 0 ||
+	if (!s->batch_open) {
+		if (db_begin(s) < 0)
+			return -1;
+		s->batch_open = 1;
+	}
+	if (db_cached_unchecked(s, ST_RESULT, result_sql, &res) < 0 ||
 	    db_cached(s, ST_VALUE, "INSERT INTO metric_values (run_id, seq, metric, value, unit,"
 		      " scaled, time_enabled_ns, time_running_ns)"
 		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", &val) < 0)
@@ -365,6 +398,7 @@ int store_put_result_cost(struct store *s, int64_t run_id, int seq,
 					-1, SQLITE_STATIC);
 	if (db_step_bound(s, res, rc) < 0)
 		goto out;
+	inserted = 1;
 	for (size_t i = 0; i < r->n_values; i++) {
 		const struct metric_value *v = &r->values[i];
 		if (db_step_bound(s, val, sqlite3_bind_int64(val, 1, run_id) |
@@ -378,7 +412,8 @@ int store_put_result_cost(struct store *s, int64_t run_id, int seq,
 				       sqlite3_bind_int64(val, 8, (sqlite3_int64)v->time_running_ns) : 0)) < 0)
 			goto out;
 	}
-	if (db_commit(s) < 0)
+	inserted = 0;	/* whole: a failed commit keeps it in the batch */
+	if (now_mono() - s->last_commit >= s->batch_s && db_commit(s) < 0)
 		goto out;
 	ret = 0;
 out:
@@ -387,8 +422,23 @@ out:
 	if (val)
 		sqlite3_reset(val);
 	if (ret < 0)
-		db_rollback(s);
+		undo_result(s, run_id, seq, inserted);
 	return ret;
+}
+
+int store_flush(struct store *s)
+{
+	return s && s->batch_open ? db_commit(s) : 0;
+}
+
+double store_flush_due(const struct store *s)
+{
+	return s && s->batch_open ? s->last_commit + 2 * s->batch_s : 0;
+}
+
+void store_set_batch(struct store *s, double seconds)
+{
+	s->batch_s = seconds;
 }
 
 int store_put_unavailable(struct store *s, int64_t run_id, const char *metric,
@@ -436,6 +486,8 @@ static int update_run(struct store *s, int64_t run_id, const char *status,
 	if (!valid_run_status(status))
 		return error("cannot write results database '%s': invalid run status '%s'",
 			     s->path, status);
+	if (store_flush(s) < 0)	/* the results come before their end */
+		return -1;
 	if (db_prepare(s, "UPDATE runs SET status = ?2, ended = coalesce(?3, ended)"
 		       " WHERE id = ?1", &st, db_write_error) < 0)
 		return -1;

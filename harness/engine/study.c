@@ -709,6 +709,7 @@ static void study_release(struct study *s)
 	}
 	argv_free(s->base_env);
 	counters_close(s->counters);
+	proc_call_at(0, NULL, NULL);	/* no flush of a closed store */
 	if (s->st)
 		store_close(s->st);
 	if (s->began) {	/* nothing of the study is left running */

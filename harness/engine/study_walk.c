@@ -249,6 +249,12 @@ static int prepare_entry(struct study *s, const struct plan_entry *pe, struct ru
 	return 0;
 }
 
+/* proc_call_at()'s: the batch of results, due while a run goes on. */
+static void flush_results(void *st)
+{
+	store_flush(st);
+}
+
 /* Entry pe's result, as its backend's run() returned r: said, stored
  * with its cost (seconds; NaN: not measured) unless store is 0 (a resumed
  * pair's entry stored before), and released.  1 when a stop ended it
@@ -284,6 +290,8 @@ static int finish_entry(struct study *s, const struct plan_entry *pe, int r,
 	}
 	stage_enter(STAGE_STORE);
 	r = store_put_result_cost(s->st, s->run_id, pe->seq, res, cost_s);
+	/* a batch still open is committed from the next long wait */
+	proc_call_at(store_flush_due(s->st), flush_results, s->st);
 	stage_enter(STAGE_PLAN);
 	run_result_release(res);
 	return r < 0 ? -1 : 0;
@@ -292,7 +300,7 @@ static int finish_entry(struct study *s, const struct plan_entry *pe, int r,
 /* Plan entry i: prepare, run, store.  Its cost is the time from its
  * workload's prepare to its result in hand: what one more run of a block
  * costs, the block's entry aside (switch_to); the store's write of it
- * (a transaction: milliseconds) is not counted.  1 when a stop ended it
+ * (into the batch of results, engine/store.h) is not counted.  1 when a stop ended it
  * (nothing stored), 0, or -1 (printed). */
 static int run_entry(struct study *s, size_t i, struct progress *prog)
 {
