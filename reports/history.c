@@ -312,20 +312,32 @@ static int series_changepoints(const struct history *h, const struct history_opt
 	return rc < 0 ? -1 : 0;
 }
 
+int history_pick(struct store *st, const struct history_opts *o, struct history *h,
+		 int *usage_error)
+{
+	memset(h, 0, sizeof(*h));
+	*usage_error = 0;
+	h->sig = o->cp.sig ? o->cp.sig : 0.05;
+	h->min_change = o->cp.min_magnitude;
+	return pick_runs(st, o, h, usage_error);
+}
+
 int history_build(struct store *st, const struct history_opts *o, struct history *h,
 		  int *usage_error)
+{
+	return history_pick(st, o, h, usage_error) < 0 ? -1 :
+	       history_measure(st, o, h, usage_error);
+}
+
+int history_measure(struct store *st, const struct history_opts *o, struct history *h,
+		    int *usage_error)
 {
 	struct report_opts ro = o->ro;
 	char *metric = (char *)(o->metric ? o->metric : "wall");
 	char *workload = (char *)o->workload;
 	char stat[32];
 
-	memset(h, 0, sizeof(*h));
 	*usage_error = 0;
-	h->sig = o->cp.sig ? o->cp.sig : 0.05;
-	h->min_change = o->cp.min_magnitude;
-	if (pick_runs(st, o, h, usage_error) < 0)
-		return -1;
 	ro.metrics = &metric;
 	ro.n_metrics = 1;
 	ro.workloads = workload ? &workload : NULL;

@@ -110,6 +110,13 @@ struct history {
  */
 int history_build(struct store *st, const struct history_opts *o, struct history *h,
 		  int *usage_error);
+/* history_build() in two steps, for a caller that checks names against the
+ * picked runs (h->runs) in between: history_pick() finds and orders the
+ * study's runs, history_measure() their series and change points. */
+int history_pick(struct store *st, const struct history_opts *o, struct history *h,
+		 int *usage_error);
+int history_measure(struct store *st, const struct history_opts *o, struct history *h,
+		    int *usage_error);
 void history_release(struct history *h);
 
 /* The writers: format "text", "markdown", "csv", "json" or "html".  0, or

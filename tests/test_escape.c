@@ -128,3 +128,41 @@ Test(escape, workload_output_on_stderr)
 		free(yaml[i]);
 	}
 }
+
+/* The class "a message quotes what it was given": every error, warning and
+ * note escapes the text it quotes (lib/util.c message()), wherever it comes
+ * from: a one-liner's command, an --env, a --name, a study file's value. */
+Test(escape, every_message_shows_what_it_quotes_escaped)
+{
+	static const char bytes[] = "\033[31m\007\r\302\233\377";
+	/* the file's value is YAML's escapes of the same: its 0xff is U+00FF */
+	static const char shown[] = "\\x1b[31m\\x07\\x0d\\xc2\\x9b";
+	char *quote = xasprintf("echo \"%s", bytes), *env = xasprintf("X%s", bytes);
+	char *name = xasprintf("n%s", bytes);
+	char *yaml = xasprintf("name: x\nrepetitions: 1\nvariants: [{name: a}]\n"
+			       "workloads: [{name: w, cmd: [true]}]\norder: \"\\e[31m\\a\\r\\x9b\"\n");
+	const char *const cases[][9] = {
+		{ "run", "-n", "1", quote },			/* the splitter */
+		{ "run", "-n", "1", "--env", env, "true" },	/* --env */
+		{ "run", "-n", "1", "--name", name, "--name", name, "true", "false" },
+		{ "run", "e.yaml" },				/* a file's value */
+		{ "report", "--db", name },			/* a path */
+	};
+	struct cli_result r;
+
+	tl_write(dir, "e.yaml", yaml);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *a = cases[i];
+		cli_run(dir, &r, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], NULL);
+		cr_assert_eq(r.status, 2, "case %zu: exit %d: %s", i, r.status, r.err);
+		cr_assert(strstr(r.err, shown), "case %zu: not shown escaped: %s", i, r.err);
+		const char *bad = hostile_byte(r.err);
+		cr_assert_null(bad, "case %zu: byte 0x%02x on stderr at %zu: %s", i,
+			       bad ? (unsigned char)*bad : 0, bad ? (size_t)(bad - r.err) : 0, r.err);
+		cli_result_release(&r);
+	}
+	free(quote);
+	free(env);
+	free(name);
+	free(yaml);
+}

@@ -348,7 +348,23 @@ Test(history, bad_input_exits_2_writing_nothing)
 	cli_run(dir, &r, "history", "t", "--db", db, "--format", "xml", "--output", "o", NULL);
 	cr_assert_eq(r.status, 2);
 	cli_result_release(&r);
-	cli_run(dir, &r, "history", "t", "--db", db, "--metric", "nosuch", "--output", "o", NULL);
+	/* a name that matches nothing of the study's runs is a typo, with a
+	 * did-you-mean, as in report, compare, gate and bisect (issue 22) */
+	static const struct { const char *opt, *name, *want; } typos[] = {
+		{ "--metric", "valeu", "--metric 'valeu' matches no metric of the 1 run of study "
+				       "'t'; did you mean 'value'?" },
+		{ "--variant", "tracde", "did you mean 'traced'?" },
+		{ "--workload", "ww", "did you mean 'w'?" },
+	};
+	for (size_t i = 0; i < sizeof(typos) / sizeof(typos[0]); i++) {
+		cli_run(dir, &r, "history", "t", "--db", db, typos[i].opt, typos[i].name,
+			"--output", "o", NULL);
+		cr_assert_eq(r.status, 2, "%s: exit %d: %s", typos[i].opt, r.status, r.err);
+		cr_assert(strstr(r.err, typos[i].want), "%s", r.err);
+		cli_result_release(&r);
+	}
+	/* a name the runs have, with nothing compared: said so, exit 2 */
+	cli_run(dir, &r, "history", "t", "--db", db, "--variant", "base", "--output", "o", NULL);
 	cr_assert_eq(r.status, 2);
 	cr_assert(strstr(r.err, "compared with its baseline"), "%s", r.err);
 	cli_result_release(&r);

@@ -117,9 +117,16 @@ int cmd_compare(int argc, char **argv)
 		size_t nh = 0;
 		for (size_t k = 0; k < t.n_runs && !rc; k++)
 			rc = pick_load_names(t.runs[k].st, t.runs[k].id, PICK_METRIC, &have, &nh);
-		if (!rc)
+		if (!rc) {
+			struct strbuf where = STRBUF_INIT;
+			strbuf_addstr(&where, "runs ");
+			for (size_t k = 0; k < t.n_runs; k++)
+				strbuf_addf(&where, "%s%" PRId64, !k ? "" : k + 1 < t.n_runs ?
+					    ", " : " and ", t.runs[k].id);
 			rc = pick_names("--metric", "metric", t.metrics, t.n_metrics, have, nh, 0,
-					t.runs[0].id);
+					where.buf);
+			strbuf_release(&where);
+		}
 		pick_names_free(have, nh);
 		if (rc) {
 			ret = rc;

@@ -5,6 +5,7 @@
  */
 #include "commands.h"
 #include "options.h"
+#include "pick.h"
 #include "engine/config.h"
 #include "engine/store.h"
 #include "reports/history.h"
@@ -44,6 +45,29 @@ static int is_file_arg(const char *s)
 
 	return (n > 5 && !strcmp(s + n - 5, ".yaml")) || (n > 4 && !strcmp(s + n - 4, ".yml")) ||
 	       strchr(s, '/');
+}
+
+/* --workload, --variant and --metric name something of the study's runs,
+ * or are a typo (pick.h): 0 or an exit status (printed). */
+static int check_names(struct store *st, const struct history_opts *o, const struct history *h)
+{
+	int64_t *ids = xcalloc(h->n_runs ? h->n_runs : 1, sizeof(*ids));
+	char *where = xasprintf("the %zu run%s of study '%s'", h->n_runs, h->n_runs == 1 ? "" : "s",
+				h->study);
+	char *w = (char *)o->workload, *v = (char *)o->variant, *m = (char *)o->metric;
+	int rc;
+
+	for (size_t i = 0; i < h->n_runs; i++)
+		ids[i] = h->runs[i].id;
+	(void)((rc = pick_names_in_runs(st, ids, h->n_runs, PICK_WORKLOAD, "--workload", &w,
+					!!w, 0, where)) ||
+	       (rc = pick_names_in_runs(st, ids, h->n_runs, PICK_VARIANT, "--variant", &v, !!v, 0,
+					where)) ||
+	       (rc = pick_names_in_runs(st, ids, h->n_runs, PICK_METRIC, "--metric", &m, !!m, 0,
+					where)));
+	free(ids);
+	free(where);
+	return rc;
 }
 
 int cmd_history(int argc, char **argv)
@@ -119,7 +143,15 @@ int cmd_history(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	if (history_build(st, &o, &h, &usage_error) < 0) {
+	if (history_pick(st, &o, &h, &usage_error) < 0) {
+		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
+		goto out;
+	}
+	if ((rc = check_names(st, &o, &h))) {
+		ret = rc;
+		goto out;
+	}
+	if (history_measure(st, &o, &h, &usage_error) < 0) {
 		ret = usage_error ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
 	}

@@ -93,7 +93,7 @@ void pick_release(struct pick *p)
 }
 
 int pick_names(const char *option, const char *what, char *const *want, size_t n_want,
-	       char *const *have, size_t n_have, int glob, int64_t run_id)
+	       char *const *have, size_t n_have, int glob, const char *where)
 {
 	for (size_t i = 0; i < n_want; i++) {
 		struct strbuf sb = STRBUF_INIT;
@@ -113,11 +113,11 @@ int pick_names(const char *option, const char *what, char *const *want, size_t n
 		}
 		sug = did_you_mean(want[i], words);
 		if (sug)
-			error("%s '%s' matches no %s of run %" PRId64 "; did you mean '%s'? (it has: "
-			      "%s)", option, want[i], what, run_id, sug, sb.buf);
+			error("%s '%s' matches no %s of %s; did you mean '%s'? (%s: %s)", option,
+			      want[i], what, where, sug, n_have > 1 ? "they are" : "it is", sb.buf);
 		else
-			error("%s '%s' matches no %s of run %" PRId64 " (it has: %s)", option, want[i],
-			      what, run_id, sb.buf ? sb.buf : "none");
+			error("%s '%s' matches no %s of %s (%s)", option, want[i], what, where,
+			      sb.buf ? sb.buf : "it has none");
 		strbuf_release(&sb);
 		free(words);
 		return EXIT_USAGE;
@@ -158,18 +158,31 @@ void pick_names_free(char **names, size_t n)
 	free(names);
 }
 
-int pick_names_in(struct store *st, int64_t run_id, enum pick_kind kind, const char *option,
-		  char *const *want, size_t n_want, int glob)
+int pick_names_in_runs(struct store *st, const int64_t *run_ids, size_t n_runs,
+		       enum pick_kind kind, const char *option, char *const *want, size_t n_want,
+		       int glob, const char *where)
 {
 	static const char *const what[] = { "metric", "workload", "variant" };
-	char **have = NULL;
+	char **have = NULL, *run = NULL;
 	size_t n = 0;
-	int rc;
+	int rc = 0;
 
 	if (!n_want)
 		return 0;
-	if (!(rc = pick_load_names(st, run_id, kind, &have, &n)))
-		rc = pick_names(option, what[kind], want, n_want, have, n, glob, run_id);
+	for (size_t k = 0; k < n_runs && !rc; k++)
+		rc = pick_load_names(st, run_ids[k], kind, &have, &n);
+	if (!rc) {
+		if (!where)
+			where = run = xasprintf("run %" PRId64, n_runs ? run_ids[0] : 0);
+		rc = pick_names(option, what[kind], want, n_want, have, n, glob, where);
+	}
 	pick_names_free(have, n);
+	free(run);
 	return rc;
+}
+
+int pick_names_in(struct store *st, int64_t run_id, enum pick_kind kind, const char *option,
+		  char *const *want, size_t n_want, int glob)
+{
+	return pick_names_in_runs(st, &run_id, 1, kind, option, want, n_want, glob, NULL);
 }

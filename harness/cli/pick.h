@@ -47,11 +47,12 @@ void pick_release(struct pick *p);
  * Names given on the command line (option, e.g. "--metric", of what, e.g.
  * "metric") that match nothing of have[0..n_have) (literally, or as an
  * fnmatch glob when glob is set) are a typo, not an empty selection: exit
- * 2 naming the first with a did-you-mean and what run run_id has.  0, or
- * EXIT_USAGE (printed).  The one check of report, compare and gate.
+ * 2 naming the first with a did-you-mean and what where ("run 4", "runs 3
+ * and 4", "the 12 runs of study 'x'") has.  0, or EXIT_USAGE (printed).
+ * The one check of report, compare, gate, bisect and history.
  */
 int pick_names(const char *option, const char *what, char *const *want, size_t n_want,
-	       char *const *have, size_t n_have, int glob, int64_t run_id);
+	       char *const *have, size_t n_have, int glob, const char *where);
 
 /* What a run has of one kind of name, appended to *names (*n of them, each
  * once): 0, or EXIT_RUNTIME (printed).  pick_names_free() frees them. */
@@ -62,5 +63,10 @@ void pick_names_free(char **names, size_t n);
 /* pick_names() against what run_id has of kind: 0 or an exit status. */
 int pick_names_in(struct store *st, int64_t run_id, enum pick_kind kind, const char *option,
 		  char *const *want, size_t n_want, int glob);
+/* The same against what any of run_ids[0..n_runs) has, said as where
+ * (NULL: "run <first>"). */
+int pick_names_in_runs(struct store *st, const int64_t *run_ids, size_t n_runs,
+		       enum pick_kind kind, const char *option, char *const *want, size_t n_want,
+		       int glob, const char *where);
 
 #endif

@@ -137,12 +137,23 @@ void grow_array(void **arr, size_t *alloc, size_t need, size_t elem)
 	*alloc = n;
 }
 
-/* One message line on stderr: prefix, then fmt. */
+/*
+ * One message line on stderr: prefix, then fmt.  A message quotes what the
+ * user, a file, a database or a program gave (a name, a command line, an
+ * --env value, a log line): its control bytes other than newline and tab
+ * (ESC, CR, BEL, C1) and bytes that are not UTF-8 are shown as \xNN, never
+ * obeyed by the terminal (escape_bytes(), as every report format does).
+ */
 static void message(const char *prefix, const char *fmt, va_list ap)
 {
+	static const char *const keep[256] = { ['\n'] = "\n", ['\t'] = "\t" };
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_vaddf(&sb, fmt, ap);
 	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
+	escape_bytes(stderr, sb.buf ? sb.buf : "", keep);
 	fputc('\n', stderr);
+	strbuf_release(&sb);
 }
 
 int error(const char *fmt, ...)
