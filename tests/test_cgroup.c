@@ -456,6 +456,35 @@ Test(cgroup, runs_start_in_their_cgroup_where_the_kernel_can_and_say_so)
 	study_containment("PERTURB_NO_CLONE_INTO_CGROUP=0", "containment clone-into-cgroup");
 }
 
+/* Started in its cgroup (clone3, CLONE_VFORK), a child needs no pipe
+ * either (test proc/a_spawn_needs_no_pipe_where_the_parent_waits_for_the_exec):
+ * with room for four more fds it runs there, and a failure says why. */
+Test(cgroup, a_child_started_in_its_cgroup_needs_no_pipe)
+{
+	char *argv[] = { "sh", "-c", "grep -q perturb- /proc/self/cgroup", NULL };
+	char *bad[] = { "no-such-program-xyz", NULL };
+	struct spawn_opts o = { .argv = argv, .envp = tl_test_env(), .out_fd = -1, .err_fd = -1 };
+	char why[256];
+	int status;
+	pid_t pid;
+
+	need_cgroups();
+	if (!proc_clone_into_cgroup(why, sizeof(why)))
+		cr_skip_test("no clone3(CLONE_INTO_CGROUP) here: %s", why);
+	cgroup_prepare(1);
+	o.cgroup = cgroup_take();
+	cr_assert_not_null(o.cgroup);
+	tl_limit_fds(4);
+	pid = proc_spawn_reason(&o, why, sizeof(why));
+	cr_assert_gt(pid, 0, "%s", why);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && !WEXITSTATUS(status), "not in its cgroup");
+	o.argv = bad;
+	cr_assert_eq(proc_spawn_reason(&o, why, sizeof(why)), -1);
+	cr_assert_str_eq(why, "cannot run 'no-such-program-xyz': No such file or directory");
+	cgroup_destroy(o.cgroup);
+}
+
 /* ---- a root workload that leaves its cgroup (issue 22) ---- */
 
 Test(cgroup, a_root_workload_that_moves_itself_to_another_cgroup_is_killed_and_counted)

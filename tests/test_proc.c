@@ -105,6 +105,32 @@ Test(proc, spawn_exec_failure)
 	tl_assert_no_children();
 }
 
+/*
+ * A spawn whose parent sleeps until the child has exec'd (vfork) takes no
+ * pipe: the child reports a failure in the memory it shares.  With room for
+ * four more fds, /dev/null and the child's three copies of it, a spawn
+ * runs, and a failed one still says why (a pipe's two fds left the child
+ * one short: it could not set up its standard fds).
+ */
+Test(proc, a_spawn_needs_no_pipe_where_the_parent_waits_for_the_exec)
+{
+	char *argv[] = { "true", NULL }, *bad[] = { "no-such-program-xyz", NULL };
+	struct spawn_opts o = { .argv = argv, .envp = tl_test_env(), .out_fd = -1, .err_fd = -1 };
+	char why[256];
+	int status;
+	pid_t pid;
+
+	tl_limit_fds(4);
+	pid = proc_spawn_reason(&o, why, sizeof(why));
+	cr_assert_gt(pid, 0, "%s", why);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && !WEXITSTATUS(status));
+	o.argv = bad;
+	cr_assert_eq(proc_spawn_reason(&o, why, sizeof(why)), -1);
+	cr_assert_str_eq(why, "cannot run 'no-such-program-xyz': No such file or directory");
+	tl_assert_no_children();
+}
+
 Test(proc, spawn_new_group_and_output)
 {
 	char *argv[] = { "printer", "out", "-E", "err", NULL };

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -267,6 +268,18 @@ char **tl_test_env(void)
 /* The fds open now, but for those perturb keeps open on purpose: the files
  * of the pool of run cgroups (core/cgroup.h: "Runs"), "/perturb-PID/run-N",
  * and the list of its children (core/proc.c: main_children). */
+void tl_limit_fds(int n)
+{
+	struct rlimit rl;
+	int fd = 0;
+
+	for (int free_fds = 0; free_fds < n; fd++)
+		free_fds += fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = (rlim_t)fd;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
 int tl_count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");

@@ -80,6 +80,9 @@ const char *tl_progs(void);
 char **tl_test_env(void);
 /* The number of file descriptors open in this process. */
 int tl_count_fds(void);
+/* Lower this process's RLIMIT_NOFILE so that exactly n more fds can be
+ * opened (the lowest free numbers below the limit). */
+void tl_limit_fds(int n);
 /* Assert that no child process is left, not even a zombie. */
 void tl_assert_no_children(void);
 /* A metric named name (unit "s") matched by the POSIX extended regex re,

@@ -5,8 +5,11 @@
  * process group, stdio redirected, signals reset, every other fd made
  * close-on-exec, then execve() of argv[0] looked up on the PATH of the
  * environment it is given.  What went wrong in the child before or at the
- * exec travels back through a close-on-exec pipe: the parent reads either
- * EOF (the exec succeeded) or a struct spawn_report.
+ * exec comes back as a struct spawn_report: where the parent sleeps until
+ * the child has exec'd or ended (vfork, spawn_into) the child writes it
+ * into the parent's memory, which it shares; where both run at once
+ * (spawn_clone) it travels through a close-on-exec pipe, and the parent
+ * reads either EOF (the exec succeeded) or the report.
  *
  * Into a cgroup (o->cgroup): where the kernel has clone3's
  * CLONE_INTO_CGROUP (Linux 5.7; proc_containment) the child is created in
@@ -162,20 +165,34 @@ CHILD_SIDE static void reset_signals(const sigset_t *ignored)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-CHILD_SIDE static _Noreturn void child_fail(int rep, int stage)
+/* In the child: the report of a failure at stage, in the parent's memory
+ * (shared; the parent sleeps until this child execs or ends) or on the
+ * pipe rep, then the end. */
+CHILD_SIDE static _Noreturn void child_fail(int rep, volatile struct spawn_report *shared,
+					    int stage)
 {
 	struct spawn_report r = { stage, errno };
-	write_full(rep, &r, sizeof(r));
+
+	if (shared) {
+		shared->err = r.err;
+		shared->stage = stage;
+	} else {
+		write_full(rep, &r, sizeof(r));
+	}
 	_exit(127);
 }
 
 /*
  * In the child: only async-signal-safe calls from here to the exec.  go is
- * the read end of the release pipe (-1 = no wait: the vfork path).
+ * the read end of the release pipe (-1 = no wait: the vfork paths).  A
+ * failure is reported in *shared where the parent sleeps until the exec
+ * (vfork, spawn_into: no pipe to make, and no wait for the exec's closing
+ * of close-on-exec fds), else on the pipe rep.
  */
 CHILD_SIDE static _Noreturn void spawn_child(const struct spawn_opts *o, char **cand,
 				  int devnull, const cpu_set_t *cpus,
-				  const sigset_t *ignored, int rep, int go, int cgfd)
+				  const sigset_t *ignored, int rep,
+				  volatile struct spawn_report *shared, int go, int cgfd)
 {
 	int src[3], tmp[3], saved = ENOENT, seen_eacces = 0;
 	char *const *envp = o->envp ? o->envp : environ;
@@ -187,18 +204,18 @@ CHILD_SIDE static _Noreturn void spawn_child(const struct spawn_opts *o, char **
 	/* via fds >= 3 so that no target clobbers a later source */
 	for (int i = 0; i < 3; i++)
 		if ((tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 3)) < 0)
-			child_fail(rep, STAGE_FD);
+			child_fail(rep, shared, STAGE_FD);
 	for (int i = 0; i < 3; i++)
 		if (dup2(tmp[i], i) < 0)
-			child_fail(rep, STAGE_FD);
+			child_fail(rep, shared, STAGE_FD);
 	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 
 	if (cpus && sched_setaffinity(0, sizeof(*cpus), cpus) < 0)
-		child_fail(rep, STAGE_AFFINITY);
+		child_fail(rep, shared, STAGE_AFFINITY);
 	if (o->cwd && chdir(o->cwd) < 0)
-		child_fail(rep, STAGE_CHDIR);
+		child_fail(rep, shared, STAGE_CHDIR);
 	if (cgfd >= 0 && write(cgfd, "0", 1) != 1)
-		child_fail(rep, STAGE_CGROUP);
+		child_fail(rep, shared, STAGE_CGROUP);
 	if (go >= 0) {
 		struct spawn_report ready = { STAGE_READY, 0 };
 		char c;
@@ -228,11 +245,11 @@ CHILD_SIDE static _Noreturn void spawn_child(const struct spawn_opts *o, char **
 			saved = errno;
 			continue;
 		default:
-			child_fail(rep, STAGE_EXEC);
+			child_fail(rep, shared, STAGE_EXEC);
 		}
 	}
 	errno = seen_eacces ? EACCES : saved;
-	child_fail(rep, STAGE_EXEC);
+	child_fail(rep, shared, STAGE_EXEC);
 }
 
 /*
@@ -381,13 +398,14 @@ const char *proc_containment(char *why, size_t len)
 static __attribute__((noinline)) pid_t spawn_vfork(const struct spawn_opts *o,
 						   char **cand, int devnull,
 						   const cpu_set_t *cpus,
-						   const sigset_t *ignored, int rep)
+						   const sigset_t *ignored,
+						   struct spawn_report *shared)
 {
 	if (o->started)
 		*o->started = now_mono();
 	pid_t pid = vfork();
 	if (!pid)
-		spawn_child(o, cand, devnull, cpus, ignored, rep, -1, -1);
+		spawn_child(o, cand, devnull, cpus, ignored, -1, shared, -1, -1);
 	return pid;
 }
 
@@ -413,6 +431,7 @@ struct clone_child {
 	const cpu_set_t *cpus;
 	const sigset_t *ignored;
 	int rep, go_r, go_w, cgfd;
+	struct spawn_report *shared;	/* spawn_into's, else NULL */
 };
 
 CHILD_SIDE static int clone_child_main(void *arg)
@@ -421,7 +440,8 @@ CHILD_SIDE static int clone_child_main(void *arg)
 
 	if (c->go_w >= 0)
 		close(c->go_w);
-	spawn_child(c->o, c->cand, c->devnull, c->cpus, c->ignored, c->rep, c->go_r, c->cgfd);
+	spawn_child(c->o, c->cand, c->devnull, c->cpus, c->ignored, c->rep, c->shared, c->go_r,
+		    c->cgfd);
 }
 
 /*
@@ -489,7 +509,7 @@ static pid_t spawn_clone(const struct spawn_opts *o, char **cand, int devnull,
 			 struct spawn_report *early, int *slot, int with_clone3)
 {
 	struct clone_child c = { o, cand, devnull, cpus, ignored, rep[1], -1, -1,
-				 with_clone3 ? -1 : cgroup_procs_fd(o->cgroup) };
+				 with_clone3 ? -1 : cgroup_procs_fd(o->cgroup), NULL };
 	char *stack = clone_stack(slot);
 	int go[2], err;
 	pid_t pid;
@@ -548,13 +568,15 @@ static pid_t spawn_clone(const struct spawn_opts *o, char **cand, int devnull,
 
 /*
  * The child created in o->cgroup as vfork creates one (CLONE_VM |
- * CLONE_VFORK: perturb waits until it has exec'd or failed), on a stack of
- * its own.  Returns the pid, or -1 (errno; *slot then free).
+ * CLONE_VFORK: perturb waits until it has exec'd or failed, and a failure
+ * is in *shared), on a stack of its own.  Returns the pid, or -1 (errno;
+ * *slot then free).
  */
 static pid_t spawn_into(const struct spawn_opts *o, char **cand, int devnull,
-			const cpu_set_t *cpus, const sigset_t *ignored, int rep, int *slot)
+			const cpu_set_t *cpus, const sigset_t *ignored,
+			struct spawn_report *shared, int *slot)
 {
-	struct clone_child c = { o, cand, devnull, cpus, ignored, rep, -1, -1, -1 };
+	struct clone_child c = { o, cand, devnull, cpus, ignored, -1, -1, -1, -1, shared };
 	char *stack = clone_stack(slot);
 	struct clone3_args ca = {
 		.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
@@ -622,7 +644,7 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 		}
 	}
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull < 0 || pipe2(rep, O_CLOEXEC) < 0) {
+	if (devnull < 0) {
 		err = errno;
 		snprintf(why, len, "cannot set up a child process: %s", strerror(err));
 		goto out;
@@ -646,13 +668,18 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 		const cpu_set_t *pin = o->cpus && o->n_cpus ? &cpus : NULL;
 
 		two_phase = o->attach || (o->cgroup && !with_clone3);
+		r = (struct spawn_report){ STAGE_READY, 0 };	/* no failure (yet) */
+		if (two_phase && rep[0] < 0 && pipe2(rep, O_CLOEXEC) < 0) {
+			pid = -1;
+			break;
+		}
 		if (with_clone3 && !o->attach)
-			pid = spawn_into(o, cand, devnull, pin, ignored_signals(), rep[1], &slot);
+			pid = spawn_into(o, cand, devnull, pin, ignored_signals(), &r, &slot);
 		else if (two_phase || with_clone3)
 			pid = spawn_clone(o, cand, devnull, pin, ignored_signals(), rep, &r, &slot,
 					  with_clone3);
 		else
-			pid = spawn_vfork(o, cand, devnull, pin, ignored_signals(), rep[1]);
+			pid = spawn_vfork(o, cand, devnull, pin, ignored_signals(), &r);
 		if (pid >= 0 || !with_clone3 ||
 		    (errno != ENOSYS && errno != EINVAL && errno != E2BIG))
 			break;
@@ -662,16 +689,20 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (pid < 0) {
 		err = errno;
-		snprintf(why, len, "cannot fork: %s", strerror(err));
+		snprintf(why, len, two_phase && rep[0] < 0 ? "cannot set up a child process: %s"
+			 : "cannot fork: %s", strerror(err));
 		goto out;
 	}
-	/* Also done by the child; EACCES after exec.  spawn_clone() did it
-	 * before the release: from then on the parent makes no call that can
-	 * fail (set errno, shared with the child) until the exec. */
-	if (!two_phase)
-		setpgid(pid, pid);
+	/* The vfork paths: the child has exec'd, or failed and said so in r.
+	 * It made itself a process group; once it has exec'd a setpgid() of
+	 * the parent's would only fail (EACCES). */
+	if (!two_phase && r.stage == STAGE_READY)
+		goto out;
+	/* spawn_clone(): it made the group before the release; from then
+	 * on the parent makes no call that can fail (set errno, shared with
+	 * the child) until the exec, whose closing of rep[1] is the EOF. */
 	close_fd(&rep[1]);
-	if (!two_phase || r.stage == STAGE_READY) {
+	if (two_phase && r.stage == STAGE_READY) {
 		n = read_full(rep[0], &r, sizeof(r));
 		if (n == 0)
 			goto out;	/* exec succeeded */
