@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,6 +457,22 @@ Test(cgroup, runs_start_in_their_cgroup_where_the_kernel_can_and_say_so)
 	study_containment("PERTURB_NO_CLONE_INTO_CGROUP=0", "containment clone-into-cgroup");
 }
 
+/* A cgroup of the pool, where children start in it (clone3); else the
+ * test is skipped. */
+static struct cgroup *cgroup_to_clone_into(void)
+{
+	struct cgroup *cg;
+	char why[256];
+
+	need_cgroups();
+	if (!proc_clone_into_cgroup(why, sizeof(why)))
+		cr_skip_test("no clone3(CLONE_INTO_CGROUP) here: %s", why);
+	cgroup_prepare(1);
+	cg = cgroup_take();
+	cr_assert_not_null(cg);
+	return cg;
+}
+
 /* Started in its cgroup (clone3, CLONE_VFORK), a child needs no pipe
  * either (test proc/a_spawn_needs_no_pipe_where_the_parent_waits_for_the_exec):
  * with room for four more fds it runs there, and a failure says why. */
@@ -468,12 +485,7 @@ Test(cgroup, a_child_started_in_its_cgroup_needs_no_pipe)
 	int status;
 	pid_t pid;
 
-	need_cgroups();
-	if (!proc_clone_into_cgroup(why, sizeof(why)))
-		cr_skip_test("no clone3(CLONE_INTO_CGROUP) here: %s", why);
-	cgroup_prepare(1);
-	o.cgroup = cgroup_take();
-	cr_assert_not_null(o.cgroup);
+	o.cgroup = cgroup_to_clone_into();
 	tl_limit_fds(4);
 	pid = proc_spawn_reason(&o, why, sizeof(why));
 	cr_assert_gt(pid, 0, "%s", why);
@@ -483,6 +495,43 @@ Test(cgroup, a_child_started_in_its_cgroup_needs_no_pipe)
 	cr_assert_eq(proc_spawn_reason(&o, why, sizeof(why)), -1);
 	cr_assert_str_eq(why, "cannot run 'no-such-program-xyz': No such file or directory");
 	cgroup_destroy(o.cgroup);
+}
+
+/* The clone into its cgroup hands back the child's pidfd (CLONE_PIDFD): no
+ * pidfd_open() a run; it reads ready when the child ends, and a child that
+ * failed before its exec leaves none open. */
+Test(cgroup, a_child_started_in_its_cgroup_comes_with_its_pidfd)
+{
+	char *argv[] = { "true", NULL }, *bad[] = { "no-such-program-xyz", NULL };
+	int pidfd = 7, fds, status;
+	struct spawn_opts o = { .argv = argv, .envp = tl_test_env(), .out_fd = -1, .err_fd = -1,
+				.pidfd = &pidfd };
+	struct pollfd p;
+	char why[256];
+	pid_t pid;
+
+	o.cgroup = cgroup_to_clone_into();
+	fds = tl_count_fds();
+	pid = proc_spawn_reason(&o, why, sizeof(why));
+	cr_assert_gt(pid, 0, "%s", why);
+	cr_assert_geq(pidfd, 0, "no pidfd from the clone");
+	cr_assert(fcntl(pidfd, F_GETFD) & FD_CLOEXEC);
+	p = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, 30000), 1, "the pidfd never said the child ended");
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	close(pidfd);
+	o.argv = bad;
+	cr_assert_eq(proc_spawn_reason(&o, why, sizeof(why)), -1);
+	cr_assert_eq(pidfd, -1);
+	cr_assert_eq(tl_count_fds(), fds);
+	cgroup_destroy(o.cgroup);
+	/* without a cgroup (vfork) there is none */
+	o.cgroup = NULL;
+	o.argv = argv;
+	pid = proc_spawn_reason(&o, why, sizeof(why));
+	cr_assert_gt(pid, 0, "%s", why);
+	cr_assert_eq(pidfd, -1);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
 }
 
 /* ---- a root workload that leaves its cgroup (issue 22) ---- */

@@ -57,6 +57,10 @@ struct spawn_opts {
 	 * into cgroup ...").
 	 */
 	struct cgroup *cgroup;
+	/* When non-NULL: a pidfd of the child (close-on-exec) where its clone
+	 * made one (clone3 into its cgroup: CLONE_PIDFD, no pidfd_open() to
+	 * make), else -1.  The caller closes it. */
+	int *pidfd;
 };
 
 /*

@@ -47,6 +47,9 @@ struct clone3_args {
 	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
 		 set_tid, set_tid_size, cgroup;
 };
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
@@ -586,6 +589,10 @@ static pid_t spawn_into(const struct spawn_opts *o, char **cand, int devnull,
 
 	if (!stack)
 		return -1;
+	if (o->pidfd) {	/* Linux 5.3, before CLONE_INTO_CGROUP */
+		ca.flags |= CLONE_PIDFD;
+		ca.pidfd = (uintptr_t)o->pidfd;
+	}
 	UNPOISON_STACK(stack, CLONE_STACK_SIZE);
 	ca.stack = (uintptr_t)stack;
 	if (o->started)
@@ -627,6 +634,8 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 		len = sizeof(dummy);
 	}
 	why[0] = '\0';
+	if (o->pidfd)
+		*o->pidfd = -1;
 	if (!o->argv || !o->argv[0]) {
 		snprintf(why, len, "empty command");
 		err = EINVAL;
@@ -711,6 +720,8 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 			r.err = n < 0 ? errno : EIO;
 		}
 	}
+	if (o->pidfd)
+		close_fd(o->pidfd);
 	reap(pid, NULL);
 	pid = -1;
 	err = r.err;

@@ -229,6 +229,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	o.cgroup = cg = cgroup_take();
 	proc_escape_watch_begin(&esc, cg);
 	o.started = &t0;
+	o.pidfd = &pidfd;
 	t0 = now_mono();
 	stage_enter(STAGE_SPAWN);
 	pid = proc_spawn_reason(&o, res->reason, sizeof(res->reason));
@@ -240,7 +241,8 @@ int runner_run(const struct run_request *req, struct run_result *res)
 		ret = 0;
 		goto out;
 	}
-	pidfd = pidfd_open(pid, 0);
+	if (pidfd < 0)	/* not made by the clone */
+		pidfd = pidfd_open(pid, 0);
 	if (pidfd < 0) {
 		error("cannot watch process %d: %s", (int)pid, strerror(errno));
 		kill(-pid, SIGKILL);

@@ -228,12 +228,15 @@ static int prepare_entry(struct study *s, const struct plan_entry *pe, struct ru
 	char *what;
 	int r;
 
-	what = xasprintf("workload '%s' prepare", wl->name);
-	r = study_run_commands(wl->prepare, wl->n_prepare, ctx->envp, s->workdirs[pe->workload],
-			       workload_timeout(exp, wl), what, exp->verbatim);
-	free(what);
-	if (r < 0)
-		return -1;
+	if (wl->n_prepare) {
+		what = xasprintf("workload '%s' prepare", wl->name);
+		r = study_run_commands(wl->prepare, wl->n_prepare, ctx->envp,
+				       s->workdirs[pe->workload], workload_timeout(exp, wl),
+				       what, exp->verbatim);
+		free(what);
+		if (r < 0)
+			return -1;
+	}
 	*wargv = workload_argv(wl, var, s->workdirs[pe->workload], exp->verbatim);
 	*req = (struct run_request){
 		.argv = *wargv,
