@@ -534,6 +534,53 @@ Test(cgroup, a_child_started_in_its_cgroup_comes_with_its_pidfd)
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 }
 
+/* The memfds capture_keep() keeps open. */
+static int spares_open(void)
+{
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++)
+		n += capture_is_spare(fd);
+	return n;
+}
+
+/*
+ * A run whose cgroup was empty at its end leaves its two capture memfds,
+ * emptied, to the next run (no memfd made and closed a run): that run
+ * reads only its own output.  A run that left a process behind, which
+ * may still write to them, leaves none.
+ */
+Test(cgroup, a_contained_run_leaves_its_capture_files_to_the_next_and_a_leaky_one_does_not)
+{
+	char *longer[] = { "sh", "-c", "yes abcdefgh | head -n 10000", NULL };
+	char *shorter[] = { "sh", "-c", "echo short", NULL };
+	char *leaky[] = { "sh", "-c", "setsid sleep 100 & echo leaky", NULL };
+	struct run_request req = { .argv = longer, .envp = tl_test_env(), .timeout_s = 30 };
+	struct run_result res;
+	struct tl_capture c;
+
+	need_cgroups();
+	cgroup_prepare(1);
+	cr_assert_eq(runner_run(&req, &res), 0);
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	run_result_release(&res);
+	cr_assert_eq(spares_open(), 2, "a contained run's memfds were not kept");
+	req.argv = shorter;
+	cr_assert_eq(runner_run(&req, &res), 0);
+	cr_assert_eq(res.status, RUN_OK, "%s", res.reason);
+	cr_assert_str_eq(res.out_tail, "short\n");
+	cr_assert_eq(res.output_dropped, 0);
+	run_result_release(&res);
+	cr_assert_eq(spares_open(), 2);
+	req.argv = leaky;
+	tl_capture_start(&c, 2);
+	cr_assert_eq(runner_run(&req, &res), 0);
+	free(tl_capture_end(&c));
+	cr_assert_eq(res.leftover_procs, 1);
+	run_result_release(&res);
+	cr_assert_eq(spares_open(), 0, "a leaky run's memfds were kept");
+}
+
 /* ---- a root workload that leaves its cgroup (issue 22) ---- */
 
 Test(cgroup, a_root_workload_that_moves_itself_to_another_cgroup_is_killed_and_counted)

@@ -265,9 +265,6 @@ char **tl_test_env(void)
 	return env;
 }
 
-/* The fds open now, but for those perturb keeps open on purpose: the files
- * of the pool of run cgroups (core/cgroup.h: "Runs"), "/perturb-PID/run-N",
- * and the list of its children (core/proc.c: main_children). */
 void tl_limit_fds(int n)
 {
 	struct rlimit rl;
@@ -280,6 +277,10 @@ void tl_limit_fds(int n)
 	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
 }
 
+/* The fds open now, but for those perturb keeps open on purpose: the files
+ * of the pool of run cgroups (core/cgroup.h: "Runs"), "/perturb-PID/run-N",
+ * the list of its children (core/proc.c: main_children) and the spare memfds
+ * of captured output (core/proc.h: capture_keep). */
 int tl_count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -299,7 +300,7 @@ int tl_count_fds(void)
 		len = readlink(p, link, sizeof(link) - 1);
 		free(p);
 		link[len > 0 ? len : 0] = '\0';
-		n += !strstr(link, pool) && strcmp(link, kids);
+		n += !strstr(link, pool) && strcmp(link, kids) && !capture_is_spare(atoi(e->d_name));
 	}
 	closedir(d);
 	return n - 1;	/* the DIR's own fd */

@@ -321,10 +321,33 @@ int proc_poll(struct pollfd *fds, nfds_t n, double deadline, int honour_stop)
 
 /* ---- captured output ---- */
 
+/* capture_keep()'s memfds (-1: none), under a lock: runners in threads. */
+#define CAPTURE_SPARES 4
+static struct {
+	pthread_mutex_t mu;
+	int fd[CAPTURE_SPARES];
+} spares = { PTHREAD_MUTEX_INITIALIZER, { -1, -1, -1, -1 } };
+
+/* A kept memfd taken (-1: none). */
+static int spare_take(void)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&spares.mu);
+	for (int i = 0; i < CAPTURE_SPARES && fd < 0; i++) {
+		fd = spares.fd[i];
+		spares.fd[i] = -1;
+	}
+	pthread_mutex_unlock(&spares.mu);
+	return fd;
+}
+
 int capture_open(struct capture *c, const char *name, size_t max, capture_feed feed, void *arg)
 {
 	*c = (struct capture){ .max = max < CAPTURE_MIN_MAX ? CAPTURE_MIN_MAX : max,
 			       .feed = feed, .arg = arg };
+	if ((c->fd = spare_take()) >= 0)
+		return 0;
 	c->fd = memfd_create(name, MFD_CLOEXEC);
 	if (c->fd < 0)
 		return error("cannot create a memory file: %s", strerror(errno));
@@ -423,6 +446,32 @@ char *capture_tail(const struct capture *c, size_t n, size_t *len)
 void capture_close(struct capture *c)
 {
 	close_fd(&c->fd);
+}
+
+void capture_keep(struct capture *c)
+{
+	/* emptied, and the offset its writers shared back at 0 */
+	if (c->fd >= 0 && !ftruncate(c->fd, 0) && !lseek(c->fd, 0, SEEK_SET)) {
+		pthread_mutex_lock(&spares.mu);
+		for (int i = 0; i < CAPTURE_SPARES && c->fd >= 0; i++)
+			if (spares.fd[i] < 0) {
+				spares.fd[i] = c->fd;
+				c->fd = -1;
+			}
+		pthread_mutex_unlock(&spares.mu);
+	}
+	capture_close(c);
+}
+
+int capture_is_spare(int fd)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&spares.mu);
+	for (int i = 0; i < CAPTURE_SPARES; i++)
+		found |= fd >= 0 && spares.fd[i] == fd;
+	pthread_mutex_unlock(&spares.mu);
+	return found;
 }
 
 int proc_poll_capture(struct pollfd *fds, nfds_t n, double deadline, int honour_stop,

@@ -235,6 +235,15 @@ int capture_drain(struct capture *c, int final);
  * NUL); NULL with *len 0 when nothing is kept. */
 char *capture_tail(const struct capture *c, size_t n, size_t *len);
 void capture_close(struct capture *c);
+/* capture_close(), but its memfd is kept, emptied, for the next
+ * capture_open() (of any thread; a few are kept, the rest closed): only
+ * when no process but perturb can hold it any more (runner.c: the run's
+ * cgroup was empty at its end and nothing left it), else a straggler's
+ * output would land in a later run's.  A run of /bin/true spent 10 us
+ * making and closing two memfds. */
+void capture_keep(struct capture *c);
+/* fd is a memfd capture_keep() keeps (for the tests' count of open fds). */
+int capture_is_spare(int fd);
 
 /* proc_poll(), and capture_drain(caps[i], 0) every CAPTURE_CHECK_S. */
 int proc_poll_capture(struct pollfd *fds, nfds_t n, double deadline, int honour_stop,

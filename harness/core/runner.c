@@ -193,7 +193,7 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	struct escape_watch esc = { 0 };
 	struct rusage ru;
 	double t0, t1;
-	int pidfd = -1, ret = -1, how, status = 0, wait_failed = 0, left = 0;
+	int pidfd = -1, ret = -1, how, status = 0, wait_failed = 0, left = 0, keep = 0;
 	pid_t pid, r;
 
 	memset(res, 0, sizeof(*res));
@@ -297,6 +297,10 @@ int runner_run(const struct run_request *req, struct run_result *res)
 	stage_enter(STAGE_CGROUP_END);
 	end_cgroup(cg, &esc, req, left, res);
 	stage_enter(STAGE_RESULT);
+	/* nothing but perturb holds the captures' memfds any more: the main
+	 * process ended on its own and found its cgroup empty, and nothing
+	 * had left it */
+	keep = cg && how == 1 && left == 0 && !res->leftover_procs;
 	cg = NULL;
 	ret = 0;
 out:
@@ -306,7 +310,10 @@ out:
 	cgroup_destroy(cg);
 	counters_detach(counters);
 	for (int k = 0; k < 2; k++) {
-		capture_close(&out[k]);
+		if (keep)
+			capture_keep(&out[k]);
+		else
+			capture_close(&out[k]);
 		free(tail[k]);
 	}
 	metric_scan_free(scan);
