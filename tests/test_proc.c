@@ -131,6 +131,26 @@ Test(proc, a_spawn_needs_no_pipe_where_the_parent_waits_for_the_exec)
 	tl_assert_no_children();
 }
 
+/* Every child's stdin is one /dev/null, opened once and kept: no open and
+ * close a spawn. */
+Test(proc, children_share_one_dev_null_kept_open)
+{
+	char *argv[] = { "true", NULL };
+	struct spawn_opts o = { .argv = argv, .envp = tl_test_env(), .out_fd = -1, .err_fd = -1 };
+	int status, first = -1, again = -1;
+	pid_t pid;
+
+	for (int i = 0; i < 2; i++) {
+		pid = proc_spawn(&o);
+		cr_assert_gt(pid, 0);
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert_eq(tl_kept_fds_at("/dev/null", i ? &again : &first), 1,
+			     "no /dev/null kept after spawn %d", i);
+	}
+	cr_assert_eq(first, again);
+	cr_assert(fcntl(first, F_GETFD) & FD_CLOEXEC);
+}
+
 Test(proc, spawn_new_group_and_output)
 {
 	char *argv[] = { "printer", "out", "-E", "err", NULL };

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/proc.h"
 #include "engine/config.h"
 #include "instrumentation/tracefs.h"
 #include "lib/util.h"
@@ -265,6 +266,27 @@ char **tl_test_env(void)
 	return env;
 }
 
+int tl_kept_fds_at(const char *prefix, int *last_fd)
+{
+	char path[64], link[4096];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t len;
+		if (!proc_kept_fd(fd))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		link[len > 0 ? len : 0] = '\0';
+		if (!strncmp(link, prefix, strlen(prefix))) {
+			n++;
+			if (last_fd)
+				*last_fd = fd;
+		}
+	}
+	return n;
+}
+
 void tl_limit_fds(int n)
 {
 	struct rlimit rl;
@@ -279,8 +301,8 @@ void tl_limit_fds(int n)
 
 /* The fds open now, but for those perturb keeps open on purpose: the files
  * of the pool of run cgroups (core/cgroup.h: "Runs"), "/perturb-PID/run-N",
- * the list of its children (core/proc.c: main_children) and the spare memfds
- * of captured output (core/proc.h: capture_keep). */
+ * the list of its children (core/proc.c: main_children), and the others it
+ * keeps (core/proc.h: proc_kept_fd: /dev/null, the spare capture memfds). */
 int tl_count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -300,7 +322,7 @@ int tl_count_fds(void)
 		len = readlink(p, link, sizeof(link) - 1);
 		free(p);
 		link[len > 0 ? len : 0] = '\0';
-		n += !strstr(link, pool) && strcmp(link, kids) && !capture_is_spare(atoi(e->d_name));
+		n += !strstr(link, pool) && strcmp(link, kids) && !proc_kept_fd(atoi(e->d_name));
 	}
 	closedir(d);
 	return n - 1;	/* the DIR's own fd */

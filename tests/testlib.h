@@ -80,6 +80,11 @@ const char *tl_progs(void);
 char **tl_test_env(void);
 /* The number of file descriptors open in this process. */
 int tl_count_fds(void);
+/* The fds perturb keeps open on purpose (core/proc.h: proc_kept_fd) whose
+ * /proc/self/fd link begins with prefix; *last_fd (when not NULL) the last
+ * of them. */
+int tl_kept_fds_at(const char *prefix, int *last_fd);
+#define tl_kept_fds(prefix) tl_kept_fds_at(prefix, NULL)
 /* Lower this process's RLIMIT_NOFILE so that exactly n more fds can be
  * opened (the lowest free numbers below the limit). */
 void tl_limit_fds(int n);

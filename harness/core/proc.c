@@ -321,12 +321,15 @@ int proc_poll(struct pollfd *fds, nfds_t n, double deadline, int honour_stop)
 
 /* ---- captured output ---- */
 
-/* capture_keep()'s memfds (-1: none), under a lock: runners in threads. */
+/* capture_keep()'s memfds (-1: none), under a lock: runners in threads;
+ * of the process that kept them (a forked helper, proc_daemon.c, closes
+ * what it inherits). */
 #define CAPTURE_SPARES 4
 static struct {
 	pthread_mutex_t mu;
 	int fd[CAPTURE_SPARES];
-} spares = { PTHREAD_MUTEX_INITIALIZER, { -1, -1, -1, -1 } };
+	pid_t owner;
+} spares = { PTHREAD_MUTEX_INITIALIZER, { -1, -1, -1, -1 }, 0 };
 
 /* A kept memfd taken (-1: none). */
 static int spare_take(void)
@@ -334,7 +337,7 @@ static int spare_take(void)
 	int fd = -1;
 
 	pthread_mutex_lock(&spares.mu);
-	for (int i = 0; i < CAPTURE_SPARES && fd < 0; i++) {
+	for (int i = 0; i < CAPTURE_SPARES && fd < 0 && spares.owner == getpid(); i++) {
 		fd = spares.fd[i];
 		spares.fd[i] = -1;
 	}
@@ -453,6 +456,11 @@ void capture_keep(struct capture *c)
 	/* emptied, and the offset its writers shared back at 0 */
 	if (c->fd >= 0 && !ftruncate(c->fd, 0) && !lseek(c->fd, 0, SEEK_SET)) {
 		pthread_mutex_lock(&spares.mu);
+		if (spares.owner != getpid()) {	/* inherited numbers: not ours */
+			for (int i = 0; i < CAPTURE_SPARES; i++)
+				spares.fd[i] = -1;
+			spares.owner = getpid();
+		}
 		for (int i = 0; i < CAPTURE_SPARES && c->fd >= 0; i++)
 			if (spares.fd[i] < 0) {
 				spares.fd[i] = c->fd;
@@ -463,12 +471,12 @@ void capture_keep(struct capture *c)
 	capture_close(c);
 }
 
-int capture_is_spare(int fd)
+int proc_kept_fd(int fd)
 {
-	int found = 0;
+	int found = proc_spawn_kept_fd(fd);
 
 	pthread_mutex_lock(&spares.mu);
-	for (int i = 0; i < CAPTURE_SPARES; i++)
+	for (int i = 0; i < CAPTURE_SPARES && spares.owner == getpid(); i++)
 		found |= fd >= 0 && spares.fd[i] == fd;
 	pthread_mutex_unlock(&spares.mu);
 	return found;

@@ -250,8 +250,9 @@ void capture_close(struct capture *c);
  * output would land in a later run's.  A run of /bin/true spent 10 us
  * making and closing two memfds. */
 void capture_keep(struct capture *c);
-/* fd is a memfd capture_keep() keeps (for the tests' count of open fds). */
-int capture_is_spare(int fd);
+/* fd is one perturb keeps open on purpose (for the tests' count of open
+ * fds): a memfd capture_keep() keeps, or /dev/null for children's stdin. */
+int proc_kept_fd(int fd);
 
 /* proc_poll(), and capture_drain(caps[i], 0) every CAPTURE_CHECK_S. */
 int proc_poll_capture(struct pollfd *fds, nfds_t n, double deadline, int honour_stop,

@@ -87,4 +87,7 @@ static inline pid_t reap(pid_t pid, int *status)
  */
 void proc_print_tail(int fd, off_t from);
 
+/* fd is the /dev/null proc_spawn_reason() keeps for children's stdin. */
+int proc_spawn_kept_fd(int fd);
+
 #endif

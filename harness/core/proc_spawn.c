@@ -607,6 +607,43 @@ static pid_t spawn_into(const struct spawn_opts *o, char **cand, int devnull,
 	return (pid_t)r;
 }
 
+/* /dev/null, every child's stdin: opened once (an open and a close a run
+ * of /bin/true cost 6 us), under a lock (runners in threads), and kept; by
+ * the process that opened it (a forked helper, proc_daemon.c, closes
+ * what it inherits and opens its own). */
+static struct {
+	pthread_mutex_t mu;
+	int fd;
+	pid_t owner;
+} devnull = { PTHREAD_MUTEX_INITIALIZER, -1, 0 };
+
+static int devnull_fd(void)
+{
+	pid_t self = getpid();
+	int fd, err = 0;
+
+	pthread_mutex_lock(&devnull.mu);
+	if (devnull.fd < 0 || devnull.owner != self) {
+		devnull.fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		devnull.owner = self;
+		err = errno;
+	}
+	fd = devnull.fd;
+	pthread_mutex_unlock(&devnull.mu);
+	errno = err;
+	return fd;
+}
+
+int proc_spawn_kept_fd(int fd)
+{
+	int kept;
+
+	pthread_mutex_lock(&devnull.mu);
+	kept = fd >= 0 && fd == devnull.fd && devnull.owner == getpid();
+	pthread_mutex_unlock(&devnull.mu);
+	return kept;
+}
+
 static void cpu_list_string(const struct spawn_opts *o, char *buf, size_t len)
 {
 	size_t off = 0;
@@ -652,7 +689,7 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 			CPU_SET(o->cpus[i], &cpus);
 		}
 	}
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	devnull = devnull_fd();
 	if (devnull < 0) {
 		err = errno;
 		snprintf(why, len, "cannot set up a child process: %s", strerror(err));
@@ -749,7 +786,6 @@ pid_t proc_spawn_reason(const struct spawn_opts *o, char *why, size_t len)
 	}
 out:
 	clone_stack_put(slot);	/* its child has exec'd (EOF above) or is reaped */
-	close_fd(&devnull);
 	close_fd(&rep[0]);
 	close_fd(&rep[1]);
 	free_candidates(cand);
