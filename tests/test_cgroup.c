@@ -550,6 +550,8 @@ Test(cgroup, a_contained_run_leaves_its_capture_files_to_the_next_and_a_leaky_on
 {
 	char *longer[] = { "sh", "-c", "yes abcdefgh | head -n 10000", NULL };
 	char *shorter[] = { "sh", "-c", "echo short", NULL };
+	char *silent[] = { "true", NULL };
+	char *again[] = { "sh", "-c", "echo again", NULL };
 	char *leaky[] = { "sh", "-c", "setsid sleep 100 & echo leaky", NULL };
 	struct run_request req = { .argv = longer, .envp = tl_test_env(), .timeout_s = 30 };
 	struct run_result res;
@@ -568,6 +570,13 @@ Test(cgroup, a_contained_run_leaves_its_capture_files_to_the_next_and_a_leaky_on
 	cr_assert_eq(res.output_dropped, 0);
 	run_result_release(&res);
 	cr_assert_eq(spares_open(), 2);
+	req.argv = silent;	/* nothing written: nothing to empty */
+	cr_assert_eq(runner_run(&req, &res), 0);
+	run_result_release(&res);
+	req.argv = again;
+	cr_assert_eq(runner_run(&req, &res), 0);
+	cr_assert_str_eq(res.out_tail, "again\n");
+	run_result_release(&res);
 	req.argv = leaky;
 	tl_capture_start(&c, 2);
 	cr_assert_eq(runner_run(&req, &res), 0);

@@ -453,8 +453,10 @@ void capture_close(struct capture *c)
 
 void capture_keep(struct capture *c)
 {
-	/* emptied, and the offset its writers shared back at 0 */
-	if (c->fd >= 0 && !ftruncate(c->fd, 0) && !lseek(c->fd, 0, SEEK_SET)) {
+	/* emptied (nothing to empty where the final capture_drain() found
+	 * nothing written), and the offset its writers shared back at 0 */
+	if (c->fd >= 0 && ((!c->size && !c->dropped) || !ftruncate(c->fd, 0)) &&
+	    !lseek(c->fd, 0, SEEK_SET)) {
 		pthread_mutex_lock(&spares.mu);
 		if (spares.owner != getpid()) {	/* inherited numbers: not ours */
 			for (int i = 0; i < CAPTURE_SPARES; i++)

@@ -247,7 +247,7 @@ void capture_close(struct capture *c);
  * capture_open() (of any thread; a few are kept, the rest closed): only
  * when no process but perturb can hold it any more (runner.c: the run's
  * cgroup was empty at its end and nothing left it), else a straggler's
- * output would land in a later run's.  A run of /bin/true spent 10 us
+ * output would land in a later run's, and after a final capture_drain().  A run of /bin/true spent 10 us
  * making and closing two memfds. */
 void capture_keep(struct capture *c);
 /* fd is one perturb keeps open on purpose (for the tests' count of open
