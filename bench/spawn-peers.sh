@@ -11,7 +11,9 @@
 #   - perturb, fallback: the same with PERTURB_NO_CLONE_INTO_CGROUP=1 (each
 #     run moves into its cgroup with a write to cgroup.procs);
 #   - hyperfine -N --runs RUNS /bin/true (apt: hyperfine; make deps-bench);
-#   - a bare posix_spawn + wait4 loop (bench/spawn-loop.c, built here).
+#   - a bare posix_spawn + wait4 loop (bench/spawn-loop.c, built here);
+#   - with OLD=PATH, another perturb binary (an earlier build copied
+#     aside), as perturb is run: before and after side by side.
 # Each is timed from outside (date +%s.%N), start-up included.  Prints the
 # median per run of each way and, per round and as the median of the
 # rounds, the ratios perturb / hyperfine and perturb / loop.  The machine's
@@ -65,6 +67,7 @@ way() {
 		> "$tmp/out" 2>&1 ;;
 	hyperfine) hyperfine -N --runs "$runs" --warmup 0 --style none "$true_bin" > "$tmp/out" 2>&1 ;;
 	loop) "$tmp/spawn-loop" "$runs" "$true_bin" > "$tmp/out" 2>&1 ;;
+	old) "$OLD" run "$tmp/e.yaml" --db "$tmp/db" -q > "$tmp/out" 2>&1 ;;
 	esac || { cat "$tmp/out" >&2; die "$1 failed"; }
 	t1=$(date +%s.%N)
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
@@ -72,6 +75,10 @@ way() {
 
 ways=(perturb fallback loop)
 [ $have_hf = 1 ] && ways=(perturb fallback hyperfine loop)
+if [ -n "${OLD:-}" ]; then
+	[ -x "$OLD" ] || die "OLD perturb binary '$OLD' not found or not executable"
+	ways+=(old)
+fi
 echo "spawn-peers: $true_bin x $runs, $rounds rounds; load before: $(uptime | sed 's/.*load average: //')"
 "$perturb" run "$tmp/e.yaml" --db "$tmp/db0" 2>&1 | grep -o 'containment [a-z-]*' | head -n 1 |
 	sed 's/^/  perturb: /'
@@ -93,8 +100,8 @@ awk -v runs="$runs" -v rounds="$rounds" '
 	{ t[$1, $2] = $3; seen[$2] = 1 }
 	END {
 		printf "  %-10s %s\n", "way", "per run (ms), median of the rounds [each round]"
-		split("perturb fallback hyperfine loop", order, " ")
-		for (k = 1; k <= 4; k++) {
+		split("perturb fallback hyperfine loop old", order, " ")
+		for (k = 1; k <= 5; k++) {
 			w = order[k]
 			if (!(w in seen))
 				continue
@@ -106,8 +113,8 @@ awk -v runs="$runs" -v rounds="$rounds" '
 			printf "  %-10s %.3f [%s ]\n", w, median(v, rounds), line
 		}
 		printf "  ratios, median of the rounds (pair by pair in a round):\n"
-		split("perturb/hyperfine perturb/loop fallback/perturb", pairs, " ")
-		for (k = 1; k <= 3; k++) {
+		split("perturb/hyperfine perturb/loop fallback/perturb perturb/old old/hyperfine old/loop", pairs, " ")
+		for (k = 1; k <= 6; k++) {
 			split(pairs[k], ab, "/")
 			if (!(ab[1] in seen) || !(ab[2] in seen))
 				continue

@@ -855,6 +855,51 @@ Test(store, version_1_database_gains_plan_blocks)
 	free(p.e);
 }
 
+/* sqlite_master of the database at path, in its order, and its version. */
+static char *schema_of(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT type, name, tbl_name, sql FROM sqlite_master"
+					" ORDER BY rowid", -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		strbuf_addf(&sb, "%s %s %s: %s\n", sqlite3_column_text(st, 0),
+			    sqlite3_column_text(st, 1), sqlite3_column_text(st, 2),
+			    sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "");
+	sqlite3_finalize(st);
+	cr_assert_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	strbuf_addf(&sb, "user_version %d\n", sqlite3_column_int(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return strbuf_detach(&sb);
+}
+
+/* A new database is made at once with the schema the migrations make one
+ * by one (store_schema.c: schema_new), the same text for every object. */
+Test(store, a_new_database_has_the_schema_the_migrations_make)
+{
+	char *by_steps = xasprintf("%s/steps.db", tmpdir), *at_once, *stepped;
+	struct store *s;
+
+	store_new_by_migrations(1);
+	cr_assert_eq(store_open(by_steps, STORE_CREATE, &s), 0);
+	store_close(s);
+	store_new_by_migrations(0);
+	cr_assert_eq(store_open(dbpath, STORE_CREATE, &s), 0);
+	store_close(s);
+	stepped = schema_of(by_steps);
+	at_once = schema_of(dbpath);
+	cr_assert_str_eq(at_once, stepped, "schema_new (store_schema.c) is not what the "
+			 "migrations make; theirs:\n%s", stepped);
+	free(at_once);
+	free(stepped);
+	free(by_steps);
+}
+
 Test(store, deterministic_variants_have_virtual_time)
 {
 	struct plan p;

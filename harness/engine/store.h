@@ -139,6 +139,9 @@ struct store;
  */
 enum store_mode { STORE_WRITE = 0, STORE_CREATE = 1, STORE_READ = 2 };
 int store_open(const char *path, enum store_mode mode, struct store **out);
+/* Tests only: on (1), a new database is made by every migration in turn
+ * instead of at once (store_schema.c: schema_new), to compare the two. */
+void store_new_by_migrations(int on);
 void store_close(struct store *s);
 
 /* Machine provenance, gathered by machine_probe() (machine.h). */
