@@ -33,7 +33,8 @@
  * Schema migrations: migrations[N] takes a database from user_version N to
  * N + 1.  store_open() runs each one in its own transaction together with
  * the user_version update.  To change the schema: add a function, append it
- * here, bump STORE_SCHEMA_VERSION in store.h.  Never edit a released one.
+ * here, bump STORE_SCHEMA_VERSION in store.h, and make the same change to
+ * schema_new below (a new database's).  Never edit a released one.
  */
 static const char schema_v1[] =
 	"CREATE TABLE experiments ("
