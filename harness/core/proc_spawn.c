@@ -615,21 +615,21 @@ static struct {
 	pthread_mutex_t mu;
 	int fd;
 	pid_t owner;
-} devnull = { PTHREAD_MUTEX_INITIALIZER, -1, 0 };
+} null_dev = { PTHREAD_MUTEX_INITIALIZER, -1, 0 };
 
 static int devnull_fd(void)
 {
 	pid_t self = getpid();
 	int fd, err = 0;
 
-	pthread_mutex_lock(&devnull.mu);
-	if (devnull.fd < 0 || devnull.owner != self) {
-		devnull.fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		devnull.owner = self;
+	pthread_mutex_lock(&null_dev.mu);
+	if (null_dev.fd < 0 || null_dev.owner != self) {
+		null_dev.fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		null_dev.owner = self;
 		err = errno;
 	}
-	fd = devnull.fd;
-	pthread_mutex_unlock(&devnull.mu);
+	fd = null_dev.fd;
+	pthread_mutex_unlock(&null_dev.mu);
 	errno = err;
 	return fd;
 }
@@ -638,9 +638,9 @@ int proc_spawn_kept_fd(int fd)
 {
 	int kept;
 
-	pthread_mutex_lock(&devnull.mu);
-	kept = fd >= 0 && fd == devnull.fd && devnull.owner == getpid();
-	pthread_mutex_unlock(&devnull.mu);
+	pthread_mutex_lock(&null_dev.mu);
+	kept = fd >= 0 && fd == null_dev.fd && null_dev.owner == getpid();
+	pthread_mutex_unlock(&null_dev.mu);
 	return kept;
 }
 
