@@ -105,7 +105,7 @@ static int csv(const struct report_model *m, FILE *out)
 	rb_str(b, "run_id,variant,workload,repetition,metric,value,unit,seq,warmup,block,timebase");
 	rb_str(b, status ? ",status\n" : "\n");
 	for (size_t i = 0; i < m->n_rows; i++) {
-		const struct report_row *r = &m->rows[i];
+		const struct report_row *r = &m->rows[m->row_order[i]];
 		rb_int(b, (long long)m->run.id);
 		rb_add(b, ",", 1);
 		memo_field(b, &memo[0], r->variant);

@@ -59,6 +59,7 @@ struct slot {
 	int seen;		/* 0: no value yet, the rest is unset */
 	int wanted;		/* passes --workload/--metric */
 	const char *workload, *metric;	/* interned */
+	const char *unit;	/* interned: the unit of its last row */
 	size_t group;		/* index in m->groups, or SIZE_MAX before the
 				   pair's first measured, successful value */
 };
@@ -78,6 +79,7 @@ struct build_ctx {
 	struct store_shard *shards;	/* a study run in shards: by seq range */
 	size_t n_shards;
 	int *shard_node;		/* by shard: its node index, -1 unknown */
+	const char *ok;			/* "ok", interned */
 };
 
 /* The node of plan entry seq: its shard's (-1 when not known). */
@@ -206,8 +208,14 @@ static int collect(const struct stored_value *v, void *vctx)
 		r->variant = b->variant_names[vi];
 		r->workload = sl->workload;
 		r->metric = sl->metric;
-		r->unit = intern(m, v->unit ? v->unit : "");
-		r->status = intern(m, v->status ? v->status : "ok");
+		const char *unit = v->unit ? v->unit : "", *status = v->status ? v->status : "ok";
+		/* a pair's rows have one unit, most have status ok: one strcmp */
+		if (!sl->unit || strcmp(sl->unit, unit))
+			sl->unit = intern(m, unit);
+		r->unit = sl->unit;
+		r->status = !strcmp(status, "ok") ? b->ok : intern(m, status);
+		r->bucket = ((unsigned)v->metric_idx * (unsigned)b->n_workloads +
+			     (unsigned)v->workload_idx) * (unsigned)b->n_variants + (unsigned)vi;
 		r->value = v->value;
 		r->workload_idx = v->workload_idx;
 		r->variant_idx = v->variant_idx;
@@ -440,6 +448,7 @@ int report_build(struct store *st, const struct report_opts *o,
 	if (store_workload_names(st, id, &b.workloads, &b.n_workloads) < 0)
 		goto out;
 	b.m = m;
+	b.ok = intern(m, "ok");
 	b.variant_names = xcalloc(b.n_variants, sizeof(*b.variant_names));
 	for (size_t i = 0; i < b.n_variants; i++)
 		b.variant_names[i] = intern(m, b.variants[i]);
@@ -520,6 +529,7 @@ void report_release(struct report_model *m)
 		report_release_group(&m->groups[g]);
 	free(m->groups);
 	free(m->rows);
+	free(m->row_order);
 	free(m->tracer);
 	for (size_t i = 0; i < m->n_curves; i++)
 		free(m->curves[i].pts);
