@@ -224,7 +224,7 @@ static int collect(const struct stored_value *v, void *vctx)
 	}
 
 	/* Statistics take measured, successful runs only. */
-	if (v->warmup || (v->status && strcmp(v->status, "ok")))
+	if (m->opts->rows_only || v->warmup || (v->status && strcmp(v->status, "ok")))
 		return 0;
 	g = group_for(b, sl, v);
 	g->hidden = !sl->wanted;	/* kept for the Holm family only */
@@ -475,6 +475,11 @@ int report_build(struct store *st, const struct report_opts *o,
 	w.not_ok = &not_ok;
 	if (load_nodes(st, id, &b) < 0 || store_walk_values(st, id, &w) < 0)
 		goto out;
+	if (o->rows_only) {
+		report_order_rows(m);
+		ret = 0;
+		goto out;
+	}
 	/* the failures' own query reads every result: only when there are any */
 	if (not_ok && store_each_failure(st, id, add_failure, m) < 0)
 		goto out;
