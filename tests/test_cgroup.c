@@ -144,7 +144,7 @@ Test(cgroup, a_daemon_and_a_background_load_take_their_escapees_with_them)
 	cr_assert(s);
 	p1 = atoi(s);
 	free(s);
-	cr_assert_eq(background_start(bargv, tl_test_env(), NULL, log, PROC_LOG_MAX, &b), 0);
+	cr_assert_eq(background_start(bargv, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &b), 0);
 	/* bounded: the load writes its child's pid and a newline at its start */
 	for (int i = 0; i < 500 && (!(s = read_file(f2, NULL)) || !strchr(s, '\n')); i++) {
 		free(s);

@@ -92,6 +92,7 @@ struct host_state {
 	int bpf_mounted;	/* its enter() mounted tracefs */
 	struct background *background;
 	long bg_starts;		/* background load starts, over the whole study */
+	long bg_failures;	/* those that failed */
 	unsigned long long bpf_lost;	/* events bpftrace lost, over the whole study */
 	int bg_entries;		/* times the variant was entered with its load */
 	struct host_kernel kernel;
@@ -708,6 +709,7 @@ static int host_leave(struct backend_ctx *ctx)
 
 	if (st->background) {
 		long starts = 0;
+		st->bg_failures += background_failures(st->background);
 		if (background_stop(st->background, &starts) < 0)
 			ret = -1;
 		st->background = NULL;
@@ -765,11 +767,12 @@ static int host_leave(struct backend_ctx *ctx)
 	if (final && finish_journal() < 0)
 		ret = -1;
 	{	/* left: nothing of this entry remains; the study's tallies do */
-		long bg_starts = st->bg_starts;
+		long bg_starts = st->bg_starts, bg_failures = st->bg_failures;
 		int bg_entries = st->bg_entries;
 		unsigned long long bpf_lost = st->bpf_lost;
 		memset(st, 0, sizeof(*st));
 		st->bg_starts = bg_starts;
+		st->bg_failures = bg_failures;
 		st->bg_entries = bg_entries;
 		st->bpf_lost = bpf_lost;
 	}
@@ -827,7 +830,7 @@ static int host_enter(struct backend_ctx *ctx)
 		char *path = log_path(ctx, "background", "log");
 		char **argv = expand_argv(ctx, &v->background);
 		int r = background_start(argv, ctx->envp, ctx->cwd, path, PROC_LOG_MAX,
-					 &st->background);
+					 st->bg_failures, &st->background);
 		free(path);
 		argv_free(argv);
 		if (r < 0)

@@ -143,15 +143,21 @@ const char *daemon_log(const struct daemon *d);
  * the command cannot be started at all.  A load that ends within 50 ms of
  * its start 5 times in a row is restarted once a second only (warning in the
  * log).  The supervisor gets SIGTERM when the thread that started it ends
- * (PR_SET_PDEATHSIG): call this from perturb's main thread.
+ * (PR_SET_PDEATHSIG): call this from perturb's main thread.  prior_failures:
+ * the failed starts of the same load before this one (its variant's earlier
+ * entries; background_failures() of each): a load that ever failed is not
+ * trusted before its new start has run a second (background_sample()).
  */
 struct background;
 int background_start(char *const *argv, char *const *envp, const char *cwd,
-		     const char *log_path, size_t log_max, struct background **out);
+		     const char *log_path, size_t log_max, long prior_failures,
+		     struct background **out);
 /* Stops the supervisor and the load's process group; frees b.  Returns the
  * number of times the load was started through *starts when non-NULL. */
 int background_stop(struct background *b, long *starts);
 pid_t background_pid(const struct background *b);
+/* The starts of b that failed so far. */
+long background_failures(const struct background *b);
 /*
  * Did the load hold for a run?  background_sample() before the run, then
  * background_held() after it: 1 when its last start had not failed when
@@ -162,8 +168,10 @@ pid_t background_pid(const struct background *b);
  */
 struct background_sample {
 	long starts, failures;
-	int failing;		/* its last start failed, and none runs or the one that
-				 * runs began less than a second ago */
+	int failing;		/* its last start failed, and none runs; or one runs
+				 * that began less than a second ago and a start of
+				 * the load failed before (in this entry or an
+				 * earlier one) */
 };
 void background_sample(const struct background *b, struct background_sample *s);
 int background_held(const struct background *b, const struct background_sample *before,

@@ -585,12 +585,16 @@ struct bg_shared {
 	int running;		/* a start of it is running now */
 	int failing;		/* the last start failed (none runs now) */
 	long long started_ns;	/* now_mono() in ns when the running start began */
+	long prior_failures;	/* failed starts of the same load in the variant's
+				 * earlier entries (background_start()) */
 };
 
-/* A load that has failed before is trusted again once its new start has
- * run this long: a start younger than this may be failing too (a run that
- * began while a crash-looping load was, for a moment, running was counted
- * as holding it). */
+/* A load that has failed before, in this entry of its variant or in an
+ * earlier one, is trusted again once its new start has run this long: a
+ * start younger than this may be failing too (a run that began while a
+ * crash-looping load was, for a moment, running was counted as holding it;
+ * so was a short run at the variant's next entry, before the fresh start
+ * had had the time to fail). */
 #define BG_PROVEN_S 1.0
 
 /* A start of the load ended (status: its wait status, or -1 when it
@@ -716,7 +720,8 @@ static _Noreturn void supervisor_main(char *const *argv, char *const *envp,
 }
 
 int background_start(char *const *argv, char *const *envp, const char *cwd,
-		     const char *log_path, size_t log_max, struct background **out)
+		     const char *log_path, size_t log_max, long prior_failures,
+		     struct background **out)
 {
 	struct background *b;
 	int log, info[2], e, unused;
@@ -746,6 +751,7 @@ int background_start(char *const *argv, char *const *envp, const char *cwd,
 		close(info[1]);
 		return error("cannot map a shared page: %s", strerror(errno));
 	}
+	b->sh->prior_failures = prior_failures;
 	b->cmd = proc_argv_string(argv);
 	b->log_path = xstrdup(log_path);
 	b->info = info[0];
@@ -845,6 +851,11 @@ pid_t background_pid(const struct background *b)
 	return b ? b->pid : -1;
 }
 
+long background_failures(const struct background *b)
+{
+	return b ? __atomic_load_n(&b->sh->failures, __ATOMIC_ACQUIRE) : 0;
+}
+
 void background_sample(const struct background *b, struct background_sample *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -853,7 +864,7 @@ void background_sample(const struct background *b, struct background_sample *s)
 	s->starts = __atomic_load_n(&b->sh->starts, __ATOMIC_ACQUIRE);
 	s->failures = __atomic_load_n(&b->sh->failures, __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&b->sh->running, __ATOMIC_ACQUIRE))
-		s->failing = s->failures > 0 &&
+		s->failing = s->failures + b->sh->prior_failures > 0 &&
 			     now_mono() - __atomic_load_n(&b->sh->started_ns, __ATOMIC_ACQUIRE) / 1e9 <
 				     BG_PROVEN_S;
 	else
