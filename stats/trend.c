@@ -107,12 +107,14 @@ int stats_brown_forsythe(const double *const *x, const size_t *n, size_t k,
 	/* the deviations z_ij, summed per sample; then their squares about
 	 * the sample's mean deviation */
 	for (size_t i = 0; i < k; i++) {
-		double *s = stats_sorted_copy(x[i], n[i]), med;
+		/* the median by selection, not a sort (issue 25) */
+		double *s = malloc(n[i] * sizeof(*s)), med;
 		if (!s) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		med = stats_quantile_sorted(s, n[i], 0.5);
+		memcpy(s, x[i], n[i] * sizeof(*s));
+		med = stats_quantile_select(s, n[i], 0.5);
 		free(s);
 		for (size_t j = 0; j < n[i]; j++)
 			zmean[i] += fabs(x[i][j] - med);
