@@ -233,6 +233,17 @@ static int digits17(double v, uint64_t *digits, int *x10)
 	return 0;
 }
 
+/* The 8 decimal digits of v < 10^8, two at a time. */
+static void put_digits8(char *d, uint32_t v)
+{
+	static const char pairs[] =
+		"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+		"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+	for (int i = 6; i >= 0; i -= 2, v /= 100)
+		memcpy(d + i, pairs + 2 * (v % 100), 2);
+}
+
 size_t fmt_g17(char *buf, double v)
 {
 	char d[17], *p = buf;
@@ -243,8 +254,10 @@ size_t fmt_g17(char *buf, double v)
 		return (size_t)snprintf(buf, FMT_G17_LEN, "%.17g", v);
 	if (signbit(v))
 		*p++ = '-';
-	for (int i = 16; i >= 0; i--, q /= 10)
-		d[i] = (char)('0' + q % 10);
+	put_digits8(d + 9, (uint32_t)(q % 100000000));
+	q /= 100000000;		/* 9 digits */
+	d[0] = (char)('0' + q / 100000000);
+	put_digits8(d + 1, (uint32_t)(q % 100000000));
 	while (nd > 1 && d[nd - 1] == '0')
 		nd--;
 	if (x < -4 || x >= 17) {	/* %e: d.ddde-XX */
