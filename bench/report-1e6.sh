@@ -1,30 +1,33 @@
 #!/bin/sh
 # bench/report-1e6.sh [PERTURB] [RUNS] - `perturb report` on a database of
-# 10^6 runs, against numpy computing the same quantiles and ECDFs.
+# 10^6 runs, in every format, against numpy computing the same quantiles
+# and ECDFs, and against itself on half as many runs (issue 25's targets:
+# at most numpy's time, at most 2x the time of RUNS/2).
 #
-# The database is made in seconds, not by running 10^6 processes: perturb
+# The databases are made in seconds, not by running 10^6 processes: perturb
 # itself creates the schema with a one-run study of two variants, then
-# sqlite3 replaces its plan and results by RUNS (default 10^6) synthetic
-# runs, alternating the variants: wall ~ 1 s x (1 + U(0, 0.1)), +2 % for
-# "tracing"; user, sys and maxrss likewise.  That is 4 metrics x 2 variants
-# x 500000 values.
+# sqlite3 replaces its plan and results by RUNS (default 10^6), and in a
+# second database RUNS/2, synthetic runs, alternating the variants: wall ~
+# 1 s x (1 + U(0, 0.1)), +2 % for "tracing"; user, sys and maxrss likewise.
+# That is 4 metrics x 2 variants x RUNS/2 values.
 #
-# Timed (best of 3 by wall clock, with its CPU time; the machine as it is):
-#   perturb report --format json   (everything: summaries, percentiles with
-#                                   order-statistic CIs, dilations - at this
-#                                   size asymptotic, U, KS tests, ECDFs)
-#   perturb report --format text
+# Timed (best of 3: the least wall clock and the least CPU time of three
+# runs; the machine as it is),
+# on both databases:
+#   perturb report --format F      for F in text, markdown, csv, json, html
+#                                   (the documents: summaries, percentiles
+#                                   with order-statistic CIs, dilations - at
+#                                   this size asymptotic, U, KS tests,
+#                                   ECDFs; csv: every run's row, 4 x RUNS)
 #   numpy: the same values read from the same database with python's
 #          sqlite3 in one scan, then per metric and variant np.percentile at
 #          0/50/80/99, mean, variance and the ECDF (np.unique + cumsum).
+# Then, per format, RUNS against RUNS/2 and against numpy, by wall clock and
+# by CPU time (on a shared machine the CPU time is the steadier figure).
 # Needs sqlite3 (apt-get install sqlite3) and /usr/bin/python3 with numpy
 # (python3-numpy).
 #
-# Measured (2 cores, best of 3, CPU time): json 21.3 s, text 20.7 s, numpy
-# 3.0 s while the store sorted every value (ORDER BY) and counted failures
-# with a query per series; json 1.1 s, text 0.9 s, numpy 3.0 s with the
-# merged primary-key scans and each series sorted once (perf: ~2/3 reading
-# SQLite, ~1/3 statistics, of which the 8 sorts are about half).
+# Measured: bench/README.md.
 set -eu
 
 perturb=${1:-build/perturb}
@@ -35,19 +38,12 @@ trap 'rm -rf "$dir"' EXIT
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 
-cat > "$dir/e.yaml" <<YAML
-name: report-1e6
-baseline: base
-repetitions: 1
-warmup: 0
-seed: 1
-variants: [{name: base}, {name: tracing}]
-workloads: [{name: w, cmd: ["true"]}]
-YAML
-"$perturb" run "$dir/e.yaml" --db "$dir/r.db" -q
-
-t0=$(date +%s.%N)
-sqlite3 "$dir/r.db" <<SQL
+make_db() {	# make_db DB RUNS
+	db=$1 n=$2
+	rm -rf "$dir/work" "$dir/logs"
+	"$perturb" run "$dir/e.yaml" --db "$db" -q
+	t0=$(date +%s.%N)
+	sqlite3 "$db" <<SQL
 PRAGMA foreign_keys = OFF;
 PRAGMA journal_mode = OFF;
 PRAGMA synchronous = OFF;
@@ -55,7 +51,7 @@ BEGIN;
 DELETE FROM metric_values;
 DELETE FROM results;
 DELETE FROM plan;
-WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < $runs - 1)
+WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < $n - 1)
 INSERT INTO plan (run_id, seq, variant, workload, variant_idx, workload_idx, repetition, warmup, round)
 SELECT 1, i, CASE i % 2 WHEN 0 THEN 'base' ELSE 'tracing' END, 'w', i % 2, 0, i / 2, 0, i / 2 FROM c;
 INSERT INTO results (run_id, seq, status, exit_code, wall_s, user_s, sys_s, maxrss_kb)
@@ -67,19 +63,31 @@ SELECT 1, seq, 'ok', 0,
 FROM plan WHERE run_id = 1;
 COMMIT;
 SQL
-t1=$(date +%s.%N)
-echo "database: $runs runs in $(echo "$t1 - $t0" | bc) s, $(du -h "$dir/r.db" | cut -f1)"
+	t1=$(date +%s.%N)
+	echo "database: $n runs in $(echo "$t1 - $t0" | bc) s, $(du -h "$db" | cut -f1)"
+}
 
-best() {	# best of 3: "wall s (user+sys CPU s)" of "$@"
-	b=
+cat > "$dir/e.yaml" <<YAML
+{name: report-1e6, baseline: base, repetitions: 1, warmup: 0, seed: 1,
+ variants: [{name: base}, {name: tracing}], workloads: [{name: w, cmd: ["true"]}]}
+YAML
+half=$((runs / 2))
+make_db "$dir/r.db" "$runs"
+make_db "$dir/h.db" "$half"
+
+best() {	# best of 3 of "$@": sets bw (wall s) and bc_ (user+sys CPU s),
+	# each the least of the three (other processes only ever add to either)
+	bw= bc_=
 	for i in 1 2 3; do
 		/usr/bin/time -f '%e %U %S' -o "$dir/time" "$@" >/dev/null
 		read -r t u s < "$dir/time"
 		c=$(echo "$u + $s" | bc)
-		if [ -z "$b" ] || [ "$(echo "$t < $b" | bc)" = 1 ]; then b=$t; bc_=$c; fi
+		if [ -z "$bw" ] || [ "$(echo "$t < $bw" | bc)" = 1 ]; then bw=$t; fi
+		if [ -z "$bc_" ] || [ "$(echo "$c < $bc_" | bc)" = 1 ]; then bc_=$c; fi
 	done
-	echo "$b s wall ($bc_ s CPU)"
 }
+
+ratio() { echo "scale=2; $1 / $2" | bc; }
 
 cat > "$dir/np.py" <<'PY'
 import sqlite3, sys
@@ -103,9 +111,18 @@ for k, v in sorted(out.items()):
     print(k, v[0], v[1], v[2], v[3], v[4])
 PY
 
-echo "perturb report --format json: $(best "$perturb" report --db "$dir/r.db" --format json)"
-echo "perturb report --format text: $(best "$perturb" report --db "$dir/r.db")"
-echo "numpy (read + percentiles + ECDF): $(best "$py" "$dir/np.py" "$dir/r.db")"
+best "$py" "$dir/np.py" "$dir/r.db"
+npw=$bw npc=$bc_
+best "$py" "$dir/np.py" "$dir/h.db"
+echo "numpy (read + percentiles + ECDF): $runs runs $npw s wall ($npc s CPU), $half runs $bw s wall ($bc_ s CPU)"
+printf '%-9s %22s %22s %16s %16s\n' format "$runs runs: wall (CPU)" "$half runs: wall (CPU)" "ratio wall (CPU)" "/numpy wall (CPU)"
+for f in text markdown csv json html; do
+	best "$perturb" report --db "$dir/r.db" --format "$f"
+	w1=$bw c1=$bc_
+	best "$perturb" report --db "$dir/h.db" --format "$f"
+	printf '%-9s %22s %22s %16s %16s\n' "$f" "$w1 s ($c1 s)" "$bw s ($bc_ s)" \
+		"$(ratio "$w1" "$bw") ($(ratio "$c1" "$bc_"))" "$(ratio "$w1" "$npw") ($(ratio "$c1" "$npc"))"
+done
 # the same numbers: the p50 of wall, both ways
 "$perturb" report --db "$dir/r.db" --format json --metric wall | "$py" -c '
 import json, sys

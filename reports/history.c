@@ -136,7 +136,7 @@ static int pick_runs(struct store *st, const struct history_opts *o, struct hist
 	size_t n_all = 0, n = 0, first = 0;
 	char *prev = NULL;
 
-	if (store_list_runs(st, &all, &n_all) < 0)
+	if (store_list_runs_brief(st, &all, &n_all) < 0)
 		return -1;
 	keys = xcalloc(n_all ? n_all : 1, sizeof(*keys));
 	for (size_t i = 0; i < n_all; i++) {

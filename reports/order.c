@@ -80,106 +80,82 @@ static int cmp_row(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int cmp_seq(const void *a, const void *b)
-{
-	const struct report_row *x = a, *y = b;
-
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* The bucket of a row: its (workload, metric, variant), the metric interned. */
-static uint64_t row_hash(const struct report_row *r)
-{
-	uint64_t h = (uint64_t)(uintptr_t)r->metric * 0x9e3779b97f4a7c15ULL;
-
-	h ^= ((uint64_t)(uint32_t)r->workload_idx << 32 | (uint32_t)r->variant_idx) *
-	     0xc2b2ae3d27d4eb4fULL;
-	return h ^ h >> 29;
-}
-
-static int same_bucket(const struct report_row *x, const struct report_row *y)
-{
-	return x->workload_idx == y->workload_idx && x->metric == y->metric &&
-	       x->variant_idx == y->variant_idx;
-}
-
-static int cmp_rep(const void *a, const void *b, void *ctx)
+/* Two rows by index (qsort_r's context: the rows), by cmp_row() or by seq. */
+static int cmp_index(const void *a, const void *b, void *ctx)
 {
 	const struct report_row *rows = ctx;
 
 	return cmp_row(&rows[*(const size_t *)a], &rows[*(const size_t *)b]);
 }
 
+static int cmp_index_seq(const void *a, const void *b, void *ctx)
+{
+	const struct report_row *rows = ctx;
+	int x = rows[*(const size_t *)a].seq, y = rows[*(const size_t *)b].seq;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Rows (tidy formats) by workload (experiment order), metric (as groups),
- * variant (experiment order), seq.  A study has few (workload, metric,
- * variant) buckets and millions of rows: the buckets are sorted, the rows
- * placed by a counting sort (stable, O(n)), and a bucket sorted by seq only
- * where the walk did not give it in seq order (issue 25: a full qsort of
- * 4·10^6 rows was most of `report --format csv`'s time). */
+ * variant (experiment order), seq, as an index: m->row_order.  A study has
+ * few (workload, metric, variant) buckets and millions of rows: the buckets
+ * (numbered by the walk, report_row's bucket) are sorted, the rows placed
+ * by a counting sort (stable, O(n)), and a
+ * bucket sorted by seq only where the walk did not give it in seq order
+ * (issue 25: a full qsort of 4·10^6 rows was most of `report --format
+ * csv`'s time; then moving the rows, 320 MB, was a tenth of it). */
 void report_order_rows(struct report_model *m)
 {
-	size_t n = m->n_rows, cap = 64, nb = 0;
-	size_t *slot, *rep, *bucket, *start, *rank;
-	struct report_row *out;
+	size_t n = m->n_rows, nb = 0, *out;
+	size_t *rep, *order, *start, *next;
+	unsigned max = 0;
 
-	if (n < 2)
-		return;
-	while (cap < 2 * n && cap < 2 * 65536)
-		cap <<= 1;
-	slot = xmalloc(cap * sizeof(*slot));
-	memset(slot, 0xff, cap * sizeof(*slot));
-	rep = xmalloc(cap * sizeof(*rep));
-	bucket = xmalloc(n * sizeof(*bucket));
-	for (size_t i = 0; i < n; i++) {
-		size_t h = row_hash(&m->rows[i]) & (cap - 1);
-
-		while (slot[h] != SIZE_MAX && !same_bucket(&m->rows[rep[slot[h]]], &m->rows[i]))
-			h = (h + 1) & (cap - 1);
-		if (slot[h] == SIZE_MAX) {
-			if (nb + 1 >= cap / 2) {	/* more buckets than the table holds */
-				free(slot), free(rep), free(bucket);
-				qsort(m->rows, n, sizeof(*m->rows), cmp_row);
-				return;
-			}
-			rep[nb] = i;
-			slot[h] = nb++;
-		}
-		bucket[i] = slot[h];
-	}
-	/* rep[k] the first row of bucket k; the buckets in report order */
-	size_t *order = xmalloc(nb * sizeof(*order));
-	for (size_t k = 0; k < nb; k++)
-		order[k] = rep[k];
-	qsort_r(order, nb, sizeof(*order), cmp_rep, m->rows);
-	rank = xcalloc(nb + 1, sizeof(*rank));
-	start = xcalloc(nb + 1, sizeof(*start));
-	for (size_t k = 0; k < nb; k++)
-		rank[bucket[order[k]]] = k;
+	m->row_order = out = xmalloc((n ? n : 1) * sizeof(*out));
 	for (size_t i = 0; i < n; i++)
-		start[rank[bucket[i]] + 1]++;
-	for (size_t k = 0; k < nb; k++)
-		start[k + 1] += start[k];
-	out = xmalloc(n * sizeof(*out));
-	{
-		size_t *next = xmalloc(nb * sizeof(*next));
-		memcpy(next, start, nb * sizeof(*next));
+		max = m->rows[i].bucket > max ? m->rows[i].bucket : max;
+	if (n < 2 || max >= 2 * n) {	/* one row, or buckets sparser than rows */
 		for (size_t i = 0; i < n; i++)
-			out[next[rank[bucket[i]]]++] = m->rows[i];
-		free(next);
+			out[i] = i;
+		if (n > 1)
+			qsort_r(out, n, sizeof(*out), cmp_index, m->rows);
+		return;
 	}
-	for (size_t k = 0; k < nb; k++) {
-		struct report_row *b = out + start[k];
-		size_t len = start[k + 1] - start[k];
+	/* rep[k]: the first row of bucket k; start[k]: how many rows before it
+	 * in report order (first its own count) */
+	rep = xmalloc(((size_t)max + 1) * sizeof(*rep));
+	memset(rep, 0xff, ((size_t)max + 1) * sizeof(*rep));
+	start = xcalloc((size_t)max + 1, sizeof(*start));
+	for (size_t i = 0; i < n; i++) {
+		unsigned k = m->rows[i].bucket;
+
+		if (rep[k] == SIZE_MAX)
+			rep[k] = i;
+		start[k]++;
+	}
+	order = xmalloc(((size_t)max + 1) * sizeof(*order));
+	for (size_t k = 0; k <= max; k++)
+		if (rep[k] != SIZE_MAX)
+			order[nb++] = rep[k];
+	qsort_r(order, nb, sizeof(*order), cmp_index, m->rows);
+	next = xmalloc(((size_t)max + 1) * sizeof(*next));
+	for (size_t j = 0, sum = 0; j < nb; j++) {
+		unsigned k = m->rows[order[j]].bucket;
+
+		next[k] = sum;
+		sum += start[k];
+	}
+	for (size_t i = 0; i < n; i++)
+		out[next[m->rows[i].bucket]++] = i;
+	/* next[k] is now the end of bucket k */
+	for (size_t j = 0; j < nb; j++) {
+		unsigned k = m->rows[order[j]].bucket;
+		size_t *b = out + next[k] - start[k], len = start[k];
 
 		for (size_t i = 1; i < len; i++)
-			if (b[i - 1].seq > b[i].seq) {
-				qsort(b, len, sizeof(*b), cmp_seq);
+			if (m->rows[b[i - 1]].seq > m->rows[b[i]].seq) {
+				qsort_r(b, len, sizeof(*b), cmp_index_seq, m->rows);
 				break;
 			}
 	}
-	free(m->rows);
-	m->rows = out;
-	m->alloc_rows = n;
-	free(slot), free(rep), free(bucket), free(order), free(rank), free(start);
+	free(rep), free(order), free(start), free(next);
 }
-

@@ -59,6 +59,7 @@ struct slot {
 	int seen;		/* 0: no value yet, the rest is unset */
 	int wanted;		/* passes --workload/--metric */
 	const char *workload, *metric;	/* interned */
+	const char *unit;	/* interned: the unit of its last row */
 	size_t group;		/* index in m->groups, or SIZE_MAX before the
 				   pair's first measured, successful value */
 };
@@ -78,6 +79,7 @@ struct build_ctx {
 	struct store_shard *shards;	/* a study run in shards: by seq range */
 	size_t n_shards;
 	int *shard_node;		/* by shard: its node index, -1 unknown */
+	const char *ok;			/* "ok", interned */
 };
 
 /* The node of plan entry seq: its shard's (-1 when not known). */
@@ -206,8 +208,14 @@ static int collect(const struct stored_value *v, void *vctx)
 		r->variant = b->variant_names[vi];
 		r->workload = sl->workload;
 		r->metric = sl->metric;
-		r->unit = intern(m, v->unit ? v->unit : "");
-		r->status = intern(m, v->status ? v->status : "ok");
+		const char *unit = v->unit ? v->unit : "", *status = v->status ? v->status : "ok";
+		/* a pair's rows have one unit, most have status ok: one strcmp */
+		if (!sl->unit || strcmp(sl->unit, unit))
+			sl->unit = intern(m, unit);
+		r->unit = sl->unit;
+		r->status = !strcmp(status, "ok") ? b->ok : intern(m, status);
+		r->bucket = ((unsigned)v->metric_idx * (unsigned)b->n_workloads +
+			     (unsigned)v->workload_idx) * (unsigned)b->n_variants + (unsigned)vi;
 		r->value = v->value;
 		r->workload_idx = v->workload_idx;
 		r->variant_idx = v->variant_idx;
@@ -216,7 +224,7 @@ static int collect(const struct stored_value *v, void *vctx)
 	}
 
 	/* Statistics take measured, successful runs only. */
-	if (v->warmup || (v->status && strcmp(v->status, "ok")))
+	if (m->opts->rows_only || v->warmup || (v->status && strcmp(v->status, "ok")))
 		return 0;
 	g = group_for(b, sl, v);
 	g->hidden = !sl->wanted;	/* kept for the Holm family only */
@@ -407,7 +415,7 @@ int report_build(struct store *st, const struct report_opts *o,
 	int64_t id = o->run_id;
 	int *total = NULL, *failed = NULL, ret = -1;
 	char **timebases = NULL, **primaries = NULL;
-	size_t n_timebases = 0, n_primaries = 0;
+	size_t n_timebases = 0, n_primaries = 0, not_ok = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->opts = o;
@@ -440,6 +448,7 @@ int report_build(struct store *st, const struct report_opts *o,
 	if (store_workload_names(st, id, &b.workloads, &b.n_workloads) < 0)
 		goto out;
 	b.m = m;
+	b.ok = intern(m, "ok");
 	b.variant_names = xcalloc(b.n_variants, sizeof(*b.variant_names));
 	for (size_t i = 0; i < b.n_variants; i++)
 		b.variant_names[i] = intern(m, b.variants[i]);
@@ -463,9 +472,16 @@ int report_build(struct store *st, const struct report_opts *o,
 	w.failed = failed = xcalloc(b.n_workloads * b.n_variants + 1, sizeof(*failed));
 	w.n_workloads = b.n_workloads;
 	w.n_variants = b.n_variants;
+	w.not_ok = &not_ok;
 	if (load_nodes(st, id, &b) < 0 || store_walk_values(st, id, &w) < 0)
 		goto out;
-	if (store_each_failure(st, id, add_failure, m) < 0)
+	if (o->rows_only) {
+		report_order_rows(m);
+		ret = 0;
+		goto out;
+	}
+	/* the failures' own query reads every result: only when there are any */
+	if (not_ok && store_each_failure(st, id, add_failure, m) < 0)
 		goto out;
 	report_order_groups(m, b.workloads, b.n_workloads);
 	report_order_rows(m);
@@ -520,6 +536,7 @@ void report_release(struct report_model *m)
 		report_release_group(&m->groups[g]);
 	free(m->groups);
 	free(m->rows);
+	free(m->row_order);
 	free(m->tracer);
 	for (size_t i = 0; i < m->n_curves; i++)
 		free(m->curves[i].pts);

@@ -105,7 +105,9 @@ static int cmp_keyed(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-int stats_order(const double *x, size_t n, size_t *idx)
+/* x's (key, index) pairs in stats_order()'s order (malloc'd), or NULL
+ * without memory. */
+static struct keyed *sorted_keyed(const double *x, size_t n)
 {
 	size_t (*count)[1 << RADIX_BITS];
 	struct keyed *a, *b, *t;
@@ -115,7 +117,7 @@ int stats_order(const double *x, size_t n, size_t *idx)
 	count = n >= RADIX_MIN ? calloc(RADIX_PASSES, sizeof(*count)) : NULL;
 	if (!a || (n >= RADIX_MIN && (!b || !count))) {
 		free(a), free(b), free(count);
-		return -1;
+		return NULL;
 	}
 	for (size_t i = 0; i < n; i++) {
 		a[i] = (struct keyed){ key_of(x[i]), i };
@@ -144,9 +146,41 @@ int stats_order(const double *x, size_t n, size_t *idx)
 			b = t;
 		}
 	}
+	free(b), free(count);
+	return a;
+}
+
+int stats_order(const double *x, size_t n, size_t *idx)
+{
+	struct keyed *a = sorted_keyed(x, n);
+
+	if (!a)
+		return -1;
 	for (size_t i = 0; i < n; i++)
 		idx[i] = a[i].i;
-	free(a), free(b), free(count);
+	free(a);
+	return 0;
+}
+
+int stats_ranks(const double *x, size_t n, double *rank)
+{
+	struct keyed *a = sorted_keyed(x, n);
+
+	if (!a)
+		return -1;
+	/* ties found on the sorted pairs, read in order: only the ranks'
+	 * writes go where the values were (x itself is not read again) */
+	for (size_t i = 0; i < n;) {
+		double v = double_of(a[i].k);
+		size_t j = i;
+
+		while (j + 1 < n && double_of(a[j + 1].k) == v)	/* -0.0 == 0.0 */
+			j++;
+		for (size_t k = i; k <= j; k++)
+			rank[a[k].i] = (double)(i + j) / 2 + 1;
+		i = j + 1;
+	}
+	free(a);
 	return 0;
 }
 

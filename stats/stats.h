@@ -47,6 +47,13 @@ void stats_sort(double *x, size_t n);
  * index) pairs, O(n)).  Returns 0, or -1 without memory.
  */
 int stats_order(const double *x, size_t n, size_t *idx);
+/*
+ * The ranks of x (no NaN), 1-based, ties given their mid-rank (the mean of
+ * the ranks they share; -0.0 and 0.0 tie): by the same sort, the ties read
+ * from the sorted pairs rather than from x through the order (at 5·10^5
+ * values those reads missed the cache).  Returns 0, or -1 without memory.
+ */
+int stats_ranks(const double *x, size_t n, double *rank);
 
 /* 100 * (b - a) / a: the dilation of b over a in %.  NaN when a == 0. */
 double stats_pct_change(double a, double b);

@@ -12,7 +12,6 @@ static const char m_bf[] = "Brown-Forsythe (Levene on deviations from the median
 
 int stats_trend(const double *x, size_t n, struct test_result *out)
 {
-	size_t *r;
 	double *rank, mean, sxy = 0, sxx = 0, syy = 0, rho, t;
 
 	stats_test_result_init(out);
@@ -25,20 +24,10 @@ int stats_trend(const double *x, size_t n, struct test_result *out)
 		out->reason = "a trend test needs at least 10 runs";
 		return 0;
 	}
-	r = malloc(n * sizeof(*r));
 	rank = malloc(n * sizeof(*rank));
-	if (!r || !rank || stats_order(x, n, r)) {
-		free(r);
+	if (!rank || stats_ranks(x, n, rank)) {
 		free(rank);
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j + 1 < n && x[r[j + 1]] == x[r[i]])
-			j++;
-		for (size_t k = i; k <= j; k++)
-			rank[r[k]] = (double)(i + j) / 2 + 1;	/* mid-rank of a tie */
-		i = j + 1;
 	}
 	mean = (double)(n + 1) / 2;
 	for (size_t i = 0; i < n; i++) {
@@ -47,7 +36,6 @@ int stats_trend(const double *x, size_t n, struct test_result *out)
 		sxx += a * a;
 		syy += b * b;
 	}
-	free(r);
 	free(rank);
 	out->valid = 1;
 	if (sxx == 0) {		/* every value equal: no trend */
@@ -107,12 +95,14 @@ int stats_brown_forsythe(const double *const *x, const size_t *n, size_t k,
 	/* the deviations z_ij, summed per sample; then their squares about
 	 * the sample's mean deviation */
 	for (size_t i = 0; i < k; i++) {
-		double *s = stats_sorted_copy(x[i], n[i]), med;
+		/* the median by selection, not a sort (issue 25) */
+		double *s = malloc(n[i] * sizeof(*s)), med;
 		if (!s) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		med = stats_quantile_sorted(s, n[i], 0.5);
+		memcpy(s, x[i], n[i] * sizeof(*s));
+		med = stats_quantile_select(s, n[i], 0.5);
 		free(s);
 		for (size_t j = 0; j < n[i]; j++)
 			zmean[i] += fabs(x[i][j] - med);

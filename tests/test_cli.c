@@ -827,6 +827,27 @@ Test(cli, failed_runs_show_their_last_lines_in_the_run_and_every_report_format)
 	}
 }
 
+/* The report reads the failures' details only when its walk met a result
+ * that is not ok (issue 25: that query reads every result): a failed
+ * warm-up alone, which no series counts, is met too and listed. */
+Test(cli, a_failed_warm_up_alone_is_listed_in_the_report)
+{
+	struct cli_result r;
+	char *yaml = xasprintf("name: x\nwarmup: 1\nrepetitions: 2\nvariants: [{name: a}]\n"
+			       "workloads:\n  - name: once\n"
+			       "    shell: 'test -e %s/flag || { touch %s/flag; "
+			       "echo the first fails >&2; exit 3; }'\n", dir, dir);
+
+	run_study(yaml, 0, NULL);
+	free(yaml);
+	cli_run(dir, &r, "report", "--db", db, "--bootstrap", "200", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\nFailed runs\n once under a: 1 failed run; the first, warm-up 1 "
+			 "(plan entry 0): failed, exited with status 3") &&
+		  strstr(r.out, "| the first fails"), "%s", r.out);
+	cli_result_release(&r);
+}
+
 /* ---- tables titled by what they show, units on every number ---- */
 
 Test(cli, report_tables_are_titled_by_what_they_show_with_units_at_any_width)

@@ -15,12 +15,14 @@
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testlib.h"
 #include "lib/util.h"
+#include "reports/fmt.h"
 
 /* ---- a small JSON parser (RFC 8259), enough to validate and look up ---- */
 
@@ -776,6 +778,48 @@ Test(report, csv_is_tidy)
 	report(&r, "csv", "--metric", "loop_ns");
 	cr_assert(strstr(r.out, ",ns<&>,"), "%s", r.out);	/* CSV needs no escape here */
 	cli_result_release(&r);
+}
+
+/* fmt_g17() (the tidy CSV's value, fmt_csv_num()) writes what "%.17g"
+ * writes, byte for byte: its own digits where exact integer arithmetic
+ * gives them, printf's elsewhere.  Random bit patterns (every range and
+ * sign), values like measured times, integers, and the edges: ties of the
+ * 18th digit, a rounding up to the next power of 10, the exponent form's
+ * thresholds (10^-5, 10^17), 2^52 and 2^53, zeros, subnormals, inf, NaN. */
+Test(report, csv_numbers_are_printf_17g)
+{
+	static const double edge[] = {
+		0.5, 1.0, 0.1, 0.2, 0.3, 1e-4, 9.9999999999999991e-5, 1e-5, 1.5e-5, 1e-6,
+		9.9999999999999995e-7, 1e-7, 0.99999999999999989, 9.9999999999999982,
+		99999999999999984.0, 1e16, 1e17, 1e22, 1e23, 4503599627370495.5,
+		4503599627370496.0, 9007199254740993.0, 2251799813685247.75,
+		0.30000000000000004, 1.0000000000000002, 12345.678, 0.010197938,
+		0.50072164900000005, 1.0340452, 20123.0, 5e-324, 2.2250738585072014e-308,
+		1.7976931348623157e308, 0.0, -0.0, -1.25, INFINITY, -INFINITY, NAN,
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	char a[FMT_G17_LEN], b[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(edge) + 2000000; i++) {
+		double v;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;	/* xorshift64 */
+		if (i < ARRAY_SIZE(edge))
+			v = edge[i];
+		else if (i % 4 == 0)
+			memcpy(&v, &x, sizeof(v));
+		else if (i % 4 == 1)	/* a time: 7 to 9 decimals */
+			v = (double)(x % 100000000) / 1e7 * (1 + (double)(x >> 40) / 1e9);
+		else if (i % 4 == 2)	/* a count */
+			v = (double)(x >> (x % 64));
+		else			/* 10^-8 .. 10^24, every mantissa */
+			v = ldexp(1.0 + (double)(x >> 12) / 4503599627370496.0,
+				  (int)(x % 108) - 27);
+		size_t n = fmt_g17(a, v);
+		snprintf(b, sizeof(b), "%.17g", v);
+		cr_assert_str_eq(a, b, "%a", v);
+		cr_assert_eq(n, strlen(b), "%a", v);
+	}
 }
 
 /* Rows by workload, metric (wall, user, sys, maxrss, then by name),

@@ -919,6 +919,39 @@ Test(stats, one_signed_interval_of_a_statistic)
 	cr_assert_eq(stats_one_signed((const double[]){ 0, 0 }, 2, STATK_MEAN, 0, 0.95, &lo, &hi), 0);
 }
 
+/* stats_ranks(): mid-ranks, checked against the definition (1 + the values
+ * below + half the other values equal, -0.0 equal to 0.0) at the sizes of
+ * both sorts, on values with ties, negatives and signed zeros. */
+Test(stats, ranks_are_mid_ranks_at_every_size)
+{
+	static const size_t sizes[] = { 0, 1, 2, 17, 2047, 2048, 20001 };
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+
+	gsl_rng_set(r, 11);
+	for (size_t c = 0; c < ARRAY_LEN(sizes); c++) {
+		size_t n = sizes[c], below[51] = { 0 }, equal[51] = { 0 };
+		double *x = malloc((n + 1) * sizeof(*x)), *rank = malloc((n + 1) * sizeof(*rank));
+		int *k = malloc((n + 1) * sizeof(*k));
+
+		for (size_t i = 0; i < n; i++) {	/* about 50 distinct values */
+			k[i] = (int)gsl_rng_uniform_int(r, 50);
+			x[i] = k[i] == 25 ? (i % 2 ? -0.0 : 0.0) : (double)(k[i] - 25) * 1.5e-3;
+			equal[k[i]]++;
+		}
+		for (int v = 1; v <= 50; v++)
+			below[v] = below[v - 1] + equal[v - 1];
+		cr_assert_eq(stats_ranks(x, n, rank), 0);
+		for (size_t i = 0; i < n; i++)
+			cr_assert_float_eq(rank[i], 1 + (double)below[k[i]] +
+					   (double)(equal[k[i]] - 1) / 2, 1e-12,
+					   "n=%zu: rank of x[%zu] = %g is %g", n, i, x[i], rank[i]);
+		free(x);
+		free(rank);
+		free(k);
+	}
+	gsl_rng_free(r);
+}
+
 /* stats_order(): a stable argsort, by the radix sort from 2048 values on and
  * by qsort below, checked against the definition on values with ties,
  * negatives and signed zeros. */

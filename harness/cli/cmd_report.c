@@ -159,7 +159,7 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
-	o.want_rows = r->tidy;
+	o.want_rows = o.rows_only = r->tidy;
 	o.color = want_color(format, output);
 	o.db = strcmp(db, "results/perturb.db") ? db : NULL;	/* for the commands it suggests */
 	if (access(db, F_OK) < 0) {

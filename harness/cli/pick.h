@@ -31,7 +31,9 @@ struct pick {
 	int allow_incomplete;		/* --allow-incomplete */
 	/* out */
 	int64_t id;
-	int64_t done, total;		/* plan entries with a result / in the plan */
+	/* plan entries with a result / in the plan: counted with
+	 * refuse_incomplete only (else 0, and incomplete is by status) */
+	int64_t done, total;
 	int incomplete;
 	char *status;			/* as listed (malloc'd; pick_release()) */
 };

@@ -304,6 +304,13 @@ struct run_summary {
 };
 /* Every run, by id: *runs malloc'd (free with run_summaries_release()). */
 int store_list_runs(struct store *s, struct run_summary **runs, size_t *n);
+/* As store_list_runs() without the counts (done, total and failed are 0),
+ * which read every plan entry and result of every run (at 10^6 runs, a
+ * tenth of `perturb report`): to find a run by id or experiment, then
+ * store_run_counts() for the one found. */
+int store_list_runs_brief(struct store *s, struct run_summary **runs, size_t *n);
+/* A run's plan entries (total) and those with a result (done). */
+int store_run_counts(struct store *s, int64_t run_id, int64_t *done, int64_t *total);
 void run_summaries_release(struct run_summary *runs, size_t n);
 /* Fills *h (release with run_header_release()); error when there is no such
  * run.  experiment is the experiment's name, path the path it was first
@@ -359,6 +366,9 @@ struct store_walk {
 	 * store_count_failed() for every pair at once. */
 	int *total, *failed;
 	size_t n_workloads, n_variants;
+	/* Optional: += 1 for every result whose status is not ok, warm-ups
+	 * included (0: store_each_failure() would find none) */
+	size_t *not_ok;
 };
 int store_walk_values(struct store *s, int64_t run_id, const struct store_walk *w);
 

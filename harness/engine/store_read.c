@@ -367,7 +367,17 @@ static const struct row_kind summary_rows = {
 	sizeof(struct run_summary), fill_summary, summary_strs, ARRAY_SIZE(summary_strs),
 };
 
-int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
+/* The runs (columns as fill_summary() reads them), with counts: the
+ * three counts' columns (total, done, failed). */
+#define RUNS_SQL(counts) \
+	"SELECT r.id, r.name, r.started, r.ended, r.status," \
+	" CASE WHEN json_valid(r.machine_json)" \
+	"  THEN json_extract(r.machine_json, '$.hostname') END," \
+	" r.cpu_model, r.cores, r.kernel_release, " counts "," \
+	" r.label, r.revision, r.commit_id, e.sha256, r.repo" \
+	" FROM runs r JOIN experiments e ON e.id = r.experiment_id ORDER BY r.id"
+
+static int list_runs(struct store *s, const char *sql, struct run_summary **runs, size_t *n)
 {
 	sqlite3_stmt *st = NULL;
 	void *rows;
@@ -375,21 +385,58 @@ int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
 
 	*runs = NULL;
 	*n = 0;
-	if (db_prepare(s, "SELECT r.id, r.name, r.started, r.ended, r.status,"
-		       " CASE WHEN json_valid(r.machine_json)"
-		       "  THEN json_extract(r.machine_json, '$.hostname') END,"
-		       " r.cpu_model, r.cores,"
-		       " r.kernel_release,"
-		       " (SELECT count(*) FROM plan p WHERE p.run_id = r.id),"
-		       " (SELECT count(*) FROM results x WHERE x.run_id = r.id),"
-		       " (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status <> 'ok'),"
-		       " r.label, r.revision, r.commit_id, e.sha256, r.repo"
-		       " FROM runs r JOIN experiments e ON e.id = r.experiment_id ORDER BY r.id",
-		       &st, db_read_error) < 0)
+	if (db_prepare(s, sql, &st, db_read_error) < 0)
 		return -1;
 	rc = db_rows_collect(s, st, &summary_rows, &rows, n);
 	*runs = rows;
 	return rc;
+}
+
+int store_list_runs(struct store *s, struct run_summary **runs, size_t *n)
+{
+	return list_runs(s, RUNS_SQL(
+		"(SELECT count(*) FROM plan p WHERE p.run_id = r.id),"
+		" (SELECT count(*) FROM results x WHERE x.run_id = r.id),"
+		" (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status <> 'ok')"),
+		runs, n);
+}
+
+int store_list_runs_brief(struct store *s, struct run_summary **runs, size_t *n)
+{
+	return list_runs(s, RUNS_SQL("0, 0, 0"), runs, n);
+}
+
+struct run_counts {
+	int64_t total, done;
+};
+
+static void fill_counts(sqlite3_stmt *st, void *row)
+{
+	struct run_counts *c = row;
+
+	c->total = sqlite3_column_int64(st, 0);
+	c->done = sqlite3_column_int64(st, 1);
+}
+
+static const struct row_kind counts_rows = { sizeof(struct run_counts), fill_counts, NULL, 0 };
+
+int store_run_counts(struct store *s, int64_t run_id, int64_t *done, int64_t *total)
+{
+	struct run_counts *c;
+	void *rows;
+	size_t n;
+
+	*done = *total = 0;
+	if (db_rows_of_run(s, "SELECT (SELECT count(*) FROM plan WHERE run_id = ?1),"
+			   " (SELECT count(*) FROM results WHERE run_id = ?1)", run_id,
+			   &counts_rows, &rows, &n) < 0)
+		return -1;
+	if ((c = rows) && n) {
+		*total = c->total;
+		*done = c->done;
+	}
+	db_rows_free(&counts_rows, rows, n);
+	return 0;
 }
 
 void run_summaries_release(struct run_summary *runs, size_t n)
@@ -795,6 +842,8 @@ static int walk_result(struct walk *k)
 	v.block = sqlite3_column_int(p, 5);
 	v.status = (const char *)sqlite3_column_text(r, 1);
 	ok = v.status && !strcmp(v.status, "ok");
+	if (w->not_ok && !ok)
+		(*w->not_ok)++;
 	if (w->total && !v.warmup && v.variant_idx >= 0 &&
 	    (size_t)v.variant_idx < w->n_variants && v.workload_idx >= 0 &&
 	    (size_t)v.workload_idx < w->n_workloads) {
