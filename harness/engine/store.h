@@ -89,13 +89,14 @@
  * "status" of a result: ok | failed | crashed | timeout | error.
  *
  * Every store_* function returns 0 on success or -1 after printing an
- * error() naming the database.  Writes of one result are one transaction.
+ * error() naming the database.  The results go in batches of at most
+ * STORE_BATCH_S (below), every other write in a transaction of its own.
  * The database uses WAL (synchronous=NORMAL) and prepared statements only:
  * a committed result survives a SIGKILL or crash of perturb, and the file
  * is never left half-written; a power loss or kernel crash can lose the
  * last commits, not corrupt the file (commits are not fsync'd one by one:
  * store_schema.c says what that would cost).  A failed write is rolled
- * back whole.
+ * back whole (a failed result: itself, not its batch).
  *
  * Reserved metric names (core/result.h, result_reserved_metrics[]): "wall",
  * "user", "sys" and "maxrss" are columns of results; store_put_result()

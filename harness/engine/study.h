@@ -6,8 +6,8 @@
  * workload's requires:), builds the plan (or, with resume, loads the
  * stored one), and only then writes: the run, the workloads' setup, and
  * the walk of the plan: switch variants through their backends
- * (backend.h), prepare, run, store each result in its own transaction as
- * soon as it exists.  Progress goes to stderr (note(), warning(), the
+ * (backend.h), prepare, run, store each result as soon as it exists
+ * (committed in batches of at most 50 ms: store.h, STORE_BATCH_S).  Progress goes to stderr (note(), warning(), the
  * progress line on a terminal); dry_run prints the plan on stdout.
  *
  * Stop paths: SIGINT/SIGTERM/SIGHUP (core/stop.h) end the current run (it
