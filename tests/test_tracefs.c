@@ -1743,6 +1743,14 @@ static int64_t perf_seen(const char *fn, const char *workload)
 	return v;
 }
 
+/* The calls of a run that perf may miss without a word: none, but for one
+ * in 10,000 (perf trace, under load, once dropped a getppid() call of 80,000
+ * with no LOST line: docs/experiment.md). */
+static int64_t calls_seen_at_least(int64_t calls)
+{
+	return calls - calls / 10000;
+}
+
 /* the events perf wrote in each run follow the run's getppid() calls: each
  * timed call was written or counted as lost (with whatever else ran then) */
 static void assert_perf_counts(const char *what)
@@ -1750,8 +1758,8 @@ static void assert_perf_counts(const char *what)
 	cr_assert_eq(perf_metric("count", "perf_events", "small"), 2, "%s", what);
 	cr_assert_eq(perf_metric("count", "perf_lost", "big"), 2, "%s", what);
 	cr_assert_gt(perf_metric("min", "perf_events", "small"), 0, "%s", what);
-	cr_assert_geq(perf_seen("min", "small"), 2 * 2000, "%s", what);
-	cr_assert_geq(perf_seen("min", "big"), 2 * 40000, "%s", what);
+	cr_assert_geq(perf_seen("min", "small"), calls_seen_at_least(2 * 2000), "%s", what);
+	cr_assert_geq(perf_seen("min", "big"), calls_seen_at_least(2 * 40000), "%s", what);
 	cr_assert_gt(perf_seen("min", "big"), perf_seen("max", "small"), "%s", what);
 	cr_assert_gt(perf_metric("min", "perf_bytes", "small"), 0, "%s", what);
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p USING (run_id, seq) "
