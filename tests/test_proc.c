@@ -402,6 +402,45 @@ Test(proc, daemon_exec_failure)
 
 /* ---- background loads ---- */
 
+static pid_t asker_pid;
+
+/* proc_call_at(): the call comes from the asking process's next wait, and
+ * never from a fork's (the call is the store's commit on the parent's
+ * SQLite connection: a background load's supervisor, forked while a batch
+ * was open, committed it from its own wait once, "disk I/O error"). */
+static void note_call(void *arg)
+{
+	int fd = *(int *)arg;
+	char c = getpid() == asker_pid ? 'p' : 'c';
+
+	cr_assert_eq(write(fd, &c, 1), 1);
+}
+
+Test(proc, a_call_at_is_made_by_the_process_that_asked_never_by_its_fork)
+{
+	int fds[2];
+	char got[8];
+	ssize_t n;
+	pid_t pid;
+
+	asker_pid = getpid();
+	cr_assert_eq(pipe(fds), 0);
+	proc_call_at(now_mono() - 1, note_call, &fds[1]);	/* due already */
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		proc_poll(NULL, 0, now_mono() + 0.01, 0);	/* a wait of the fork's */
+		_exit(0);
+	}
+	cr_assert_eq(cli_wait(pid), 0);
+	proc_poll(NULL, 0, now_mono() + 0.01, 0);		/* the parent's */
+	close(fds[1]);
+	n = read(fds[0], got, sizeof(got));
+	close(fds[0]);
+	cr_assert_eq(n, 1, "the call was made %zd times", n);
+	cr_assert_eq(got[0], 'p', "the fork made the call");
+}
+
 Test(proc, background_restarts_counted)
 {
 	char *out = tmp_path("starts"), *log = tmp_path("bg.log"), *s;

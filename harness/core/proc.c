@@ -266,10 +266,16 @@ void proc_print_tail(int fd, off_t from)
 
 /* ---- waiting and killing ---- */
 
+/* owner: the process that asked.  A fork of it (a background load's
+ * supervisor, a logger) inherits the thread's copy, and must never call
+ * it: the call is the store's commit, on an SQLite connection that is the
+ * parent's (a commit from the child once failed with "disk I/O error";
+ * SQLite forbids a connection's use across fork()). */
 static _Thread_local struct {
 	double due;
 	void (*fn)(void *);
 	void *arg;
+	pid_t owner;
 } call_at;
 
 void proc_call_at(double due, void (*fn)(void *), void *arg)
@@ -277,6 +283,7 @@ void proc_call_at(double due, void (*fn)(void *), void *arg)
 	call_at.due = due;
 	call_at.fn = due > 0 ? fn : NULL;
 	call_at.arg = arg;
+	call_at.owner = getpid();
 }
 
 /* The wait's end: deadline, or the call due before it (0: none). */
@@ -284,6 +291,8 @@ static double wait_until(double deadline)
 {
 	void (*fn)(void *) = call_at.fn;
 
+	if (fn && call_at.owner != getpid())
+		fn = call_at.fn = NULL;	/* a fork's inherited copy */
 	if (fn && now_mono() >= call_at.due) {
 		call_at.fn = NULL;
 		fn(call_at.arg);

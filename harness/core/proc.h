@@ -202,7 +202,8 @@ int proc_poll(struct pollfd *fds, nfds_t n, double deadline, int honour_stop);
  * at CLOCK_MONOTONIC time due (at its start when due is past): a higher
  * layer's work that must not wait for a long wait's end (the store's
  * batch of results, engine/store.h).  A later call replaces it; fn NULL
- * or due 0 cancels it.  Other threads' waits never call it. */
+ * or due 0 cancels it.  Other threads' waits never call it, nor do the
+ * waits of a process forked from this one. */
 void proc_call_at(double due, void (*fn)(void *), void *arg);
 
 /*
