@@ -114,12 +114,9 @@ int pick_names(const char *option, const char *what, char *const *want, size_t n
 			strbuf_addf(&sb, "%s%s", k ? ", " : "", have[k]);
 		}
 		sug = did_you_mean(want[i], words);
-		if (sug)
-			error("%s '%s' matches no %s of %s; did you mean '%s'? (%s: %s)", option,
-			      want[i], what, where, sug, n_have > 1 ? "they are" : "it is", sb.buf);
-		else
-			error("%s '%s' matches no %s of %s (%s)", option, want[i], what, where,
-			      sb.buf ? sb.buf : "it has none");
+		error("%s '%s' matches no %s of %s%s%s%s (%s%s: %s)", option, want[i], what, where,
+		      sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "", what,
+		      n_have == 1 ? "" : "s", n_have ? sb.buf : "none");
 		strbuf_release(&sb);
 		free(words);
 		return EXIT_USAGE;
