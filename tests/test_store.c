@@ -648,21 +648,26 @@ Test(store, bad_results_are_refused_whole)
 	free(p.e);
 }
 
-/* The results another connection (a reader: perturb runs, status) sees. */
-static int64_t results_seen(void)
+/* The rows of a count query that another connection (a reader: perturb
+ * runs, status) sees. */
+static int64_t rows_seen(const char *count_sql)
 {
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	int64_t n;
 
 	cr_assert_eq(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM results", -1, &st, NULL),
-		     SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, count_sql, -1, &st, NULL), SQLITE_OK);
 	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
 	n = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return n;
+}
+
+static int64_t results_seen(void)
+{
+	return rows_seen("SELECT count(*) FROM results");
 }
 
 /*
@@ -708,6 +713,43 @@ Test(store, results_are_committed_in_batches)
 	put_result(s, run, &p, 7);
 	store_close(s);
 	cr_assert_eq(results_seen(), 8, "closing lost the batch");
+	free(p.e);
+}
+
+/*
+ * A block's entry and leave times go into the batch too: a block of one
+ * run (the default order, one variant) enters and leaves at every run, and
+ * two transactions of their own a run, each with its fsync, were most of
+ * perturb's own time per run.
+ */
+Test(store, block_times_are_committed_with_the_batch)
+{
+	static const int none[] = { 0 };
+	static const char entered[] = "SELECT count(*) FROM block_entries WHERE enter_s = 0.5",
+			  left[] = "SELECT count(*) FROM block_entries WHERE leave_s = 0.25";
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, none, 0);
+
+	store_set_batch(s, 3600);
+	for (int seq = 0; seq < 3; seq++) {
+		cr_assert_eq(store_put_block_time(s, run, seq, 0, 0.5), 0);
+		put_result(s, run, &p, seq);
+		cr_assert_eq(store_put_block_time(s, run, seq, 1, 0.25), 0);
+	}
+	cr_assert_eq(rows_seen(entered), 0, "a block time was committed on its own");
+	cr_assert_eq(rows_seen(left), 0);
+	cr_assert_gt(store_flush_due(s), 0, "a block time left the batch closed");
+	cr_assert_eq(store_flush(s), 0);
+	cr_assert_eq(rows_seen(entered), 3);
+	cr_assert_eq(rows_seen(left), 3);
+	cr_assert_eq(results_seen(), 3);
+
+	/* on its own, a block time opens the batch; closing commits it */
+	cr_assert_eq(store_put_block_time(s, run, 3, 0, 0.5), 0);
+	cr_assert_eq(rows_seen(entered), 3);
+	store_close(s);
+	cr_assert_eq(rows_seen(entered), 4, "closing lost a block time");
 	free(p.e);
 }
 

@@ -218,7 +218,9 @@ int store_put_result_cost(struct store *s, int64_t run_id, int seq,
 			  const struct run_result *r, double cost_s);
 /* A block entry (block_entries): leave 0 records that the block entered
  * for plan entry first_seq took secs to enter (replacing an earlier entry
- * at that seq), leave 1 that it took secs to leave. */
+ * at that seq), leave 1 that it took secs to leave.  Written in the batch
+ * of results (store_flush()): a block of one run enters and leaves at
+ * every run. */
 int store_put_block_time(struct store *s, int64_t run_id, int first_seq, int leave,
 			 double secs);
 /*

@@ -22,7 +22,9 @@
 
 /* Statements run once per stored run: prepared once, kept until close, so
  * that storing a result parses no SQL (bench/harness-overhead.sh). */
-enum cached_stmt { ST_BEGIN, ST_COMMIT, ST_RESULT, ST_VALUE, ST_COUNT };
+enum cached_stmt {
+	ST_BEGIN, ST_COMMIT, ST_RESULT, ST_VALUE, ST_BLOCK_ENTER, ST_BLOCK_LEAVE, ST_COUNT
+};
 
 struct store {
 	sqlite3 *db;
@@ -69,6 +71,9 @@ int db_cached_unchecked(struct store *s, enum cached_stmt slot, const char *sql,
  * batch is rolled back with it). */
 int db_begin(struct store *s);
 int db_commit(struct store *s);
+/* Open the batch of results when none is (store.h, store_flush()): 0 or -1
+ * (printed). */
+int db_batch(struct store *s);
 void db_rollback(struct store *s);
 /* Column col as a malloc'd string; NULL for NULL. */
 char *db_column_dup(sqlite3_stmt *st, int col);

@@ -106,6 +106,16 @@ int db_begin(struct store *s)
 	return exec_cached(s, ST_BEGIN, "BEGIN IMMEDIATE");
 }
 
+int db_batch(struct store *s)
+{
+	if (s->batch_open)
+		return 0;
+	if (db_begin(s) < 0)
+		return -1;
+	s->batch_open = 1;
+	return 0;
+}
+
 int db_commit(struct store *s)
 {
 	if (exec_cached(s, ST_COMMIT, "COMMIT") < 0)
