@@ -389,7 +389,7 @@ int stats_dilation_sorted(const struct stats_sample *base, const struct stats_sa
 		return -EINVAL;
 	nb = base->n;
 	nv = var->n;
-	if (!stats_all_finite(base->sorted, nb) || !stats_all_finite(var->sorted, nv))
+	if (!stats_sorted_finite(base->sorted, nb) || !stats_sorted_finite(var->sorted, nv))
 		return -EDOM;
 	B = o->B ? o->B : DEFAULT_B;
 	max_n = o->max_boot_n ? o->max_boot_n : DEFAULT_MAX_BOOT_N;

@@ -83,7 +83,7 @@ int stats_quantile_ci(const double *sorted, size_t n, double p, double conf,
 		ret = -EINVAL;
 		goto out;
 	}
-	if (!stats_all_finite(sorted, n)) {
+	if (!stats_sorted_finite(sorted, n)) {
 		ret = -EDOM;
 		goto out;
 	}

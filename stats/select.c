@@ -11,6 +11,11 @@ int stats_all_finite(const double *x, size_t n)
 	return 1;
 }
 
+int stats_sorted_finite(const double *sorted, size_t n)
+{
+	return !n || (isfinite(sorted[0]) && isfinite(sorted[n - 1]));
+}
+
 static inline void swap(double *a, double *b)
 {
 	double t = *a;

@@ -60,6 +60,11 @@ double stats_pct_change(double a, double b);
 
 /* 1 when every x[i] is finite (not NaN, not +-inf), else 0; 1 for n == 0. */
 int stats_all_finite(const double *x, size_t n);
+/* stats_all_finite() of an ascending array, in O(1): an ascending array
+ * holds no NaN (NaN has no place in an order), so its ends bound every
+ * value.  The functions taking "sorted" check it so, not with a pass over
+ * the values (about 140 passes of 10^6 values in one report). */
+int stats_sorted_finite(const double *sorted, size_t n);
 
 /*
  * Selection (Hoare's FIND, "Algorithm 65", CACM 4(7), 1961; median-of-3

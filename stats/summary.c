@@ -61,7 +61,7 @@ int stats_summary_sorted(const double *x, const double *sorted, size_t n,
 	memset(out, 0, sizeof(*out));
 	if (!n || !x || !sorted)
 		return -EINVAL;
-	if (!stats_all_finite(sorted, n))
+	if (!stats_sorted_finite(sorted, n))
 		return -EDOM;
 	out->n = n;
 	out->mean = gsl_stats_mean(x, 1, n);

@@ -729,6 +729,29 @@ Test(stats, sorted_variants_agree_to_the_bit)
 	gsl_rng_free(r);
 }
 
+/* An ascending array is finite when its ends are: the O(1) check the
+ * "sorted" functions use, against the pass over every value. */
+Test(stats, sorted_finite_reads_the_ends)
+{
+	double ok[4] = { -1e308, 0, 1, 1e308 }, lo[3] = { -INFINITY, 0, 1 },
+	       hi[3] = { 0, 1, INFINITY }, nan_end[2] = { 1, NAN }, nan_first[2] = { NAN, 1 };
+	double dummy = 0;
+
+	cr_expect(stats_sorted_finite(ok, 4));
+	cr_expect(stats_sorted_finite(&dummy, 0), "no values: none is infinite");
+	cr_expect_not(stats_sorted_finite(lo, 3));
+	cr_expect_not(stats_sorted_finite(hi, 3));
+	cr_expect_not(stats_sorted_finite(nan_end, 2));
+	cr_expect_not(stats_sorted_finite(nan_first, 2));
+	for (int k = 0; k < 2; k++) {	/* each "sorted" function refuses an infinite end */
+		double *bad = k ? lo : hi;
+		struct summary s;
+		struct interval ci;
+		cr_expect_eq(stats_summary_sorted(bad, bad, 3, &s), -EDOM);
+		cr_expect_eq(stats_quantile_ci(bad, 3, 0.5, 0.5, &ci), -EDOM);
+	}
+}
+
 Test(stats, sorted_variants_edges)
 {
 	double x[4] = { 1, 2, 3, 4 }, bad[2] = { 1, NAN };
