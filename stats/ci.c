@@ -69,8 +69,11 @@ size_t stats_quantile_ci_min_n(double p, double conf)
  * Confidence levels beyond 1 - 1e-30 are treated as unreachable outside
  * the window.
  */
-int stats_quantile_ci(const double *sorted, size_t n, double p, double conf,
-		      struct interval *out)
+/* The interval's order statistics: out (has_ci, level, method, reason) and,
+ * with has_ci, the 0-based ranks *lo_rank < *hi_rank whose values are its
+ * ends.  The values are the caller's: from a sorted array or by selection. */
+static int ci_ranks(size_t n, double p, double conf, int finite, struct interval *out,
+		    size_t *lo_rank, size_t *hi_rank)
 {
 	double mean, sd, half, *F = NULL, pmf_mode, best_bal = INFINITY, best_cov = 0;
 	size_t k0, k1, mode, len, best_a = 0, best_b = 0, best_w = (size_t)-1, b;
@@ -79,11 +82,11 @@ int stats_quantile_ci(const double *sorted, size_t n, double p, double conf,
 	memset(out, 0, sizeof(*out));
 	out->lo = out->hi = out->level = NAN;
 	out->method = method_os;
-	if (!sorted || !n || !(p >= 0.0 && p <= 1.0) || !(conf > 0.0 && conf < 1.0)) {
+	if (!n || !(p >= 0.0 && p <= 1.0) || !(conf > 0.0 && conf < 1.0)) {
 		ret = -EINVAL;
 		goto out;
 	}
-	if (!stats_sorted_finite(sorted, n)) {
+	if (!finite) {
 		ret = -EDOM;
 		goto out;
 	}
@@ -162,14 +165,53 @@ int stats_quantile_ci(const double *sorted, size_t n, double p, double conf,
 		goto out;
 	}
 	out->has_ci = 1;
-	out->lo = sorted[best_a];
-	out->hi = sorted[best_b];
+	*lo_rank = best_a;
+	*hi_rank = best_b;
 	out->level = best_cov;
 out:
 	free(F);
 	if (ret < 0) {
 		memset(out, 0, sizeof(*out));
 		out->lo = out->hi = out->level = NAN;
+	}
+	return ret;
+}
+
+int stats_quantile_ci(const double *sorted, size_t n, double p, double conf,
+		      struct interval *out)
+{
+	size_t a = 0, b = 0;
+	int ret;
+
+	ret = ci_ranks(n, p, conf, sorted && stats_sorted_finite(sorted, n), out, &a, &b);
+	if (!sorted) {
+		memset(out, 0, sizeof(*out));
+		out->lo = out->hi = out->level = NAN;
+		return -EINVAL;
+	}
+	if (ret == 0 && out->has_ci) {
+		out->lo = sorted[a];
+		out->hi = sorted[b];
+	}
+	return ret;
+}
+
+int stats_quantile_ci_select(double *work, size_t n, double p, double conf,
+			     struct interval *out)
+{
+	size_t a = 0, b = 0;
+	int ret;
+
+	ret = ci_ranks(n, p, conf, work && stats_all_finite(work, n), out, &a, &b);
+	if (!work) {
+		memset(out, 0, sizeof(*out));
+		out->lo = out->hi = out->level = NAN;
+		return -EINVAL;
+	}
+	if (ret == 0 && out->has_ci) {
+		/* after selecting rank a, the ranks above it are in work[a+1..] */
+		out->lo = stats_select(work, n, a);
+		out->hi = stats_select(work + a + 1, n - a - 1, b - a - 1);
 	}
 	return ret;
 }

@@ -126,6 +126,11 @@ struct interval {
  */
 int stats_quantile_ci(const double *sorted, size_t n, double p, double conf,
 		      struct interval *out);
+/* The same interval, bit for bit, from an unsorted array by selection
+ * (stats_select(), expected O(n)): its two order statistics are all it
+ * reads.  Reorders work[]. */
+int stats_quantile_ci_select(double *work, size_t n, double p, double conf,
+			     struct interval *out);
 
 /*
  * The smallest n for which stats_quantile_ci() gives an interval, i.e. for

@@ -729,6 +729,73 @@ Test(stats, sorted_variants_agree_to_the_bit)
 	gsl_rng_free(r);
 }
 
+/*
+ * Above the size limit a quantile's dilation is asymptotic and reads four
+ * order statistics a side: stats_dilation() has them by selection, not by
+ * sorting copies.  The same interval to the bit as from sorted copies
+ * (stats_dilation_sorted()), with ties, at the extremes and with a design
+ * effect; and stats_quantile_ci_select() is stats_quantile_ci().
+ */
+Test(stats, dilation_above_the_limit_by_selection_is_the_sorted_one)
+{
+	static const double ps[] = { 0, 0.01, 0.25, 0.5, 0.8, 0.99, 1 };
+	static const size_t ns[][2] = { { 101, 157 }, { 1000, 999 }, { 5000, 2 }, { 1, 300 } };
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+
+	gsl_rng_set(r, 25);
+	for (size_t t = 0; t < sizeof(ns) / sizeof(ns[0]); t++) {
+		size_t nb = ns[t][0], nv = ns[t][1];
+		double *b = malloc(nb * sizeof(double)), *v = malloc(nv * sizeof(double));
+		for (size_t i = 0; i < nb; i++)	/* ties: 300 levels */
+			b[i] = 1 + (double)gsl_rng_uniform_int(r, 300) / 1000;
+		for (size_t i = 0; i < nv; i++)
+			v[i] = 1.02 + gsl_rng_uniform(r) / 10;
+		double *bs = stats_sorted_copy(b, nb), *vs = stats_sorted_copy(v, nv);
+		struct stats_sample sb = { b, bs, nb, NULL }, sv = { v, vs, nv, NULL };
+		for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
+			struct boot_opts o = { .conf = 0.95, .max_boot_n = 50,
+					       .deff_base = k % 2 ? 1.7 : 0 };
+			struct dilation sel, srt;
+			struct interval qs, qc;
+			double *w = malloc(nb * sizeof(double));
+
+			cr_assert_eq(stats_dilation(b, nb, v, nv, STATK_QUANTILE, ps[k], &o, &sel), 0);
+			cr_assert_eq(stats_dilation_sorted(&sb, &sv, STATK_QUANTILE, ps[k], &o, &srt), 0);
+			cr_expect(memcmp(&sel, &srt, sizeof(sel)) == 0 ||
+				  (sel.base == srt.base && sel.var == srt.var &&
+				   sel.ci_pct.has_ci == srt.ci_pct.has_ci &&
+				   (!sel.ci_pct.has_ci || (sel.ci_pct.lo == srt.ci_pct.lo &&
+							   sel.ci_pct.hi == srt.ci_pct.hi)) &&
+				   (!sel.ci_abs.has_ci || (sel.ci_abs.lo == srt.ci_abs.lo &&
+							   sel.ci_abs.hi == srt.ci_abs.hi)) &&
+				   sel.ci_pct.method == srt.ci_pct.method &&
+				   sel.ci_pct.reason == srt.ci_pct.reason),
+				  "n %zu/%zu p %g: by selection [%.17g, %.17g] %s, sorted [%.17g, %.17g] %s",
+				  nb, nv, ps[k], sel.ci_pct.lo, sel.ci_pct.hi,
+				  sel.ci_pct.method ? sel.ci_pct.method : sel.ci_pct.reason,
+				  srt.ci_pct.lo, srt.ci_pct.hi,
+				  srt.ci_pct.method ? srt.ci_pct.method : srt.ci_pct.reason);
+			if (nb > 50 && nv > 50 && ps[k] >= 0.25 && ps[k] <= 0.8)
+				cr_expect(sel.ci_pct.has_ci, "n %zu/%zu p %g: no interval", nb, nv,
+					  ps[k]);
+			memcpy(w, b, nb * sizeof(double));
+			cr_assert_eq(stats_quantile_ci_select(w, nb, ps[k], 0.9, &qs), 0);
+			cr_assert_eq(stats_quantile_ci(bs, nb, ps[k], 0.9, &qc), 0);
+			cr_expect(qs.has_ci == qc.has_ci &&
+				  (!qs.has_ci || (qs.lo == qc.lo && qs.hi == qc.hi &&
+						   qs.level == qc.level)) &&
+				  qs.reason == qc.reason, "n %zu p %g: CI by selection differs", nb,
+				  ps[k]);
+			free(w);
+		}
+		free(bs);
+		free(vs);
+		free(b);
+		free(v);
+	}
+	gsl_rng_free(r);
+}
+
 /* An ascending array is finite when its ends are: the O(1) check the
  * "sorted" functions use, against the pass over every value. */
 Test(stats, sorted_finite_reads_the_ends)
