@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+double bisect_look_confidence(double conf, int max_rounds)
+{
+	return 1 - (1 - conf) / (double)((max_rounds > 0 ? max_rounds : 0) + 1);
+}
+
 int bisect_gate_verdict(struct store *st, int64_t run_id, const struct gate_rule *rule,
 			enum gate_verdict *v, size_t *judged)
 {
@@ -92,6 +97,13 @@ int bisect_print(FILE *out, struct store *st, const struct bisect_result *r,
 	size_t measured = 0, reused = 0;
 
 	fputs("\nbisect: the commits measured\n", out);
+	if (r->max_rounds > 0) {
+		char look[32], all[32];
+		fmt_level(look, sizeof(look), bisect_look_confidence(rule->confidence, r->max_rounds));
+		fmt_level(all, sizeof(all), rule->confidence);
+		fprintf(out, "  (each commit judged at %s %% a look, so that its up to %d looks keep "
+			"%s %%: Bonferroni)\n", look, r->max_rounds + 1, all);
+	}
 	for (size_t i = 0; i < r->n_steps; i++) {
 		const struct bisect_step *s = &r->steps[i];
 		fprintf(out, "  %-12.12s  %-24s  %-9s  ", s->commit, s->describe,

@@ -22,6 +22,18 @@ int bisect_gate_verdict(struct store *st, int64_t run_id, const struct gate_rule
 			enum gate_verdict *v, size_t *judged);
 
 /*
+ * The level at which each look at a commit is judged so that all its
+ * looks together keep conf: a commit is judged after its first round and
+ * again after each round added while it is undecided, up to max_rounds
+ * more, and stopping at the first interval that leaves the threshold
+ * would otherwise err more often than 1 - conf (optional stopping: four
+ * looks at 95 % each decide wrongly about 12 % of the time at the
+ * threshold, Pocock 1977).  Bonferroni over the max_rounds + 1 looks:
+ * 1 - (1 - conf) / (max_rounds + 1), e.g. 98.75 % for 95 % and 3 rounds.
+ */
+double bisect_look_confidence(double conf, int max_rounds);
+
+/*
  * The end of a bisect: each commit measured with its verdict and run; the
  * first bad commit and, for each (workload, variant) of the rule, the
  * change of the dilation from the last good commit measured to it in

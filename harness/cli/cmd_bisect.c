@@ -25,6 +25,7 @@ struct judging {
 	struct gate_rule *rule;
 	const struct opt *opts;
 	int checked, typo;
+	int max_rounds;
 };
 
 /* bisect_judge_fn: the gate's verdict by the command's rule.  Its names
@@ -34,7 +35,7 @@ struct judging {
 static int judge(struct store *st, int64_t run_id, enum bisect_verdict *v, void *arg)
 {
 	struct judging *j = arg;
-	struct gate_rule *r = j->rule;
+	struct gate_rule *r = j->rule, look;
 	enum gate_verdict g;
 
 	if (!j->checked++ &&
@@ -50,7 +51,10 @@ static int judge(struct store *st, int64_t run_id, enum bisect_verdict *v, void 
 		j->typo = 1;
 		return -1;
 	}
-	if (bisect_gate_verdict(st, run_id, r, &g, NULL) < 0)
+	/* each look at the level that keeps the rule's over all of them */
+	look = *r;
+	look.confidence = bisect_look_confidence(r->confidence, j->max_rounds);
+	if (bisect_gate_verdict(st, run_id, &look, &g, NULL) < 0)
 		return -1;
 	*v = g == GATE_FAIL ? BISECT_BAD : g == GATE_PASS ? BISECT_GOOD : BISECT_UNDECIDED;
 	return 0;
@@ -109,7 +113,7 @@ int cmd_bisect(int argc, char **argv)
 		      "(perturb help bisect)");
 		goto out;
 	}
-	j = (struct judging){ .rule = &rule, .opts = opts };
+	j = (struct judging){ .rule = &rule, .opts = opts, .max_rounds = bo.max_rounds };
 	bo.judge = judge;
 	bo.judge_arg = &j;
 	rc = bisect_run(&bo, &r);

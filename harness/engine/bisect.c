@@ -255,6 +255,7 @@ int bisect_run(const struct bisect_opts *o, struct bisect_result *r)
 	int ret = 1, started = 0, rc;
 
 	memset(r, 0, sizeof(*r));
+	r->max_rounds = o->max_rounds;
 	if (config_load(o->file, &exp, err, sizeof(err)) < 0) {
 		error("%s", err);
 		goto out;

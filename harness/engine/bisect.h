@@ -72,6 +72,8 @@ struct bisect_result {
 	size_t n_steps;
 	int64_t runs;		/* measured runs (results) the bisect's own
 				   study runs stored; reused runs not counted */
+	int max_rounds;		/* the options': a commit is judged at most
+				   max_rounds + 1 times */
 };
 
 /* 0: the bisect ended (found, or undecided: r says), 1: refused (bad input,
