@@ -13,16 +13,20 @@
 # given back), result, store; each also as perturb's own CPU time per run,
 # which a busy machine does not inflate.  Three times: containment as perturb chooses it,
 # then the fallback (PERTURB_NO_CLONE_INTO_CGROUP=1), then without cgroups
-# (PERTURB_NO_CGROUP=1).  The cgroup's share is its two stages; target
+# (PERTURB_NO_CGROUP=1).  The study's order is ORDER (env; default
+# sequential; perturb's own default, interleaved, enters and leaves a
+# block at every run of one variant).  The cgroup's share is its two stages; target
 # (issue 25): below 0.1 ms per run.  The load (uptime) is printed with each.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 perturb=${1:-$here/../build/perturb}
 runs=${RUNS:-500}
+order=${ORDER:-sequential}
 
 die() { echo "harness-breakdown.sh: error: $*" >&2; exit 1; }
 [ -x "$perturb" ] || die "perturb binary '$perturb' not found or not executable"
+case $order in sequential|interleaved|random) ;; *) die "ORDER must be sequential, interleaved or random, not '$order'" ;; esac
 case $runs in ''|*[!0-9]*|0) die "RUNS must be a positive integer, not '$runs'" ;; esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perturb-breakdown.XXXXXX")
@@ -31,7 +35,7 @@ cat > "$tmp/e.yaml" <<YAML
 name: harness-breakdown
 repetitions: $runs
 warmup: 0
-order: sequential
+order: $order
 seed: 1
 variants: [{name: base}]
 workloads:

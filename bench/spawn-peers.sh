@@ -7,7 +7,9 @@
 # alternations (default 5; env ROUNDS=N), the order rotated each round so
 # that no way always follows another:
 #   - perturb: `perturb run` of a one-variant, one-workload study (no
-#     warm-up), containment on (the run header says which path);
+#     warm-up), containment on (the run header says which path), in
+#     ORDER (env; default sequential, as hyperfine runs; perturb's own
+#     default, interleaved, enters and leaves a block at every run);
 #   - perturb, fallback: the same with PERTURB_NO_CLONE_INTO_CGROUP=1 (each
 #     run moves into its cgroup with a write to cgroup.procs);
 #   - hyperfine -N --runs RUNS /bin/true (apt: hyperfine; make deps-bench);
@@ -28,12 +30,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 perturb=${1:-$here/../build/perturb}
 runs=${RUNS:-500}
+order=${ORDER:-sequential}
 rounds=${ROUNDS:-5}
 true_bin=/bin/true
 
 die() { echo "spawn-peers.sh: error: $*" >&2; exit 1; }
 
 [ -x "$perturb" ] || die "perturb binary '$perturb' not found or not executable"
+case $order in sequential|interleaved|random) ;; *) die "ORDER must be sequential, interleaved or random, not '$order'" ;; esac
 case $runs in ''|*[!0-9]*|0) die "RUNS must be a positive integer, not '$runs'" ;; esac
 case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive integer, not '$rounds'" ;; esac
 
@@ -49,7 +53,7 @@ cat > "$tmp/e.yaml" <<YAML
 name: spawn-peers
 repetitions: $runs
 warmup: 0
-order: sequential
+order: $order
 seed: 1
 variants: [{name: base}]
 workloads:
