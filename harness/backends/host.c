@@ -618,7 +618,7 @@ static int perf_enter(struct backend_ctx *ctx, struct host_state *st)
 		return error("variant '%s': perf: %s", ctx->variant->name, why);
 	comp = path_component(ctx->variant->name);
 	r = perf_tracer_start(ctx->variant->cfg, ctx->logdir, comp, ctx->envp,
-			      ctx->exp->timeout_s, &st->perf);
+			      ctx->exp->timeout_s, NULL, 0, &st->perf);
 	free(comp);
 	if (r < 0)
 		return -1;

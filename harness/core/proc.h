@@ -144,6 +144,9 @@ int daemon_start_reason(char *const *argv, char *const *envp, const char *cwd,
 /* SIGTERM to its group, SIGKILL after a grace period; reaps it.  Returns 0,
  * or -1 when it had died on its own before (printed). Frees d. */
 int daemon_stop(struct daemon *d);
+/* daemon_stop() that says how it had died in why[len] ("exited with status
+ * 1"), nothing printed; why NULL: daemon_stop(). */
+int daemon_stop_reason(struct daemon *d, char *why, size_t len);
 pid_t daemon_pid(const struct daemon *d);
 /* Is it running still (not ended on its own)?  Its log's path. */
 int daemon_alive(const struct daemon *d);

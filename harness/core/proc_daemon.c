@@ -569,12 +569,14 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 				   tally_re, timeout_s, NULL, 0, out);
 }
 
-int daemon_stop(struct daemon *d)
+int daemon_stop_reason(struct daemon *d, char *why, size_t len)
 {
 	struct pollfd p;
 	char how[128];
 	int status, ret = 0;
 
+	if (why && len)
+		why[0] = '\0';
 	if (!d)
 		return 0;
 	p.fd = d->pidfd;
@@ -585,11 +587,20 @@ int daemon_stop(struct daemon *d)
 		d->pid = -1;
 		reap_logger(d);
 		proc_describe_status(status, how, sizeof(how));
-		ret = error("daemon '%s' had ended on its own: %s", d->cmd, how);
-		proc_print_tail(d->log_fd, d->log_start);
+		if (why) {
+			ret = why_error(why, len, "%s", how);
+		} else {
+			ret = error("daemon '%s' had ended on its own: %s", d->cmd, how);
+			proc_print_tail(d->log_fd, d->log_start);
+		}
 	}
 	daemon_free(d, NULL);
 	return ret;
+}
+
+int daemon_stop(struct daemon *d)
+{
+	return daemon_stop_reason(d, NULL, 0);
 }
 
 pid_t daemon_pid(const struct daemon *d)
