@@ -235,6 +235,41 @@ Test(lttng, a_dry_run_starts_no_session_daemon)
 	free(path);
 }
 
+/* A session daemon that ends before it is ready in the trial: said once,
+ * how it ended in perturb's line and the end of its log after it (not also
+ * as a daemon's error naming its whole command, with that end twice). */
+Test(lttng, a_session_daemon_that_does_not_start_is_said_once)
+{
+	char *path = xasprintf("%s/e.yaml", dir), *yaml;
+	struct cli_result r;
+	const char *said = "fake sessiond refuses to start";
+
+	skip_unless_session();
+	tl_write(dir, "lttng-sessiond", "#!/bin/sh\necho 'Error: fake sessiond refuses to start' >&2\n"
+		 "exit 1\n");
+	char *fake = xasprintf("%s/lttng-sessiond", dir);
+	cr_assert_eq(chmod(fake, 0755), 0);
+	free(fake);
+	yaml = xasprintf("name: k\nrepetitions: 1\nwarmup: 0\n"
+			 "variants:\n  - name: base\n  - name: k\n"
+			 "    env: {PATH: '%s:/usr/sbin:/usr/bin:/sbin:/bin'}\n"
+			 "    lttng: {userspace: ['x:*']}\n"
+			 "workloads:\n  - {name: w, cmd: [\"true\"]}\n", dir);
+	tl_write(dir, "e.yaml", yaml);
+	cli_run(dir, &r, "run", path, "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert(strstr(r.err, "perturb: error: lttng: the session daemon did not start: it ended "
+			 "before it was ready: exited with status 1; the end of its log:\n"
+			 "Error: fake sessiond refuses to start\n"), "%s", r.err);
+	cr_assert(strstr(r.err, "e.yaml:6:5: variant 'k': lttng: its trial session failed"),
+		  "%s", r.err);
+	cr_assert_null(strstr(r.err, "daemon '"), "%s", r.err);
+	cr_assert_null(strstr(strstr(r.err, said) + 1, said), "said twice: %s", r.err);
+	cli_result_release(&r);
+	free(yaml);
+	free(path);
+}
+
 /* What an LTTng session could leave behind; counted under the lock (no
  * other test's session is running then). */
 struct leftovers {

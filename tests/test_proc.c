@@ -330,6 +330,44 @@ Test(proc, daemon_ready_timeout)
 	free(err);
 }
 
+/* daemon_start_reason(): a caller that says the failure itself (bpf:'s
+ * trial, whose failure is --skip-unavailable's reason) gets how in why,
+ * and nothing is printed, not the tail of the log either */
+Test(proc, a_daemon_started_for_its_reason_fails_silently_and_says_how)
+{
+	char *exits[] = { "printer", "boom", "-x", "3", NULL };
+	char *slow[] = { "sleeper", "-p", "starting", NULL };
+	char *log = tmp_path("daemon.log"), *err, why[256];
+	struct daemon *d = (struct daemon *)1;
+	struct tl_capture c;
+	regex_t re;
+
+	cr_assert_eq(regcomp(&re, "ready", REG_EXTENDED), 0);
+	tl_capture_start(&c, 2);
+	cr_assert_eq(daemon_start_reason(exits, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re,
+					 NULL, 10, why, sizeof(why), &d), -1);
+	err = tl_capture_end(&c);
+	cr_assert_str_eq(err, "");
+	cr_assert_null(d);
+	cr_assert_str_eq(why, "ended before it was ready: exited with status 3");
+	free(err);
+	tl_capture_start(&c, 2);
+	cr_assert_eq(daemon_start_reason(slow, tl_test_env(), NULL, log, PROC_LOG_MAX, 0, &re,
+					 NULL, 0.2, why, sizeof(why), &d), -1);
+	err = tl_capture_end(&c);
+	cr_assert_str_eq(err, "");
+	cr_assert_str_eq(why, "not ready after 0.2 s: its output did not match the readiness "
+			 "pattern");
+	/* what it wrote stays in its log, for the caller to read */
+	char *text = read_file(log, NULL);
+	cr_assert(text && strstr(text, "boom\n") && strstr(text, "starting\n"), "%s", text);
+	free(text);
+	tl_assert_no_children();
+	regfree(&re);
+	free(err);
+	free(log);
+}
+
 Test(proc, daemon_ready_by_delay)
 {
 	char *argv[] = { "sleeper", NULL };

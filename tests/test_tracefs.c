@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
@@ -1583,6 +1584,101 @@ Test(bpf, what_the_kernel_forbids_is_refused_before_anything_runs)
 	assert_stats_as_before();
 }
 
+/* How many lines of text hold s. */
+static int lines_with(const char *text, const char *s)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, s)); p += strlen(s)) {
+		n++;
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+	}
+	return n;
+}
+
+/* err says said, and word in that one line only: not also the tracer's
+ * output, nor a daemon's error */
+static void assert_said_once(const char *err, const char *said, const char *word)
+{
+	cr_assert(strstr(err, said), "want '%s' in: %s", said, err);
+	cr_assert_eq(lines_with(err, word), 1, "%s", err);
+	cr_assert_null(strstr(err, "daemon '"), "%s", err);
+}
+
+/* A bpf: variant whose trial start fails (bpftrace refuses its program:
+ * here and on any kernel) is skipped in one line that holds bpftrace's own
+ * message and how it ended; not an error of the daemon and bpftrace's
+ * output besides.  Without --skip-unavailable, the same reason, once, as
+ * the error that stops the study. */
+Test(bpf, a_trial_that_fails_is_said_once_with_bpftraces_own_message)
+{
+	const char *why = "variant 'bad': bpf: bpftrace did not attach its probes (it ended "
+			  "before it was ready: exited with status 1): Unknown function: nosuchfunc";
+	struct cli_result r;
+	char *line;
+	need_bpf();
+	bpf_study("  - name: bad\n"
+		  "    bpf: {program: 'tracepoint:syscalls:sys_enter_getppid { @n = nosuchfunc(); }'}\n");
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, "--skip-unavailable", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	line = xasprintf("perturb: warning: b.yaml:10:10: %s; skipped\n", why);
+	assert_said_once(r.err, line, "nosuchfunc");
+	free(line);
+	cr_assert_null(strstr(r.err, "ERROR"), "%s", r.err);
+	cr_assert_null(strstr(r.err, "\n    "), "bpftrace's output: %s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results r JOIN plan p USING (run_id, seq) "
+				 "WHERE r.status = 'ok' AND p.variant = 'base'"), 2);
+	/* not skipped: the study's error, said once */
+	unlink(db);
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	line = xasprintf("perturb: error: b.yaml:10:10: %s\n", why);
+	assert_said_once(r.err, line, "nosuchfunc");
+	free(line);
+	cr_assert(strstr(r.err, "nothing was run"), "%s", r.err);
+	cli_result_release(&r);
+	assert_state_as_before("after a bpf: variant whose trial failed");
+	assert_stats_as_before();
+}
+
+/* bpftrace gets an RLIMIT_MEMLOCK of 8 MiB when perturb's soft limit is
+ * lower (raised for it only: the workload has perturb's own); the workload
+ * reads both from /proc (bpftrace and the workload: children of perturb) */
+Test(bpf, bpftrace_gets_its_locked_memory_and_the_workload_keeps_perturbs)
+{
+	struct rlimit low;
+	struct cli_result r;
+	need_bpf();
+	tl_write(dir, "b.yaml",
+		 "name: b\nwarmup: 0\nrepetitions: 1\ntimeout: 60s\n"
+		 "variants:\n"
+		 "  - name: tp\n"
+		 "    bpf: {probes: ['tracepoint:syscalls:sys_enter_getppid']}\n"
+		 "workloads:\n"
+		 "  - name: w\n"
+		 "    shell: 'b=$(pgrep -P $PPID -x bpftrace) && grep -H \"locked memory\" /proc/$b/limits"
+		 " /proc/self/limits'\n"
+		 "    metrics:\n"
+		 "      - {name: bpftrace_memlock, regex: '^/proc/[0-9]+/limits:Max locked memory +([0-9]+)'}\n"
+		 "      - {name: own_memlock, regex: '^/proc/self/limits:Max locked memory +([0-9]+)'}\n");
+	cr_assert_eq(getrlimit(RLIMIT_MEMLOCK, &low), 0);
+	if (low.rlim_max != RLIM_INFINITY && low.rlim_max < 8192 * 1024)
+		cr_skip_test("the hard RLIMIT_MEMLOCK is below 8 MiB");
+	low.rlim_cur = 64 * 1024;
+	cr_assert_eq(setrlimit(RLIMIT_MEMLOCK, &low), 0);
+	cli_run(dir, &r, "run", "b.yaml", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	cr_assert_eq(cli_sql_int(db, "SELECT value FROM metric_values WHERE metric = 'bpftrace_memlock'"),
+		     8192 * 1024);
+	cr_assert_eq(cli_sql_int(db, "SELECT value FROM metric_values WHERE metric = 'own_memlock'"),
+		     64 * 1024);
+	assert_stats_as_before();
+	assert_state_as_before("after a bpf: variant under a low RLIMIT_MEMLOCK");
+}
+
 Test(bpf, sigkill_then_restore_stops_bpftrace_and_puts_the_statistics_back)
 {
 	struct cli_result r;
@@ -1860,13 +1956,18 @@ Test(perf, what_the_machine_forbids_is_refused_before_anything_runs)
 		cr_assert(strstr(r.err, "variant 'hw': perf: 'instructions' is a hardware event and "
 				 "this machine has no CPU PMU"), "%s", r.err);
 	cli_result_release(&r);
-	/* what only perf knows: its trial start */
+	/* what only perf knows: its trial start, said once */
+	const char *why = "variant 'bad': perf: it did not start: event syntax error: "
+			  "'nosuch-event'; no answer to 'enable' (perf ended), it exited with status ";
 	perf_study("  - name: bad\n"
 		   "    perf: {record: {events: ['nosuch-event']}}\n");
 	cli_run(dir, &r, "run", "p.yaml", "--db", db, NULL);
 	cr_assert_eq(r.status, 2, "%s", r.err);
-	cr_assert(strstr(r.err, "variant 'bad': perf: it did not start: event syntax error"),
-		  "%s", r.err);
+	assert_said_once(r.err, why, "nosuch-event");
+	cli_result_release(&r);
+	cli_run(dir, &r, "run", "p.yaml", "--db", db, "--skip-unavailable", "-n", "1", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_said_once(r.err, why, "nosuch-event");
 	cli_result_release(&r);
 	cr_assert_eq(tl_procs_with((const char *const[]){ "perf", dir, NULL }, 0, NULL, 0), 0, "perf still runs");
 	assert_state_as_before("after refused perf: variants");

@@ -225,7 +225,8 @@ char **bpf_argv(const struct bpf_cfg *c, const char *path)
 
 char *bpf_log_error(const char *path)
 {
-	char *text = read_file(path, NULL), *line, *save = NULL, *found = NULL;
+	char *text = read_file(path, NULL), *line, *save = NULL, *found = NULL, *last = NULL;
+	size_t n;
 
 	if (!text)
 		return NULL;
@@ -234,8 +235,19 @@ char *bpf_log_error(const char *path)
 		/* bpftrace's own RLIMIT_MEMLOCK complaint is not why it stopped */
 		if (e && !strstr(e, "RLIMIT_MEMLOCK"))
 			found = e + 7;
+		else if (!e && line[strspn(line, " \t~^")])
+			last = line;
 	}
-	found = found ? xstrdup(found) : NULL;
+	found = found ? found : last;
+	if (found) {	/* one sentence of the caller's: its own full stop goes */
+		found = xstrdup(found + strspn(found, " \t"));
+		for (n = strlen(found); n && strchr(" \t\r.", found[n - 1]); n--)
+			found[n - 1] = '\0';
+		if (!*found) {
+			free(found);
+			found = NULL;
+		}
+	}
 	free(text);
 	return found;
 }

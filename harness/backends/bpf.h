@@ -49,7 +49,8 @@ void bpf_attach_types(const struct bpf_cfg *c, char *buf, size_t len);
 const char *bpf_ready_regex(const struct bpf_cfg *c);
 
 /* bpftrace's last "ERROR: ..." in its log at path (malloc'd, without the
- * position before it), or NULL. */
+ * position before it nor a full stop after it), else its last line that
+ * is not a mark under a program's text (said otherwise), or NULL. */
 char *bpf_log_error(const char *path);
 
 /* The events bpftrace said it lost ("Lost N events": its perf buffer was

@@ -463,10 +463,12 @@ out:
  * Start the block's bpftrace, logging to log, and wait until it is ready
  * (every probe attached).  RLIMIT_MEMLOCK is raised for it (inherited) and
  * put back.  Its log is bounded as a daemon's (PROC_LOG_MAX), its "Lost N
- * events" lines tallied where it drops them (bpf_log_lost()).
+ * events" lines tallied where it drops them (bpf_log_lost()).  why: its
+ * failure to start is said there, not printed (daemon_start_reason); NULL:
+ * printed with the end of its output.
  */
 static int bpf_start(const struct variant *v, const char *prog_path, const char *log,
-		     char **envp, double timeout_s, struct daemon **out)
+		     char **envp, double timeout_s, char *why, size_t len, struct daemon **out)
 {
 	const struct bpf_cfg *c = v->cfg;
 	regex_t re, lost;
@@ -487,7 +489,8 @@ static int bpf_start(const struct variant *v, const char *prog_path, const char 
 		regfree(&re);
 		return error("variant '%s': bad pattern of lost events", v->name);
 	}
-	r = daemon_start(argv, envp, NULL, log, PROC_LOG_MAX, 0, &re, &lost, timeout_s, out);
+	r = daemon_start_reason(argv, envp, NULL, log, PROC_LOG_MAX, 0, &re, &lost, timeout_s,
+				why, len, out);
 	bpf_memlock_restore(&old);
 	regfree(&re);
 	regfree(&lost);
@@ -538,12 +541,13 @@ static int bpf_check(const struct variant *v, char *why, size_t len)
 	prog = xasprintf("%s/trial.bt", dir);
 	log = xasprintf("%s/trial.log", dir);
 	env = env_build(v);
-	r = bpf_start(v, prog, log, env, 60, &d);
+	/* its failure is this check's reason, said once by the caller */
+	r = bpf_start(v, prog, log, env, 60, msg, sizeof(msg), &d);
 	argv_free(env);
 	if (r < 0) {
 		char *said = bpf_log_error(log);
-		why_error(why, len, "variant '%s': bpf: bpftrace did not attach its probes: %s",
-			  v->name, said ? said : "see its output above");
+		why_error(why, len, "variant '%s': bpf: bpftrace did not attach its probes "
+			  "(it %s)%s%s", v->name, msg, said ? ": " : "", said ? said : "");
 		free(said);
 	} else {
 		ret = daemon_stop(d);
@@ -586,7 +590,7 @@ static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
 		return -1;
 	prog = log_path(ctx, "bpf", "bt");
 	log = log_path(ctx, "bpf", "log");
-	r = bpf_start(v, prog, log, ctx->envp, ctx->exp->timeout_s, &st->bpf);
+	r = bpf_start(v, prog, log, ctx->envp, ctx->exp->timeout_s, NULL, 0, &st->bpf);
 	if (r == 0) {
 		struct argv_list a = { .v = (char *[]){ "bpftrace", prog, NULL }, .n = 2 };
 		journal_proc(ctx, daemon_pid(st->bpf), "bpftrace", &a);
@@ -614,7 +618,7 @@ static int perf_enter(struct backend_ctx *ctx, struct host_state *st)
 		return error("variant '%s': perf: %s", ctx->variant->name, why);
 	comp = path_component(ctx->variant->name);
 	r = perf_tracer_start(ctx->variant->cfg, ctx->logdir, comp, ctx->envp,
-			      ctx->exp->timeout_s, &st->perf);
+			      ctx->exp->timeout_s, NULL, 0, &st->perf);
 	free(comp);
 	if (r < 0)
 		return -1;

@@ -426,7 +426,7 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 {
 	const struct lttng_spec *l = v->lttng;
 	struct lttng_host *h = xcalloc(1, sizeof(*h));
-	char tmpl[64], *p, **argv, *own_log;
+	char tmpl[64], why[512], *p, **argv, *own_log;
 	const char *sub[] = { "run", "home", "home/.lttng", "load" };
 	regex_t re;
 	int r;
@@ -463,15 +463,17 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 	regcomp(&re, "^" READY_MARK, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
 	argv = sessiond_argv(h, l->n_kernel > 0);
 	own_log = log ? NULL : xasprintf("%s/sessiond.log", h->dir);
-	r = daemon_start(argv, h->tool_env, NULL, log ? log : own_log, PROC_LOG_MAX, 0, &re, NULL,
-			 timeout_s, &h->d);
+	/* with a log of its own, its end is said here, once (not by daemon_start too) */
+	r = daemon_start_reason(argv, h->tool_env, NULL, log ? log : own_log, PROC_LOG_MAX, 0, &re,
+				NULL, timeout_s, log ? NULL : why, sizeof(why), &h->d);
 	argv_free(argv);
 	regfree(&re);
 	if (r < 0) {
 		if (log) {
 			error("lttng: the session daemon did not start (its log: %s)", log);
 		} else {	/* removed with the session's folder: its end now */
-			error("lttng: the session daemon did not start; the end of its log:");
+			error("lttng: the session daemon did not start: it %s; the end of its log:",
+			      why);
 			print_file_tail(own_log, 10);
 		}
 		free(own_log);

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,7 +258,28 @@ struct perf_tracer {
 	cpu_set_t seen;		/* trace: CPUs whose marker of it was printed */
 	int probed;		/* trace: a readiness probe was printed */
 	double timeout_s;
+	char *why;		/* perf_tracer_start()'s why while it starts: its
+				 * first failure said there, not printed */
+	size_t why_len;
 };
+
+/* A failure of t, after "perf: ": printed or, while a start of a caller
+ * that says it (perf_tracer_start's why), kept there (the first: the
+ * others follow from it).  Returns -1. */
+static int PRINTF(2, 3) perf_err(struct perf_tracer *t, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!t->why)
+		return error("perf: %s", msg);
+	if (!*t->why)
+		snprintf(t->why, t->why_len, "%s", msg);
+	return -1;
+}
 
 /* flag and x in one word: -F999 */
 static void addf(char ***v, size_t *n, const char *flag, long x)
@@ -348,23 +370,23 @@ static int command(struct perf_tracer *t, const char *cmd)
 	int gone, r;
 
 	if (write(t->ctl, cmd, n) != (ssize_t)n)
-		return error("perf: cannot write '%s' to its control fifo: %s", cmd,
+		return perf_err(t, "cannot write '%s' to its control fifo: %s", cmd,
 			     strerror(errno));
 	while (got < 4) {
 		if ((r = wait_fd(t, t->ack, deadline, &gone)) <= 0)
-			return error("perf: no answer to '%.*s' %s", (int)n - 1, cmd,
+			return perf_err(t, "no answer to '%.*s' %s", (int)n - 1, cmd,
 				     gone ? "(perf ended)" : r == 0 ? "in time" : "(stopped)");
 		ssize_t k = read(t->ack, buf + got, sizeof(buf) - 1 - got);
 		if (k < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (k <= 0)
-			return error("perf: cannot read its control answer: %s",
+			return perf_err(t, "cannot read its control answer: %s",
 				     k < 0 ? strerror(errno) : "end of file");
 		got += (size_t)k;
 	}
 	buf[got] = '\0';
 	if (strncmp(buf, "ack\n", 4))
-		return error("perf: answered '%s' to '%.*s'", buf, (int)n - 1, cmd);
+		return perf_err(t, "answered '%s' to '%.*s'", buf, (int)n - 1, cmd);
 	return 0;
 }
 
@@ -406,7 +428,7 @@ static int scan_data(struct perf_tracer *t)
 		ssize_t k = pread(t->data, buf + have, SCAN_CHUNK - have, t->cursor + (off_t)have);
 		size_t used;
 		if (k < 0) {
-			ret = error("perf: cannot read '%s': %s", t->data_path, strerror(errno));
+			ret = perf_err(t, "cannot read '%s': %s", t->data_path, strerror(errno));
 			break;
 		}
 		have += (size_t)k;
@@ -519,7 +541,7 @@ static int scan_log(struct perf_tracer *t)
 		strbuf_add(&t->line, p, (size_t)(buf + k - p));
 	}
 	if (k < 0)
-		return error("perf: cannot read '%s': %s", t->log_path, strerror(errno));
+		return perf_err(t, "cannot read '%s': %s", t->log_path, strerror(errno));
 	free_read_log(t);
 	return 0;
 }
@@ -582,7 +604,7 @@ static int trace_sync(struct perf_tracer *t, int ready)
 		int r;
 		if (now_mono() >= again) {
 			if (!emit_markers(t, ready ? 0 : t->sync))
-				return error("perf: cannot place its markers on this process's CPUs");
+				return perf_err(t, "cannot place its markers on this process's CPUs");
 			again = now_mono() + (ready ? 0.2 : 1.0);
 		}
 		if (scan_log(t) < 0)
@@ -591,10 +613,10 @@ static int trace_sync(struct perf_tracer *t, int ready)
 			return 0;
 		r = wait_fd(t, t->inotify, again < deadline ? again : deadline, &gone);
 		if (r < 0 || gone || now_mono() >= deadline)
-			return error("perf: perf trace did not print its markers %s",
+			return perf_err(t, "perf trace did not print its markers %s",
 				     gone ? "(it ended)" : r < 0 ? "(stopped)" : "in time");
 		if (r > 0 && read(t->inotify, ev, sizeof(ev)) < 0 && errno != EAGAIN)
-			return error("perf: cannot watch '%s': %s", t->log_path, strerror(errno));
+			return perf_err(t, "cannot watch '%s': %s", t->log_path, strerror(errno));
 	}
 }
 
@@ -606,23 +628,29 @@ static int record_ready(struct perf_tracer *t)
 	if (command(t, "enable\n") < 0)
 		return -1;
 	if ((t->data = open(t->data_path, O_RDONLY | O_CLOEXEC)) < 0)
-		return error("perf: cannot open '%s': %s", t->data_path, strerror(errno));
+		return perf_err(t, "cannot open '%s': %s", t->data_path, strerror(errno));
 	if (pread(t->data, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
 	    memcmp(hdr, PERF_MAGIC, 8))
-		return error("perf: '%s' has no perf.data header", t->data_path);
+		return perf_err(t, "'%s' has no perf.data header", t->data_path);
 	memcpy(&off, hdr + 40, 8);	/* the data section's offset */
 	t->cursor = (off_t)off;
 	return 0;
 }
 
 int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *name,
-		      char *const *envp, double timeout_s, struct perf_tracer **out)
+		      char *const *envp, double timeout_s, char *why, size_t len,
+		      struct perf_tracer **out)
 {
 	struct perf_tracer *t = xcalloc(1, sizeof(*t));
-	char **env = NULL;
+	char **env = NULL, how[128] = "";
 	int r = -1;
 
 	*out = NULL;
+	if (why && len) {
+		t->why = why;
+		t->why_len = len;
+		why[0] = '\0';
+	}
 	t->mode = c->mode;
 	t->ctl = t->ack = t->data = t->log = t->inotify = t->pidfd = -1;
 	t->timeout_s = timeout_s > 0 ? timeout_s : 60;
@@ -639,21 +667,21 @@ int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *nam
 		unlink(t->ctl_path);
 		unlink(t->ack_path);
 		if (mkfifo(t->ctl_path, 0600) < 0 || mkfifo(t->ack_path, 0600) < 0) {
-			error("perf: cannot make its control fifos in '%s': %s", dir, strerror(errno));
+			perf_err(t, "cannot make its control fifos in '%s': %s", dir, strerror(errno));
 			goto out;
 		}
 		/* open both ways: perf's own opens never wait for perturb */
 		t->ctl = open(t->ctl_path, O_RDWR | O_CLOEXEC);
 		t->ack = open(t->ack_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 		if (t->ctl < 0 || t->ack < 0) {
-			error("perf: cannot open its control fifos: %s", strerror(errno));
+			perf_err(t, "cannot open its control fifos: %s", strerror(errno));
 			goto out;
 		}
 	} else {
 		int fd = open(t->log_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		struct stat st;
 		if (fd < 0 || fstat(fd, &st) < 0) {
-			error("perf: cannot open '%s': %s", t->log_path, strerror(errno));
+			perf_err(t, "cannot open '%s': %s", t->log_path, strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			goto out;
@@ -664,7 +692,7 @@ int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *nam
 		t->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		if (t->log < 0 || t->inotify < 0 ||
 		    inotify_add_watch(t->inotify, t->log_path, IN_MODIFY) < 0) {
-			error("perf: cannot watch '%s': %s", t->log_path, strerror(errno));
+			perf_err(t, "cannot watch '%s': %s", t->log_path, strerror(errno));
 			goto out;
 		}
 	}
@@ -674,11 +702,15 @@ int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *nam
 	/* record: its log is perf's messages, bounded as a daemon's; trace: its
 	 * output, which trace_sync() reads as it grows, by offset, run by run:
 	 * not cut under it (core/proc.h) */
-	if (daemon_start(t->argv, env, NULL, t->log_path, t->mode == PERF_RECORD ? PROC_LOG_MAX : 0,
-			 0, NULL, NULL, timeout_s, &t->d) < 0)
+	if (daemon_start_reason(t->argv, env, NULL, t->log_path,
+				t->mode == PERF_RECORD ? PROC_LOG_MAX : 0, 0, NULL, NULL, timeout_s,
+				t->why ? how : NULL, sizeof(how), &t->d) < 0) {
+		perf_err(t, "it %s", how);
+		how[0] = '\0';
 		goto out;
+	}
 	if ((t->pidfd = pidfd_open(daemon_pid(t->d), 0)) < 0) {
-		error("perf: cannot watch it: %s", strerror(errno));
+		perf_err(t, "cannot watch it: %s", strerror(errno));
 		goto out;
 	}
 	r = c->mode == PERF_RECORD ? record_ready(t) : trace_sync(t, 1);
@@ -688,12 +720,23 @@ out:
 	argv_free(env);
 	if (r < 0) {
 		char *said = perf_tracer_log_error(t->log_path);
-		if (said)
+		if (t->why) {	/* one reason: what perf said, what failed, how it ended */
+			char *failed = xstrdup(t->why);
+			if (t->d && daemon_stop_reason(t->d, how, sizeof(how)) == 0)
+				how[0] = '\0';
+			t->d = NULL;
+			snprintf(t->why, len, "%s%s%s%s%s", said ? said : "",
+				 said && *failed ? "; " : "", failed,
+				 *how ? ", it " : "", how);
+			free(failed);
+		} else if (said) {
 			error("perf: it said: %s", said);
+		}
 		free(said);
 		perf_tracer_stop(t);
 		return -1;
 	}
+	t->why = NULL;
 	*out = t;
 	return 0;
 }
@@ -744,12 +787,9 @@ int perf_tracer_check_variant(const struct variant *v, char *why, size_t len)
 		goto out;
 	}
 	env = env_build(v);
-	if (perf_tracer_start(c, dir, "trial", env, 60, &t) < 0) {
-		char *log = xasprintf("%s/trial-perf.log", dir), *said = perf_tracer_log_error(log);
-		why_error(why, len, "variant '%s': perf: it did not start: %s", v->name,
-			  said ? said : "see its output above");
-		free(said);
-		free(log);
+	/* its failure is this check's reason, said once by the caller */
+	if (perf_tracer_start(c, dir, "trial", env, 60, msg, sizeof(msg), &t) < 0) {
+		why_error(why, len, "variant '%s': perf: it did not start: %s", v->name, msg);
 	} else if (perf_tracer_stop(t) < 0) {
 		why_error(why, len, "variant '%s': perf: it ended on its own during its trial",
 			  v->name);

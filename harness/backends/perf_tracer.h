@@ -84,10 +84,15 @@ int perf_tracer_check(const struct perf_cfg *c, const char *tracefs, char *why, 
  * perfconfig changes how it writes), ready within timeout_s.  -1 printed;
  * the log's last lines are in the message.  NAME is one path component
  * (path_component(): no '/', nor the ',' and ':' that perf would split).
+ * why: a failure is said in why[len] instead, nothing printed (a trial's
+ * reason): perf's complaint, what failed first and how perf ended
+ * ("event syntax error: 'x'; no answer to 'enable' (perf ended), it exited
+ * with status 129"); NULL: printed.
  */
 struct perf_tracer;
 int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *name,
-		      char *const *envp, double timeout_s, struct perf_tracer **out);
+		      char *const *envp, double timeout_s, char *why, size_t len,
+		      struct perf_tracer **out);
 pid_t perf_tracer_pid(const struct perf_tracer *t);
 /* The argv it runs (NULL-terminated; for the journal). */
 char **perf_tracer_argv(const struct perf_tracer *t);

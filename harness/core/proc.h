@@ -131,9 +131,22 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 		 const char *log_path, size_t log_max, double ready_delay_s,
 		 const regex_t *ready_re, const regex_t *tally_re, double timeout_s,
 		 struct daemon **out);
+/* daemon_start() for a caller that says its failure itself (a trial whose
+ * failure is a reason, as --skip-unavailable's): nothing is printed, not
+ * the tail of the log either (the caller reads the log); what happened is
+ * in why[len], to follow the daemon's name, such as "ended before it was
+ * ready: exited with status 1" or "not ready after 60 s: its output did
+ * not match the readiness pattern".  why NULL: daemon_start(). */
+int daemon_start_reason(char *const *argv, char *const *envp, const char *cwd,
+			const char *log_path, size_t log_max, double ready_delay_s,
+			const regex_t *ready_re, const regex_t *tally_re, double timeout_s,
+			char *why, size_t why_len, struct daemon **out);
 /* SIGTERM to its group, SIGKILL after a grace period; reaps it.  Returns 0,
  * or -1 when it had died on its own before (printed). Frees d. */
 int daemon_stop(struct daemon *d);
+/* daemon_stop() that says how it had died in why[len] ("exited with status
+ * 1"), nothing printed; why NULL: daemon_stop(). */
+int daemon_stop_reason(struct daemon *d, char *why, size_t len);
 pid_t daemon_pid(const struct daemon *d);
 /* Is it running still (not ended on its own)?  Its log's path. */
 int daemon_alive(const struct daemon *d);

@@ -13,6 +13,7 @@
 #include "lib/util.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -73,6 +74,9 @@ struct daemon {
 	off_t log_start;	/* size of the log before this daemon */
 	unsigned long long log_dropped;	/* its marker's count before this daemon */
 	char *cmd, *log_path;
+	char *why;		/* daemon_start_reason()'s: its failure said here, not
+				 * printed; NULL: printed, with the log's tail */
+	size_t why_len;
 };
 
 /*
@@ -403,6 +407,25 @@ static void daemon_free(struct daemon *d, int *status)
 	free(d);
 }
 
+/* daemon_start() failed: what happened (what follows the daemon's name),
+ * printed with the tail of its log (tail) or, when its caller says it
+ * (daemon_start_reason), put in its why.  Returns -1. */
+static int PRINTF(3, 4) daemon_failed(struct daemon *d, int tail, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (d->why)
+		return why_error(d->why, d->why_len, "%s", what);
+	error("daemon '%s' %s", d->cmd, what);
+	if (tail)
+		proc_print_tail(d->log_fd, d->log_start);
+	return -1;
+}
+
 /* The daemon ended before it was ready: say how, with its output. */
 static int daemon_died(struct daemon *d, const char *when)
 {
@@ -414,9 +437,7 @@ static int daemon_died(struct daemon *d, const char *when)
 	d->pid = -1;
 	reap_logger(d);
 	proc_describe_status(status, how, sizeof(how));
-	error("daemon '%s' %s: %s", d->cmd, when, how);
-	proc_print_tail(d->log_fd, d->log_start);
-	return -1;
+	return daemon_failed(d, 1, "%s: %s", when, how);
 }
 
 static int daemon_wait_ready(struct daemon *d, int ready_fd, double ready_delay_s,
@@ -438,8 +459,7 @@ static int daemon_wait_ready(struct daemon *d, int ready_fd, double ready_delay_
 		if (r == PROC_STOP)
 			return -1;
 		if (r < 0)
-			return error("cannot wait for daemon '%s': %s", d->cmd,
-				     strerror(errno));
+			return daemon_failed(d, 0, "could not be waited for: %s", strerror(errno));
 		return daemon_died(d, "ended during its start-up delay");
 	}
 
@@ -449,17 +469,14 @@ static int daemon_wait_ready(struct daemon *d, int ready_fd, double ready_delay_
 		if (r == PROC_STOP)
 			return -1;
 		if (r < 0)
-			return error("cannot wait for daemon '%s': %s", d->cmd,
-				     strerror(errno));
+			return daemon_failed(d, 0, "could not be waited for: %s", strerror(errno));
 		if (r == 0) {
-			error("daemon '%s' not ready after %g s: its output did not match the readiness pattern",
-			      d->cmd, timeout_s);
 			proc_kill_group(d->pid, d->pidfd, STOP_KILL_GRACE_S);
 			reap(d->pid, NULL);
 			d->pid = -1;
 			reap_logger(d);
-			proc_print_tail(d->log_fd, d->log_start);
-			return -1;
+			return daemon_failed(d, 1, "not ready after %g s: its output did not match "
+					     "the readiness pattern", timeout_s);
 		}
 		if (p[1].revents) {
 			char c;
@@ -473,16 +490,16 @@ static int daemon_wait_ready(struct daemon *d, int ready_fd, double ready_delay_
 	}
 }
 
-int daemon_start(char *const *argv, char *const *envp, const char *cwd,
-		 const char *log_path, size_t log_max, double ready_delay_s,
-		 const regex_t *ready_re, const regex_t *tally_re, double timeout_s,
-		 struct daemon **out)
+int daemon_start_reason(char *const *argv, char *const *envp, const char *cwd,
+			const char *log_path, size_t log_max, double ready_delay_s,
+			const regex_t *ready_re, const regex_t *tally_re, double timeout_s,
+			char *why, size_t why_len, struct daemon **out)
 {
 	struct daemon *d = xcalloc(1, sizeof(*d));
 	int log = -1, data = -1, ready = -1;
 	struct spawn_opts o = { .argv = argv, .envp = envp, .cwd = cwd, .err_fd = -1 };
 	struct stat st;
-	char why[512];
+	char msg[512];
 	int ret = -1;
 
 	*out = NULL;
@@ -490,12 +507,17 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 	d->pidfd = d->log_fd = -1;
 	d->cmd = proc_argv_string(argv);
 	d->log_path = xstrdup(log_path);
+	d->why = why && why_len ? why : NULL;
+	d->why_len = why_len;
+	if (why && why_len)
+		why[0] = '\0';
 	if (stop_requested())
 		goto out;
 	/* O_RDWR: a bounded log is read back (struct blog) */
 	log = open(log_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (log < 0) {
-		error("cannot open '%s': %s", log_path, strerror(errno));
+		daemon_failed(d, 0, "could not be started: cannot open '%s': %s", log_path,
+			      strerror(errno));
 		goto out;
 	}
 	d->log_fd = open(log_path, O_RDONLY | O_CLOEXEC);
@@ -506,20 +528,24 @@ int daemon_start(char *const *argv, char *const *envp, const char *cwd,
 	o.cgroup = d->cg = cgroup_create("daemon");
 
 	if (ready_re || log_max) {
-		if ((d->logger = start_logger(log, log_max, ready_re, tally_re, &data, &ready)) < 0)
+		if ((d->logger = start_logger(log, log_max, ready_re, tally_re, &data, &ready)) < 0) {
+			if (d->why)	/* start_logger() said why */
+				why_error(d->why, d->why_len, "could not be started: no logger "
+					  "for its output (said above)");
 			goto out;
+		}
 		o.out_fd = data;
 	}
 
-	d->pid = proc_spawn_reason(&o, why, sizeof(why));
+	d->pid = proc_spawn_reason(&o, msg, sizeof(msg));
 	close_fd(&data);	/* the daemon holds the only write end */
 	if (d->pid < 0) {
-		error("daemon '%s' failed: %s", d->cmd, why);
+		daemon_failed(d, 0, "failed: %s", msg);
 		goto out;
 	}
 	d->pidfd = pidfd_open(d->pid, 0);
 	if (d->pidfd < 0) {
-		error("cannot watch daemon '%s': %s", d->cmd, strerror(errno));
+		daemon_failed(d, 0, "could not be watched: %s", strerror(errno));
 		goto out;
 	}
 	ret = daemon_wait_ready(d, ready, ready_delay_s, timeout_s, ready_re);
@@ -534,12 +560,23 @@ out:
 	return ret;
 }
 
-int daemon_stop(struct daemon *d)
+int daemon_start(char *const *argv, char *const *envp, const char *cwd,
+		 const char *log_path, size_t log_max, double ready_delay_s,
+		 const regex_t *ready_re, const regex_t *tally_re, double timeout_s,
+		 struct daemon **out)
+{
+	return daemon_start_reason(argv, envp, cwd, log_path, log_max, ready_delay_s, ready_re,
+				   tally_re, timeout_s, NULL, 0, out);
+}
+
+int daemon_stop_reason(struct daemon *d, char *why, size_t len)
 {
 	struct pollfd p;
 	char how[128];
 	int status, ret = 0;
 
+	if (why && len)
+		why[0] = '\0';
 	if (!d)
 		return 0;
 	p.fd = d->pidfd;
@@ -550,11 +587,20 @@ int daemon_stop(struct daemon *d)
 		d->pid = -1;
 		reap_logger(d);
 		proc_describe_status(status, how, sizeof(how));
-		ret = error("daemon '%s' had ended on its own: %s", d->cmd, how);
-		proc_print_tail(d->log_fd, d->log_start);
+		if (why) {
+			ret = why_error(why, len, "%s", how);
+		} else {
+			ret = error("daemon '%s' had ended on its own: %s", d->cmd, how);
+			proc_print_tail(d->log_fd, d->log_start);
+		}
 	}
 	daemon_free(d, NULL);
 	return ret;
+}
+
+int daemon_stop(struct daemon *d)
+{
+	return daemon_stop_reason(d, NULL, 0);
 }
 
 pid_t daemon_pid(const struct daemon *d)
