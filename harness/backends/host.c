@@ -476,6 +476,8 @@ static int bpf_start(const struct variant *v, const char *prog_path, const char 
 	char **argv;
 	int r;
 
+	if (why && len)	/* what failed before bpftrace ran is printed: said so */
+		snprintf(why, len, "could not be started (said above)");
 	if (!(argv = bpf_argv(c, prog_path)))
 		return error("variant '%s': cannot write the bpftrace program '%s': %s", v->name,
 			     prog_path, strerror(errno));
@@ -483,12 +485,12 @@ static int bpf_start(const struct variant *v, const char *prog_path, const char 
 		argv_free(argv);
 		return error("variant '%s': bad readiness pattern", v->name);
 	}
-	bpf_memlock_raise(&old);
 	if (regcomp(&lost, BPF_LOST_REGEX, REG_EXTENDED | REG_NEWLINE)) {
 		argv_free(argv);
 		regfree(&re);
 		return error("variant '%s': bad pattern of lost events", v->name);
 	}
+	bpf_memlock_raise(&old);
 	r = daemon_start_reason(argv, envp, NULL, log, PROC_LOG_MAX, 0, &re, &lost, timeout_s,
 				why, len, out);
 	bpf_memlock_restore(&old);
