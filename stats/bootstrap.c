@@ -284,6 +284,14 @@ static void interval_from(double *rep, unsigned B, double est, double conf, int 
 	ci->hi = stats_quantile_sorted(rep, B, p2);
 }
 
+/* A side's order-statistic CI of its p-quantile: from its sorted values, or
+ * by selection in its work copy. */
+static int side_quantile_ci(const struct side *s, double p, double conf, struct interval *q)
+{
+	return s->sorted ? stats_quantile_ci(s->sorted, s->n, p, conf, q) :
+		stats_quantile_ci_select(s->work, s->n, p, conf, q);
+}
+
 /*
  * Asymptotic normal intervals (for large samples):
  *  mean:     se^2 = s_b^2 / n_b + s_v^2 / n_v (Welch 1947);
@@ -295,14 +303,6 @@ static void interval_from(double *rep, unsigned B, double est, double conf, int 
  *            se_pct = 100 sqrt(se_v^2 / Tb^2 + Tv^2 se_b^2 / Tb^4);
  *  nested:   se_b^2 and se_v^2 times their design effects (deff > 1).
  */
-/* A side's order-statistic CI of its p-quantile: from its sorted values, or
- * by selection in its work copy. */
-static int side_quantile_ci(const struct side *s, double p, double conf, struct interval *q)
-{
-	return s->sorted ? stats_quantile_ci(s->sorted, s->n, p, conf, q) :
-		stats_quantile_ci_select(s->work, s->n, p, conf, q);
-}
-
 static int asymptotic(const struct side *b, const struct side *v, enum stat_kind kind,
 		      double p, const struct boot_opts *o, struct dilation *out)
 {

@@ -68,10 +68,12 @@ size_t stats_quantile_ci_min_n(double p, double conf)
  * pass.  O(sqrt(n)) time and memory for a sorted input: no copy is made.
  * Confidence levels beyond 1 - 1e-30 are treated as unreachable outside
  * the window.
+ *
+ * ci_ranks() chooses the pair: out (has_ci, level, method, reason) and,
+ * with has_ci, the 0-based ranks *lo_rank < *hi_rank of its ends, whose
+ * values are the caller's: from a sorted array (stats_quantile_ci) or by
+ * selection (stats_quantile_ci_select).
  */
-/* The interval's order statistics: out (has_ci, level, method, reason) and,
- * with has_ci, the 0-based ranks *lo_rank < *hi_rank whose values are its
- * ends.  The values are the caller's: from a sorted array or by selection. */
 static int ci_ranks(size_t n, double p, double conf, int finite, struct interval *out,
 		    size_t *lo_rank, size_t *hi_rank)
 {
