@@ -1658,8 +1658,11 @@ Test(bpf, bpftrace_gets_its_locked_memory_and_the_workload_keeps_perturbs)
 		 "    bpf: {probes: ['tracepoint:syscalls:sys_enter_getppid']}\n"
 		 "workloads:\n"
 		 "  - name: w\n"
-		 "    shell: 'b=$(pgrep -P $PPID -x bpftrace) && grep -H \"locked memory\" /proc/$b/limits"
-		 " /proc/self/limits'\n"
+		 /* bpftrace: perturb's child of that name (no pgrep: procps is
+		  * not in a minbase Debian) */
+		 "    shell: 'for b in $(cat /proc/$PPID/task/*/children); do"
+		 " [ \"$(cat /proc/$b/comm)\" = bpftrace ] && break; done;"
+		 " grep -H \"locked memory\" /proc/$b/limits /proc/self/limits'\n"
 		 "    metrics:\n"
 		 "      - {name: bpftrace_memlock, regex: '^/proc/[0-9]+/limits:Max locked memory +([0-9]+)'}\n"
 		 "      - {name: own_memlock, regex: '^/proc/self/limits:Max locked memory +([0-9]+)'}\n");
