@@ -45,11 +45,21 @@ static void counts(const struct report_model *m, size_t *nv, size_t *nw, size_t 
 		*lo = 0;
 }
 
+/* The rows s takes on a terminal SUMMARY_WIDTH columns wide: a line longer
+ * than that (a word fmt_wrap() could not break, a wide table row) is more
+ * than one.  Bytes count as columns: a multi-byte character counts more
+ * than it takes, never less. */
 static size_t count_lines(const char *s, size_t len)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++)
-		n += s[i] == '\n';
+	size_t n = 0, col = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] != '\n') {
+			col++;
+			continue;
+		}
+		n += col ? (col + SUMMARY_WIDTH - 1) / SUMMARY_WIDTH : 1;
+		col = 0;
+	}
 	return n;
 }
 
@@ -99,6 +109,38 @@ static void answer_shape(const struct report_model *m, const struct doc_section 
 		--*cols;
 	while (*rows > 1 && !fits(m, s, *rows, *cols, all_rows, all_cols, budget))
 		--*rows;
+}
+
+/* The screen's first line: the run, its shape and state, its baseline,
+ * wrapped at the report's width (a study's name is the user's, or a
+ * database's: any length, its bytes escaped); its rows in *lines. */
+static char *header_text(const struct report_model *m, size_t nv, size_t nw, size_t lo,
+			 size_t hi, size_t *lines)
+{
+	const struct run_header *h = &m->run;
+	char *name = fmt_text_dup(h->experiment ? h->experiment : ""),
+	     *state = fmt_text_dup(h->status ? h->status : ""),
+	     *base = fmt_text_dup(m->baseline ? m->baseline : ""), *buf = NULL;
+	struct strbuf sb = STRBUF_INIT;
+	size_t len = 0;
+	FILE *out;
+
+	strbuf_addf(&sb, "run %lld '%s': %zu variant%s x %zu workload%s, ", (long long)h->id,
+		    name, nv, nv == 1 ? "" : "s", nw, nw == 1 ? "" : "s");
+	if (lo == hi)
+		strbuf_addf(&sb, "%zu measured run%s each", hi, hi == 1 ? "" : "s");
+	else
+		strbuf_addf(&sb, "%zu to %zu measured runs each", lo, hi);
+	strbuf_addf(&sb, ", %s; baseline %s", state, base);
+	out = fmt_memstream(&buf, &len);
+	fmt_wrap(out, "", sb.buf, SUMMARY_WIDTH);
+	fclose(out);
+	strbuf_release(&sb);
+	free(name);
+	free(state);
+	free(base);
+	*lines = count_lines(buf, len);
+	return buf;
 }
 
 /* The failed runs: how many, where, the first one's reason, wrapped at
@@ -174,25 +216,21 @@ int report_summary(const struct report_model *m, FILE *out)
 	const struct doc_section *ans;
 	size_t nv, nw, lo, hi, fixed, lines = 0, rows = 0, cols = 0, all_rows, all_cols;
 	size_t shown = m->n_warnings < SUMMARY_WARNINGS ? m->n_warnings : SUMMARY_WARNINGS;
-	char *text = NULL, *warn, *fail;
-	size_t warn_lines, fail_lines = 0;
+	char *text = NULL, *warn, *fail, *head;
+	size_t warn_lines, fail_lines = 0, head_lines;
 	struct doc d;
 
 	counts(m, &nv, &nw, &lo, &hi);
-	fprintf(out, "run %lld '%s': %zu variant%s x %zu workload%s, ", (long long)h->id,
-		h->experiment, nv, nv == 1 ? "" : "s", nw, nw == 1 ? "" : "s");
-	if (lo == hi)
-		fprintf(out, "%zu measured run%s each", hi, hi == 1 ? "" : "s");
-	else
-		fprintf(out, "%zu to %zu measured runs each", lo, hi);
-	fprintf(out, ", %s; baseline %s\n", h->status, m->baseline);
+	head = header_text(m, nv, nw, lo, hi, &head_lines);
+	fputs(head, out);
+	free(head);
 	/* the lines around the answer: the blank line perturb run puts
-	 * before the screen, the one above, the failed runs, the warnings,
-	 * the command; the answer gets the rest */
+	 * before the screen, the header above, the failed runs, the
+	 * warnings, the command; the answer gets the rest */
 	warn = warnings_text(m, shown, &warn_lines);
 	fail = m->n_failures ? failed_text(m, &fail_lines) : NULL;
-	fixed = 2 + (m->n_warnings ? 2 + warn_lines + (m->n_warnings > shown) : 0) + 2 +
-		(fail ? fail_lines : 0);
+	fixed = 1 + head_lines + (m->n_warnings ? 2 + warn_lines + (m->n_warnings > shown) : 0) +
+		2 + (fail ? fail_lines : 0);
 	doc_build(m, &d);
 	ans = doc_find(&d, "answer");
 	all_rows = tw_answer_rows(m, &all_cols);

@@ -30,9 +30,11 @@
  * and the first one's reason.  SUMMARY_WARNINGS warnings (the model
  * holds them in kind order: the machine's first): the first about the
  * answer (the machine, the run, a workload's primary metric), others only
- * when there are fewer, then how many more.  The failed runs' line and the warnings are wrapped at
- * SUMMARY_WIDTH columns, and the 40 lines count the wrapped ones: a
- * 200-column line is three rows of a terminal.  The report command names report_opts.db when it is set (the
+ * when there are fewer, then how many more.  The first line (the study's
+ * name is any length), the failed runs' line and the warnings are wrapped
+ * at SUMMARY_WIDTH columns, and the 40 lines count the rows they take: a
+ * 200-column line (a word too long to wrap, a wide table row) is two rows
+ * of a terminal.  The report command names report_opts.db when it is set (the
  * caller sets it when the database is not the default one), quoted for
  * the shell.
  */
