@@ -435,6 +435,27 @@ static void expect_load_error(const struct strbuf *sb, const char *want, double 
 	free(path);
 }
 
+/* A study's name is shown on every screen: printable text, or refused
+ * with where (a terminal's escape sequence in it would be obeyed). */
+Test(config, a_study_name_is_printable_text)
+{
+	static const struct { const char *name, *want; } bad[] = {
+		{ "\"a\\e[2Jb\"", ":1:7: invalid study name 'a\\x1b[2Jb': use printable text" },
+		{ "\"a\\x07\"", ":1:7: invalid study name 'a\\x07'" },
+		{ "\" a\"", ":1:7: invalid study name ' a'" },
+		{ "!!binary gA==", ":1:7: invalid study name '\\x80'" },
+	};
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "name: %s\nvariants: [{name: v}]\n"
+			    "workloads: [{name: w, cmd: [true]}]\n", bad[i].name);
+		expect_load_error(&sb, bad[i].want, 0);
+	}
+	strbuf_release(&sb);
+}
+
 /* Hostile inputs fail fast, not after libyaml's quadratic work. */
 Test(config, hostile_inputs_fail_fast)
 {

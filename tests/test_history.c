@@ -142,6 +142,12 @@ Test(history, bad_labels_and_revisions_exit_2_writing_nothing)
 		cr_assert(strstr(r.err, "--label takes"), "%s", r.err);
 		cli_result_release(&r);
 	}
+	/* shown by perturb runs and history: printable text */
+	cli_run(dir, &r, "run", "s.yaml", "--db", db, "-q", "--label", "x\033[2Jy", NULL);
+	cr_assert_eq(r.status, 2, "%d", r.status);
+	cr_assert(strstr(r.err, "--label 'x\\x1b[2Jy': a label is printable text"), "%s", r.err);
+	cr_assert_null(strchr(r.err, '\033'), "%s", r.err);
+	cli_result_release(&r);
 	write_study("nothere");
 	cli_run(dir, &r, "run", "s.yaml", "--db", db, "-q", NULL);
 	cr_assert_eq(r.status, 2);

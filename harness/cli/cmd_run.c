@@ -91,6 +91,8 @@ static int check_label(const char *label)
 	    !strcmp(label, "latest"))
 		return error("--label takes a text that is not a run id, latest or -N "
 			     "(--run names runs by those), got '%s'", label);
+	if (!config_valid_text(label))	/* message() shows it escaped */
+		return error("--label '%s': a label is %s", label, CONFIG_TEXT_RULE);
 	return 0;
 }
 

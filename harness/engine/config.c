@@ -727,6 +727,12 @@ static int parse_top(struct ctx *c, const struct ynode *root)
 		return -1;
 	if (!*s)
 		return yn_fail(&c->y, v, "'name' must not be empty");
+	if (!config_valid_text(s)) {
+		char *shown = escape_bytes_str(s);
+		yn_fail(&c->y, v, "invalid study name '%s': use %s", shown, CONFIG_TEXT_RULE);
+		free(shown);
+		return -1;
+	}
 	exp->name = xstrdup(s);
 	if (yn_get_str(&c->y, root, "description", &exp->description) ||
 	    yn_get_count(&c->y, root, "repetitions", R_REPETITIONS, &exp->repetitions) ||

@@ -44,6 +44,25 @@ size_t config_workload_dirs(char *dirs[3]);
  * (static storage, valid until the next call). */
 const char *config_share_workloads_dir(void);
 
+/* A study's name or a run's label: printable text (no control byte, valid
+ * UTF-8: what escape_bytes() leaves as it is), not blank at either end.
+ * They are shown on every screen and report, so a terminal's escape
+ * sequence in one would be obeyed there. */
+static inline int config_valid_text(const char *text)
+{
+	size_t n = strlen(text);
+	char *shown;
+	int same;
+
+	if (!n || text[0] == ' ' || text[n - 1] == ' ')
+		return 0;
+	shown = escape_bytes_str(text);
+	same = !strcmp(shown, text);
+	free(shown);
+	return same;
+}
+#define CONFIG_TEXT_RULE "printable text, not blank at either end"
+
 /*
  * A variant's or a workload's name (docs/experiment.md): text as it is
  * shown - valid UTF-8 without a control byte, what escape_bytes() leaves
@@ -58,16 +77,7 @@ const char *config_share_workloads_dir(void);
  */
 static inline int config_valid_name(const char *name)
 {
-	size_t n = strlen(name);
-	char *shown;
-	int same;
-
-	if (!n || name[0] == ' ' || name[n - 1] == ' ' || strpbrk(name, ",[]~"))
-		return 0;
-	shown = escape_bytes_str(name);
-	same = !strcmp(shown, name);
-	free(shown);
-	return same;
+	return config_valid_text(name) && !strpbrk(name, ",[]~");
 }
 /* Why config_valid_name() refuses a name: "use printable text without ..." */
 #define CONFIG_NAME_RULE "printable text, not blank at either end, without , [ ] ~"
