@@ -129,8 +129,9 @@ FILE *fmt_memstream(char **buf, size_t *len)
 
 void fmt_wrap(FILE *out, const char *first, const char *text, size_t width)
 {
+	char *shown = fmt_text_dup(text);	/* names from a database: shown, not obeyed */
 	size_t ind = strlen(first), col = ind;
-	const char *p = text;
+	const char *p = shown;
 
 	fputs(first, out);
 	while (*p) {
@@ -149,6 +150,7 @@ void fmt_wrap(FILE *out, const char *first, const char *text, size_t width)
 			p++;
 	}
 	fputc('\n', out);
+	free(shown);
 }
 
 void fmt_text(FILE *out, const char *s)

@@ -72,7 +72,8 @@ void fmt_csv_num(FILE *out, double v);
 #define FMT_G17_LEN 32
 size_t fmt_g17(char *buf, double v);
 /* text as lines of at most width columns (a longer word stays whole), the
- * first starting with first, the others indented by its length. */
+ * first starting with first, the others indented by its length; its bytes
+ * escaped as fmt_text() escapes them (escaped text stays as it is). */
 void fmt_wrap(FILE *out, const char *first, const char *text, size_t width);
 
 #endif

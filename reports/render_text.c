@@ -342,16 +342,16 @@ static void t_unit(struct tw *t, const char *unit)
 
 static void t_section(struct tw *t, int level, const char *id, const char *title)
 {
-	size_t n = strlen(title);
+	char *shown = fmt_text_dup(title);	/* a name: from the database */
+	size_t n = strlen(shown);
 
 	(void)id;
+	fprintf(t->out, "\n%s%s\n", level <= 2 ? "" : " ", shown);
+	free(shown);
 	if (level == 1) {
-		fprintf(t->out, "\n%s\n", title);
 		while (n--)
 			fputc('=', t->out);
 		fputc('\n', t->out);
-	} else {
-		fprintf(t->out, "\n%s%s\n", level == 2 ? "" : " ", title);
 	}
 }
 
@@ -402,7 +402,7 @@ static const struct tw_ops text_ops = {
 	.pre = t_pre,
 };
 
-/* Print text as indented lines of at most WIDTH columns. */
+/* Print text as indented lines of at most WIDTH columns (escaped). */
 static void wrapped(FILE *out, const char *first, const char *text)
 {
 	fmt_wrap(out, first, text, WIDTH);
@@ -426,7 +426,8 @@ static int text(const struct report_model *m, FILE *out)
 	struct doc d;
 
 	doc_build(m, &d);
-	fprintf(out, "%s\n", d.title);
+	fmt_text(out, d.title);	/* the study's name: from the database */
+	fputc('\n', out);
 	doc_write(&d, m, &t);
 	footnotes(out, &x.notes);
 	doc_release(&d);

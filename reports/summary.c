@@ -113,32 +113,30 @@ static void answer_shape(const struct report_model *m, const struct doc_section 
 
 /* The screen's first line: the run, its shape and state, its baseline,
  * wrapped at the report's width (a study's name is the user's, or a
- * database's: any length, its bytes escaped); its rows in *lines. */
+ * database's: any length; fmt_wrap() escapes its bytes); its rows in
+ * *lines. */
 static char *header_text(const struct report_model *m, size_t nv, size_t nw, size_t lo,
 			 size_t hi, size_t *lines)
 {
 	const struct run_header *h = &m->run;
-	char *name = fmt_text_dup(h->experiment ? h->experiment : ""),
-	     *state = fmt_text_dup(h->status ? h->status : ""),
-	     *base = fmt_text_dup(m->baseline ? m->baseline : ""), *buf = NULL;
 	struct strbuf sb = STRBUF_INIT;
+	char *buf = NULL;
 	size_t len = 0;
 	FILE *out;
 
 	strbuf_addf(&sb, "run %lld '%s': %zu variant%s x %zu workload%s, ", (long long)h->id,
-		    name, nv, nv == 1 ? "" : "s", nw, nw == 1 ? "" : "s");
+		    h->experiment ? h->experiment : "", nv, nv == 1 ? "" : "s", nw,
+		    nw == 1 ? "" : "s");
 	if (lo == hi)
 		strbuf_addf(&sb, "%zu measured run%s each", hi, hi == 1 ? "" : "s");
 	else
 		strbuf_addf(&sb, "%zu to %zu measured runs each", lo, hi);
-	strbuf_addf(&sb, ", %s; baseline %s", state, base);
+	strbuf_addf(&sb, ", %s; baseline %s", h->status ? h->status : "",
+		    m->baseline ? m->baseline : "");
 	out = fmt_memstream(&buf, &len);
-	fmt_wrap(out, "", sb.buf, SUMMARY_WIDTH);
+	fmt_wrap(out, "", sb.buf, SUMMARY_WIDTH);	/* escaped there */
 	fclose(out);
 	strbuf_release(&sb);
-	free(name);
-	free(state);
-	free(base);
 	*lines = count_lines(buf, len);
 	return buf;
 }

@@ -29,7 +29,7 @@ static void head(struct tw *t, int right, const char *label)
 	t->ncols++;
 	t->ops->head(t);
 	if (label) {
-		fputs(label, t->out);
+		esc(t, label);	/* a variant's name: from the database */
 		t->ops->head_end(t);
 	}
 }

@@ -49,10 +49,17 @@ Test(escape, hostile_names_in_every_writer)
 	/* ESC [31m, BEL, CR, ESC ] title, a C1 CSI (U+009B), a lone 0xff, a
 	 * cut sequence (0xe2 0x82), DEL */
 	static const char hostile[] = "X'1b5b33316d07" "0d1b5d303b7469746c6507" "c29b" "ff" "e282" "7f'";
+	/* a metric, the kernel, and the names every screen heads with: the
+	 * study's, a variant's, the workload's */
 	char *sql = xasprintf("UPDATE metric_values SET metric = CAST(%s AS TEXT) || 'ns' "
 			      "WHERE metric = 'loop_ns'; "
-			      "UPDATE runs SET kernel_release = CAST(%s AS TEXT) WHERE id = 2",
-			      hostile, hostile);
+			      "UPDATE runs SET kernel_release = CAST(%s AS TEXT) WHERE id = 2; "
+			      "UPDATE runs SET name = 'st' || CAST(%s AS TEXT); "
+			      "UPDATE variants SET name = 'p5' || CAST(%s AS TEXT) WHERE name = 'plus5'; "
+			      "UPDATE plan SET variant = 'p5' || CAST(%s AS TEXT) WHERE variant = 'plus5'; "
+			      "UPDATE workloads SET name = 'sp' || CAST(%s AS TEXT) WHERE name = 'spin'; "
+			      "UPDATE plan SET workload = 'sp' || CAST(%s AS TEXT) WHERE workload = 'spin'",
+			      hostile, hostile, hostile, hostile, hostile, hostile, hostile);
 	static const char *const cmds[][8] = {
 		{ "report", "--run", "1", "--format", "text" },
 		{ "report", "--run", "1", "--format", "markdown" },
@@ -60,6 +67,9 @@ Test(escape, hostile_names_in_every_writer)
 		{ "report", "--run", "1", "--format", "csv", "--include-failed" },
 		{ "report", "--run", "1", "--format", "json" },
 		{ "report", "--run", "1", "--format", "html" },
+		{ "report", "--run", "1", "--format", "summary" },
+		{ "report", "--run", "1", "--format", "text", "--all-metrics" },
+		{ "runs" },
 		{ "compare", "1", "2" },
 		{ "gate", "--run", "1", "--max-dilation", "1.5%", "--junit", "g.xml" },
 		{ "gate", "--run", "1", "--max-dilation", "1.5%", "--markdown", "g.md" },
@@ -89,6 +99,37 @@ Test(escape, hostile_names_in_every_writer)
 		free(p);
 	}
 	free(sql);
+	free(db);
+}
+
+/*
+ * A variant's name may hold < > & | * (docs/experiment.md): every table
+ * head names it in the format's escaping, as its rows do (the head cells
+ * were written as they were: '<th>x<i>y|z*</th>' in HTML, a column too
+ * many in Markdown).
+ */
+Test(escape, a_variant_name_is_escaped_in_every_table_head)
+{
+	static const char *const fmts[] = { "markdown", "html" };
+	char *db = xasprintf("%s/h.db", dir);
+	struct cli_result r;
+
+	tl_write(dir, "e.yaml", "name: h\nwarmup: 0\nrepetitions: 2\n"
+		 "variants: [{name: base}, {name: 'x<i>y|z*'}]\n"
+		 "workloads: [{name: w, cmd: [true]}]\n");
+	cli_run(dir, &r, "run", "e.yaml", "--db", db, "-q", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++) {
+		cli_run(dir, &r, "report", "--db", db, "--format", fmts[i], NULL);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		cr_assert_null(strstr(r.out, "x<i>"), "%s: the name raw:\n%s", fmts[i], r.out);
+		if (!i)
+			cr_assert(strstr(r.out, "| metric | base | x&lt;i&gt;y\\|z\\* |"), "%s", r.out);
+		else
+			cr_assert(strstr(r.out, "<th>x&lt;i&gt;y|z*</th>"), "%s", r.out);
+		cli_result_release(&r);
+	}
 	free(db);
 }
 
