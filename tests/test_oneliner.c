@@ -235,6 +235,29 @@ Test(oneliner, very_long_commands_load_or_are_refused_before_writing)
 /* A non-UTF-8 argument (a Latin-1 file name), which a YAML file cannot
  * hold as text, is written as !!binary and comes back byte for byte;
  * !!binary that is not base64, or holds a NUL byte, is refused. */
+/* The study is named by its programs: printable text without a blank at
+ * either end, whatever the program's name (the fuzzer's find: a program
+ * named "echo\xff\" " made a study whose name the loader refused). */
+Test(oneliner, a_programs_name_makes_a_valid_study_name)
+{
+	static const char *const progs[][2] = {
+		{ "/bin/echo\xff\" ", "echo\\xff\"" },
+		{ "/usr/bin/ ", "cmd" },
+		{ " true ", "true" },
+		{ "/x/\033[2J", "\\x1b[2J" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(progs); i++) {
+		char *argv[] = { (char *)progs[i][0], "a" };
+		struct oneliner o = { .argv = argv, .argc = 2, .warmup = -1 };
+		struct experiment exp;
+
+		load(&o, &exp);
+		cr_assert_str_eq(exp.name, progs[i][1], "program '%s'", progs[i][0]);
+		cr_assert_str_eq(exp.workloads[0].cmd.v[0], progs[i][0]);
+		experiment_release(&exp);
+	}
+}
+
 Test(oneliner, non_utf8_arguments_come_back_byte_for_byte)
 {
 	char *argv[] = { "/bin/ls", "caf\xe9", "\xff\x1b[31m", "ok \xc3\xa9" };

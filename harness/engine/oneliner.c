@@ -107,16 +107,23 @@ static void names_add(struct names *ns, const char *name)
 }
 
 /* The base name of cmd's program (with shell its line's first word),
- * escaped (malloc'd): the study's name is the programs' names. */
+ * escaped, without blanks at either end (malloc'd): the study's name is
+ * the programs' names, and a study's name is printable text
+ * (config_valid_text()). */
 static char *program_name(const struct argv_list *cmd, int shell)
 {
 	const char *word = cmd->v[shell ? 2 : 0];
 	char *prog = xstrndup(word, shell ? strcspn(word, " \t\n;|&<>()") : strlen(word));
 	const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
-	char *name = escape_bytes_str(*base ? base : "cmd");
+	char *name = escape_bytes_str(base), *start = name + strspn(name, " ");
+	size_t n = strlen(start);
 
+	while (n && start[n - 1] == ' ')
+		n--;
 	free(prog);
-	return name;
+	prog = xstrndup(n ? start : "cmd", n ? n : 3);
+	free(name);
+	return prog;
 }
 
 /*
