@@ -719,21 +719,24 @@ int perf_tracer_start(const struct perf_cfg *c, const char *dir, const char *nam
 out:
 	argv_free(env);
 	if (r < 0) {
-		char *said = perf_tracer_log_error(t->log_path);
-		if (t->why) {	/* one reason: what perf said, what failed, how it ended */
-			char *failed = xstrdup(t->why);
-			if (t->d && daemon_stop_reason(t->d, how, sizeof(how)) == 0)
-				how[0] = '\0';
+		char *log = xstrdup(t->log_path), *failed = t->why ? xstrdup(t->why) : NULL, *said;
+
+		if (failed && t->d && daemon_stop_reason(t->d, how, sizeof(how)) == 0)
+			how[0] = '\0';
+		if (failed)
 			t->d = NULL;
-			snprintf(t->why, len, "%s%s%s%s%s", said ? said : "",
-				 said && *failed ? "; " : "", failed,
-				 *how ? ", it " : "", how);
-			free(failed);
-		} else if (said) {
-			error("perf: it said: %s", said);
-		}
-		free(said);
+		/* stopped, its logger reaped: the log holds all perf said (read
+		 * before, its last lines could still be on their way) */
 		perf_tracer_stop(t);
+		said = perf_tracer_log_error(log);
+		if (failed)	/* one reason: what perf said, what failed, how it ended */
+			snprintf(why, len, "%s%s%s%s%s", said ? said : "",
+				 said && *failed ? "; " : "", failed, *how ? ", it " : "", how);
+		else if (said)
+			error("perf: it said: %s", said);
+		free(failed);
+		free(said);
+		free(log);
 		return -1;
 	}
 	t->why = NULL;
