@@ -47,12 +47,20 @@ static void counts(const struct report_model *m, size_t *nv, size_t *nw, size_t 
 
 /* The rows s takes on a terminal SUMMARY_WIDTH columns wide: a line longer
  * than that (a word fmt_wrap() could not break, a wide table row) is more
- * than one.  Bytes count as columns: a multi-byte character counts more
- * than it takes, never less. */
+ * than one.  Bytes count as columns (a multi-byte character counts more
+ * than it takes, never less), but for the colours the text writer adds
+ * (ESC [ ... m: every ESC on the screen is perturb's, a name's are
+ * escaped). */
 static size_t count_lines(const char *s, size_t len)
 {
 	size_t n = 0, col = 0;
 	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\033' && i + 1 < len && s[i + 1] == '[') {
+			while (i + 1 < len && s[i + 1] != 'm' && s[i + 1] != '\n')
+				i++;
+			i += i + 1 < len && s[i + 1] == 'm';
+			continue;
+		}
 		if (s[i] != '\n') {
 			col++;
 			continue;

@@ -260,6 +260,43 @@ Test(doc, closing_screen_is_at_most_40_lines)
 	}
 }
 
+/* The answer's colours (a terminal's) are not columns: the screen shows
+ * as much of the answer with them as without. */
+Test(doc, colours_do_not_shrink_the_closing_screen)
+{
+	char *out[2] = { NULL, NULL };
+
+	for (int colour = 0; colour < 2; colour++) {
+		struct report_opts o = { .db = "x.db", .color = colour };
+		struct report_model m;
+		size_t len = 0;
+		FILE *f = open_memstream(&out[colour], &len);
+
+		big_model(&m, &o, 12, 5, 1, 3);
+		cr_assert_eq(report_summary(&m, f), 0);
+		fclose(f);
+		for (size_t g = 0; g < m.n_groups; g++) {
+			for (size_t i = 0; i < m.groups[g].n_series; i++)
+				free((char *)m.groups[g].series[i].variant);
+			free(m.groups[g].series);
+			free((char *)m.groups[g].workload);
+		}
+		free(m.groups);
+		free(m.warnings);
+		free((char *)m.run.experiment);
+		free((char *)m.run.status);
+		free((char *)m.run.started);
+		free((char *)m.run.order);
+	}
+	cr_assert(strstr(out[1], "\033["), "no colour:\n%s", out[1]);
+	const char *a = strstr(out[0], "  ... "), *b = strstr(out[1], "  ... ");
+	cr_assert(a && b, "%s\n%s", out[0], out[1]);
+	cr_assert(!strncmp(a, b, (size_t)(strchr(a, '\n') - a)), "without colour: %.60s\nwith: %.60s",
+		  a, b);
+	free(out[0]);
+	free(out[1]);
+}
+
 /* A workload's primary: is stored with the run and is its answer. */
 Test(doc, a_workloads_primary_metric_is_its_answer)
 {
