@@ -187,6 +187,27 @@ static void big_model(struct report_model *m, struct report_opts *o, size_t nv, 
 	}
 }
 
+/* big_model()'s model of nm metrics a workload: freed here, not by
+ * report_release() (its strings are its own). */
+static void big_model_free(struct report_model *m, size_t nm)
+{
+	for (size_t g = 0; g < m->n_groups; g++) {
+		for (size_t i = 0; i < m->groups[g].n_series; i++)
+			free((char *)m->groups[g].series[i].variant);
+		free(m->groups[g].series);
+		if (g % nm == 0)
+			free((char *)m->groups[g].workload);
+		if (strcmp(m->groups[g].metric, "wall"))
+			free((char *)m->groups[g].metric);
+	}
+	free(m->groups);
+	free(m->warnings);
+	free((char *)m->run.experiment);
+	free((char *)m->run.status);
+	free((char *)m->run.started);
+	free((char *)m->run.order);
+}
+
 /* The rows text takes on a terminal of width columns. */
 static size_t terminal_rows(const char *text, size_t width)
 {
@@ -241,22 +262,7 @@ Test(doc, closing_screen_is_at_most_40_lines)
 		/* never the other metrics */
 		cr_assert_null(strstr(out, "metric-1"), "%s", out);
 		free(out);
-		/* the hand-made model: freed here, not by report_release() */
-		for (size_t g = 0; g < m.n_groups; g++) {
-			for (size_t i = 0; i < m.groups[g].n_series; i++)
-				free((char *)m.groups[g].series[i].variant);
-			free(m.groups[g].series);
-			if (g % shapes[k][2] == 0)
-				free((char *)m.groups[g].workload);
-			if (strcmp(m.groups[g].metric, "wall"))
-				free((char *)m.groups[g].metric);
-		}
-		free(m.groups);
-		free(m.warnings);
-		free((char *)m.run.experiment);
-		free((char *)m.run.status);
-		free((char *)m.run.started);
-		free((char *)m.run.order);
+		big_model_free(&m, shapes[k][2]);
 	}
 }
 
@@ -275,18 +281,7 @@ Test(doc, colours_do_not_shrink_the_closing_screen)
 		big_model(&m, &o, 12, 5, 1, 3);
 		cr_assert_eq(report_summary(&m, f), 0);
 		fclose(f);
-		for (size_t g = 0; g < m.n_groups; g++) {
-			for (size_t i = 0; i < m.groups[g].n_series; i++)
-				free((char *)m.groups[g].series[i].variant);
-			free(m.groups[g].series);
-			free((char *)m.groups[g].workload);
-		}
-		free(m.groups);
-		free(m.warnings);
-		free((char *)m.run.experiment);
-		free((char *)m.run.status);
-		free((char *)m.run.started);
-		free((char *)m.run.order);
+		big_model_free(&m, 1);
 	}
 	cr_assert(strstr(out[1], "\033["), "no colour:\n%s", out[1]);
 	const char *a = strstr(out[0], "  ... "), *b = strstr(out[1], "  ... ");
