@@ -179,43 +179,37 @@ out:
 	return ret;
 }
 
+/* The interval of the sorted array sorted, or else by selection in work
+ * (NULL both: -EINVAL, as ci_ranks() says it of n == 0). */
+static int quantile_ci_of(const double *sorted, double *work, size_t n, double p,
+			  double conf, struct interval *out)
+{
+	int finite = sorted ? stats_sorted_finite(sorted, n) : work && stats_all_finite(work, n);
+	size_t a = 0, b = 0;
+	int ret = ci_ranks(sorted || work ? n : 0, p, conf, finite, out, &a, &b);
+
+	if (ret < 0 || !out->has_ci)
+		return ret;
+	if (sorted) {
+		out->lo = sorted[a];
+		out->hi = sorted[b];
+	} else {	/* after selecting rank a, the ranks above it are in work[a+1..] */
+		out->lo = stats_select(work, n, a);
+		out->hi = stats_select(work + a + 1, n - a - 1, b - a - 1);
+	}
+	return 0;
+}
+
 int stats_quantile_ci(const double *sorted, size_t n, double p, double conf,
 		      struct interval *out)
 {
-	size_t a = 0, b = 0;
-	int ret;
-
-	ret = ci_ranks(n, p, conf, sorted && stats_sorted_finite(sorted, n), out, &a, &b);
-	if (!sorted) {
-		memset(out, 0, sizeof(*out));
-		out->lo = out->hi = out->level = NAN;
-		return -EINVAL;
-	}
-	if (ret == 0 && out->has_ci) {
-		out->lo = sorted[a];
-		out->hi = sorted[b];
-	}
-	return ret;
+	return quantile_ci_of(sorted, NULL, n, p, conf, out);
 }
 
 int stats_quantile_ci_select(double *work, size_t n, double p, double conf,
 			     struct interval *out)
 {
-	size_t a = 0, b = 0;
-	int ret;
-
-	ret = ci_ranks(n, p, conf, work && stats_all_finite(work, n), out, &a, &b);
-	if (!work) {
-		memset(out, 0, sizeof(*out));
-		out->lo = out->hi = out->level = NAN;
-		return -EINVAL;
-	}
-	if (ret == 0 && out->has_ci) {
-		/* after selecting rank a, the ranks above it are in work[a+1..] */
-		out->lo = stats_select(work, n, a);
-		out->hi = stats_select(work + a + 1, n - a - 1, b - a - 1);
-	}
-	return ret;
+	return quantile_ci_of(NULL, work, n, p, conf, out);
 }
 
 int stats_one_signed(const double *sorted, size_t n, enum stat_kind kind, double p,
