@@ -507,6 +507,8 @@ Test(cli, workload_by_name_from_workloads_folder)
 		  "setup: [[sh, -c, 'echo 41 > {workdir}/in']]\n"
 		  "cmd: [sh, -c, 'echo n=$(($(cat in) + 1))']\n"
 		  "metrics: [{name: n, regex: 'n=([0-9]+)'}]\n");
+	/* a description is free text: the list shows it, never obeys it */
+	tl_write(wd, "esc.yaml", "name: esc\ndescription: \"a\\e[2Jb\"\ncmd: [true]\n");
 	free(wd);
 	run_study("name: x\nwarmup: 0\nrepetitions: 2\n"
 		  "variants: [{name: a}]\n"
@@ -516,6 +518,7 @@ Test(cli, workload_by_name_from_workloads_folder)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "hello"), "%s", r.out);
 	cr_assert(strstr(r.out, "prints a number"), "%s", r.out);
+	cr_assert(strstr(r.out, "a\\x1b[2Jb") && !strchr(r.out, '\033'), "%s", r.out);
 	cli_result_release(&r);
 	cli_run(dir, &r, "workloads", "validate", "workloads/hello.yaml", "e.yaml", NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);

@@ -133,6 +133,28 @@ Test(escape, a_variant_name_is_escaped_in_every_table_head)
 	free(db);
 }
 
+/* perturb status: a shard's node is the database's (a node's name as
+ * Slurm or the shard gave it): shown escaped, as perturb runs shows a
+ * run's name. */
+Test(escape, a_shards_node_is_shown_escaped_by_status)
+{
+	char *db = xasprintf("%s/s.db", dir);
+	struct cli_result r;
+
+	tl_write(dir, "s.yaml", "name: s\nwarmup: 0\nrepetitions: 2\n"
+		 "variants: [{name: base}]\nworkloads: [{name: w, cmd: [true]}]\n");
+	cli_run(dir, &r, "run", "s.yaml", "--db", db, "--shard", "0/2", "-q", NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_release(&r);
+	cli_sql_exec(db, "UPDATE shards SET node = 'n' || char(27) || '[2J' WHERE shard = 0");
+	cli_run(dir, &r, "status", "--db", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_null(hostile_byte(r.out), "%s", r.out);
+	cr_assert(strstr(r.out, "n\\x1b[2J"), "%s", r.out);
+	cli_result_release(&r);
+	free(db);
+}
+
 /*
  * The class "perturb shows a program's output": when every run fails,
  * perturb run shows the first failure's last lines, and when a setup

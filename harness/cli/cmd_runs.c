@@ -42,20 +42,17 @@ static void print_text(const struct run_summary *runs, size_t n)
 	       "RUNS", "FAILED", labels ? "MACHINE / LABEL REVISION" : "MACHINE");
 	for (size_t i = 0; i < n; i++) {
 		const struct run_summary *r = &runs[i];
-		struct strbuf line = STRBUF_INIT;
 
 		snprintf(done, sizeof(done), "%" PRId64 "/%" PRId64, r->done, r->total);
 		machine_of(r, machine, sizeof(machine));
-		strbuf_addf(&line, "%5" PRId64 "  %-24s %-20s %-11s %11s %6" PRId64 "  %s", r->id,
-			    r->name ? r->name : "", r->started ? r->started : "", r->status, done,
-			    r->failed, machine);
-		if (r->label || r->revision)
-			strbuf_addf(&line, " / %s%s%s", r->label ? r->label : "-",
-				    r->revision ? " " : "", r->revision ? r->revision : "");
 		/* names, labels and hosts are the database's: shown, not obeyed */
-		escape_bytes(stdout, line.buf, NULL);
+		printf_shown(stdout, "%5" PRId64 "  %-24s %-20s %-11s %11s %6" PRId64 "  %s", r->id,
+			     r->name ? r->name : "", r->started ? r->started : "", r->status, done,
+			     r->failed, machine);
+		if (r->label || r->revision)
+			printf_shown(stdout, " / %s%s%s", r->label ? r->label : "-",
+				     r->revision ? " " : "", r->revision ? r->revision : "");
 		putchar('\n');
-		strbuf_release(&line);
 	}
 }
 

@@ -47,8 +47,10 @@ int cmd_status(int argc, char **argv)
 		char runs[32], merged[32];
 		snprintf(runs, sizeof(runs), "%d/%d", ss[k].in_shard, ss[k].total);
 		snprintf(merged, sizeof(merged), "%d/%d", ss[k].merged, ss[k].total);
-		printf("%-6d  %-12s  %-10s  %9s  %9s  %s\n", ss[k].shard, ss[k].state,
-		       ss[k].node[0] ? ss[k].node : "-", runs, merged, ss[k].reason);
+		/* node and reason: the database's and Slurm's, shown, not obeyed */
+		printf_shown(stdout, "%-6d  %-12s  %-10s  %9s  %9s  %s", ss[k].shard, ss[k].state,
+			     ss[k].node[0] ? ss[k].node : "-", runs, merged, ss[k].reason);
+		putchar('\n');
 		done += (size_t)ss[k].in_shard;
 		total += (size_t)ss[k].total;
 	}

@@ -107,9 +107,11 @@ static int list(void)
 			} else {
 				const struct workload *w = &holder.workloads[0];
 				int ok = workload_available(w, why, sizeof(why));
-				printf("%-18s %-6s %-9s %s\n", w->name,
-				       w->kind == WORKLOAD_MICRO ? "micro" : "real", ok ? "yes" : "no",
-				       w->description ? w->description : "");
+				/* a description is free text: shown, not obeyed */
+				printf_shown(stdout, "%-18s %-6s %-9s %s", w->name,
+					     w->kind == WORKLOAD_MICRO ? "micro" : "real",
+					     ok ? "yes" : "no", w->description ? w->description : "");
+				putchar('\n');
 				if (!ok)
 					printf("%-18s %-6s %-9s needs %s\n", "", "", "", why);
 				shown = xrealloc(shown, (n_shown + 1) * sizeof(char *));

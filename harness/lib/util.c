@@ -156,6 +156,18 @@ static void message(const char *prefix, const char *fmt, va_list ap)
 	strbuf_release(&sb);
 }
 
+void printf_shown(FILE *out, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	escape_bytes(out, sb.buf ? sb.buf : "", NULL);
+	strbuf_release(&sb);
+}
+
 int error(const char *fmt, ...)
 {
 	va_list ap;

@@ -196,6 +196,10 @@ int mkdir_p(const char *path, unsigned mode);
 void escape_bytes(FILE *out, const char *s, const char *const subst[256]);
 /* escape_bytes(s) without subst as a string (malloc'd; "" for NULL). */
 char *escape_bytes_str(const char *s);
+/* printf to out with all it writes escaped (escape_bytes() without subst:
+ * a newline or tab too, so the caller ends the line): a row of a table
+ * whose cells a database gave (perturb runs, perturb status). */
+void printf_shown(FILE *out, const char *fmt, ...) PRINTF(2, 3);
 /* Is s valid UTF-8 (RFC 3629) throughout? */
 int utf8_valid(const char *s);
 /*
