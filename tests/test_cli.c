@@ -1311,22 +1311,26 @@ Test(cli, a_run_whose_daemon_or_background_load_did_not_hold_is_failed)
 	struct cli_result r;
 
 	/* the workload waits until the load has failed once, so that its
-	 * first run sees a failure whatever the machine's speed; a later run
-	 * finds the load waiting to restart, or restarted less than a second
-	 * ago (a crash loop running for a moment held nothing: it passed) */
+	 * first run sees a failure whatever the machine's speed: until the
+	 * load's second start has written its line (the supervisor counts a
+	 * failure before it starts the load again; the first line alone can
+	 * be written, and the run end, before the load has exited); a later
+	 * run finds the load waiting to restart, or restarted less than a
+	 * second ago (a crash loop running for a moment held nothing: it
+	 * passed) */
 	char *yaml;
 
 	yaml = xasprintf("name: x\nwarmup: 0\nrepetitions: 3\n"
 			       "variants:\n"
 			       "  - name: a\n"
 			       "  - name: b\n"
-			       "    background: [sh, -c, 'echo cannot start; touch %s/bg.failed; exit 1']\n"
+			       "    background: [sh, -c, 'echo cannot start; echo >> %s/bg.starts; exit 1']\n"
 			       "    env: {BG: '1'}\n"
 			       "workloads:\n"
 			       "  - name: t\n"
-			       "    shell: '[ -z \"$BG\" ] || timeout 30 sh -c \"until [ -e %s/bg.failed ]; "
-			       "do :; done\"'\n",
-			       dir, dir);
+			       "    shell: '[ -z \"$BG\" ] || timeout 30 sh -c \"until [ -e %s/bg.starts ] && "
+			       "[ \\$(wc -l < %s/bg.starts) -ge 2 ]; do :; done\"'\n",
+			       dir, dir, dir);
 	run_study(yaml, 3, "every run of workload 't' under variant 'b' failed");
 	free(yaml);
 	yaml = NULL;
@@ -1338,16 +1342,16 @@ Test(cli, a_run_whose_daemon_or_background_load_did_not_hold_is_failed)
 		  "%s", r.out);
 	cli_result_release(&r);
 	/* the closing screen */
-	yaml = xasprintf("%s/bg.failed", dir);
+	yaml = xasprintf("%s/bg.starts", dir);
 	unlink(yaml);
 	free(yaml);
 	yaml = xasprintf("name: x\nwarmup: 0\nrepetitions: 2\n"
 			 "variants: [{name: a}, {name: b, env: {BG: '1'}, background: [sh, -c, "
-			 "'touch %s/bg.failed; exit 3']}]\n"
+			 "'echo >> %s/bg.starts; exit 3']}]\n"
 			 "workloads:\n"
 			 "  - name: t\n"
-			 "    shell: '[ -z \"$BG\" ] || timeout 30 sh -c \"until [ -e %s/bg.failed ]; "
-			 "do :; done\"'\n", dir, dir);
+			 "    shell: '[ -z \"$BG\" ] || timeout 30 sh -c \"until [ -e %s/bg.starts ] && "
+			 "[ \\$(wc -l < %s/bg.starts) -ge 2 ]; do :; done\"'\n", dir, dir, dir);
 	tl_write(dir, "e.yaml", yaml);
 	free(yaml);
 	cli_run(dir, &r, "run", "e.yaml", "--db", db, NULL);
