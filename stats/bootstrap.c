@@ -112,10 +112,7 @@ static inline uint32_t draw32(struct draws *d, uint32_t n, uint32_t t)
  * T of one resample of s.  Indices are drawn into the sorted copy, so the
  * interval does not depend on the order of the input, and index order is
  * value order: for a quantile the resample is kept as counts per index
- * (cnt, n words), and its order statistics j and j + 1 (h = (n-1)p,
- * j = floor(h), as stats_quantile_select) come from one scan of the counts
- * from the nearer end: a counting selection, O(n) with no data movement,
- * several times faster than quickselect on the n resampled values.  The
+ * (cnt, n words) and its quantile read by stats_quantile_counts(), the
  * same value to the bit as stats_quantile_select on the resample.
  */
 static double resample(const struct side *s, enum stat_kind kind, double p,
@@ -123,8 +120,7 @@ static double resample(const struct side *s, enum stat_kind kind, double p,
 {
 	uint32_t n = (uint32_t)s->n, t;
 	int small = n <= 65536;
-	double sum = 0, h, dl, lo = NAN, up = NAN;
-	size_t j, cum = 0;
+	double sum = 0;
 
 	t = small ? (uint32_t)(65536 % n) : (uint32_t)(-n) % n;
 	if (kind == STATK_MEAN) {
@@ -135,33 +131,7 @@ static double resample(const struct side *s, enum stat_kind kind, double p,
 	memset(cnt, 0, n * sizeof(*cnt));
 	for (uint32_t i = 0; i < n; i++)
 		cnt[small ? draw16(d, n, t) : draw32(d, n, t)]++;
-	h = (double)(n - 1) * p;
-	j = (size_t)h;
-	dl = h - (double)j;
-	if (p <= 0.5) {
-		/* the values at index <= k hold ascending positions [0, cum) */
-		size_t k = 0;
-		for (; cum <= j; k++)
-			cum += cnt[k];
-		lo = s->sorted[k - 1];
-		if (j == n - 1)
-			return lo;
-		for (; cum <= j + 1; k++)
-			cum += cnt[k];
-		up = s->sorted[k - 1];
-	} else {
-		/* the values at index >= k hold positions [n - cum, n) */
-		size_t k = n;
-		for (; cum < n - j - 1; k--)
-			cum += cnt[k - 1];
-		up = k < n ? s->sorted[k] : NAN;	/* position j + 1 (if j < n-1) */
-		for (; cum < n - j; k--)
-			cum += cnt[k - 1];
-		lo = s->sorted[k];
-		if (j == n - 1)
-			return lo;
-	}
-	return (1 - dl) * lo + dl * up;
+	return stats_quantile_counts(s->sorted, cnt, n, n, p);
 }
 
 /* theta(Tb, Tv) for the absolute (pct = 0) or relative (pct = 1) dilation */

@@ -632,6 +632,90 @@ int nested_paired_means(const double *bx, const int *bb, size_t nb, const double
 	return (int)P.K;
 }
 
+/*
+ * One side of a paired resample kept as counts (a quantile): the runs of
+ * its common blocks ascending (sorted, n of them) and, in block order,
+ * each run's index there (rank; block k's runs at [off[k], off[k + 1])).
+ * A resample counts the indices of its blocks' runs (cnt) and reads its
+ * quantile by stats_quantile_counts(): the value stats_quantile_select()
+ * gives on the gathered runs, to the bit, without gathering or selecting.
+ */
+struct ranked {
+	double *sorted;
+	uint32_t *rank, *cnt;
+	size_t *off, n;
+};
+
+struct value_at {
+	double v;
+	size_t t;
+};
+
+static int cmp_value_at(const void *a, const void *b)
+{
+	const struct value_at *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return (x->t > y->t) - (x->t < y->t);
+}
+
+static void ranked_free(struct ranked *r)
+{
+	free(r->sorted);
+	free(r->rank);
+	free(r->cnt);
+	free(r->off);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The ranked side of x's blocks [s[k], e[k]) of idx, k < K. */
+static int ranked_make(const double *x, const size_t *idx, const size_t *s, const size_t *e,
+		       size_t K, struct ranked *r)
+{
+	struct value_at *a;
+	size_t n = 0;
+
+	memset(r, 0, sizeof(*r));
+	for (size_t k = 0; k < K; k++)
+		n += e[k] - s[k];
+	if (n > UINT32_MAX)
+		return -ENOMEM;
+	r->n = n;
+	r->sorted = malloc(n * sizeof(*r->sorted));
+	r->rank = malloc(n * sizeof(*r->rank));
+	r->cnt = malloc(n * sizeof(*r->cnt));
+	r->off = malloc((K + 1) * sizeof(*r->off));
+	a = malloc(n * sizeof(*a));
+	if (!r->sorted || !r->rank || !r->cnt || !r->off || !a) {
+		free(a);
+		ranked_free(r);
+		return -ENOMEM;
+	}
+	n = 0;
+	for (size_t k = 0; k < K; k++) {
+		r->off[k] = n;
+		for (size_t i = s[k]; i < e[k]; i++, n++)
+			a[n] = (struct value_at){ x[idx[i]], n };
+	}
+	r->off[K] = n;
+	qsort(a, n, sizeof(*a), cmp_value_at);
+	for (size_t i = 0; i < n; i++) {
+		r->sorted[i] = a[i].v;
+		r->rank[a[i].t] = (uint32_t)i;
+	}
+	free(a);
+	return 0;
+}
+
+/* Count block j's runs into r's resample; their number. */
+static size_t ranked_add(struct ranked *r, size_t j)
+{
+	for (size_t t = r->off[j]; t < r->off[j + 1]; t++)
+		r->cnt[r->rank[t]]++;
+	return r->off[j + 1] - r->off[j];
+}
+
 int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const double *vx,
 			   const int *vb, size_t nv, enum stat_kind kind, double p,
 			   const struct boot_opts *o, struct dilation *d, size_t *pairs)
@@ -641,6 +725,7 @@ int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const dou
 	double *rb = NULL, *rv = NULL, *abs_rep = NULL, *pct_rep = NULL, tb, tv;
 	size_t mb = 0, mv = 0;
 	struct pairing P;
+	struct ranked qb = { 0 }, qv = { 0 };
 	gsl_rng *rng = NULL;
 	int rc = -ENOMEM, zero_base = 0;
 
@@ -682,16 +767,37 @@ int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const dou
 	d->var = tv;
 	d->abs = tv - tb;
 	d->pct = tb != 0 ? 100 * (tv - tb) / tb : NAN;
+	/* a quantile's resamples are counted, not gathered (struct ranked) */
+	if (kind == STATK_QUANTILE &&
+	    (ranked_make(bx, P.b.idx, P.bs, P.be, P.K, &qb) ||
+	     ranked_make(vx, P.v.idx, P.vs, P.ve, P.K, &qv))) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	gsl_rng_set(rng, (unsigned long)(o ? o->seed : 0));
 	for (unsigned r = 0; r < B; r++) {
 		mb = mv = 0;
+		if (kind == STATK_QUANTILE) {
+			memset(qb.cnt, 0, qb.n * sizeof(*qb.cnt));
+			memset(qv.cnt, 0, qv.n * sizeof(*qv.cnt));
+		}
 		for (size_t k = 0; k < P.K; k++) {
 			size_t j = gsl_rng_uniform_int(rng, P.K);
-			mb = gather(bx, P.b.idx, P.bs[j], P.be[j], rb, mb);
-			mv = gather(vx, P.v.idx, P.vs[j], P.ve[j], rv, mv);
+			if (kind == STATK_QUANTILE) {
+				mb += ranked_add(&qb, j);
+				mv += ranked_add(&qv, j);
+			} else {
+				mb = gather(bx, P.b.idx, P.bs[j], P.be[j], rb, mb);
+				mv = gather(vx, P.v.idx, P.vs[j], P.ve[j], rv, mv);
+			}
 		}
-		tb = statistic(rb, mb, kind, p);
-		tv = statistic(rv, mv, kind, p);
+		if (kind == STATK_QUANTILE) {
+			tb = stats_quantile_counts(qb.sorted, qb.cnt, qb.n, mb, p);
+			tv = stats_quantile_counts(qv.sorted, qv.cnt, qv.n, mv, p);
+		} else {
+			tb = statistic(rb, mb, kind, p);
+			tv = statistic(rv, mv, kind, p);
+		}
 		abs_rep[r] = tv - tb;
 		pct_rep[r] = 100 * (tv - tb) / tb;
 		zero_base |= tb == 0;
@@ -701,6 +807,8 @@ int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const dou
 	rc = 0;
 out:
 	pairing_free(&P);
+	ranked_free(&qb);
+	ranked_free(&qv);
 	free(rb);
 	free(rv);
 	free(abs_rep);

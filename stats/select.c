@@ -102,3 +102,39 @@ double stats_quantile_select(double *work, size_t n, double p)
 			up = work[i];
 	return (1 - d) * lo + d * up;
 }
+
+double stats_quantile_counts(const double *sorted, const uint32_t *cnt, size_t n, size_t m,
+			     double p)
+{
+	double h, d, lo, up = NAN;
+	size_t j, cum = 0, k;
+
+	if (!n || !m || !(p >= 0.0 && p <= 1.0))
+		return NAN;
+	h = (double)(m - 1) * p;
+	j = (size_t)h;
+	d = h - (double)j;
+	if (p <= 0.5) {
+		/* the values at index < k hold positions [0, cum) */
+		for (k = 0; cum <= j; k++)
+			cum += cnt[k];
+		lo = sorted[k - 1];
+		if (j == m - 1)
+			return lo;
+		for (; cum <= j + 1; k++)
+			cum += cnt[k];
+		up = sorted[k - 1];
+	} else {
+		/* the values at index >= k hold positions [m - cum, m) */
+		for (k = n; cum < m - j - 1; k--)
+			cum += cnt[k - 1];
+		if (k < n)
+			up = sorted[k];		/* position j + 1 (when j < m - 1) */
+		for (; cum < m - j; k--)
+			cum += cnt[k - 1];
+		lo = sorted[k];
+		if (j == m - 1)
+			return lo;
+	}
+	return (1 - d) * lo + d * up;
+}

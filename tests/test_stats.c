@@ -42,6 +42,7 @@ Test(stats, edge_cases)
 #include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -883,6 +884,127 @@ Test(stats, paired_dilation_narrows_when_rounds_share_noise)
 	memset(&pd, 0x55, sizeof(pd));
 	cr_assert_eq(nested_paired_dilation(b, blk, 20, v, other, 20, STATK_MEAN, 0, &o, &pd, &K), 0);
 	cr_expect_eq(K, 0);
+}
+
+/*
+ * stats_quantile_counts: a sample kept as counts (cnt[i] copies of
+ * sorted[i], with ties among the sorted values and indices never drawn)
+ * has, to the bit, the quantile stats_quantile_select gives on the m
+ * values written out, at both ends, the middle and either side of it.
+ */
+Test(stats, quantile_counts_is_the_selected_one)
+{
+	static const double ps[] = { 0, 0.01, 0.25, 0.4999999, 0.5, 0.5000001, 0.75, 0.99, 1 };
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double sorted[60], w[240];
+	uint32_t cnt[60];
+
+	gsl_rng_set(r, 11);
+	for (size_t n = 1; n <= 60; n++) {
+		for (int t = 0; t < 20; t++) {
+			size_t m = 0;
+			for (size_t i = 0; i < n; i++)	/* ascending, with ties */
+				sorted[i] = (i ? sorted[i - 1] : 0) + (double)gsl_rng_uniform_int(r, 2);
+			for (size_t i = 0; i < n; i++) {
+				cnt[i] = (uint32_t)gsl_rng_uniform_int(r, 4);
+				for (uint32_t c = 0; c < cnt[i]; c++)
+					w[m++] = sorted[i];
+			}
+			if (!m)
+				continue;
+			for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
+				double want;
+				/* the written-out values shuffled, so selection has work */
+				gsl_ran_shuffle(r, w, m, sizeof(double));
+				want = stats_quantile_select(w, m, ps[k]);
+				cr_assert_eq(stats_quantile_counts(sorted, cnt, n, m, ps[k]), want,
+					     "n %zu m %zu p %g", n, m, ps[k]);
+			}
+		}
+	}
+	cr_expect(isnan(stats_quantile_counts(sorted, cnt, 0, 1, 0.5)));
+	cr_expect(isnan(stats_quantile_counts(sorted, cnt, 3, 0, 0.5)));
+	cr_expect(isnan(stats_quantile_counts(sorted, cnt, 3, 3, 1.5)));
+	gsl_rng_free(r);
+}
+
+/*
+ * nested_paired_dilation counts a quantile's resamples (struct ranked in
+ * nested.c) instead of gathering and selecting them: its intervals are,
+ * to the bit, those of the gathering bootstrap written out here (the
+ * common blocks in id order, a block drawn by gsl_rng_uniform_int, both
+ * sides' runs of it gathered, stats_quantile_select, the percentile
+ * interval of the replicates).  Blocks of 1 to 4 runs a side, sizes that
+ * differ between the sides, blocks on one side only, ties.
+ */
+Test(stats, paired_resamples_counted_are_the_gathered_ones)
+{
+	enum { NB = 70, NV = 66 };
+	static const double ps[] = { 0.1, 0.5, 0.9 };
+	double b[NB], v[NV];
+	int bb[NB], vb[NV];
+	struct boot_opts o = { .B = 500, .seed = 9, .conf = 0.9 };
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+
+	gsl_rng_set(r, 3);
+	for (int i = 0; i < NB; i++) {	/* blocks 0..29 (input order shuffled) */
+		bb[i] = (int)gsl_rng_uniform_int(r, 30);
+		b[i] = 100 + (double)gsl_rng_uniform_int(r, 40);
+	}
+	for (int i = 0; i < NV; i++) {	/* blocks 2..31 */
+		vb[i] = 2 + (int)gsl_rng_uniform_int(r, 30);
+		v[i] = 104 + (double)gsl_rng_uniform_int(r, 40);
+	}
+	for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
+		int ids[32], K = 0;
+		/* a resample holds up to K times the largest block */
+		static double gb[32 * NB], gv[32 * NV];
+		double ab[500], pc[500], a = (1 - o.conf) / 2;
+		struct dilation d;
+		size_t pairs;
+		gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+
+		cr_assert_eq(nested_paired_dilation(b, bb, NB, v, vb, NV, STATK_QUANTILE, ps[k],
+						    &o, &d, &pairs), 0);
+		for (int id = 0; id < 32; id++) {	/* the common blocks, in id order */
+			int inb = 0, inv = 0;
+			for (int i = 0; i < NB; i++)
+				inb |= bb[i] == id;
+			for (int i = 0; i < NV; i++)
+				inv |= vb[i] == id;
+			if (inb && inv)
+				ids[K++] = id;
+		}
+		cr_assert_eq(pairs, (size_t)K);
+		gsl_rng_set(g, o.seed);
+		for (unsigned rep = 0; rep < o.B; rep++) {
+			size_t mb = 0, mv = 0;
+			double tb, tv;
+			for (int t = 0; t < K; t++) {
+				int id = ids[gsl_rng_uniform_int(g, (unsigned long)K)];
+				for (int i = 0; i < NB; i++)
+					if (bb[i] == id)
+						gb[mb++] = b[i];
+				for (int i = 0; i < NV; i++)
+					if (vb[i] == id)
+						gv[mv++] = v[i];
+			}
+			tb = stats_quantile_select(gb, mb, ps[k]);
+			tv = stats_quantile_select(gv, mv, ps[k]);
+			ab[rep] = tv - tb;
+			pc[rep] = 100 * (tv - tb) / tb;
+		}
+		gsl_sort(ab, 1, o.B);
+		gsl_sort(pc, 1, o.B);
+		cr_expect_eq(d.ci_abs.lo, stats_quantile_sorted(ab, o.B, a), "p %g", ps[k]);
+		cr_expect_eq(d.ci_abs.hi, stats_quantile_sorted(ab, o.B, 1 - a), "p %g", ps[k]);
+		cr_expect_eq(d.ci_pct.lo, stats_quantile_sorted(pc, o.B, a), "p %g", ps[k]);
+		cr_expect_eq(d.ci_pct.hi, stats_quantile_sorted(pc, o.B, 1 - a), "p %g", ps[k]);
+		cr_expect(d.ci_abs.lo < d.ci_abs.hi, "p %g: [%g, %g]", ps[k], d.ci_abs.lo,
+			  d.ci_abs.hi);
+		gsl_rng_free(g);
+	}
+	gsl_rng_free(r);
 }
 
 /* Wilcoxon signed-rank against SciPy 1.10's wilcoxon(d) (zero_method
