@@ -46,6 +46,7 @@ static const struct report_model *model_at(struct gate *g, double level, int *us
 	memset(c, 0, sizeof(*c));
 	c->level = level;
 	g->o.confidence = level;
+	g->o.skip_noise = 1;	/* no verdict reads it */
 	if (report_build(g->st, &g->o, &c->m, usage_error) < 0) {
 		report_release(&c->m);
 		return NULL;

@@ -344,6 +344,7 @@ int history_measure(struct store *st, const struct history_opts *o, struct histo
 	ro.n_workloads = workload ? 1 : 0;
 	ro.want_rows = 0;
 	ro.wanted_families = 1;
+	ro.skip_noise = 1;
 	/* only the median's dilation is read: the report's percentiles up to
 	 * 50, so that its interval's seed (by the percentile's place in the
 	 * list) is perturb report's */

@@ -135,8 +135,10 @@ struct report_verdict {
  * A/A median dilation, scaled by 1/sqrt(2) from n/2 runs a side to the n
  * of the real comparison (a CI's half-width shrinks like 1/sqrt(n)): the
  * smallest median dilation this machine tells from nothing on this
- * workload.  No resolution (reason) with fewer than 4 baseline runs.
+ * workload.  No resolution (reason) with fewer than 4 baseline runs, or
+ * when not asked for (report_opts.skip_noise; reason REPORT_NOISE_SKIPPED).
  */
+#define REPORT_NOISE_SKIPPED "not estimated for this view"
 struct report_noise {
 	int ok;
 	const char *reason;	/* when !ok */
@@ -518,6 +520,12 @@ struct report_opts {
 	 * the same, the hidden ones are not computed (for perturb history,
 	 * which reads the shown ones only; n_family of that family is 0) */
 	int wanted_families;
+	/* 1: no A/A noise estimate (struct report_noise: not ok, reason
+	 * REPORT_NOISE_SKIPPED).  Only section 1 of the document and the
+	 * JSON show it; its bootstrap was most of a small study's closing
+	 * screen (60 of 90 ms at 500 runs), so the views that show neither
+	 * (the closing screen, gate, history, bisect) skip it */
+	int skip_noise;
 };
 
 struct report_model {
@@ -735,6 +743,7 @@ struct renderer {
 	const char *name;
 	int tidy;		/* needs report_model.rows, and nothing else of the
 				   model but its run header (report_opts.rows_only) */
+	int skip_noise;		/* shows no noise estimate (report_opts.skip_noise) */
 	int (*render)(const struct report_model *m, FILE *out);
 };
 const struct renderer *renderer_find(const char *name);

@@ -321,6 +321,10 @@ static void noise(const struct report_model *m, struct report_group *g)
 
 	memset(no, 0, sizeof(*no));
 	no->resolution_pct = NAN;
+	if (m->opts->skip_noise) {
+		no->reason = REPORT_NOISE_SKIPPED;
+		return;
+	}
 	if (!base || base->n < 4 || !stats_all_finite(base->values, base->n)) {
 		no->reason = "fewer than 4 baseline runs: no A/A estimate of the noise";
 		return;

@@ -292,6 +292,46 @@ Test(doc, colours_do_not_shrink_the_closing_screen)
 	free(out[1]);
 }
 
+/*
+ * The closing screen shows no A/A noise estimate (section 1 is not on
+ * it): it is built without one (report_opts.skip_noise, its renderer's
+ * skip_noise), and the screen is the same to the byte as the one from a
+ * model that has it.  The formats that show the noise build it.
+ */
+Test(doc, the_closing_screen_is_the_same_without_the_noise_estimate)
+{
+	static const char *const studies[] = { "blocks", "multi", "tracer" };
+
+	cr_expect(render_summary.skip_noise);
+	cr_expect(!render_text.skip_noise && !render_markdown.skip_noise &&
+		  !render_html.skip_noise && !render_json.skip_noise);
+	for (size_t k = 0; k < ARRAY_SIZE(studies); k++) {
+		char *out[2] = { NULL, NULL };
+		size_t ok[2] = { 0, 0 };
+		for (int skip = 0; skip < 2; skip++) {
+			struct report_opts o = { .skip_noise = skip };
+			struct report_model m;
+			size_t len = 0;
+			FILE *f = open_memstream(&out[skip], &len);
+
+			model_of(studies[k], &o, &m);
+			for (size_t g = 0; g < m.n_groups; g++) {
+				ok[skip] += m.groups[g].noise.ok;
+				if (skip)
+					cr_expect_str_eq(m.groups[g].noise.reason, REPORT_NOISE_SKIPPED);
+			}
+			cr_assert_eq(report_summary(&m, f), 0);
+			fclose(f);
+			report_release(&m);
+		}
+		cr_expect_gt(ok[0], 0, "%s: no noise estimate to skip", studies[k]);
+		cr_expect_eq(ok[1], 0, "%s", studies[k]);
+		cr_expect_str_eq(out[1], out[0], "%s", studies[k]);
+		free(out[0]);
+		free(out[1]);
+	}
+}
+
 /* A workload's primary: is stored with the run and is its answer. */
 Test(doc, a_workloads_primary_metric_is_its_answer)
 {

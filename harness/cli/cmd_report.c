@@ -160,6 +160,7 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	o.want_rows = o.rows_only = r->tidy;
+	o.skip_noise = r->skip_noise;
 	o.color = want_color(format, output);
 	o.db = strcmp(db, "results/perturb.db") ? db : NULL;	/* for the commands it suggests */
 	if (access(db, F_OK) < 0) {

@@ -255,7 +255,7 @@ static int report_widest(struct store *st, int64_t run_id, double *widest, char 
 	char *wall = "wall";
 	struct report_opts ro = {
 		.run_id = run_id, .metrics = &wall, .n_metrics = 1,
-		.percentiles = { 50 }, .n_percentiles = 1,
+		.percentiles = { 50 }, .n_percentiles = 1, .skip_noise = 1,
 	};
 	struct report_model m;
 	int usage = 0;
@@ -479,7 +479,8 @@ static void machine_before(const struct machine_load *l, int used)
  */
 static void run_summary(const struct run_opts *o, const struct machine_load *start, int used)
 {
-	struct report_opts ro = { .db = strcmp(o->db, DEFAULT_DB) ? o->db : NULL };
+	struct report_opts ro = { .db = strcmp(o->db, DEFAULT_DB) ? o->db : NULL,
+				  .skip_noise = 1 };
 	struct machine_load end;
 	struct report_model m;
 	struct store *st = NULL;
