@@ -295,6 +295,91 @@ size_t nested_resample_size(const int *block, size_t n)
 }
 
 /*
+ * One side of a resample kept as counts (a quantile's bootstraps: paired,
+ * and the walk's): the runs it draws from ascending (sorted, n of them)
+ * and, in the order the resampling knows them, each run's index there
+ * (rank; for the paired bootstrap, block k's runs at [off[k], off[k + 1])).
+ * A resample counts the indices of the runs it draws (cnt) and reads its
+ * quantile by stats_quantile_counts(): the value stats_quantile_select()
+ * gives on the gathered runs, to the bit, without gathering or selecting.
+ */
+struct ranked {
+	double *sorted;
+	uint32_t *rank, *cnt;
+	size_t *off, n;
+};
+
+struct value_at {
+	double v;
+	size_t t;
+};
+
+static int cmp_value_at(const void *a, const void *b)
+{
+	const struct value_at *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return (x->t > y->t) - (x->t < y->t);
+}
+
+static void ranked_free(struct ranked *r)
+{
+	free(r->sorted);
+	free(r->rank);
+	free(r->cnt);
+	free(r->off);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The ranked side of x's blocks [s[k], e[k]) of idx, k < K. */
+static int ranked_make(const double *x, const size_t *idx, const size_t *s, const size_t *e,
+		       size_t K, struct ranked *r)
+{
+	struct value_at *a;
+	size_t n = 0;
+
+	memset(r, 0, sizeof(*r));
+	for (size_t k = 0; k < K; k++)
+		n += e[k] - s[k];
+	if (n > UINT32_MAX)
+		return -ENOMEM;
+	r->n = n;
+	r->sorted = malloc(n * sizeof(*r->sorted));
+	r->rank = malloc(n * sizeof(*r->rank));
+	r->cnt = malloc(n * sizeof(*r->cnt));
+	r->off = malloc((K + 1) * sizeof(*r->off));
+	a = malloc(n * sizeof(*a));
+	if (!r->sorted || !r->rank || !r->cnt || !r->off || !a) {
+		free(a);
+		ranked_free(r);
+		return -ENOMEM;
+	}
+	n = 0;
+	for (size_t k = 0; k < K; k++) {
+		r->off[k] = n;
+		for (size_t i = s[k]; i < e[k]; i++, n++)
+			a[n] = (struct value_at){ x[idx[i]], n };
+	}
+	r->off[K] = n;
+	qsort(a, n, sizeof(*a), cmp_value_at);
+	for (size_t i = 0; i < n; i++) {
+		r->sorted[i] = a[i].v;
+		r->rank[a[i].t] = (uint32_t)i;
+	}
+	free(a);
+	return 0;
+}
+
+/* Count block j's runs into r's resample; their number. */
+static size_t ranked_add(struct ranked *r, size_t j)
+{
+	for (size_t t = r->off[j]; t < r->off[j + 1]; t++)
+		r->cnt[r->rank[t]]++;
+	return r->off[j + 1] - r->off[j];
+}
+
+/*
  * A hierarchy for the resampling walk: `levels` stages (2: blocks, runs;
  * 3: nodes, boots, runs), k units at the top.  Unit u of stage s < levels - 1
  * holds units off[s][u] .. off[s][u + 1] - 1 of stage s + 1; unit u of the
@@ -302,29 +387,38 @@ size_t nested_resample_size(const int *block, size_t n)
  */
 struct walk {
 	unsigned levels;
-	size_t k;
+	size_t k, n;		/* n: the values (units of the last stage) */
 	const size_t *idx;
 	const size_t *off[2];
 };
 
 static struct walk walk2(const struct groups *g)
 {
-	return (struct walk){ .levels = 2, .k = g->k, .idx = g->idx, .off = { g->start } };
+	return (struct walk){ .levels = 2, .k = g->k, .n = g->start[g->k], .idx = g->idx,
+			      .off = { g->start } };
 }
 
 /* Stage s of the walk: n draws with replacement among units a .. a + n - 1,
  * then the same within each drawn unit down to the values (Davison &
  * Hinkley 1997, sec. 3.8).  A value's out_block (may be NULL) is the top
- * draw it belongs to (tag below the top).  Returns the new size of out. */
+ * draw it belongs to (tag below the top).  With q, a value is counted
+ * (q->cnt at its rank among the values, unit order) instead of written to
+ * out.  Returns the new size of out. */
 static size_t walk_draw(const double *x, const struct walk *w, unsigned s, size_t a, size_t n,
-			gsl_rng *rng, double *out, int *out_block, int tag, size_t o)
+			gsl_rng *rng, double *out, int *out_block, struct ranked *q, int tag,
+			size_t o)
 {
 	for (size_t d = 0; d < n; d++) {
 		size_t u = a + gsl_rng_uniform_int(rng, n);
 
 		if (s + 1 < w->levels) {
 			o = walk_draw(x, w, s + 1, w->off[s][u], w->off[s][u + 1] - w->off[s][u],
-				      rng, out, out_block, s ? tag : (int)d, o);
+				      rng, out, out_block, q, s ? tag : (int)d, o);
+			continue;
+		}
+		if (q) {
+			q->cnt[q->rank[u]]++;
+			o++;
 			continue;
 		}
 		if (out_block)
@@ -338,7 +432,7 @@ static size_t walk_draw(const double *x, const struct walk *w, unsigned s, size_
 static size_t walk_resample(const double *x, const struct walk *w, gsl_rng *rng, double *out,
 			    int *out_block)
 {
-	return walk_draw(x, w, 0, 0, w->k, rng, out, out_block, 0, 0);
+	return walk_draw(x, w, 0, 0, w->k, rng, out, out_block, NULL, 0, 0);
 }
 
 /* Davison & Hinkley 1997, sec. 3.8: stage 1 draws blocks, stage 2 values. */
@@ -436,15 +530,34 @@ static int walk_dilation(const double *bx, const struct walk *wb, size_t cb, con
 	double *rb = malloc(cb * sizeof(double)), *rv = malloc(cv * sizeof(double));
 	double *abs_rep = malloc(B * sizeof(double)), *pct_rep = malloc(B * sizeof(double));
 	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-	int rc = -ENOMEM, zero_base = 0;
+	struct ranked qb = { 0 }, qv = { 0 };
+	size_t all_b[2] = { 0, wb->n }, all_v[2] = { 0, wv->n };
+	int rc = -ENOMEM, zero_base = 0, counted = kind == STATK_QUANTILE;
 
 	if (!rb || !rv || !abs_rep || !pct_rep || !rng)
 		goto out;
+	/* a quantile's resamples are counted, not gathered (struct ranked) */
+	if (counted && (ranked_make(bx, wb->idx, &all_b[0], &all_b[1], 1, &qb) ||
+			ranked_make(vx, wv->idx, &all_v[0], &all_v[1], 1, &qv)))
+		goto out;
 	gsl_rng_set(rng, (unsigned long)(o ? o->seed : 0));
 	for (unsigned r = 0; r < B; r++) {
-		size_t mb = walk_resample(bx, wb, rng, rb, NULL);
-		size_t mv = walk_resample(vx, wv, rng, rv, NULL);
-		double tb = statistic(rb, mb, kind, p), tv = statistic(rv, mv, kind, p);
+		size_t mb, mv;
+		double tb, tv;
+
+		if (counted) {
+			memset(qb.cnt, 0, qb.n * sizeof(*qb.cnt));
+			memset(qv.cnt, 0, qv.n * sizeof(*qv.cnt));
+			mb = walk_draw(bx, wb, 0, 0, wb->k, rng, NULL, NULL, &qb, 0, 0);
+			mv = walk_draw(vx, wv, 0, 0, wv->k, rng, NULL, NULL, &qv, 0, 0);
+			tb = stats_quantile_counts(qb.sorted, qb.cnt, qb.n, mb, p);
+			tv = stats_quantile_counts(qv.sorted, qv.cnt, qv.n, mv, p);
+		} else {
+			mb = walk_resample(bx, wb, rng, rb, NULL);
+			mv = walk_resample(vx, wv, rng, rv, NULL);
+			tb = statistic(rb, mb, kind, p);
+			tv = statistic(rv, mv, kind, p);
+		}
 
 		abs_rep[r] = tv - tb;
 		pct_rep[r] = 100 * (tv - tb) / tb;
@@ -454,6 +567,8 @@ static int walk_dilation(const double *bx, const struct walk *wb, size_t cb, con
 	d->B = B;
 	rc = 0;
 out:
+	ranked_free(&qb);
+	ranked_free(&qv);
 	free(rb);
 	free(rv);
 	free(abs_rep);
@@ -630,90 +745,6 @@ int nested_paired_means(const double *bx, const int *bb, size_t nb, const double
 	}
 	pairing_free(&P);
 	return (int)P.K;
-}
-
-/*
- * One side of a paired resample kept as counts (a quantile): the runs of
- * its common blocks ascending (sorted, n of them) and, in block order,
- * each run's index there (rank; block k's runs at [off[k], off[k + 1])).
- * A resample counts the indices of its blocks' runs (cnt) and reads its
- * quantile by stats_quantile_counts(): the value stats_quantile_select()
- * gives on the gathered runs, to the bit, without gathering or selecting.
- */
-struct ranked {
-	double *sorted;
-	uint32_t *rank, *cnt;
-	size_t *off, n;
-};
-
-struct value_at {
-	double v;
-	size_t t;
-};
-
-static int cmp_value_at(const void *a, const void *b)
-{
-	const struct value_at *x = a, *y = b;
-
-	if (x->v != y->v)
-		return x->v < y->v ? -1 : 1;
-	return (x->t > y->t) - (x->t < y->t);
-}
-
-static void ranked_free(struct ranked *r)
-{
-	free(r->sorted);
-	free(r->rank);
-	free(r->cnt);
-	free(r->off);
-	memset(r, 0, sizeof(*r));
-}
-
-/* The ranked side of x's blocks [s[k], e[k]) of idx, k < K. */
-static int ranked_make(const double *x, const size_t *idx, const size_t *s, const size_t *e,
-		       size_t K, struct ranked *r)
-{
-	struct value_at *a;
-	size_t n = 0;
-
-	memset(r, 0, sizeof(*r));
-	for (size_t k = 0; k < K; k++)
-		n += e[k] - s[k];
-	if (n > UINT32_MAX)
-		return -ENOMEM;
-	r->n = n;
-	r->sorted = malloc(n * sizeof(*r->sorted));
-	r->rank = malloc(n * sizeof(*r->rank));
-	r->cnt = malloc(n * sizeof(*r->cnt));
-	r->off = malloc((K + 1) * sizeof(*r->off));
-	a = malloc(n * sizeof(*a));
-	if (!r->sorted || !r->rank || !r->cnt || !r->off || !a) {
-		free(a);
-		ranked_free(r);
-		return -ENOMEM;
-	}
-	n = 0;
-	for (size_t k = 0; k < K; k++) {
-		r->off[k] = n;
-		for (size_t i = s[k]; i < e[k]; i++, n++)
-			a[n] = (struct value_at){ x[idx[i]], n };
-	}
-	r->off[K] = n;
-	qsort(a, n, sizeof(*a), cmp_value_at);
-	for (size_t i = 0; i < n; i++) {
-		r->sorted[i] = a[i].v;
-		r->rank[a[i].t] = (uint32_t)i;
-	}
-	free(a);
-	return 0;
-}
-
-/* Count block j's runs into r's resample; their number. */
-static size_t ranked_add(struct ranked *r, size_t j)
-{
-	for (size_t t = r->off[j]; t < r->off[j + 1]; t++)
-		r->cnt[r->rank[t]]++;
-	return r->off[j + 1] - r->off[j];
 }
 
 int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const double *vx,
@@ -1037,8 +1068,10 @@ int nested3_dilation_ci(const double *bx, const int *bn, const int *bb, size_t n
 	rc = -EINVAL;
 	if (nb > walk_range() || nv > walk_range())
 		goto out;
-	wb = (struct walk){ .levels = 3, .k = gb.k, .idx = gb.idx, .off = { gb.nb, gb.bs } };
-	wv = (struct walk){ .levels = 3, .k = gv.k, .idx = gv.idx, .off = { gv.nb, gv.bs } };
+	wb = (struct walk){ .levels = 3, .k = gb.k, .n = nb, .idx = gb.idx,
+			    .off = { gb.nb, gb.bs } };
+	wv = (struct walk){ .levels = 3, .k = gv.k, .n = nv, .idx = gv.idx,
+			    .off = { gv.nb, gv.bs } };
 	rc = walk_dilation(bx, &wb, gb.k * gb.max_boots * gb.max_runs, vx, &wv,
 			   gv.k * gv.max_boots * gv.max_runs, kind, p, o, m_three_stage, d);
 out:

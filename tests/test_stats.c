@@ -1007,6 +1007,65 @@ Test(stats, paired_resamples_counted_are_the_gathered_ones)
 	gsl_rng_free(r);
 }
 
+/*
+ * The two-stage bootstrap (nested_dilation_ci) counts a quantile's
+ * resamples too: its intervals are, to the bit, those of B resamples
+ * written out by nested_resample() from the same generator (the same
+ * walk), with stats_quantile_select on each.  Boots of 1 to 6 runs, ties.
+ */
+Test(stats, walk_resamples_counted_are_the_written_ones)
+{
+	enum { NB = 60, NV = 54 };
+	static const double ps[] = { 0.05, 0.5, 0.95 };
+	double b[NB], v[NV], ab[400], pc[400], a;
+	int bb[NB], vb[NV];
+	struct boot_opts o = { .B = 400, .seed = 21, .conf = 0.95 };
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937), *g = gsl_rng_alloc(gsl_rng_mt19937);
+	size_t cb, cv;
+
+	gsl_rng_set(r, 4);
+	for (int i = 0; i < NB; i++) {
+		bb[i] = (int)gsl_rng_uniform_int(r, 12);
+		b[i] = 50 + (double)gsl_rng_uniform_int(r, 25) + 3 * bb[i];
+	}
+	for (int i = 0; i < NV; i++) {
+		vb[i] = 100 + (int)gsl_rng_uniform_int(r, 10);
+		v[i] = 53 + (double)gsl_rng_uniform_int(r, 25);
+	}
+	cb = nested_resample_size(bb, NB);
+	cv = nested_resample_size(vb, NV);
+	double *rb = malloc(cb * sizeof(double)), *rv = malloc(cv * sizeof(double));
+	a = (1 - o.conf) / 2;
+	for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
+		struct dilation d = { .pct = 1 };
+
+		cr_assert_eq(nested_dilation_ci(b, bb, NB, v, vb, NV, STATK_QUANTILE, ps[k], &o, &d),
+			     0);
+		gsl_rng_set(g, o.seed);
+		for (unsigned rep = 0; rep < o.B; rep++) {
+			size_t mb, mv;
+			double tb, tv;
+			cr_assert_eq(nested_resample(b, bb, NB, g, rb, NULL, cb, &mb), 0);
+			cr_assert_eq(nested_resample(v, vb, NV, g, rv, NULL, cv, &mv), 0);
+			tb = stats_quantile_select(rb, mb, ps[k]);
+			tv = stats_quantile_select(rv, mv, ps[k]);
+			ab[rep] = tv - tb;
+			pc[rep] = 100 * (tv - tb) / tb;
+		}
+		gsl_sort(ab, 1, o.B);
+		gsl_sort(pc, 1, o.B);
+		cr_expect_eq(d.ci_abs.lo, stats_quantile_sorted(ab, o.B, a), "p %g", ps[k]);
+		cr_expect_eq(d.ci_abs.hi, stats_quantile_sorted(ab, o.B, 1 - a), "p %g", ps[k]);
+		cr_expect_eq(d.ci_pct.lo, stats_quantile_sorted(pc, o.B, a), "p %g", ps[k]);
+		cr_expect_eq(d.ci_pct.hi, stats_quantile_sorted(pc, o.B, 1 - a), "p %g", ps[k]);
+		cr_expect(d.ci_abs.lo < d.ci_abs.hi, "p %g", ps[k]);
+	}
+	free(rb);
+	free(rv);
+	gsl_rng_free(r);
+	gsl_rng_free(g);
+}
+
 /* Wilcoxon signed-rank against SciPy 1.10's wilcoxon(d) (zero_method
  * "wilcox", correction False), computed on this machine: exact (10 pairs),
  * ties and a zero (normal, tie correction), 60 pairs (normal). */
