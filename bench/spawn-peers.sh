@@ -3,22 +3,26 @@
 #
 #   bench/spawn-peers.sh [PERTURB]
 #
-# Runs /bin/true RUNS times (default 500; env RUNS=N) four ways, in ROUNDS
+# Runs /bin/true RUNS times (default 500; env RUNS=N) five ways, in ROUNDS
 # alternations (default 5; env ROUNDS=N), the order rotated each round so
 # that no way always follows another:
-#   - perturb: `perturb run` of a one-variant, one-workload study (no
+#   - perturb: `perturb run -q` (no closing screen) of a one-variant, one-workload study (no
 #     warm-up), containment on (the run header says which path), in
 #     ORDER (env; default sequential, as hyperfine runs; perturb's own
 #     default, interleaved, enters and leaves a block at every run);
+#   - perturb, screen: the same without -q, as a user runs it: the closing
+#     screen computed and printed (hyperfine prints its summary too);
 #   - perturb, fallback: the same with PERTURB_NO_CLONE_INTO_CGROUP=1 (each
 #     run moves into its cgroup with a write to cgroup.procs);
 #   - hyperfine -N --runs RUNS /bin/true (apt: hyperfine; make deps-bench);
 #   - a bare posix_spawn + wait4 loop (bench/spawn-loop.c, built here);
 #   - with OLD=PATH, another perturb binary (an earlier build copied
-#     aside), as perturb is run: before and after side by side.
+#     aside), run as perturb and as screen are (old, oldscreen): before
+#     and after side by side.
 # Each is timed from outside (date +%s.%N), start-up included.  Prints the
 # median per run of each way and, per round and as the median of the
-# rounds, the ratios perturb / hyperfine and perturb / loop.  The machine's
+# rounds, the ratios perturb / hyperfine and perturb / loop, and screen's
+# to both.  The machine's
 # load (uptime) is printed before and after: the figures mean something
 # only on a quiet machine.  Targets (issue 25): perturb <= 1.0x hyperfine,
 # <= 1.05x the loop.
@@ -67,21 +71,23 @@ way() {
 	t0=$(date +%s.%N)
 	case $1 in
 	perturb) "$perturb" run "$tmp/e.yaml" --db "$tmp/db" -q > "$tmp/out" 2>&1 ;;
+	screen) "$perturb" run "$tmp/e.yaml" --db "$tmp/db" > "$tmp/out" 2>&1 ;;
 	fallback) PERTURB_NO_CLONE_INTO_CGROUP=1 "$perturb" run "$tmp/e.yaml" --db "$tmp/db" -q \
 		> "$tmp/out" 2>&1 ;;
 	hyperfine) hyperfine -N --runs "$runs" --warmup 0 --style none "$true_bin" > "$tmp/out" 2>&1 ;;
 	loop) "$tmp/spawn-loop" "$runs" "$true_bin" > "$tmp/out" 2>&1 ;;
 	old) "$OLD" run "$tmp/e.yaml" --db "$tmp/db" -q > "$tmp/out" 2>&1 ;;
+	oldscreen) "$OLD" run "$tmp/e.yaml" --db "$tmp/db" > "$tmp/out" 2>&1 ;;
 	esac || { cat "$tmp/out" >&2; die "$1 failed"; }
 	t1=$(date +%s.%N)
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
 }
 
-ways=(perturb fallback loop)
-[ $have_hf = 1 ] && ways=(perturb fallback hyperfine loop)
+ways=(perturb screen fallback loop)
+[ $have_hf = 1 ] && ways=(perturb screen fallback hyperfine loop)
 if [ -n "${OLD:-}" ]; then
 	[ -x "$OLD" ] || die "OLD perturb binary '$OLD' not found or not executable"
-	ways+=(old)
+	ways+=(old oldscreen)
 fi
 echo "spawn-peers: $true_bin x $runs, $rounds rounds; load before: $(uptime | sed 's/.*load average: //')"
 "$perturb" run "$tmp/e.yaml" --db "$tmp/db0" 2>&1 | grep -o 'containment [a-z-]*' | head -n 1 |
@@ -104,8 +110,8 @@ awk -v runs="$runs" -v rounds="$rounds" '
 	{ t[$1, $2] = $3; seen[$2] = 1 }
 	END {
 		printf "  %-10s %s\n", "way", "per run (ms), median of the rounds [each round]"
-		split("perturb fallback hyperfine loop old", order, " ")
-		for (k = 1; k <= 5; k++) {
+		split("perturb screen fallback hyperfine loop old oldscreen", order, " ")
+		for (k = 1; k <= 7; k++) {
 			w = order[k]
 			if (!(w in seen))
 				continue
@@ -117,8 +123,8 @@ awk -v runs="$runs" -v rounds="$rounds" '
 			printf "  %-10s %.3f [%s ]\n", w, median(v, rounds), line
 		}
 		printf "  ratios, median of the rounds (pair by pair in a round):\n"
-		split("perturb/hyperfine perturb/loop fallback/perturb perturb/old old/hyperfine old/loop", pairs, " ")
-		for (k = 1; k <= 6; k++) {
+		split("perturb/hyperfine perturb/loop screen/hyperfine screen/loop fallback/perturb perturb/old screen/oldscreen old/hyperfine old/loop oldscreen/hyperfine", pairs, " ")
+		for (k = 1; k <= 10; k++) {
 			split(pairs[k], ab, "/")
 			if (!(ab[1] in seen) || !(ab[2] in seen))
 				continue
