@@ -378,19 +378,45 @@ static void settings(struct report_model *m, const struct report_opts *o)
 
 /* ---- helpers for renderers ---- */
 
-/* report_group.primary: per workload its primary metric's group (stored:
- * names[] by workload, n of them; --config-metric first, wall last), else
- * its first. */
+/* The name of workload's primary metric (stored: names[] by workload, n
+ * of them; --config-metric first, wall last). */
+static const char *primary_name(const struct report_model *m, const struct build_ctx *b,
+				char **names, size_t n, const char *workload)
+{
+	const char *want = m->config_metric;
+
+	for (size_t w = 0; !m->opts->config_metric && w < b->n_workloads && w < n; w++)
+		if (names[w] && !strcmp(b->workloads[w], workload))
+			want = names[w];
+	return want;
+}
+
+/* report_opts.answer_only: the groups neither an answer nor read by the
+ * warnings are kept for their Holm family only (hidden); none of a
+ * workload whose answer's group is missing (set_primary() then takes its
+ * first group, which must be the same). */
+static void answer_only(struct report_model *m, const struct build_ctx *b, char **names,
+			size_t n)
+{
+	for (size_t gi = 0; gi < m->n_groups; gi++) {
+		struct report_group *g = &m->groups[gi];
+		const char *want = primary_name(m, b, names, n, g->workload);
+
+		if (report_find_group(m, g->workload, want) && strcmp(g->metric, want) &&
+		    !report_metric_matters(g->metric))
+			g->hidden = 1;
+	}
+}
+
+/* report_group.primary: per workload its primary metric's group
+ * (primary_name()), else its first. */
 static void set_primary(struct report_model *m, const struct build_ctx *b, char **names,
 			size_t n)
 {
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
 		struct report_group *g = &m->groups[gi];
-		const char *want = m->config_metric;
+		const char *want = primary_name(m, b, names, n, g->workload);
 		int seen = 0;
-		for (size_t w = 0; !m->opts->config_metric && w < b->n_workloads && w < n; w++)
-			if (names[w] && !strcmp(b->workloads[w], g->workload))
-				want = names[w];
 		for (size_t k = 0; k < gi; k++)
 			seen |= m->groups[k].workload == g->workload;
 		if (seen)
@@ -486,6 +512,10 @@ int report_build(struct store *st, const struct report_opts *o,
 	report_order_groups(m, b.workloads, b.n_workloads);
 	report_order_rows(m);
 	set_failed(m, &b, failed);
+	if (store_workload_primaries(st, id, &primaries, &n_primaries) < 0)
+		goto out;
+	if (o->answer_only)
+		answer_only(m, &b, primaries, n_primaries);
 	report_compute(m);
 	if (runs_per_boot(st, id, m, &b) < 0)
 		goto out;
@@ -497,8 +527,6 @@ int report_build(struct store *st, const struct report_opts *o,
 	if (report_calibration(st, id, m) < 0)	/* reports/calib.c */
 		goto out;
 	report_warnings(m);
-	if (store_workload_primaries(st, id, &primaries, &n_primaries) < 0)
-		goto out;
 	set_primary(m, &b, primaries, n_primaries);
 	ret = 0;
 out:

@@ -526,6 +526,15 @@ struct report_opts {
 	 * screen (60 of 90 ms at 500 runs), so the views that show neither
 	 * (the closing screen, gate, history, bisect) skip it */
 	int skip_noise;
+	/* 1: the answer and the warnings only (the closing screen): a group
+	 * whose metric is neither its workload's answer (primary:) nor one the
+	 * warnings read (report_metric_matters: user, sys, maxrss, cgroup_*,
+	 * the tracers' accounting, counters) is kept for its Holm family only,
+	 * as a filtered one is, and with wanted_families its family is not
+	 * judged when no group of it is left.  The answer and the warnings
+	 * are the same; at 2 x 250 runs with cgroup metrics the screen was
+	 * 0.6 s of bootstraps of metrics it does not show */
+	int answer_only;
 };
 
 struct report_model {
@@ -744,6 +753,8 @@ struct renderer {
 	int tidy;		/* needs report_model.rows, and nothing else of the
 				   model but its run header (report_opts.rows_only) */
 	int skip_noise;		/* shows no noise estimate (report_opts.skip_noise) */
+	int answer_only;	/* shows the answer and the warnings only
+				   (report_opts.answer_only, wanted_families) */
 	int (*render)(const struct report_model *m, FILE *out);
 };
 const struct renderer *renderer_find(const char *name);

@@ -274,5 +274,6 @@ int report_summary(const struct report_model *m, FILE *out)
 const struct renderer render_summary = {
 	.name = "summary",
 	.skip_noise = 1,	/* the closing screen shows no section 1 */
+	.answer_only = 1,
 	.render = report_summary,
 };

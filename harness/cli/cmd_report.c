@@ -161,6 +161,7 @@ int cmd_report(int argc, char **argv)
 	}
 	o.want_rows = o.rows_only = r->tidy;
 	o.skip_noise = r->skip_noise;
+	o.answer_only = o.wanted_families = r->answer_only;
 	o.color = want_color(format, output);
 	o.db = strcmp(db, "results/perturb.db") ? db : NULL;	/* for the commands it suggests */
 	if (access(db, F_OK) < 0) {

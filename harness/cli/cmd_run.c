@@ -480,7 +480,9 @@ static void machine_before(const struct machine_load *l, int used)
 static void run_summary(const struct run_opts *o, const struct machine_load *start, int used)
 {
 	struct report_opts ro = { .db = strcmp(o->db, DEFAULT_DB) ? o->db : NULL,
-				  .skip_noise = 1 };
+				  .skip_noise = render_summary.skip_noise,
+				  .answer_only = render_summary.answer_only,
+				  .wanted_families = render_summary.answer_only };
 	struct machine_load end;
 	struct report_model m;
 	struct store *st = NULL;
