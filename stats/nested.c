@@ -309,20 +309,6 @@ struct ranked {
 	size_t *off, n;
 };
 
-struct value_at {
-	double v;
-	size_t t;
-};
-
-static int cmp_value_at(const void *a, const void *b)
-{
-	const struct value_at *x = a, *y = b;
-
-	if (x->v != y->v)
-		return x->v < y->v ? -1 : 1;
-	return (x->t > y->t) - (x->t < y->t);
-}
-
 static void ranked_free(struct ranked *r)
 {
 	free(r->sorted);
@@ -332,12 +318,13 @@ static void ranked_free(struct ranked *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The ranked side of x's blocks [s[k], e[k]) of idx, k < K. */
+/* The ranked side of x's blocks [s[k], e[k]) of idx, k < K, ordered by
+ * stats_order() (ties in block order). */
 static int ranked_make(const double *x, const size_t *idx, const size_t *s, const size_t *e,
 		       size_t K, struct ranked *r)
 {
-	struct value_at *a;
-	size_t n = 0;
+	size_t n = 0, m, *order = NULL;
+	double *v = NULL;
 
 	memset(r, 0, sizeof(*r));
 	for (size_t k = 0; k < K; k++)
@@ -345,30 +332,36 @@ static int ranked_make(const double *x, const size_t *idx, const size_t *s, cons
 	if (n > UINT32_MAX)
 		return -ENOMEM;
 	r->n = n;
-	r->sorted = malloc(n * sizeof(*r->sorted));
-	r->rank = malloc(n * sizeof(*r->rank));
-	r->cnt = malloc(n * sizeof(*r->cnt));
+	m = n ? n : 1;
+	r->sorted = malloc(m * sizeof(*r->sorted));
+	r->rank = malloc(m * sizeof(*r->rank));
+	r->cnt = malloc(m * sizeof(*r->cnt));
 	r->off = malloc((K + 1) * sizeof(*r->off));
-	a = malloc(n * sizeof(*a));
-	if (!r->sorted || !r->rank || !r->cnt || !r->off || !a) {
-		free(a);
-		ranked_free(r);
-		return -ENOMEM;
-	}
-	n = 0;
+	order = malloc(m * sizeof(*order));
+	v = malloc(m * sizeof(*v));
+	if (!r->sorted || !r->rank || !r->cnt || !r->off || !order || !v)
+		goto fail;
+	n = 0;		/* the values in block order */
 	for (size_t k = 0; k < K; k++) {
 		r->off[k] = n;
-		for (size_t i = s[k]; i < e[k]; i++, n++)
-			a[n] = (struct value_at){ x[idx[i]], n };
+		for (size_t i = s[k]; i < e[k]; i++)
+			v[n++] = x[idx[i]];
 	}
 	r->off[K] = n;
-	qsort(a, n, sizeof(*a), cmp_value_at);
+	if (n && stats_order(v, n, order) < 0)
+		goto fail;
 	for (size_t i = 0; i < n; i++) {
-		r->sorted[i] = a[i].v;
-		r->rank[a[i].t] = (uint32_t)i;
+		r->sorted[i] = v[order[i]];
+		r->rank[order[i]] = (uint32_t)i;
 	}
-	free(a);
+	free(order);
+	free(v);
 	return 0;
+fail:
+	free(order);
+	free(v);
+	ranked_free(r);
+	return -ENOMEM;
 }
 
 /* Count block j's runs into r's resample; their number. */

@@ -928,6 +928,34 @@ Test(stats, quantile_counts_is_the_selected_one)
 	gsl_rng_free(r);
 }
 
+/* Replicate rep of a bootstrap written out: the p-quantiles of the
+ * resamples xb (m_b values) and xv, by selection, their difference in ab
+ * and in % in pc. */
+static void replicate(double *ab, double *pc, unsigned rep, double *xb, size_t mb, double *xv,
+		      size_t mv, double p)
+{
+	double tb = stats_quantile_select(xb, mb, p), tv = stats_quantile_select(xv, mv, p);
+
+	ab[rep] = tv - tb;
+	pc[rep] = 100 * (tv - tb) / tb;
+}
+
+/* d's intervals are, to the bit, the percentile intervals of the B
+ * replicates ab (absolute) and pc (in %), which are sorted here. */
+static void expect_percentile_cis(const struct dilation *d, double *ab, double *pc, unsigned B,
+				  double conf, double p)
+{
+	double a = (1 - conf) / 2;
+
+	gsl_sort(ab, 1, B);
+	gsl_sort(pc, 1, B);
+	cr_expect_eq(d->ci_abs.lo, stats_quantile_sorted(ab, B, a), "p %g", p);
+	cr_expect_eq(d->ci_abs.hi, stats_quantile_sorted(ab, B, 1 - a), "p %g", p);
+	cr_expect_eq(d->ci_pct.lo, stats_quantile_sorted(pc, B, a), "p %g", p);
+	cr_expect_eq(d->ci_pct.hi, stats_quantile_sorted(pc, B, 1 - a), "p %g", p);
+	cr_expect(d->ci_abs.lo < d->ci_abs.hi, "p %g: [%g, %g]", p, d->ci_abs.lo, d->ci_abs.hi);
+}
+
 /*
  * nested_paired_dilation counts a quantile's resamples (struct ranked in
  * nested.c) instead of gathering and selecting them: its intervals are,
@@ -959,7 +987,7 @@ Test(stats, paired_resamples_counted_are_the_gathered_ones)
 		int ids[32], K = 0;
 		/* a resample holds up to K times the largest block */
 		static double gb[32 * NB], gv[32 * NV];
-		double ab[500], pc[500], a = (1 - o.conf) / 2;
+		double ab[500], pc[500];
 		struct dilation d;
 		size_t pairs;
 		gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
@@ -979,7 +1007,6 @@ Test(stats, paired_resamples_counted_are_the_gathered_ones)
 		gsl_rng_set(g, o.seed);
 		for (unsigned rep = 0; rep < o.B; rep++) {
 			size_t mb = 0, mv = 0;
-			double tb, tv;
 			for (int t = 0; t < K; t++) {
 				int id = ids[gsl_rng_uniform_int(g, (unsigned long)K)];
 				for (int i = 0; i < NB; i++)
@@ -989,19 +1016,9 @@ Test(stats, paired_resamples_counted_are_the_gathered_ones)
 					if (vb[i] == id)
 						gv[mv++] = v[i];
 			}
-			tb = stats_quantile_select(gb, mb, ps[k]);
-			tv = stats_quantile_select(gv, mv, ps[k]);
-			ab[rep] = tv - tb;
-			pc[rep] = 100 * (tv - tb) / tb;
+			replicate(ab, pc, rep, gb, mb, gv, mv, ps[k]);
 		}
-		gsl_sort(ab, 1, o.B);
-		gsl_sort(pc, 1, o.B);
-		cr_expect_eq(d.ci_abs.lo, stats_quantile_sorted(ab, o.B, a), "p %g", ps[k]);
-		cr_expect_eq(d.ci_abs.hi, stats_quantile_sorted(ab, o.B, 1 - a), "p %g", ps[k]);
-		cr_expect_eq(d.ci_pct.lo, stats_quantile_sorted(pc, o.B, a), "p %g", ps[k]);
-		cr_expect_eq(d.ci_pct.hi, stats_quantile_sorted(pc, o.B, 1 - a), "p %g", ps[k]);
-		cr_expect(d.ci_abs.lo < d.ci_abs.hi, "p %g: [%g, %g]", ps[k], d.ci_abs.lo,
-			  d.ci_abs.hi);
+		expect_percentile_cis(&d, ab, pc, o.B, o.conf, ps[k]);
 		gsl_rng_free(g);
 	}
 	gsl_rng_free(r);
@@ -1017,7 +1034,7 @@ Test(stats, walk_resamples_counted_are_the_written_ones)
 {
 	enum { NB = 60, NV = 54 };
 	static const double ps[] = { 0.05, 0.5, 0.95 };
-	double b[NB], v[NV], ab[400], pc[400], a;
+	double b[NB], v[NV], ab[400], pc[400];
 	int bb[NB], vb[NV];
 	struct boot_opts o = { .B = 400, .seed = 21, .conf = 0.95 };
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937), *g = gsl_rng_alloc(gsl_rng_mt19937);
@@ -1035,7 +1052,6 @@ Test(stats, walk_resamples_counted_are_the_written_ones)
 	cb = nested_resample_size(bb, NB);
 	cv = nested_resample_size(vb, NV);
 	double *rb = malloc(cb * sizeof(double)), *rv = malloc(cv * sizeof(double));
-	a = (1 - o.conf) / 2;
 	for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
 		struct dilation d = { .pct = 1 };
 
@@ -1044,21 +1060,11 @@ Test(stats, walk_resamples_counted_are_the_written_ones)
 		gsl_rng_set(g, o.seed);
 		for (unsigned rep = 0; rep < o.B; rep++) {
 			size_t mb, mv;
-			double tb, tv;
 			cr_assert_eq(nested_resample(b, bb, NB, g, rb, NULL, cb, &mb), 0);
 			cr_assert_eq(nested_resample(v, vb, NV, g, rv, NULL, cv, &mv), 0);
-			tb = stats_quantile_select(rb, mb, ps[k]);
-			tv = stats_quantile_select(rv, mv, ps[k]);
-			ab[rep] = tv - tb;
-			pc[rep] = 100 * (tv - tb) / tb;
+			replicate(ab, pc, rep, rb, mb, rv, mv, ps[k]);
 		}
-		gsl_sort(ab, 1, o.B);
-		gsl_sort(pc, 1, o.B);
-		cr_expect_eq(d.ci_abs.lo, stats_quantile_sorted(ab, o.B, a), "p %g", ps[k]);
-		cr_expect_eq(d.ci_abs.hi, stats_quantile_sorted(ab, o.B, 1 - a), "p %g", ps[k]);
-		cr_expect_eq(d.ci_pct.lo, stats_quantile_sorted(pc, o.B, a), "p %g", ps[k]);
-		cr_expect_eq(d.ci_pct.hi, stats_quantile_sorted(pc, o.B, 1 - a), "p %g", ps[k]);
-		cr_expect(d.ci_abs.lo < d.ci_abs.hi, "p %g", ps[k]);
+		expect_percentile_cis(&d, ab, pc, o.B, o.conf, ps[k]);
 	}
 	free(rb);
 	free(rv);
