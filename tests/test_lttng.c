@@ -236,8 +236,9 @@ Test(lttng, a_dry_run_starts_no_session_daemon)
 }
 
 /* A session daemon that ends before it is ready in the trial: said once,
- * how it ended in perturb's line and the end of its log after it (not also
- * as a daemon's error naming its whole command, with that end twice). */
+ * in the variant's one line, how it ended and what its log ends with (not
+ * also as an error of its own, nor as a daemon's error naming its whole
+ * command, with that end twice). */
 Test(lttng, a_session_daemon_that_does_not_start_is_said_once)
 {
 	char *path = xasprintf("%s/e.yaml", dir), *yaml;
@@ -258,15 +259,45 @@ Test(lttng, a_session_daemon_that_does_not_start_is_said_once)
 	tl_write(dir, "e.yaml", yaml);
 	cli_run(dir, &r, "run", path, "--db", db, NULL);
 	cr_assert_eq(r.status, 2, "%s", r.err);
-	cr_assert(strstr(r.err, "perturb: error: lttng: the session daemon did not start: it ended "
-			 "before it was ready: exited with status 1; the end of its log:\n"
-			 "Error: fake sessiond refuses to start\n"), "%s", r.err);
-	cr_assert(strstr(r.err, "e.yaml:6:5: variant 'k': lttng: its trial session failed"),
+	cr_assert(strstr(r.err, "e.yaml:6:5: variant 'k': lttng: its trial session failed: lttng: "
+			 "the session daemon did not start: it ended before it was ready: exited "
+			 "with status 1; its log ends: fake sessiond refuses to start\n"),
 		  "%s", r.err);
+	cr_assert_null(strstr(r.err, "perturb: error: lttng:"), "%s", r.err);
 	cr_assert_null(strstr(r.err, "daemon '"), "%s", r.err);
 	cr_assert_null(strstr(strstr(r.err, said) + 1, said), "said twice: %s", r.err);
 	cli_result_release(&r);
 	free(yaml);
+	free(path);
+}
+
+/* A channel LTTng refuses in the trial (buffers larger than the memory):
+ * the variant's one line says which command failed and LTTng's own error,
+ * once, with its exit status 2 and nothing run; with --skip-unavailable
+ * the same reason in the warning, and the other variant runs. */
+Test(lttng, a_channel_lttng_refuses_is_said_once_in_the_variants_line)
+{
+	char *path = xasprintf("%s/e.yaml", dir);
+	struct cli_result r;
+	const char *said = "Channel perturb: Not enough memory";
+
+	skip_unless_session();
+	tl_write(dir, "e.yaml", "name: c\nrepetitions: 1\nwarmup: 0\n"
+		 "variants:\n  - name: base\n  - name: u\n"
+		 "    lttng: {userspace: ['x:*'], channel: {subbuf_size: 1G, subbuf_count: 64}}\n"
+		 "workloads:\n  - {name: w, cmd: [\"true\"]}\n");
+	for (int skip = 0; skip < 2; skip++) {
+		cli_run(dir, &r, "run", path, "--db", db, skip ? "--skip-unavailable" : NULL, NULL);
+		cr_assert_eq(r.status, skip ? 0 : 2, "%s", r.err);
+		cr_assert(strstr(r.err, "e.yaml:6:5: variant 'u': lttng: its trial session failed: "
+				 "lttng: 'lttng enable-channel -u "), "%s", r.err);
+		cr_assert(strstr(r.err, said), "%s", r.err);
+		cr_assert_null(strstr(strstr(r.err, said) + 1, said), "said twice: %s", r.err);
+		cr_assert_null(strstr(r.err, "see above"), "%s", r.err);
+		cr_assert_null(strstr(r.err, "perturb: error: lttng:"), "%s", r.err);
+		cr_assert_eq(tl_exists(db), skip, "%s", r.err);
+		cli_result_release(&r);
+	}
 	free(path);
 }
 

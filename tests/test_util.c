@@ -340,3 +340,33 @@ Test(util, base64_utf8_and_escaped_strings)
 	cr_assert_str_eq(e, "caf\\xe9\\x1b[31m\xc3\xa9");
 	free(e);
 }
+
+/* said_line: a tool's complaint as one line: the last marked line's rest
+ * (one holding `unless` not counting), else the last line with words (not
+ * a compiler's underlining), blanks and a final full stop dropped. */
+Test(util, said_line_is_the_tools_last_complaint)
+{
+	static const struct {
+		const char *text, *unless, *want;
+	} cases[] = {
+		{ "Error: first.\nsome line\nError:   Channel x: Not enough memory.\n", NULL,
+		  "Channel x: Not enough memory" },
+		{ "stdin:1:1-4: ERROR: kfunc not available\n   ~~~~\n", NULL, "kfunc not available" },
+		{ "ERROR: could not raise RLIMIT_MEMLOCK\nERROR: attach failed\n"
+		  "ERROR: RLIMIT_MEMLOCK again\n", "RLIMIT_MEMLOCK", "attach failed" },
+		{ "starting\n  it ended here.  \n  ^~~~\n\n", NULL, "it ended here" },
+		{ "ERROR: .\n", NULL, NULL },
+		{ "", NULL, NULL },
+		{ NULL, NULL, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *marker = i == 1 || i == 2 || i == 4 ? "ERROR: " : "Error: ";
+		char *got = said_line(cases[i].text, marker, cases[i].unless);
+		if (cases[i].want)
+			cr_expect_str_eq(got, cases[i].want, "case %zu", i);
+		else
+			cr_expect_null(got, "case %zu: %s", i, got);
+		free(got);
+	}
+}

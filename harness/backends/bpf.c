@@ -225,31 +225,14 @@ char **bpf_argv(const struct bpf_cfg *c, const char *path)
 
 char *bpf_log_error(const char *path)
 {
-	char *text = read_file(path, NULL), *line, *save = NULL, *found = NULL, *last = NULL;
-	size_t n;
+	char *text = read_file(path, NULL), *said;
 
 	if (!text)
 		return NULL;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *e = strstr(line, "ERROR: ");
-		/* bpftrace's own RLIMIT_MEMLOCK complaint is not why it stopped */
-		if (e && !strstr(e, "RLIMIT_MEMLOCK"))
-			found = e + 7;
-		else if (!e && line[strspn(line, " \t~^")])
-			last = line;
-	}
-	found = found ? found : last;
-	if (found) {	/* one sentence of the caller's: its own full stop goes */
-		found = xstrdup(found + strspn(found, " \t"));
-		for (n = strlen(found); n && strchr(" \t\r.", found[n - 1]); n--)
-			found[n - 1] = '\0';
-		if (!*found) {
-			free(found);
-			found = NULL;
-		}
-	}
+	/* bpftrace's own RLIMIT_MEMLOCK complaint is not why it stopped */
+	said = said_line(text, "ERROR: ", "RLIMIT_MEMLOCK");
 	free(text);
-	return found;
+	return said;
 }
 
 unsigned long long bpf_log_lost(const char *path)

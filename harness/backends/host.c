@@ -789,7 +789,8 @@ static int host_leave(struct backend_ctx *ctx)
 static int lttng_enter(struct backend_ctx *ctx, struct host_state *st)
 {
 	char *log = log_path(ctx, "lttng", "log");
-	int r = lttng_host_start(ctx->variant, ctx->envp, log, ctx->exp->timeout_s, &st->lttng);
+	int r = lttng_host_start(ctx->variant, ctx->envp, log, ctx->exp->timeout_s, NULL, 0,
+				 &st->lttng);
 	free(log);
 	if (r == 0) {
 		struct argv_list a = { .v = (char *[]){ "lttng-sessiond", NULL }, .n = 1 };

@@ -43,7 +43,29 @@ struct lttng_host {
 	int wait_existed[2];	/* /dev/shm wait files, before */
 	char *wait_path[2];
 	unsigned long long discarded, lost;	/* as last read */
+	char *why;		/* a failure is said here, the first one, in one
+				   line (a trial's reason), not printed; NULL:
+				   printed */
+	size_t why_len;
 };
+
+/* A failure of h's: printed, or h->why's first line (lttng_host_start()).
+ * -1. */
+static int PRINTF(2, 3) host_fail(struct lttng_host *h, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	if (!h->why)
+		error("%s", sb.buf);
+	else if (!h->why[0])
+		snprintf(h->why, h->why_len, "%s", sb.buf);
+	strbuf_release(&sb);
+	return -1;
+}
 
 /* ---- the lttng client in the daemon's /run ---- */
 
@@ -142,7 +164,10 @@ static int lttng(struct lttng_host *h, char **out, ...)
 	free(run);
 	if (r != 0) {
 		char *cmd = proc_argv_string(argv);
-		error("lttng: '%s' failed: %s", cmd, *said ? said : "no message");
+		char *line = h->why ? said_line(said, "Error: ", NULL) : NULL;
+		host_fail(h, "lttng: '%s' failed: %s", cmd,
+			  h->why ? (line ? line : "no message") : *said ? said : "no message");
+		free(line);
 		free(cmd);
 		free(said);
 		return -1;
@@ -320,16 +345,17 @@ int lttng_host_check(const struct variant *v, int dry, char *why, size_t len)
 		     "daemon was not started (nothing was changed)", v->name);
 		return 0;
 	}
-	/* a trial: what LTTng itself refuses (a channel's sizes, an event) */
+	/* a trial: what LTTng itself refuses (a channel's sizes, an event),
+	 * said once: in this check's reason */
 	env = env_build(v);
 	/* its log in its own folder, which exists only under the lock */
-	r = lttng_host_start(v, env, NULL, 60, &h);
-	if (r == 0)
-		r = lttng_host_stop(h);
+	r = lttng_host_start(v, env, NULL, 60, msg, sizeof(msg), &h);
+	if (r == 0 && lttng_host_stop(h) < 0 && !msg[0])
+		snprintf(msg, sizeof(msg), "its session did not stop cleanly");
 	argv_free(env);
-	if (r < 0)
-		return why_error(why, len, "variant '%s': lttng: its trial session failed (see "
-				 "above)", v->name);
+	if (r < 0 || msg[0])
+		return why_error(why, len, "variant '%s': lttng: its trial session failed: %s",
+				 v->name, msg[0] ? msg : "no message");
 	return 0;
 }
 
@@ -422,23 +448,30 @@ static int enable_kernel(struct lttng_host *h, const struct lttng_spec *l)
 }
 
 int lttng_host_start(const struct variant *v, char *const *envp, const char *log,
-		     double timeout_s, struct lttng_host **out)
+		     double timeout_s, char *why, size_t why_len, struct lttng_host **out)
 {
 	const struct lttng_spec *l = v->lttng;
 	struct lttng_host *h = xcalloc(1, sizeof(*h));
-	char tmpl[64], why[512], *p, **argv, *own_log;
+	char tmpl[64], how[512], *p, **argv, *own_log;
 	const char *sub[] = { "run", "home", "home/.lttng", "load" };
 	regex_t re;
 	int r;
 
 	*out = NULL;
 	h->lock_fd = -1;
-	if ((h->lock_fd = perturb_cache_lock(LOCK_PATH, "running an LTTng session")) < 0)
+	if (why && why_len) {
+		h->why = why;
+		h->why_len = why_len;
+		why[0] = '\0';
+	}
+	if ((h->lock_fd = perturb_cache_lock(LOCK_PATH, "running an LTTng session")) < 0) {
+		host_fail(h, "lttng: the machine-wide LTTng lock was not had (said above)");
 		goto fail;
+	}
 	remove_stale();
 	snprintf(tmpl, sizeof(tmpl), "/tmp/perturb-lttng-%d-XXXXXX", (int)getpid());
 	if (!mkdtemp(tmpl)) {
-		error("lttng: cannot make a folder in /tmp: %s", strerror(errno));
+		host_fail(h, "lttng: cannot make a folder in /tmp: %s", strerror(errno));
 		goto fail;
 	}
 	h->dir = xstrdup(tmpl);
@@ -447,7 +480,8 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 		r = mkdir(p, 0700);
 		free(p);
 		if (r < 0) {
-			error("lttng: cannot make a folder in %s: %s", h->dir, strerror(errno));
+			host_fail(h, "lttng: cannot make a folder in %s: %s", h->dir,
+				  strerror(errno));
 			goto fail;
 		}
 	}
@@ -465,15 +499,22 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 	own_log = log ? NULL : xasprintf("%s/sessiond.log", h->dir);
 	/* with a log of its own, its end is said here, once (not by daemon_start too) */
 	r = daemon_start_reason(argv, h->tool_env, NULL, log ? log : own_log, PROC_LOG_MAX, 0, &re,
-				NULL, timeout_s, log ? NULL : why, sizeof(why), &h->d);
+				NULL, timeout_s, log ? NULL : how, sizeof(how), &h->d);
 	argv_free(argv);
 	regfree(&re);
 	if (r < 0) {
 		if (log) {
-			error("lttng: the session daemon did not start (its log: %s)", log);
-		} else {	/* removed with the session's folder: its end now */
+			host_fail(h, "lttng: the session daemon did not start (its log: %s)", log);
+		} else if (h->why) {	/* removed with the session's folder: its end now */
+			char *text = read_file(own_log, NULL);
+			char *line = said_line(text, "Error: ", NULL);
+			host_fail(h, "lttng: the session daemon did not start: it %s%s%s", how,
+				  line ? "; its log ends: " : "", line ? line : "");
+			free(line);
+			free(text);
+		} else {
 			error("lttng: the session daemon did not start: it %s; the end of its log:",
-			      why);
+			      how);
 			print_file_tail(own_log, 10);
 		}
 		free(own_log);
@@ -506,7 +547,7 @@ int lttng_host_start(const struct variant *v, char *const *envp, const char *log
 	for (size_t i = 0; i < l->n_preload; i++) {
 		char *lib = lttng_wrapper_path(l->preload[i]);
 		if (!lib) {
-			error("lttng: no liblttng-ust-%s-wrapper.so.1", l->preload[i]);
+			host_fail(h, "lttng: no liblttng-ust-%s-wrapper.so.1", l->preload[i]);
 			goto fail;
 		}
 		env_put(&h->env, "LD_PRELOAD", lib, ":");
@@ -616,10 +657,8 @@ int lttng_host_stop(struct lttng_host *h)
 		ret = -1;
 	if (h->d && daemon_stop(h->d) < 0)
 		ret = -1;
-	if (h->dir && remove_tree(h->dir) < 0) {
-		error("lttng: cannot remove '%s': %s", h->dir, strerror(errno));
-		ret = -1;
-	}
+	if (h->dir && remove_tree(h->dir) < 0)
+		ret = host_fail(h, "lttng: cannot remove '%s': %s", h->dir, strerror(errno));
 	for (int i = 0; i < 2; i++)
 		if (h->wait_path[i] && !h->wait_existed[i] && unlink(h->wait_path[i]) < 0 &&
 		    errno != ENOENT)

@@ -75,10 +75,12 @@ struct lttng_host;
  * its channels and events and start it.  envp is the variant's
  * environment: lttng_host_env() is it with LTTNG_HOME,
  * LTTNG_UST_REGISTER_TIMEOUT and the preloads added.  -1 printed, nothing
- * left running or on disk.
+ * left running or on disk; with why (a trial's), -1 and the first failure
+ * in why as one line (lttng's own "Error: " line, the daemon's log's
+ * end), nothing printed (but the machine-wide lock's wait).
  */
 int lttng_host_start(const struct variant *v, char *const *envp, const char *log,
-		     double timeout_s, struct lttng_host **out);
+		     double timeout_s, char *why, size_t why_len, struct lttng_host **out);
 /* The daemon's pid (for the journal: its process group holds the daemon). */
 pid_t lttng_host_pid(const struct lttng_host *h);
 char *const *lttng_host_env(const struct lttng_host *h);

@@ -956,6 +956,32 @@ char *last_lines(const char *s, int n)
 	return xstrndup(p, (size_t)(s + len - p));
 }
 
+char *said_line(const char *text, const char *marker, const char *unless)
+{
+	char *copy = xstrdup(text ? text : ""), *line, *save = NULL, *found = NULL, *last = NULL;
+	size_t n;
+
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *e = strstr(line, marker);
+		if (e && (!unless || !strstr(e, unless)))
+			found = e + strlen(marker);
+		else if (!e && line[strspn(line, " \t~^")])
+			last = line;
+	}
+	found = found ? found : last;
+	if (found) {
+		found = xstrdup(found + strspn(found, " \t"));
+		for (n = strlen(found); n && strchr(" \t\r.", found[n - 1]); n--)
+			found[n - 1] = '\0';
+		if (!*found) {
+			free(found);
+			found = NULL;
+		}
+	}
+	free(copy);
+	return found;
+}
+
 void print_file_tail(const char *path, int n)
 {
 	char *data = read_file(path, NULL), *tail;

@@ -248,6 +248,15 @@ int file_exists(const char *path);
 /* The last n lines of s, its trailing newlines left out: malloc'd ("" for
  * an empty s). */
 char *last_lines(const char *s, int n);
+/*
+ * What a tool's output says went wrong, as one line for a sentence of the
+ * caller's: the rest of its last line holding marker ("ERROR: ", "Error: "),
+ * a line whose rest holds unless (may be NULL) not counting, else its last
+ * line with a character other than space, tab, '~' and '^' (a compiler's
+ * underlining); leading blanks and a final full stop dropped.  malloc'd;
+ * NULL when it says nothing.
+ */
+char *said_line(const char *text, const char *marker, const char *unless);
 /* The last n lines of the file at path on stderr (a log's end, after an
  * error message); nothing when it cannot be read or is empty. */
 void print_file_tail(const char *path, int n);
