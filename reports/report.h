@@ -522,9 +522,10 @@ struct report_opts {
 	int wanted_families;
 	/* 1: no A/A noise estimate (struct report_noise: not ok, reason
 	 * REPORT_NOISE_SKIPPED).  Only section 1 of the document and the
-	 * JSON show it; its bootstrap was most of a small study's closing
-	 * screen (60 of 90 ms at 500 runs), so the views that show neither
-	 * (the closing screen, gate, history, bisect) skip it */
+	 * JSON show it; its bootstrap was nearly all of the closing screen of
+	 * a one-variant study (126 ms at 500 runs; 6 ms without), so the
+	 * views that show neither (the closing screen, gate, history,
+	 * bisect, perturb run's --target-ci) skip it */
 	int skip_noise;
 	/* 1: the answer and the warnings only (the closing screen): a group
 	 * whose metric is neither its workload's answer (primary:) nor one the
