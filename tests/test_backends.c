@@ -20,6 +20,8 @@
 #include "reports/warnings.h"
 #include "cli/commands.h"
 #include "engine/config.h"
+#include "engine/study.h"
+#include "lib/machine.h"
 #include "lib/util.h"
 
 /* The row (backend_nice.c). */
@@ -259,6 +261,74 @@ Test(backends, the_cost_of_entering_a_block_and_of_a_run_is_stored)
 				 " AND e.leave_s >= 0"), 3, "the host's blocks, timed alike");
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE cost_s >= wall_s"),
 		     18, "every run's cost, at least its wall time");
+	free(path);
+}
+
+/*
+ * A backend whose build (a kernel's, as qemu's) keeps a CPU busy until the
+ * load average has changed and STUDY_BUILD_LOAD_S have passed: the run
+ * stores the load average from before the build, not the one the build
+ * left (the report warns of a load "when the run started" as other work).
+ */
+static char *built_load[2];	/* the load averages at the build's start and end */
+
+static int build_parse(struct yn_ctx *y, const struct ynode *block, void *cfg)
+{
+	return yn_want_map(y, block, "builder") || yn_check_keys(y, block, "builder", NULL);
+}
+
+static int build_busy(const struct variant *v)
+{
+	double t0 = now_mono();
+	volatile unsigned long spin = 0;
+
+	(void)v;
+	built_load[0] = machine_loadavg();
+	for (;;) {
+		char *now = machine_loadavg();
+		int changed = strcmp(now, built_load[0]) != 0;
+		free(now);
+		/* /proc/loadavg changes every 5 s; 30 s: the test fails below */
+		if ((changed && now_mono() - t0 >= STUDY_BUILD_LOAD_S) || now_mono() - t0 > 30)
+			break;
+		for (int i = 0; i < 1000000; i++)
+			spin++;
+	}
+	built_load[1] = machine_loadavg();
+	return 0;
+}
+
+static int build_run(struct backend_ctx *ctx, const struct run_request *req,
+		     struct run_result *res)
+{
+	(void)ctx;
+	return runner_run(req, res);
+}
+
+static const struct backend backend_builder = {
+	.name = "builder", .key = "builder", .cfg_size = 1, .parse = build_parse,
+	.build = build_busy, .run = build_run,
+};
+
+Test(backends, the_load_a_build_leaves_is_not_the_runs)
+{
+	char *path = xasprintf("%s/e.yaml", dir), *stored;
+	char *argv[] = { "run", path, "--db", db, "-q", NULL };
+
+	cr_assert_eq(backend_register(&backend_builder), 0);
+	tl_write(dir, "e.yaml",
+		 "name: b\nrepetitions: 1\nwarmup: 0\n"
+		 "variants:\n  - {name: base}\n  - {name: k, builder: {}}\n"
+		 "workloads:\n  - {name: w, cmd: [\"true\"]}\n");
+	cr_assert_eq(cmd_run(5, argv), EXIT_OK);
+	cr_assert(built_load[0] && built_load[1]);
+	cr_assert_str_neq(built_load[1], built_load[0], "the load average did not change");
+	stored = cli_sql_text(db, "SELECT loadavg FROM runs");
+	cr_expect_str_eq(stored, built_load[0], "stored %s; before the build %s, after it %s",
+			 stored, built_load[0], built_load[1]);
+	free(stored);
+	free(built_load[0]);
+	free(built_load[1]);
 	free(path);
 }
 

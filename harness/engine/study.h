@@ -32,6 +32,11 @@
 #define STUDY_SELF_CHECK_NOCOUNTERS "~nocounters"
 /* target_ci without max_time: ten minutes in all. */
 #define STUDY_DEFAULT_MAX_TIME 600.0
+/* Variants' builds (kernels) that took at least this many seconds leave a
+ * load average of perturb's own: the run stores the one from before them
+ * (runs.loadavg).  2 s of one busy CPU raise the 1-minute average by at
+ * most 0.07. */
+#define STUDY_BUILD_LOAD_S 2.0
 
 enum study_result {
 	STUDY_DONE,	/* every run stored (some may have failed: said) */

@@ -37,6 +37,18 @@ static char *cpu_model(void)
 	return ret;
 }
 
+char *machine_loadavg(void)
+{
+	char *load = read_line_file("/proc/loadavg"), *p = load;
+
+	/* keep the three load averages */
+	for (int i = 0; i < 3 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		*p = '\0';
+	return load;
+}
+
 void machine_probe(struct machine_info *m)
 {
 	struct utsname u;
@@ -62,16 +74,7 @@ void machine_probe(struct machine_info *m)
 		free(smt);
 	}
 	m->aslr = read_line_file("/proc/sys/kernel/randomize_va_space");
-	char *load = read_line_file("/proc/loadavg");
-	if (load) {
-		/* keep the three load averages */
-		char *p = load;
-		for (int i = 0; i < 3 && p; i++)
-			p = strchr(p + 1, ' ');
-		if (p)
-			*p = '\0';
-		m->loadavg = load;
-	}
+	m->loadavg = machine_loadavg();
 	m->hostname = or_unavailable(m->hostname);
 	m->kernel_release = or_unavailable(m->kernel_release);
 	m->kernel_version = or_unavailable(m->kernel_version);

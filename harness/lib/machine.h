@@ -21,7 +21,8 @@ struct machine_info {
 	char *governor;		/* cpu0 scaling_governor */
 	char *smt;		/* /sys/devices/system/cpu/smt/active: "on"/"off" */
 	char *aslr;		/* /proc/sys/kernel/randomize_va_space */
-	char *loadavg;		/* first three fields of /proc/loadavg */
+	char *loadavg;		/* first three fields of /proc/loadavg
+				   (machine_loadavg()) */
 	char *perturb_version;
 	/* how each run is kept in its cgroup (core/proc.h: proc_containment);
 	 * set by the study, NULL elsewhere (then not in machine_json) */
@@ -35,6 +36,9 @@ struct machine_info {
 };
 
 void machine_probe(struct machine_info *m);
+/* The three load averages of /proc/loadavg ("0.52 0.61 0.70"): malloc'd,
+ * NULL when it cannot be read. */
+char *machine_loadavg(void);
 /*
  * The CPUs a kernel command line could isolate (isolcpus=, nohz_full=) on
  * a machine whose online CPUs are the list online ("0-3,8-11", the kernel's
