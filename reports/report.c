@@ -393,16 +393,18 @@ static const char *primary_name(const struct report_model *m, const struct build
 
 /* report_opts.answer_only: the groups neither an answer nor read by the
  * warnings are kept for their Holm family only (hidden); none of a
- * workload whose answer's group is missing (set_primary() then takes its
- * first group, which must be the same). */
+ * workload whose answer's group is missing or filtered out (--metric:
+ * set_primary() then takes its first shown group, which must be the
+ * same). */
 static void answer_only(struct report_model *m, const struct build_ctx *b, char **names,
 			size_t n)
 {
 	for (size_t gi = 0; gi < m->n_groups; gi++) {
 		struct report_group *g = &m->groups[gi];
 		const char *want = primary_name(m, b, names, n, g->workload);
+		const struct report_group *answer = report_find_group(m, g->workload, want);
 
-		if (report_find_group(m, g->workload, want) && strcmp(g->metric, want) &&
+		if (answer && !answer->hidden && strcmp(g->metric, want) &&
 		    !report_metric_matters(g->metric))
 			g->hidden = 1;
 	}

@@ -300,12 +300,15 @@ Test(doc, colours_do_not_shrink_the_closing_screen)
  * the screen is the same to the byte as the one from a whole model.  The
  * golden studies, and a study of this machine with its cgroup metrics,
  * one workload's answer a metric the warnings do not read (user) and one
- * a metric of the workload's own.  The formats that show more build it.
+ * a metric of the workload's own, whole and filtered by --metric (a
+ * metric the screen would not show is its answer then).  The formats that
+ * show more build it.
  */
-static void screen_of(struct store *st, int lean, char **out, size_t *skipped,
+static void screen_of(struct store *st, int lean, char *metric, char **out, size_t *skipped,
 		      size_t *groups)
 {
-	struct report_opts o = { .skip_noise = lean, .answer_only = lean, .wanted_families = lean };
+	struct report_opts o = { .skip_noise = lean, .answer_only = lean, .wanted_families = lean,
+				 .metrics = metric ? &metric : NULL, .n_metrics = !!metric };
 	struct report_model m;
 	size_t len = 0;
 	FILE *f = open_memstream(out, &len);
@@ -326,6 +329,7 @@ Test(doc, the_closing_screen_is_the_same_from_the_lean_model)
 {
 	static const char *const studies[] = { "blocks", "calib", "multi", "tracer", "matrix",
 					       NULL };
+	static char *filters[] = { "user", "cgroup_cpu_s", "score", "wall" };
 	struct cli_result r;
 
 	cr_expect(render_summary.skip_noise && render_summary.answer_only);
@@ -354,7 +358,18 @@ Test(doc, the_closing_screen_is_the_same_from_the_lean_model)
 
 		cr_assert_eq(store_open(path, STORE_READ, &st), 0);
 		for (int lean = 0; lean < 2; lean++)
-			screen_of(st, lean, &out[lean], &skipped[lean], &groups[lean]);
+			screen_of(st, lean, NULL, &out[lean], &skipped[lean], &groups[lean]);
+		/* --metric: a metric the screen would not show is its answer then */
+		for (size_t f = 0; !studies[k] && f < ARRAY_SIZE(filters); f++) {
+			char *one[2] = { NULL, NULL };
+			size_t sk[2] = { 0, 0 }, gr[2];
+			for (int lean = 0; lean < 2; lean++)
+				screen_of(st, lean, filters[f], &one[lean], &sk[lean], &gr[lean]);
+			cr_expect_str_eq(one[1], one[0], "--metric %s", filters[f]);
+			cr_expect(strstr(one[0], filters[f]), "--metric %s: %s", filters[f], one[0]);
+			free(one[0]);
+			free(one[1]);
+		}
 		store_close(st);
 		cr_expect_eq(skipped[0], 0, "%s", path);
 		cr_expect_gt(skipped[1], 0, "%s: no noise estimate skipped", path);
