@@ -134,6 +134,17 @@ static double resample(const struct side *s, enum stat_kind kind, double p,
 	return stats_quantile_counts(s->sorted, cnt, n, n, p);
 }
 
+unsigned stats_boot_replicates(unsigned B, double conf)
+{
+	double tail = (1 - (conf > 0 && conf < 1 ? conf : 0.95)) / 2, need;
+
+	B = B ? B : DEFAULT_B;
+	need = ceil(STATS_BOOT_TAIL / tail - 1e-9);
+	if (need > STATS_BOOT_MAX_B)
+		need = STATS_BOOT_MAX_B;
+	return need > B ? (unsigned)need : B;
+}
+
 /* theta(Tb, Tv) for the absolute (pct = 0) or relative (pct = 1) dilation */
 static double theta(double tb, double tv, int pct)
 {
@@ -399,7 +410,7 @@ int stats_dilation_sorted(const struct stats_sample *base, const struct stats_sa
 	nv = var->n;
 	if (!stats_sorted_finite(base->sorted, nb) || !stats_sorted_finite(var->sorted, nv))
 		return -EDOM;
-	B = o->B ? o->B : DEFAULT_B;
+	B = stats_boot_replicates(o->B, o->conf);
 	max_n = max_boot_n(o);
 
 	side_init(&b, base, kind, p);
@@ -548,7 +559,7 @@ int stats_dilation_change(const double *const x[4], const size_t n[4], enum stat
 		if (n[k] > max_n)
 			max_n = n[k];
 	}
-	B = o->B ? o->B : DEFAULT_B;
+	B = stats_boot_replicates(o->B, o->conf);
 	ci->level = o->conf;
 	for (int k = 0; k < 4; k++) {
 		struct stats_sample sm = { .x = x[k], .n = n[k] };

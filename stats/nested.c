@@ -518,8 +518,8 @@ static int walk_dilation(const double *bx, const struct walk *wb, size_t cb, con
 			 const struct walk *wv, size_t cv, enum stat_kind kind, double p,
 			 const struct boot_opts *o, const char *method, struct dilation *d)
 {
-	unsigned B = o && o->B ? o->B : 2000;
 	double conf = o && o->conf > 0 ? o->conf : 0.95;
+	unsigned B = stats_boot_replicates(o ? o->B : 0, conf);
 	double *rb = malloc(cb * sizeof(double)), *rv = malloc(cv * sizeof(double));
 	double *abs_rep = malloc(B * sizeof(double)), *pct_rep = malloc(B * sizeof(double));
 	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -744,8 +744,8 @@ int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const dou
 			   const int *vb, size_t nv, enum stat_kind kind, double p,
 			   const struct boot_opts *o, struct dilation *d, size_t *pairs)
 {
-	unsigned B = o && o->B ? o->B : 2000;
 	double conf = o && o->conf > 0 ? o->conf : 0.95;
+	unsigned B = stats_boot_replicates(o ? o->B : 0, conf);
 	double *rb = NULL, *rv = NULL, *abs_rep = NULL, *pct_rep = NULL, tb, tv;
 	size_t mb = 0, mv = 0;
 	struct pairing P;

@@ -592,16 +592,19 @@ Test(history, bisect_below_the_noise_ends_undecided_never_wrong, .timeout = 600)
 	struct cli_result r;
 
 	/* 0.02 ms (0.1 %) in runs of 20 to 30 ms (each run's pid picks its
-	 * length): far below what 12 runs resolve, against 0.05 %.  An
+	 * length): far below what 30 runs resolve, against 0.05 %.  An
 	 * interval misses its truth at the rate its level allows, so a commit
-	 * is decided wrongly now and then at 95 %; at 99.9 % (intervals out to
-	 * near the extreme pairs of 12) that takes nearly all 12 pairs on one
-	 * side of the threshold. */
-	make_bisect_repo(30, 17, "0.02", 10, 12);
+	 * is decided wrongly now and then at 95 %; this test judges about 8
+	 * commits and must not fail by chance: at 99.99 %, from 30 pairs
+	 * (the paired bootstrap of 12 pairs missed 0.23 % of A/A samples at
+	 * 99.9 %, 2.3 times its level; of 30, 0.06 %) and 200000 replicates
+	 * (stats_boot_replicates; with 2000, a 99.99 % interval missed 0.06 %).
+	 * With 12 runs a commit at 99.9 % it failed about once in 70 runs. */
+	make_bisect_repo(30, 17, "0.02", 10, 30);
 	free(sh("cd repo && " GIT "tag -a -m x lo c14 && " GIT "tag -a -m x hi c20"));
 	cli_run(dir, &r, "bisect", "b.yaml", "--repo", "repo", "--good", "lo", "--bad", "hi",
 		"--build", BUILD, "--db", db, "--variant", "traced", "--metric", "cgroup_cpu_s",
-		"--max-dilation", "0.05%", "--confidence", "0.999",
+		"--max-dilation", "0.05%", "--confidence", "0.9999",
 		"--max-rounds", "0", NULL);
 	cr_assert_eq(r.status, 1, "exit %d\n%s%s", r.status, r.out, r.err);
 	cr_assert(strstr(r.out, "undecided: "), "%s", r.out);

@@ -1072,6 +1072,51 @@ Test(stats, walk_resamples_counted_are_the_written_ones)
 	gsl_rng_free(g);
 }
 
+/*
+ * A percentile interval at a high level is computed from enough
+ * replicates that each end has STATS_BOOT_TAIL beyond it
+ * (stats_boot_replicates): 2000 keep 95 % and 99 %, a Holm level of
+ * 99.5 % takes 4000, 99.9 % 20000, and the interval says so (d.B); with
+ * 2000, a 99.99 % interval of 30 A/A pairs missed 0.06 %, not 0.01 %.
+ */
+Test(stats, boot_replicates_grow_with_the_level)
+{
+	double b[30], v[30];
+	int blk[30];
+	struct dilation d;
+	size_t K;
+
+	cr_expect_eq(stats_boot_replicates(0, 0.95), 2000);
+	cr_expect_eq(stats_boot_replicates(0, 0.99), 2000);
+	cr_expect_eq(stats_boot_replicates(0, 0.995), 4000);
+	cr_expect_eq(stats_boot_replicates(0, 0.999), 20000);
+	cr_expect_eq(stats_boot_replicates(5000, 0.95), 5000);
+	cr_expect_eq(stats_boot_replicates(50000, 0.999), 50000);
+	cr_expect_eq(stats_boot_replicates(0, 0.9999999), STATS_BOOT_MAX_B);
+	for (int i = 0; i < 30; i++) {
+		blk[i] = i;
+		b[i] = 20 + (i * 7 % 11);
+		v[i] = 20 + (i * 5 % 13);
+	}
+	for (int k = 0; k < 2; k++) {
+		struct boot_opts o = { .conf = k ? 0.999 : 0.95, .seed = 3 };
+		cr_assert_eq(nested_paired_dilation(b, blk, 30, v, blk, 30, STATK_QUANTILE, 0.5, &o,
+						    &d, &K), 0);
+		cr_expect_eq(d.B, k ? 20000u : 2000u);
+		cr_assert_eq(nested_dilation_ci(b, blk, 30, v, blk, 30, STATK_QUANTILE, 0.5, &o, &d),
+			     0);
+		cr_expect_eq(d.B, k ? 20000u : 2000u);
+		struct stats_sample sb = { b, NULL, 30, NULL }, sv = { v, NULL, 30, NULL };
+		double *xb = stats_sorted_copy(b, 30), *xv = stats_sorted_copy(v, 30);
+		sb.sorted = xb;
+		sv.sorted = xv;
+		cr_assert_eq(stats_dilation_sorted(&sb, &sv, STATK_QUANTILE, 0.5, &o, &d), 0);
+		cr_expect_eq(d.B, k ? 20000u : 2000u);
+		free(xb);
+		free(xv);
+	}
+}
+
 /* Wilcoxon signed-rank against SciPy 1.10's wilcoxon(d) (zero_method
  * "wilcox", correction False), computed on this machine: exact (10 pairs),
  * ties and a zero (normal, tie correction), 60 pairs (normal). */
