@@ -27,6 +27,13 @@ const struct renderer *renderer_find(const char *name)
 	return NULL;
 }
 
+void report_opts_for(struct report_opts *o, const struct renderer *r)
+{
+	o->want_rows = o->rows_only = r->tidy;
+	o->skip_noise = r->skip_noise;
+	o->answer_only = o->wanted_families = r->answer_only;
+}
+
 const char *renderer_names(void)
 {
 	static char buf[256];

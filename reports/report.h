@@ -759,6 +759,9 @@ struct renderer {
 	int (*render)(const struct report_model *m, FILE *out);
 };
 const struct renderer *renderer_find(const char *name);
+/* What o builds for r's eyes only: its rows (tidy), no noise estimate,
+ * the answer and the warnings only (and their Holm families). */
+void report_opts_for(struct report_opts *o, const struct renderer *r);
 /* "text, csv" - for messages. */
 const char *renderer_names(void);
 

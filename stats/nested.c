@@ -364,6 +364,18 @@ fail:
 	return -ENOMEM;
 }
 
+/* A new resample: no run counted. */
+static void ranked_clear(struct ranked *r)
+{
+	memset(r->cnt, 0, r->n * sizeof(*r->cnt));
+}
+
+/* The p-quantile of r's resample of m runs. */
+static double ranked_quantile(const struct ranked *r, size_t m, double p)
+{
+	return stats_quantile_counts(r->sorted, r->cnt, r->n, m, p);
+}
+
 /* Count block j's runs into r's resample; their number. */
 static size_t ranked_add(struct ranked *r, size_t j)
 {
@@ -539,12 +551,12 @@ static int walk_dilation(const double *bx, const struct walk *wb, size_t cb, con
 		double tb, tv;
 
 		if (counted) {
-			memset(qb.cnt, 0, qb.n * sizeof(*qb.cnt));
-			memset(qv.cnt, 0, qv.n * sizeof(*qv.cnt));
+			ranked_clear(&qb);
+			ranked_clear(&qv);
 			mb = walk_draw(bx, wb, 0, 0, wb->k, rng, NULL, NULL, &qb, 0, 0);
 			mv = walk_draw(vx, wv, 0, 0, wv->k, rng, NULL, NULL, &qv, 0, 0);
-			tb = stats_quantile_counts(qb.sorted, qb.cnt, qb.n, mb, p);
-			tv = stats_quantile_counts(qv.sorted, qv.cnt, qv.n, mv, p);
+			tb = ranked_quantile(&qb, mb, p);
+			tv = ranked_quantile(&qv, mv, p);
 		} else {
 			mb = walk_resample(bx, wb, rng, rb, NULL);
 			mv = walk_resample(vx, wv, rng, rv, NULL);
@@ -751,7 +763,7 @@ int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const dou
 	struct pairing P;
 	struct ranked qb = { 0 }, qv = { 0 };
 	gsl_rng *rng = NULL;
-	int rc = -ENOMEM, zero_base = 0;
+	int rc = -ENOMEM, zero_base = 0, counted = kind == STATK_QUANTILE;
 
 	*pairs = 0;
 	if (!bx || !vx || !bb || !vb || !d || !nb || !nv || !(conf > 0 && conf < 1) ||
@@ -792,7 +804,7 @@ int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const dou
 	d->abs = tv - tb;
 	d->pct = tb != 0 ? 100 * (tv - tb) / tb : NAN;
 	/* a quantile's resamples are counted, not gathered (struct ranked) */
-	if (kind == STATK_QUANTILE &&
+	if (counted &&
 	    (ranked_make(bx, P.b.idx, P.bs, P.be, P.K, &qb) ||
 	     ranked_make(vx, P.v.idx, P.vs, P.ve, P.K, &qv))) {
 		rc = -ENOMEM;
@@ -801,13 +813,13 @@ int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const dou
 	gsl_rng_set(rng, (unsigned long)(o ? o->seed : 0));
 	for (unsigned r = 0; r < B; r++) {
 		mb = mv = 0;
-		if (kind == STATK_QUANTILE) {
-			memset(qb.cnt, 0, qb.n * sizeof(*qb.cnt));
-			memset(qv.cnt, 0, qv.n * sizeof(*qv.cnt));
+		if (counted) {
+			ranked_clear(&qb);
+			ranked_clear(&qv);
 		}
 		for (size_t k = 0; k < P.K; k++) {
 			size_t j = gsl_rng_uniform_int(rng, P.K);
-			if (kind == STATK_QUANTILE) {
+			if (counted) {
 				mb += ranked_add(&qb, j);
 				mv += ranked_add(&qv, j);
 			} else {
@@ -815,9 +827,9 @@ int nested_paired_dilation(const double *bx, const int *bb, size_t nb, const dou
 				mv = gather(vx, P.v.idx, P.vs[j], P.ve[j], rv, mv);
 			}
 		}
-		if (kind == STATK_QUANTILE) {
-			tb = stats_quantile_counts(qb.sorted, qb.cnt, qb.n, mb, p);
-			tv = stats_quantile_counts(qv.sorted, qv.cnt, qv.n, mv, p);
+		if (counted) {
+			tb = ranked_quantile(&qb, mb, p);
+			tv = ranked_quantile(&qv, mv, p);
 		} else {
 			tb = statistic(rb, mb, kind, p);
 			tv = statistic(rv, mv, kind, p);

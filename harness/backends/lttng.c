@@ -164,9 +164,10 @@ static int lttng(struct lttng_host *h, char **out, ...)
 	free(run);
 	if (r != 0) {
 		char *cmd = proc_argv_string(argv);
+		/* one line for a reason, all of it on the terminal */
 		char *line = h->why ? said_line(said, "Error: ", NULL) : NULL;
-		host_fail(h, "lttng: '%s' failed: %s", cmd,
-			  h->why ? (line ? line : "no message") : *said ? said : "no message");
+		const char *text = h->why ? line : said;
+		host_fail(h, "lttng: '%s' failed: %s", cmd, text && *text ? text : "no message");
 		free(line);
 		free(cmd);
 		free(said);

@@ -159,9 +159,7 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
-	o.want_rows = o.rows_only = r->tidy;
-	o.skip_noise = r->skip_noise;
-	o.answer_only = o.wanted_families = r->answer_only;
+	report_opts_for(&o, r);
 	o.color = want_color(format, output);
 	o.db = strcmp(db, "results/perturb.db") ? db : NULL;	/* for the commands it suggests */
 	if (access(db, F_OK) < 0) {

@@ -479,10 +479,7 @@ static void machine_before(const struct machine_load *l, int used)
  */
 static void run_summary(const struct run_opts *o, const struct machine_load *start, int used)
 {
-	struct report_opts ro = { .db = strcmp(o->db, DEFAULT_DB) ? o->db : NULL,
-				  .skip_noise = render_summary.skip_noise,
-				  .answer_only = render_summary.answer_only,
-				  .wanted_families = render_summary.answer_only };
+	struct report_opts ro = { .db = strcmp(o->db, DEFAULT_DB) ? o->db : NULL };
 	struct machine_load end;
 	struct report_model m;
 	struct store *st = NULL;
@@ -490,6 +487,7 @@ static void run_summary(const struct run_opts *o, const struct machine_load *sta
 
 	if (perturb_quiet || o->dry_run)
 		return;
+	report_opts_for(&ro, &render_summary);
 	machine_load_sample(&end);
 	if (store_open(o->db, 0, &st) < 0)
 		return;
