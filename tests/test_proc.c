@@ -180,6 +180,43 @@ Test(proc, spawn_new_group_and_output)
 	}
 }
 
+/* A source below fd 3 (perturb's own stdout given as a run's stderr, say)
+ * goes via a copy, so that no target clobbers a later source; the usual
+ * sources, at 3 or above, are taken as they are. */
+Test(proc, spawn_sources_below_3_are_not_clobbered)
+{
+	char *argv[] = { "printer", "out", "-E", "err", NULL };
+	char *pa = tmp_path("a"), *pb = tmp_path("b"), *s;
+	int a = open(pa, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	int b = open(pb, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	int save1 = dup(1), save2 = dup(2), status;
+	struct spawn_opts o = { .argv = argv, .envp = tl_test_env(), .out_fd = 2, .err_fd = 1 };
+	pid_t pid;
+
+	cr_assert(a >= 3 && b >= 3 && save1 >= 3 && save2 >= 3);
+	fflush(NULL);
+	dup2(a, 2);	/* the child's stdout (from our 2) goes to a */
+	dup2(b, 1);	/* its stderr (from our 1) to b */
+	pid = proc_spawn(&o);
+	dup2(save1, 1);
+	dup2(save2, 2);
+	cr_assert(pid > 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && !WEXITSTATUS(status));
+	s = read_file(pa, NULL);
+	cr_assert_str_eq(s, "out\n");
+	free(s);
+	s = read_file(pb, NULL);
+	cr_assert_str_eq(s, "err\n");
+	free(s);
+	close(a);
+	close(b);
+	close(save1);
+	close(save2);
+	free(pa);
+	free(pb);
+}
+
 Test(proc, spawn_inherits_environ_when_envp_null)
 {
 	char *argv[] = { NULL, "PERTURB_TEST_VAR", NULL };

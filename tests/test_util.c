@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "lib/util.h"
 
 static double dur(const char *s)
@@ -34,6 +37,23 @@ static void expect_rejected(int (*parse)(const char *, double *), const char *co
 		cr_expect_eq(parse(bad[i], &v), -1, "\"%s\" accepted", bad[i]);
 	cr_expect_eq(parse(NULL, &v), -1);
 	cr_expect_eq(v, 123, "output written on failure");
+}
+
+/* self_pid() caches the pid, and a fork's child has its own. */
+Test(util, self_pid_is_each_process_own)
+{
+	pid_t parent = self_pid(), pid;
+	int status;
+
+	cr_assert_eq(parent, getpid());
+	cr_assert_eq(self_pid(), parent);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (!pid)
+		_exit(self_pid() == getpid() && self_pid() != parent ? 0 : 1);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && !WEXITSTATUS(status), "a fork's child had its parent's pid");
+	cr_assert_eq(self_pid(), parent);
 }
 
 Test(util, parse_duration_units)

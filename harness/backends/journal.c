@@ -160,7 +160,7 @@ unsigned long long proc_start_time(pid_t pid)
 void journal_init(struct journal *j)
 {
 	memset(j, 0, sizeof(*j));
-	j->owner = getpid();
+	j->owner = self_pid();
 	j->owner_start = proc_start_time(j->owner);
 	read_boot_id(j->boot_id, sizeof(j->boot_id));
 	j->path = xasprintf("%s/journal-%d", journal_dir(), (int)j->owner);
@@ -604,7 +604,7 @@ static int owner_alive(const struct journal *j, const char *boot_id)
 {
 	if (strcmp(j->boot_id, boot_id))
 		return 0;
-	if (j->owner == getpid())
+	if (j->owner == self_pid())
 		return 1;
 	return proc_start_time(j->owner) == j->owner_start && j->owner_start;
 }
@@ -700,7 +700,7 @@ static int recover_one(FILE *out, const char *path, const char *boot_id, int rep
 			     path, why, "/sys/kernel/tracing");
 	}
 	if (owner_alive(&j, boot_id)) {
-		if (report_live && j.owner != getpid())
+		if (report_live && j.owner != self_pid())
 			fprintf(out, "perturb: perturb pid %d is running (journal '%s'): it restores "
 				"its own changes when it ends\n", (int)j.owner, path);
 		goto out;

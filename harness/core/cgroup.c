@@ -149,7 +149,7 @@ static char *make_base(char *why, size_t len)
 
 	if (!own)
 		return NULL;
-	b = xasprintf("%s/perturb-%d", own, (int)getpid());
+	b = xasprintf("%s/perturb-%d", own, (int)self_pid());
 	free(own);
 	if (mkdir(b, 0755) < 0) {
 		snprintf(why, len, "cannot create '%s': %s", b, strerror(errno));
@@ -187,7 +187,7 @@ const char *cgroup_base(void)
 	base_tried = 1;
 	if ((base = make_base(why, sizeof(why)))) {
 		static int at_exit;
-		base_owner = getpid();
+		base_owner = self_pid();
 		if (!at_exit++)
 			atexit(cgroup_base_remove);
 	} else {
@@ -408,12 +408,14 @@ static int populated(const struct cgroup *cg)
 	return strstr(buf, "populated 0") ? 0 : 1;
 }
 
-int cgroup_count(const struct cgroup *cg)
+int cgroup_count(struct cgroup *cg)
 {
 	if (!cg)
 		return -1;
-	if (!populated(cg))
+	if (cg->seen_empty || !populated(cg)) {
+		cg->seen_empty = 1;
 		return 0;
+	}
 	return list_procs(cg->path, NULL, 0);
 }
 
@@ -700,7 +702,7 @@ static int remove_tree(const char *dir);
 
 void cgroup_base_remove(void)
 {
-	if (!base || base_owner != getpid())
+	if (!base || base_owner != self_pid())
 		return;
 	pthread_mutex_lock(&pool.mu);
 	for (int i = 0; i < pool.n; i++) {

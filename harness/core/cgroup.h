@@ -90,8 +90,11 @@ const char *cgroup_path(const struct cgroup *cg);
 enum { CGROUP_GONE = -1, CGROUP_OUTSIDE, CGROUP_IN, CGROUP_OURS };
 int cgroup_where(const struct cgroup *cg, pid_t pid);
 
-/* How many processes are in cg now (-1 when it cannot be read). */
-int cgroup_count(const struct cgroup *cg);
+/* How many processes are in cg now, after its run's main process ended
+ * (-1 when it cannot be read).  Found empty, it is known empty from then
+ * on: nothing is left to fork into it, so cgroup_kill() and its reuse
+ * read cgroup.events no more. */
+int cgroup_count(struct cgroup *cg);
 
 /* Wait, at most seconds, until cg is empty (cgroup.events "populated 0"):
  * processes already signalled get the time to end before what is left is

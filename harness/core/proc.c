@@ -104,14 +104,14 @@ static ssize_t main_children(pid_t **out)
 	ssize_t got;
 
 	pthread_mutex_lock(&esc.mu);
-	if (fd >= 0 && fd_of != getpid()) {	/* a fork's copy: not ours */
+	if (fd >= 0 && fd_of != self_pid()) {	/* a fork's copy: not ours */
 		close(fd);
 		fd = -1;
 	}
 	if (fd < 0) {
-		snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)getpid());
+		snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)self_pid());
 		fd = open(p, O_RDONLY | O_CLOEXEC);
-		fd_of = getpid();
+		fd_of = self_pid();
 	}
 	text = xmalloc(cap);
 	while (fd >= 0 && (got = pread(fd, text + len, cap - len - 1, (off_t)len)) > 0) {
@@ -283,7 +283,7 @@ void proc_call_at(double due, void (*fn)(void *), void *arg)
 	call_at.due = due;
 	call_at.fn = due > 0 ? fn : NULL;
 	call_at.arg = arg;
-	call_at.owner = getpid();
+	call_at.owner = self_pid();
 }
 
 /* The wait's end: deadline, or the call due before it (0: none). */
@@ -291,7 +291,7 @@ static double wait_until(double deadline)
 {
 	void (*fn)(void *) = call_at.fn;
 
-	if (fn && call_at.owner != getpid())
+	if (fn && call_at.owner != self_pid())
 		fn = call_at.fn = NULL;	/* a fork's inherited copy */
 	if (fn && now_mono() >= call_at.due) {
 		call_at.fn = NULL;
@@ -346,7 +346,7 @@ static int spare_take(void)
 	int fd = -1;
 
 	pthread_mutex_lock(&spares.mu);
-	for (int i = 0; i < CAPTURE_SPARES && fd < 0 && spares.owner == getpid(); i++) {
+	for (int i = 0; i < CAPTURE_SPARES && fd < 0 && spares.owner == self_pid(); i++) {
 		fd = spares.fd[i];
 		spares.fd[i] = -1;
 	}
@@ -467,10 +467,10 @@ void capture_keep(struct capture *c)
 	if (c->fd >= 0 && ((!c->size && !c->dropped) || !ftruncate(c->fd, 0)) &&
 	    !lseek(c->fd, 0, SEEK_SET)) {
 		pthread_mutex_lock(&spares.mu);
-		if (spares.owner != getpid()) {	/* inherited numbers: not ours */
+		if (spares.owner != self_pid()) {	/* inherited numbers: not ours */
 			for (int i = 0; i < CAPTURE_SPARES; i++)
 				spares.fd[i] = -1;
-			spares.owner = getpid();
+			spares.owner = self_pid();
 		}
 		for (int i = 0; i < CAPTURE_SPARES && c->fd >= 0; i++)
 			if (spares.fd[i] < 0) {
@@ -487,7 +487,7 @@ int proc_kept_fd(int fd)
 	int found = proc_spawn_kept_fd(fd);
 
 	pthread_mutex_lock(&spares.mu);
-	for (int i = 0; i < CAPTURE_SPARES && spares.owner == getpid(); i++)
+	for (int i = 0; i < CAPTURE_SPARES && spares.owner == self_pid(); i++)
 		found |= fd >= 0 && spares.fd[i] == fd;
 	pthread_mutex_unlock(&spares.mu);
 	return found;

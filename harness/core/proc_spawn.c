@@ -204,9 +204,11 @@ CHILD_SIDE static _Noreturn void spawn_child(const struct spawn_opts *o, char **
 	src[0] = devnull;
 	src[1] = o->out_fd >= 0 ? o->out_fd : devnull;
 	src[2] = o->err_fd >= 0 ? o->err_fd : src[1];
-	/* via fds >= 3 so that no target clobbers a later source */
+	/* a source below 3 goes via a copy at 3 or above, so that no target
+	 * clobbers a later source; the usual sources (the kept /dev/null, the
+	 * captures) are there already, and cost no system call */
 	for (int i = 0; i < 3; i++)
-		if ((tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 3)) < 0)
+		if ((tmp[i] = src[i] >= 3 ? src[i] : fcntl(src[i], F_DUPFD_CLOEXEC, 3)) < 0)
 			child_fail(rep, shared, STAGE_FD);
 	for (int i = 0; i < 3; i++)
 		if (dup2(tmp[i], i) < 0)
@@ -619,7 +621,7 @@ static struct {
 
 static int devnull_fd(void)
 {
-	pid_t self = getpid();
+	pid_t self = self_pid();
 	int fd, err = 0;
 
 	pthread_mutex_lock(&null_dev.mu);
@@ -639,7 +641,7 @@ int proc_spawn_kept_fd(int fd)
 	int kept;
 
 	pthread_mutex_lock(&null_dev.mu);
-	kept = fd >= 0 && fd == null_dev.fd && null_dev.owner == getpid();
+	kept = fd >= 0 && fd == null_dev.fd && null_dev.owner == self_pid();
 	pthread_mutex_unlock(&null_dev.mu);
 	return kept;
 }

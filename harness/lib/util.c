@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -549,6 +550,31 @@ char **expand_placeholders_argv(char *const *words, size_t nw, const struct plac
 		v[i] = is_script_word(words, i) ? expand_placeholders_script(words[i], table, n) :
 		       expand_placeholders(words[i], table, n);
 	return v;
+}
+
+static pid_t cached_pid;	/* 0: not known (at start, in a fork's child) */
+
+static void forget_pid(void)
+{
+	__atomic_store_n(&cached_pid, 0, __ATOMIC_RELAXED);
+}
+
+static void watch_forks(void)
+{
+	pthread_atfork(NULL, NULL, forget_pid);
+}
+
+pid_t self_pid(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pid_t pid = __atomic_load_n(&cached_pid, __ATOMIC_RELAXED);
+
+	if (pid)
+		return pid;
+	pthread_once(&once, watch_forks);
+	pid = getpid();
+	__atomic_store_n(&cached_pid, pid, __ATOMIC_RELAXED);
+	return pid;
 }
 
 double now_mono(void)

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define PERTURB_VERSION "0.1.0"
 
@@ -121,6 +122,16 @@ char *expand_placeholders_script(const char *s, const struct placeholder *table,
  */
 char **expand_placeholders_argv(char *const *words, size_t nw, const struct placeholder *table,
 				size_t n);
+
+/*
+ * getpid(), without a system call after the first: the one test of "is
+ * this the process that opened it, or a fork's copy?" that the runner
+ * makes several times a run (a system call costs about 1 us on a
+ * paravirtualised VM; glibc stopped caching the pid in 2.25).  A fork()
+ * (pthread_atfork's child handler) forgets it.  Never from a CLONE_VM
+ * child (proc_spawn.c's CHILD_SIDE code), which shares the parent's copy.
+ */
+pid_t self_pid(void);
 
 /* CLOCK_MONOTONIC in seconds / nanoseconds. */
 double now_mono(void);
