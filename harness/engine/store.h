@@ -185,21 +185,27 @@ int store_append_plan(struct store *s, const struct experiment *exp,
 /* One finished run (plan entry seq) and its metric values, written in the
  * batch of results (below).  exit_code is stored for ok/failed, signal for
  * crashed (else NULL), out_tail (as results.output_tail) for every status
- * but ok.  RUN_INTERRUPTED is refused, and so is a second result for the
- * same seq; a refused or failed result leaves nothing of itself, and the
- * batch stays. */
+ * but ok.  Refused at once: RUN_INTERRUPTED, a reserved metric name, a
+ * name twice, a second result for a seq of the batch.  Refused when the
+ * batch is written (this call when the batch is due, else store_flush()
+ * or the next statement of the store, each then -1): a seq stored
+ * already or not in the plan.  A refused or failed result leaves nothing
+ * of itself, and the batch stays. */
 int store_put_result(struct store *s, int64_t run_id, int seq,
 		     const struct run_result *r);
 /*
  * The batch of results: a commit costs more than the inserts of a run
  * (bench/harness-breakdown.sh, store: 54 us a run of /bin/true committed one
- * by one), so results go into one open transaction, committed by the
+ * by one), so results go into one transaction, committed by the
  * first store_put_result() at least STORE_BATCH_S after the last commit
  * (so a slow run's result is committed at once), by store_flush(), and
  * before anything else is written or the store closed (store_end_run(),
  * store_set_status(), every transaction of its own, store_close()).  A
  * SIGKILL loses at most the results that came within STORE_BATCH_S of
- * the last commit (--resume runs them again).  store_flush_due(): when
+ * the last commit (--resume runs them again).  The batch's rows are
+ * inserted when it is committed or before any other statement of the
+ * store (store_int.h, struct pending), so that this connection's queries
+ * see them too.  store_flush_due(): when
  * an open batch is due to be committed even though no result comes
  * (STORE_BATCH_S after it became due: a long run is on, the study
  * commits from its wait, core/proc.h proc_call_at()), so that a reader

@@ -791,6 +791,7 @@ void store_close(struct store *s)
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(s->cache[i]);
 	sqlite3_close(s->db);
+	free(s->pending);	/* emptied by store_flush() */
 	free(s->path);
 	free(s);
 }

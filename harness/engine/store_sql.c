@@ -8,31 +8,13 @@
 
 #include "lib/util.h"
 
-static int db_error(struct store *s, const char *what)
-{
-	return error("cannot %s results database '%s': %s", what, s->path,
-		     sqlite3_errmsg(s->db));
-}
-
-int db_write_error(struct store *s)
-{
-	return db_error(s, "write");
-}
-
-int db_read_error(struct store *s)
-{
-	return db_error(s, "read");
-}
-
 int db_prepare(struct store *s, const char *sql, sqlite3_stmt **st,
 	       int (*fail)(struct store *))
 {
-	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
-		sqlite3_finalize(*st);
-		*st = NULL;
-		return fail(s);
-	}
-	return 0;
+	*st = NULL;
+	if (db_write_pending(s) < 0)	/* what waits comes first */
+		return -1;
+	return db_compile(s, sql, st, fail);
 }
 
 int db_prepare_run(struct store *s, const char *sql, int64_t run_id,
@@ -46,90 +28,6 @@ int db_prepare_run(struct store *s, const char *sql, int64_t run_id,
 		return db_read_error(s);
 	}
 	return 0;
-}
-
-/* Step a statement that returns no rows, then make it reusable. */
-static int step_done(struct store *s, sqlite3_stmt *st)
-{
-	int ret = 0;
-	if (sqlite3_step(st) != SQLITE_DONE)
-		ret = db_write_error(s);
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return ret;
-}
-
-int db_step_bound(struct store *s, sqlite3_stmt *st, int bind_rc)
-{
-	if (bind_rc)
-		return db_write_error(s);
-	return step_done(s, st);
-}
-
-int db_cached(struct store *s, enum cached_stmt slot, const char *sql,
-	      sqlite3_stmt **st)
-{
-	if (!s->cache[slot] && db_prepare(s, sql, &s->cache[slot], db_write_error) < 0)
-		return -1;
-	sqlite3_reset(s->cache[slot]);
-	sqlite3_clear_bindings(s->cache[slot]);
-	*st = s->cache[slot];
-	return 0;
-}
-
-int db_cached_unchecked(struct store *s, enum cached_stmt slot, const char *sql,
-			sqlite3_stmt **st)
-{
-	/* read when a statement is compiled, and setting it expires every
-	 * compiled one: set once, and left on */
-	if (!s->unchecked &&
-	    sqlite3_exec(s->db, "PRAGMA ignore_check_constraints = ON", NULL, NULL, NULL) ==
-		    SQLITE_OK)
-		s->unchecked = 1;
-	return db_cached(s, slot, sql, st);
-}
-
-static int exec_cached(struct store *s, enum cached_stmt slot, const char *sql)
-{
-	sqlite3_stmt *st;
-	if (db_cached(s, slot, sql, &st) < 0)
-		return -1;
-	return step_done(s, st);
-}
-
-int db_begin(struct store *s)
-{
-	if (s->batch_open && db_commit(s) < 0)
-		return -1;
-	/* IMMEDIATE: take the write lock now (waiting up to busy_timeout)
-	 * rather than fail half-way on a read-to-write upgrade. */
-	return exec_cached(s, ST_BEGIN, "BEGIN IMMEDIATE");
-}
-
-int db_batch(struct store *s)
-{
-	if (s->batch_open)
-		return 0;
-	if (db_begin(s) < 0)
-		return -1;
-	s->batch_open = 1;
-	return 0;
-}
-
-int db_commit(struct store *s)
-{
-	if (exec_cached(s, ST_COMMIT, "COMMIT") < 0)
-		return -1;
-	s->batch_open = 0;
-	s->last_commit = now_mono();
-	return 0;
-}
-
-void db_rollback(struct store *s)
-{
-	s->batch_open = 0;
-	if (!sqlite3_get_autocommit(s->db))
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 char *db_column_dup(sqlite3_stmt *st, int col)
@@ -179,13 +77,6 @@ int db_rows_of_run(struct store *s, const char *sql, int64_t run_id,
 	if (db_prepare_run(s, sql, run_id, &st) < 0)
 		return -1;
 	return db_rows_collect(s, st, k, out, n);
-}
-
-int db_bind_opt_text(sqlite3_stmt *st, int i, const char *t)
-{
-	if (!t || !*t)
-		return sqlite3_bind_null(st, i);
-	return sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
 }
 
 int db_query_id(struct store *s, const char *sql, const char *arg, int64_t *out)
