@@ -193,7 +193,12 @@ const char *ktrace_mount(int *mounted, char *why, size_t len)
 
 int ktrace_umount(const char *path, char *why, size_t len)
 {
-	if (umount2(path, 0) < 0)
+	/* busy: another process has a file of it open (perturb doctor
+	 * reading the tracers, a tool), which it may well have found only
+	 * because perturb mounted it; detached now (MNT_DETACH), gone from
+	 * the mount table at once and freed by the kernel with its last
+	 * reader, so the machine is as it was either way */
+	if (umount2(path, 0) < 0 && (errno != EBUSY || umount2(path, MNT_DETACH) < 0))
 		return why_error(why, len, "cannot unmount tracefs at %s: %s", path, strerror(errno));
 	return 0;
 }

@@ -92,6 +92,9 @@ void ktrace_state_release(struct ktrace_state *st);
 const char *ktrace_mount(int *mounted, char *why, size_t len);
 /* The path of a mounted tracefs, or NULL: never mounts. */
 const char *ktrace_find_mount(void);
+/* Unmount what ktrace_mount() mounted: 0, or -1 with why filled.  A
+ * tracefs that another process is reading is detached (MNT_DETACH): out
+ * of the mount table at once, freed with its last reader. */
 int ktrace_umount(const char *path, char *why, size_t len);
 
 /*

@@ -656,6 +656,35 @@ static struct ktrace_spec cfg_tracing(char **ev, size_t n)
 				    .buffer_size_kb = 2048 };
 }
 
+/* A tracefs that perturb mounted goes even while another process reads
+ * it (perturb doctor, a tool, a test): detached, out of the mount table at
+ * once, the reader's file still readable.  Left mounted, it was the
+ * machine changed (bpf/a_tracepoint_counts_its_runs_..., failed in a full
+ * make test on a machine booted without tracefs mounted). */
+Test(kernel, a_tracefs_being_read_is_unmounted_all_the_same)
+{
+	char why[512], buf[64], *mnt, *f;
+	struct statfs st;
+	int fd;
+
+	need_kernel();
+	mnt = xasprintf("%s/tracefs", dir);
+	cr_assert_eq(mkdir(mnt, 0700), 0, "%s", strerror(errno));
+	cr_assert_eq(mount("nodev", mnt, "tracefs", 0, NULL), 0, "%s", strerror(errno));
+	f = xasprintf("%s/available_events", mnt);
+	fd = open(f, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "%s: %s", f, strerror(errno));
+	cr_assert_eq(ktrace_umount(mnt, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(statfs(mnt, &st), 0);
+	cr_assert_neq(st.f_type, TRACEFS_MAGIC, "tracefs is still mounted at %s", mnt);
+	cr_assert_gt(read(fd, buf, sizeof(buf)), 0, "its reader lost its file");
+	close(fd);
+	rmdir(mnt);
+	free(f);
+	free(mnt);
+	assert_state_as_before("after the unmount");
+}
+
 /*
  * Class: tracefs mounted only at a place the tools perturb starts do not
  * look (a chroot's /sys seen in /proc/mounts).  ktrace_mount() mounts it at

@@ -428,7 +428,8 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 		goto out;
 	}
 	if (mounted) {
-		ktrace_umount(path, msg, sizeof(msg));
+		if (ktrace_umount(path, msg, sizeof(msg)) < 0)
+			warning("variant '%s': %s", v->name, msg);
 		mounted = 0;
 	}
 	/* a dry application: where it traces, and what the kernel refuses, show now */
@@ -452,8 +453,8 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 	}
 	finish_journal();
 out:
-	if (mounted)
-		ktrace_umount(path, msg, sizeof(msg));
+	if (mounted && ktrace_umount(path, msg, sizeof(msg)) < 0)
+		warning("variant '%s': %s", v->name, msg);
 	return ret;
 }
 
@@ -563,8 +564,8 @@ static int bpf_check(const struct variant *v, char *why, size_t len)
 out:
 	free(prog);
 	free(log);
-	if (mounted)
-		ktrace_umount(path, msg, sizeof(msg));
+	if (mounted && ktrace_umount(path, msg, sizeof(msg)) < 0)
+		warning("variant '%s': %s", v->name, msg);
 	return ret;
 }
 

@@ -810,8 +810,8 @@ int perf_tracer_check_variant(const struct variant *v, char *why, size_t len)
 		rmdir(dir);
 	}
 out:
-	if (mounted)
-		ktrace_umount(path, msg, sizeof(msg));
+	if (mounted && ktrace_umount(path, msg, sizeof(msg)) < 0)
+		warning("variant '%s': %s", v->name, msg);
 	return ret;
 }
 
