@@ -182,27 +182,6 @@ static void journal_proc(struct backend_ctx *ctx, pid_t pid, const char *what,
 
 /* ---- kernel: block ---- */
 
-/* Lock the tracing state, and mount tracefs (journaled) when it is not. */
-static int tracefs_journaled(char *why, size_t len)
-{
-	const char *path;
-	int mounted = 0;
-
-	if (journal_lock_kernel(why, len) < 0 || !(path = ktrace_mount(&mounted, why, len)))
-		return -1;
-	if (mounted) {
-		free(jr()->tracefs);
-		jr()->tracefs = xstrdup(path);
-		jr()->mounted = 1;
-		if (journal_write(jr()) < 0) {
-			ktrace_umount(path, why, len);
-			jr()->mounted = 0;
-			return why_error(why, len, "cannot write the journal '%s'", jr()->path);
-		}
-	}
-	return 0;
-}
-
 /*
  * Put the journaled prior state of the top level back, and take it out of
  * the journal: given back, the top level is no longer perturb's to restore
@@ -356,7 +335,7 @@ static int kernel_enter(struct host_kernel *hk, const struct ktrace_spec *k, con
 	struct place *p;
 	struct tracefs_instance *in = NULL;
 
-	if (tracefs_journaled(why, len) < 0 || !(p = place_of(k, why, len)))
+	if (!journal_tracefs(why, len) || !(p = place_of(k, why, len)))
 		return -1;
 	if (p->top) {
 		if (instance_remove(variant) < 0)
@@ -394,7 +373,7 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 	const struct ktrace_spec *k = v->kernel;
 	struct host_kernel hk = { 0 };
 	char msg[1024];
-	int ret = -1, mounted = 0;
+	int ret = -1;
 	const char *path;
 
 	if (geteuid() != 0) {
@@ -414,23 +393,14 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 		     v->name);
 		return 0;
 	}
-	if (journal_lock_kernel(msg, sizeof(msg)) < 0) {
-		snprintf(why, len, "variant '%s': %s", v->name, msg);
-		return -1;
-	}
-	/* what can be found without changing anything */
-	if (!(path = ktrace_mount(&mounted, msg, sizeof(msg)))) {
+	/* tracefs, a mount journaled first: finish_journal() unmounts it */
+	if (!(path = journal_tracefs(msg, sizeof(msg)))) {
 		snprintf(why, len, "variant '%s': %s", v->name, msg);
 		return -1;
 	}
 	if (ktrace_check_names(k, path, "this kernel", msg, sizeof(msg)) < 0) {
 		snprintf(why, len, "variant '%s': %s", v->name, msg);
 		goto out;
-	}
-	if (mounted) {
-		if (ktrace_umount(path, msg, sizeof(msg)) < 0)
-			warning("variant '%s': %s", v->name, msg);
-		mounted = 0;
 	}
 	/* a dry application: where it traces, and what the kernel refuses, show now */
 	if (kernel_enter(&hk, k, v->name, msg, sizeof(msg)) < 0) {
@@ -451,10 +421,8 @@ static int kernel_check(const struct variant *v, char *why, size_t len)
 			 "restored after a trial", v->name);
 		ret = -1;
 	}
-	finish_journal();
 out:
-	if (mounted && ktrace_umount(path, msg, sizeof(msg)) < 0)
-		warning("variant '%s': %s", v->name, msg);
+	finish_journal();
 	return ret;
 }
 
@@ -511,7 +479,7 @@ static int bpf_check(const struct variant *v, char *why, size_t len)
 	char msg[1024], dir[] = "/tmp/perturb-bpf-XXXXXX", *prog = NULL, *log = NULL, **env;
 	const char *path;
 	struct daemon *d = NULL;
-	int mounted = 0, ret = -1, r;
+	int ret = -1, r;
 
 	if (geteuid() != 0)
 		return why_error(why, len, "variant '%s': bpf: needs root (it loads BPF programs "
@@ -528,9 +496,9 @@ static int bpf_check(const struct variant *v, char *why, size_t len)
 			    "it would change the machine)");
 		return 0;
 	}
-	if (journal_lock_kernel(msg, sizeof(msg)) < 0)
-		return why_error(why, len, "variant '%s': %s", v->name, msg);
-	if (!(path = ktrace_mount(&mounted, msg, sizeof(msg))))
+	/* tracefs, a mount journaled first: host_check()'s finish_journal()
+	 * unmounts it */
+	if (!(path = journal_tracefs(msg, sizeof(msg))))
 		return why_error(why, len, "variant '%s': bpf: %s", v->name, msg);
 	if (bpf_check_attach(v->cfg, path, msg, sizeof(msg)) < 0) {
 		why_error(why, len, "variant '%s': %s", v->name, msg);
@@ -564,8 +532,6 @@ static int bpf_check(const struct variant *v, char *why, size_t len)
 out:
 	free(prog);
 	free(log);
-	if (mounted && ktrace_umount(path, msg, sizeof(msg)) < 0)
-		warning("variant '%s': %s", v->name, msg);
 	return ret;
 }
 
@@ -587,7 +553,7 @@ static int bpf_enter(struct backend_ctx *ctx, struct host_state *st)
 	char *prog, *log, why[1024];
 	int r;
 
-	if (tracefs_journaled(why, sizeof(why)) < 0)
+	if (!journal_tracefs(why, sizeof(why)))
 		return error("variant '%s': bpf: %s", v->name, why);
 	if (journal_set_sysctl(jr(), BPF_STATS_SYSCTL, "1") < 0)
 		return -1;
@@ -617,7 +583,7 @@ static int perf_enter(struct backend_ctx *ctx, struct host_state *st)
 	char why[1024], *comp;
 	int r;
 
-	if (tracefs_journaled(why, sizeof(why)) < 0)
+	if (!journal_tracefs(why, sizeof(why)))
 		return error("variant '%s': perf: %s", ctx->variant->name, why);
 	comp = path_component(ctx->variant->name);
 	r = perf_tracer_start(ctx->variant->cfg, ctx->logdir, comp, ctx->envp,
@@ -701,8 +667,14 @@ static int host_check(const struct variant *v, struct pos *at, char *why, size_t
 	if (v->lttng && lttng_host_check(v, backend_dry_run, why, len) < 0)
 		return -1;
 	if (v->cfg) {
+		int r;
+
 		*at = v->cfg_pos;
-		return is_perf(v) ? perf_tracer_check_variant(v, why, len) : bpf_check(v, why, len);
+		r = is_perf(v) ? perf_tracer_check_variant(v, why, len) : bpf_check(v, why, len);
+		/* the trial's journaled tracefs (journal_tracefs()) unmounted */
+		if (!backend_dry_run)
+			finish_journal();
+		return r;
 	}
 	return 0;
 }

@@ -591,6 +591,28 @@ int journal_lock_kernel(char *why, size_t len)
 	return fd < 0 ? -1 : 0;
 }
 
+const char *journal_tracefs(char *why, size_t len)
+{
+	struct journal *j = journal_self();
+	const char *path;
+	int mounted = 0;
+
+	if (journal_lock_kernel(why, len) < 0 || !(path = ktrace_mount(&mounted, why, len)))
+		return NULL;
+	if (mounted) {
+		free(j->tracefs);
+		j->tracefs = xstrdup(path);
+		j->mounted = 1;
+		if (journal_write(j) < 0) {
+			ktrace_umount(path, why, len);
+			j->mounted = 0;
+			why_error(why, len, "cannot write the journal '%s'", j->path);
+			return NULL;
+		}
+	}
+	return path;
+}
+
 /* ---- recovery ---- */
 
 static int is_journal_name(const char *name)

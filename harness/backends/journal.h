@@ -129,6 +129,12 @@ unsigned long long proc_start_time(pid_t pid);
 /* Take the machine-wide kernel tracing lock (once; kept until exit).  -1
  * with why naming the holder when another perturb has it. */
 int journal_lock_kernel(char *why, size_t len);
+/* journal_lock_kernel(), then tracefs found or mounted (ktrace_mount()),
+ * a mount journaled first: a perturb that dies after leaves nothing
+ * that `perturb restore` (or the next perturb) does not unmount.  Its
+ * path, or NULL with why filled.  The backend unmounts it at its end
+ * (host.c finish_journal()). */
+const char *journal_tracefs(char *why, size_t len);
 
 /*
  * Find the journals of perturb processes that are gone, and undo what they

@@ -760,7 +760,7 @@ int perf_tracer_check_variant(const struct variant *v, char *why, size_t len)
 	char msg[1024], dir[] = "/tmp/perturb-perf-XXXXXX", **env;
 	struct perf_tracer *t = NULL;
 	const char *path;
-	int mounted = 0, ret = -1;
+	int ret = -1;
 
 	if (backend_dry_run) {
 		/* nothing changed: no lock, no mount, no trial start */
@@ -775,10 +775,9 @@ int perf_tracer_check_variant(const struct variant *v, char *why, size_t len)
 	}
 	if (perf_tracer_check(c, NULL, msg, sizeof(msg)) < 0)
 		return why_error(why, len, "variant '%s': %s", v->name, msg);
-	if (journal_lock_kernel(msg, sizeof(msg)) < 0)
-		return why_error(why, len, "variant '%s': %s", v->name, msg);
-	/* perf would mount tracefs itself, and leave it */
-	if (!(path = ktrace_mount(&mounted, msg, sizeof(msg))))
+	/* perf would mount tracefs itself, and leave it: mounted here,
+	 * journaled first, and unmounted by the host backend's check */
+	if (!(path = journal_tracefs(msg, sizeof(msg))))
 		return why_error(why, len, "variant '%s': perf: %s", v->name, msg);
 	if (perf_tracer_check(c, path, msg, sizeof(msg)) < 0) {
 		why_error(why, len, "variant '%s': %s", v->name, msg);
@@ -810,8 +809,6 @@ int perf_tracer_check_variant(const struct variant *v, char *why, size_t len)
 		rmdir(dir);
 	}
 out:
-	if (mounted && ktrace_umount(path, msg, sizeof(msg)) < 0)
-		warning("variant '%s': %s", v->name, msg);
 	return ret;
 }
 
