@@ -308,7 +308,7 @@ static char *tracing_state(void)
 		free(path);
 	}
 	if (!mounted)
-		umount(TRACEFS);
+		tl_umount_tracefs(TRACEFS);
 	return strbuf_detach(&sb);
 }
 

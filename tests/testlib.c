@@ -489,6 +489,13 @@ int tl_tracing_lock(void)
 	return fd;
 }
 
+int tl_umount_tracefs(const char *path)
+{
+	char why[256];
+
+	return ktrace_umount(path, why, sizeof(why));
+}
+
 /* perturb ARGS (from ap) with cwd dir, stdout/stderr to outp/errp. */
 static pid_t spawn_va(const char *dir, const char *env, const char *outp, const char *errp,
 		      va_list ap)

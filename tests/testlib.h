@@ -121,6 +121,10 @@ size_t tl_child_pids(const char *text, pid_t *pids, size_t max);
  * to let go), or -1 without tracefs.
  */
 int tl_tracing_lock(void);
+/* Unmount the tracefs at path as perturb does (ktrace_umount(): detached
+ * when another process reads it, as a test waiting for the lock does
+ * through the mount it found): 0, or -1. */
+int tl_umount_tracefs(const char *path);
 
 /* ---- the perturb binary ---- */
 
