@@ -475,12 +475,6 @@ int nested_resample(const double *x, const int *block, size_t n, gsl_rng *rng,
 static const char m_two_stage[] = "two-stage percentile bootstrap (boots drawn, then runs "
 	"within each; Davison & Hinkley 1997, sec. 3.8)";
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* T of one side's resample (reordered in place for a quantile: selected,
  * not sorted, stats_quantile_select(), expected O(n)). */
 static double statistic(double *x, size_t n, enum stat_kind kind, double p)
@@ -496,25 +490,26 @@ static double statistic(double *x, size_t n, enum stat_kind kind, double p)
 
 /* The percentile intervals of B replicates (Efron & Tibshirani 1993,
  * ch. 13) into d->ci_abs and d->ci_pct (none, reason set, when no_pct:
- * a resampled baseline statistic was 0 or d's pct is NaN).  Sorts both. */
+ * a resampled baseline statistic was 0 or d's pct is NaN).  Their two
+ * quantiles each by selection (stats_quantile_select: the sorted
+ * quantile to the bit, in O(B); a sort of the 200,000 replicates of a
+ * 99.99 % interval was a third of a bisect's CPU); reorders both. */
 static void replicate_cis(double *abs_rep, double *pct_rep, unsigned B, double conf,
 			  const char *method, int no_pct, struct dilation *d)
 {
-	qsort(abs_rep, B, sizeof(*abs_rep), cmp_double);
 	d->ci_abs = (struct interval){
 		.has_ci = 1, .level = conf, .method = method,
-		.lo = stats_quantile_sorted(abs_rep, B, (1 - conf) / 2),
-		.hi = stats_quantile_sorted(abs_rep, B, 1 - (1 - conf) / 2),
+		.lo = stats_quantile_select(abs_rep, B, (1 - conf) / 2),
+		.hi = stats_quantile_select(abs_rep, B, 1 - (1 - conf) / 2),
 	};
 	if (no_pct) {
 		d->ci_pct = (struct interval){ .lo = NAN, .hi = NAN, .method = method,
 			.reason = "a resampled baseline statistic is 0: no % interval" };
 	} else {
-		qsort(pct_rep, B, sizeof(*pct_rep), cmp_double);
 		d->ci_pct = (struct interval){
 			.has_ci = 1, .level = conf, .method = method,
-			.lo = stats_quantile_sorted(pct_rep, B, (1 - conf) / 2),
-			.hi = stats_quantile_sorted(pct_rep, B, 1 - (1 - conf) / 2),
+			.lo = stats_quantile_select(pct_rep, B, (1 - conf) / 2),
+			.hi = stats_quantile_select(pct_rep, B, 1 - (1 - conf) / 2),
 		};
 	}
 }
