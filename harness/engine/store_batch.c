@@ -284,14 +284,14 @@ int db_write_pending(struct store *s)
 	return ret;
 }
 
-/* Queue what the batch writes (store.h): the batch written first when it
- * is full. */
-static struct pending *queue(struct store *s, int kind, int64_t run_id, int seq, double secs)
+/* Queue what the batch writes (store.h), always; the batch is written
+ * first when it is full, and *failed set when one of it was refused. */
+static struct pending *queue(struct store *s, int kind, int64_t run_id, int seq, double secs,
+			     int *failed)
 {
 	struct pending *p;
 
-	if (s->n_pending >= STORE_PENDING_MAX && db_write_pending(s) < 0)
-		return NULL;
+	*failed = s->n_pending >= STORE_PENDING_MAX && db_write_pending(s) < 0;
 	ALLOC_GROW(s->pending, s->n_pending + 1, s->alloc_pending);
 	p = &s->pending[s->n_pending++];
 	*p = (struct pending){ .kind = kind, .run_id = run_id, .seq = seq, .secs = secs };
@@ -338,6 +338,7 @@ int store_put_result_cost(struct store *s, int64_t run_id, int seq,
 {
 	struct pending *p;
 	const char *twice;
+	int failed;
 
 	if (r->status == RUN_INTERRUPTED)
 		return error("cannot write results database '%s': an interrupted run is never stored",
@@ -357,8 +358,7 @@ int store_put_result_cost(struct store *s, int64_t run_id, int seq,
 		    s->pending[i].seq == seq)
 			return error("cannot write results database '%s': the result of run %"
 				     PRId64 " entry %d is stored already", s->path, run_id, seq);
-	if (!(p = queue(s, PENDING_RESULT, run_id, seq, cost_s)))
-		return -1;
+	p = queue(s, PENDING_RESULT, run_id, seq, cost_s, &failed);
 	p->r = *r;
 	p->r.values = r->n_values ? xcalloc(r->n_values, sizeof(*r->values)) : NULL;
 	for (size_t i = 0; i < r->n_values; i++) {
@@ -367,7 +367,7 @@ int store_put_result_cost(struct store *s, int64_t run_id, int seq,
 		p->r.values[i].unit = r->values[i].unit ? xstrdup(r->values[i].unit) : NULL;
 	}
 	p->r.out_tail = r->out_tail && r->status != RUN_OK ? xstrdup(r->out_tail) : NULL;
-	return commit_if_due(s);
+	return commit_if_due(s) < 0 || failed ? -1 : 0;
 }
 
 int store_flush(struct store *s)
@@ -398,7 +398,9 @@ int store_put_block_time(struct store *s, int64_t run_id, int first_seq, int lea
 	/* A randomized block of one run each enters and leaves a block at
 	 * every run: in the batch of results (two transactions of their own,
 	 * each with its fsync, were the largest part of storing a run). */
-	if (!queue(s, leave ? PENDING_BLOCK_LEAVE : PENDING_BLOCK_ENTER, run_id, first_seq, secs))
-		return -1;
-	return 0;
+	int failed;
+
+	queue(s, leave ? PENDING_BLOCK_LEAVE : PENDING_BLOCK_ENTER, run_id, first_seq, secs,
+	      &failed);
+	return failed ? -1 : 0;
 }
