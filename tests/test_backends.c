@@ -29,6 +29,20 @@ extern const struct backend backend_nice;
 
 TL_FIXTURE_DB("r.db")
 
+/* `perturb run e.yaml --db DB -q` of yaml (written to dir/e.yaml) in this
+ * process, where the tests' backends are registered: its exit status. */
+static int run_study(const char *yaml)
+{
+	char *path = xasprintf("%s/e.yaml", dir);
+	char *argv[] = { "run", path, "--db", db, "-q", NULL };
+	int status;
+
+	tl_write(dir, "e.yaml", yaml);
+	status = cmd_run(5, argv);
+	free(path);
+	return status;
+}
+
 static void setup(void)
 {
 	tl_setup();
@@ -109,12 +123,10 @@ Test(backends, a_bad_block_is_reported_where_it_is)
 
 Test(backends, a_study_runs_its_workloads_through_it)
 {
-	char *path = xasprintf("%s/e.yaml", dir);
-	char *argv[] = { "run", path, "--db", db, "-q", NULL };
 	int base = getpriority(PRIO_PROCESS, 0);
 
 	cr_assert_lt(base, 19, "the tests run at niceness 19 already: nothing to see");
-	tl_write(dir, "e.yaml",
+	cr_assert_eq(run_study(
 		 "name: nice\n"
 		 "repetitions: 2\n"
 		 "warmup: 0\n"
@@ -125,8 +137,7 @@ Test(backends, a_study_runs_its_workloads_through_it)
 		 "  - name: w\n"
 		 "    shell: 'echo niceness=$(nice)'\n"
 		 "    metrics:\n"
-		 "      - {name: niceness, regex: 'niceness=(-?[0-9]+)'}\n");
-	cr_assert_eq(cmd_run(5, argv), EXIT_OK);
+		 "      - {name: niceness, regex: 'niceness=(-?[0-9]+)'}\n"), EXIT_OK);
 	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM results WHERE status = 'ok'"), 4);
 	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM metric_values m JOIN plan p"
 				 " USING (run_id, seq) WHERE m.metric = 'niceness' AND"
@@ -136,7 +147,6 @@ Test(backends, a_study_runs_its_workloads_through_it)
 			      base);
 	cr_assert_eq(cli_sql_int(db, sql), 2, "the baseline runs at the tests' niceness, %d", base);
 	free(sql);
-	free(path);
 }
 
 /*
@@ -163,19 +173,13 @@ static const struct backend backend_cut = {
 
 Test(backends, a_study_that_stops_early_is_never_completed)
 {
-	char *path = xasprintf("%s/e.yaml", dir);
-	char *argv[] = { "run", path, "--db", db, "-q", NULL };
-
 	cr_assert_eq(backend_register(&backend_cut), 0);
-	tl_write(dir, "e.yaml",
-		 "name: cut\nrepetitions: 3\nwarmup: 0\norder: sequential\n"
-		 "variants:\n  - {name: base}\n  - {name: cut, cut: {}}\n"
-		 "workloads:\n  - {name: w, cmd: [\"true\"]}\n");
-	cr_assert_eq(cmd_run(5, argv), EXIT_RUNTIME);
+	cr_assert_eq(run_study("name: cut\nrepetitions: 3\nwarmup: 0\norder: sequential\n"
+			       "variants:\n  - {name: base}\n  - {name: cut, cut: {}}\n"
+			       "workloads:\n  - {name: w, cmd: [\"true\"]}\n"), EXIT_RUNTIME);
 	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM runs WHERE status = 'completed'"), 0);
 	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM runs WHERE status = 'failed'"), 1);
 	cr_assert_eq(cli_sql_int(db, "SELECT COUNT(*) FROM results"), 3, "the base runs only");
-	free(path);
 }
 
 /*
@@ -235,15 +239,10 @@ static const struct backend backend_slow = {
 
 Test(backends, the_cost_of_entering_a_block_and_of_a_run_is_stored)
 {
-	char *path = xasprintf("%s/e.yaml", dir);
-	char *argv[] = { "run", path, "--db", db, "-q", NULL };
-
 	cr_assert_eq(backend_register(&backend_slow), 0);
-	tl_write(dir, "e.yaml",
-		 "name: slow\nrepetitions: 6\nwarmup: 1\norder: sequential\n"
-		 "variants:\n  - {name: base}\n  - {name: slow, slow: {}}\n"
-		 "workloads:\n  - {name: w, cmd: [\"true\"]}\n");
-	cr_assert_eq(cmd_run(5, argv), EXIT_OK);
+	cr_assert_eq(run_study("name: slow\nrepetitions: 6\nwarmup: 1\norder: sequential\n"
+			       "variants:\n  - {name: base}\n  - {name: slow, slow: {}}\n"
+			       "workloads:\n  - {name: w, cmd: [\"true\"]}\n"), EXIT_OK);
 	/* 3 blocks a variant, each of 1 warm-up and 2 runs, entered once */
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results"), 18);
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM block_entries e JOIN plan p"
@@ -261,7 +260,6 @@ Test(backends, the_cost_of_entering_a_block_and_of_a_run_is_stored)
 				 " AND e.leave_s >= 0"), 3, "the host's blocks, timed alike");
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM results WHERE cost_s >= wall_s"),
 		     18, "every run's cost, at least its wall time");
-	free(path);
 }
 
 /*
@@ -305,15 +303,12 @@ static const struct backend backend_builder = {
 
 Test(backends, the_load_a_build_leaves_is_not_the_runs)
 {
-	char *path = xasprintf("%s/e.yaml", dir), *stored;
-	char *argv[] = { "run", path, "--db", db, "-q", NULL };
+	char *stored;
 
 	cr_assert_eq(backend_register(&backend_builder), 0);
-	tl_write(dir, "e.yaml",
-		 "name: b\nrepetitions: 1\nwarmup: 0\n"
-		 "variants:\n  - {name: base}\n  - {name: k, builder: {}}\n"
-		 "workloads:\n  - {name: w, cmd: [\"true\"]}\n");
-	cr_assert_eq(cmd_run(5, argv), EXIT_OK);
+	cr_assert_eq(run_study("name: b\nrepetitions: 1\nwarmup: 0\n"
+			       "variants:\n  - {name: base}\n  - {name: k, builder: {}}\n"
+			       "workloads:\n  - {name: w, cmd: [\"true\"]}\n"), EXIT_OK);
 	cr_assert(built_load[0] && built_load[1]);
 	cr_assert_str_neq(built_load[1], built_load[0], "the load average did not change");
 	stored = cli_sql_text(db, "SELECT loadavg FROM runs");
@@ -322,7 +317,6 @@ Test(backends, the_load_a_build_leaves_is_not_the_runs)
 	free(stored);
 	free(built_load[0]);
 	free(built_load[1]);
-	free(path);
 }
 
 /* host claims bpf: (backends/bpf.c); its block is checked where it is */
