@@ -235,31 +235,32 @@ static void interval_from(double *rep, unsigned B, double est, double conf, int 
 {
 	double alpha = 1 - conf, p1 = alpha / 2, p2 = 1 - alpha / 2;
 
-	size_t below = 0, equal = 0;
-	double lo = rep[0], hi = rep[0];
-
-	/* one pass, no sort: the two quantiles below are selected */
-	for (unsigned i = 0; i < B; i++) {
-		if (rep[i] < est)
-			below++;
-		else if (rep[i] == est)
-			equal++;
-		lo = rep[i] < lo ? rep[i] : lo;
-		hi = rep[i] > hi ? rep[i] : hi;
-	}
 	ci->method = m_pct;
-	if (bca && lo != hi) {
-		double z0, zl, zh;
+	if (bca) {
+		size_t below = 0, equal = 0;
+		double lo = rep[0], hi = rep[0], z0, zl, zh;
 
-		z0 = gsl_cdf_ugaussian_Pinv((below + 0.5 * equal) / B);
-		if (isfinite(z0)) {
-			zl = z0 + gsl_cdf_ugaussian_Pinv(p1);
-			zh = z0 + gsl_cdf_ugaussian_Pinv(p2);
-			p1 = gsl_cdf_ugaussian_P(z0 + zl / (1 - a * zl));
-			p2 = gsl_cdf_ugaussian_P(z0 + zh / (1 - a * zh));
-			ci->method = m_bca;
-		} else {
-			ci->method = m_bca_undef;
+		/* BCa's counts and the replicates' range in one pass, no
+		 * sort: the two quantiles below are selected */
+		for (unsigned i = 0; i < B; i++) {
+			if (rep[i] < est)
+				below++;
+			else if (rep[i] == est)
+				equal++;
+			lo = rep[i] < lo ? rep[i] : lo;
+			hi = rep[i] > hi ? rep[i] : hi;
+		}
+		if (lo != hi) {	/* else every replicate the same: percentile */
+			z0 = gsl_cdf_ugaussian_Pinv((below + 0.5 * equal) / B);
+			if (isfinite(z0)) {
+				zl = z0 + gsl_cdf_ugaussian_Pinv(p1);
+				zh = z0 + gsl_cdf_ugaussian_Pinv(p2);
+				p1 = gsl_cdf_ugaussian_P(z0 + zl / (1 - a * zl));
+				p2 = gsl_cdf_ugaussian_P(z0 + zh / (1 - a * zh));
+				ci->method = m_bca;
+			} else {
+				ci->method = m_bca_undef;
+			}
 		}
 	}
 	ci->has_ci = 1;
