@@ -64,7 +64,7 @@ out:
 static int values_of(struct store *st, int64_t run_id, const char *metric, const char *workload,
 		     const char *variant, double **xb, size_t *nb, double **xv, size_t *nv)
 {
-	struct report_opts ro = { .run_id = run_id, .n_metrics = 1, .wanted_families = 1,
+	struct report_opts ro = { .run_id = run_id, .n_metrics = 1, .no_verdicts = 1,
 				  .skip_noise = 1 };
 	struct report_model m = { 0 };
 	const struct report_group *g;

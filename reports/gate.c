@@ -47,6 +47,7 @@ static const struct report_model *model_at(struct gate *g, double level, int *us
 	c->level = level;
 	g->o.confidence = level;
 	g->o.skip_noise = 1;	/* no verdict reads it */
+	g->o.no_verdicts = 1;	/* the gate's Holm judges, over its rules */
 	if (report_build(g->st, &g->o, &c->m, usage_error) < 0) {
 		report_release(&c->m);
 		return NULL;

@@ -233,6 +233,9 @@ static int collect(const struct stored_value *v, void *vctx)
 	/* Statistics take measured, successful runs only. */
 	if (m->opts->rows_only || v->warmup || (v->status && strcmp(v->status, "ok")))
 		return 0;
+	/* a group filtered out is kept for its Holm family only */
+	if (!sl->wanted && m->opts->no_verdicts)
+		return 0;
 	g = group_for(b, sl, v);
 	g->hidden = !sl->wanted;	/* kept for the Holm family only */
 	s = &g->series[vi];

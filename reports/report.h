@@ -139,6 +139,8 @@ struct report_verdict {
  * when not asked for (report_opts.skip_noise; reason REPORT_NOISE_SKIPPED).
  */
 #define REPORT_NOISE_SKIPPED "not estimated for this view"
+/* struct report_verdict's reason in a model built with report_opts.no_verdicts. */
+#define REPORT_NOT_JUDGED "not judged in this view"
 struct report_noise {
 	int ok;
 	const char *reason;	/* when !ok */
@@ -536,6 +538,14 @@ struct report_opts {
 	 * are the same; at 2 x 250 runs with cgroup metrics the screen was
 	 * 0.6 s of bootstraps of metrics it does not show */
 	int answer_only;
+	/* 1: no verdict (struct report_verdict: untested, reason
+	 * REPORT_NOT_JUDGED; n_family 0): for the readers of dilations only,
+	 * which judge with intervals of their own or none (gate.c's models,
+	 * one a level, judged by the gate's Holm over its rules; bisect's
+	 * values; perturb run's --target-ci).  The Holm families were 88 % of
+	 * such a model at a high level: every member of them, every metric,
+	 * at its Holm level, up to 10^6 replicates each */
+	int no_verdicts;
 };
 
 struct report_model {

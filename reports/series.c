@@ -672,6 +672,17 @@ static void holm(struct report_model *m)
 
 	for (size_t gi = 0; gi < m->n_groups; gi++)
 		n += m->groups[gi].n_series;
+	if (m->opts->no_verdicts) {
+		for (size_t gi = 0; gi < m->n_groups; gi++)
+			for (size_t i = 0; i < m->groups[gi].n_series; i++) {
+				struct report_verdict *v = &m->groups[gi].series[i].verdict;
+				*v = (struct report_verdict){ .v = DECIDE_UNDECIDED,
+							       .reason = REPORT_NOT_JUDGED };
+				v->ci.lo = v->ci.hi = NAN;
+			}
+		m->n_family[0] = m->n_family[1] = m->n_comparisons = 0;
+		return;
+	}
 	h = xcalloc(n + 1, sizeof(*h));
 	items = xcalloc(n + 1, sizeof(*items));
 	for (int fam = 0; fam < 2; fam++) {

@@ -385,6 +385,80 @@ Test(doc, the_closing_screen_is_the_same_from_the_lean_model)
 	}
 }
 
+/* Two dilations the same to the bit (NaN as NaN). */
+static void expect_same_dilation(const struct report_dilation *a, const struct report_dilation *b,
+				 const char *what)
+{
+	const struct interval *x = &a->d.ci_pct, *y = &b->d.ci_pct;
+
+	cr_expect_eq(a->ok, b->ok, "%s", what);
+	cr_expect_eq(a->paired, b->paired, "%s", what);
+	cr_expect_eq(x->has_ci, y->has_ci, "%s", what);
+	cr_expect(!memcmp(&a->d.pct, &b->d.pct, sizeof(double)), "%s: %g, %g", what, a->d.pct,
+		  b->d.pct);
+	cr_expect(!memcmp(&x->lo, &y->lo, sizeof(double)) &&
+		  !memcmp(&x->hi, &y->hi, sizeof(double)),
+		  "%s: [%g, %g], [%g, %g]", what, x->lo, x->hi, y->lo, y->hi);
+}
+
+/*
+ * report_opts.no_verdicts (the gate's models, one a level; bisect's values;
+ * --target-ci): every dilation the same to the bit as in the whole model,
+ * and no verdict judged (each says why).  The golden studies, whole and
+ * filtered by --metric, one at a higher level.
+ */
+static void expect_lean_same(const char *study, double level, int filtered)
+{
+	char *metric = "wall";
+	struct report_opts o[2] = {
+		{ .confidence = level, .skip_noise = 1 },
+		{ .confidence = level, .skip_noise = 1, .no_verdicts = 1 },
+	};
+	struct report_model m[2];
+	size_t judged = 0;
+
+	for (int lean = 0; lean < 2; lean++) {
+		o[lean].metrics = filtered ? &metric : NULL;
+		o[lean].n_metrics = filtered;
+		model_of(study, &o[lean], &m[lean]);
+	}
+	cr_assert_eq(m[1].n_groups, m[0].n_groups, "%s", study);
+	cr_expect_eq(m[1].n_comparisons, 0, "%s", study);
+	for (size_t g = 0; g < m[0].n_groups; g++) {
+		const struct report_group *a = &m[0].groups[g], *b = &m[1].groups[g];
+		cr_assert_str_eq(b->metric, a->metric);
+		cr_assert_eq(b->n_series, a->n_series);
+		for (size_t i = 0; i < a->n_series; i++) {
+			const struct report_series *x = &a->series[i], *y = &b->series[i];
+			char *what = xasprintf("%s @%g%s: %s, %s, %s", study, level,
+					       filtered ? " --metric wall" : "", a->workload,
+					       a->metric, x->variant);
+			cr_expect_eq(y->compared, x->compared, "%s", what);
+			expect_same_dilation(&y->mean_dil, &x->mean_dil, what);
+			for (size_t p = 0; p < m[0].n_percentiles; p++)
+				expect_same_dilation(&y->pct_dil[p], &x->pct_dil[p], what);
+			cr_expect_not(y->verdict.tested, "%s", what);
+			cr_expect(y->verdict.reason && !strcmp(y->verdict.reason, REPORT_NOT_JUDGED),
+				  "%s", what);
+			judged += x->verdict.tested;
+			free(what);
+		}
+	}
+	/* the whole model judged what the lean one did not */
+	cr_expect_gt(judged, 0, "%s: nothing judged in the whole model", study);
+	report_release(&m[0]);
+	report_release(&m[1]);
+}
+
+Test(doc, a_model_without_verdicts_has_the_same_dilations)
+{
+	static const char *const studies[] = { "blocks", "calib", "multi", "tracer", "matrix" };
+
+	for (size_t k = 0; k < ARRAY_SIZE(studies); k++)
+		for (int filtered = 0; filtered < 2; filtered++)
+			expect_lean_same(studies[k], k ? 0.95 : 0.99, filtered);
+}
+
 /* A workload's primary: is stored with the run and is its answer. */
 Test(doc, a_workloads_primary_metric_is_its_answer)
 {
