@@ -35,6 +35,23 @@ static int statistic_percentile(enum statistic s, double *p)
 	return 0;
 }
 
+/* The models compute the dilation of s (report_opts.some_dilations). */
+static void want_statistic(struct report_opts *o, enum statistic s)
+{
+	double p;
+
+	o->some_dilations = 1;
+	if (!statistic_percentile(s, &p)) {
+		o->want_mean = 1;
+		return;
+	}
+	for (size_t k = 0; k < o->n_want_pcts; k++)
+		if (o->want_pcts[k] == p)
+			return;
+	if (o->n_want_pcts < ARRAY_SIZE(o->want_pcts))
+		o->want_pcts[o->n_want_pcts++] = p;
+}
+
 /* The model at this level, built once; NULL (printed) on error. */
 static const struct report_model *model_at(struct gate *g, double level, int *usage_error)
 {
@@ -47,7 +64,8 @@ static const struct report_model *model_at(struct gate *g, double level, int *us
 	c->level = level;
 	g->o.confidence = level;
 	g->o.skip_noise = 1;	/* no verdict reads it */
-	g->o.no_verdicts = 1;	/* the gate's Holm judges, over its rules */
+	g->o.no_verdicts = 1;	/* the gate's Holm judges, over its rules, */
+	/* each reading the dilation of its statistic (want_statistic()) */
 	if (report_build(g->st, &g->o, &c->m, usage_error) < 0) {
 		report_release(&c->m);
 		return NULL;
@@ -193,6 +211,7 @@ void gate_expand(struct gate *g, const struct gate_rule *rules, size_t n_rules,
 				j->thr = 100 * rule->max_dilation;
 				j->alpha = 1 - rule->confidence;
 				push_unique(&g->o.metrics, &g->o.n_metrics, rule->metric);
+				want_statistic(&g->o, rule->statistic);
 				push_unique(&g->o.workloads, &g->o.n_workloads, workloads[w]);
 			}
 		}

@@ -535,6 +535,25 @@ static void dilate_stat(struct report_model *m, const struct report_group *g,
 	}
 }
 
+/* Is the dilation of this statistic computed (report_opts.some_dilations)?
+ * Else out says why not. */
+static int dilation_wanted(const struct report_model *m, enum stat_kind kind, double pct,
+			   struct report_dilation *out)
+{
+	const struct report_opts *o = m->opts;
+
+	if (!o->no_verdicts || !o->some_dilations)
+		return 1;
+	if (kind == STATK_MEAN ? o->want_mean : 0)
+		return 1;
+	for (size_t k = 0; kind == STATK_QUANTILE && k < o->n_want_pcts; k++)
+		if (o->want_pcts[k] == pct)
+			return 1;
+	memset(out, 0, sizeof(*out));
+	out->reason = REPORT_NOT_COMPUTED;
+	return 0;
+}
+
 /* Against the baseline: dilations, U test, KS test, Hodges-Lehmann. */
 static void compare(struct report_model *m, const struct report_group *g,
 		    const struct report_series *base, struct report_series *s)
@@ -547,7 +566,8 @@ static void compare(struct report_model *m, const struct report_group *g,
 	s->compared = 1;
 	if (base->has_nodes && s->has_nodes)
 		node_dilations(m, base, s);
-	dilate_stat(m, g, base, s, STATK_MEAN, 0, 0, m->confidence, &s->mean_dil);
+	if (dilation_wanted(m, STATK_MEAN, 0, &s->mean_dil))
+		dilate_stat(m, g, base, s, STATK_MEAN, 0, 0, m->confidence, &s->mean_dil);
 	if (s->mean_dil.no_pct && s->node_dil_pct) {
 		for (size_t j = 0; j < m->n_nodes; j++)
 			s->node_dil_pct[j] = NAN;
@@ -563,8 +583,9 @@ static void compare(struct report_model *m, const struct report_group *g,
 		}
 	}
 	for (size_t k = 0; k < m->n_percentiles; k++)
-		dilate_stat(m, g, base, s, STATK_QUANTILE, m->percentiles[k], 1 + k,
-			    m->confidence, &s->pct_dil[k]);
+		if (dilation_wanted(m, STATK_QUANTILE, m->percentiles[k], &s->pct_dil[k]))
+			dilate_stat(m, g, base, s, STATK_QUANTILE, m->percentiles[k], 1 + k,
+				    m->confidence, &s->pct_dil[k]);
 	noise_floor(m, base, s);
 	rank_test(base, s, m->alpha);
 	if (stats_ks2_sorted(s->sorted, s->n, base->sorted, base->n, &s->ks) < 0)

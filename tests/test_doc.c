@@ -404,32 +404,41 @@ static void expect_same_dilation(const struct report_dilation *a, const struct r
 /*
  * report_opts.no_verdicts (the gate's models, one a level; bisect's values;
  * --target-ci): every dilation the same to the bit as in the whole model,
- * and no verdict judged (each says why).  The golden studies, whole and
+ * and no verdict judged (each says why); with some_dilations (the gate's)
+ * the wanted ones only, the same, the others not computed.  The golden studies, whole and
  * filtered by --metric, one at a higher level.
  */
 static void expect_lean_same(const char *study, double level, int filtered)
 {
 	char *metric = "wall";
-	struct report_opts o[2] = {
+	struct report_opts o[3] = {
 		{ .confidence = level, .skip_noise = 1 },
 		{ .confidence = level, .skip_noise = 1, .no_verdicts = 1 },
+		/* the gate's: the dilations its rules read, p50's */
+		{ .confidence = level, .skip_noise = 1, .no_verdicts = 1, .some_dilations = 1,
+		  .want_pcts = { 50 }, .n_want_pcts = 1 },
 	};
-	struct report_model m[2];
-	size_t judged = 0;
+	struct report_model m[3];
+	size_t judged = 0, p50 = 0;
 
-	for (int lean = 0; lean < 2; lean++) {
+	for (int lean = 0; lean < 3; lean++) {
 		o[lean].metrics = filtered ? &metric : NULL;
 		o[lean].n_metrics = filtered;
 		model_of(study, &o[lean], &m[lean]);
 	}
 	cr_assert_eq(m[1].n_groups, m[0].n_groups, "%s", study);
+	cr_assert_eq(m[2].n_groups, m[0].n_groups, "%s", study);
 	cr_expect_eq(m[1].n_comparisons, 0, "%s", study);
+	while (p50 < m[0].n_percentiles && m[0].percentiles[p50] != 50)
+		p50++;
+	cr_assert_lt(p50, m[0].n_percentiles);
 	for (size_t g = 0; g < m[0].n_groups; g++) {
 		const struct report_group *a = &m[0].groups[g], *b = &m[1].groups[g];
 		cr_assert_str_eq(b->metric, a->metric);
 		cr_assert_eq(b->n_series, a->n_series);
 		for (size_t i = 0; i < a->n_series; i++) {
 			const struct report_series *x = &a->series[i], *y = &b->series[i];
+			const struct report_series *z = &m[2].groups[g].series[i];
 			char *what = xasprintf("%s @%g%s: %s, %s, %s", study, level,
 					       filtered ? " --metric wall" : "", a->workload,
 					       a->metric, x->variant);
@@ -437,6 +446,13 @@ static void expect_lean_same(const char *study, double level, int filtered)
 			expect_same_dilation(&y->mean_dil, &x->mean_dil, what);
 			for (size_t p = 0; p < m[0].n_percentiles; p++)
 				expect_same_dilation(&y->pct_dil[p], &x->pct_dil[p], what);
+			expect_same_dilation(&z->pct_dil[p50], &x->pct_dil[p50], what);
+			for (size_t p = 0; x->compared && p < m[0].n_percentiles; p++)
+				cr_expect(p == p50 || (!z->pct_dil[p].ok && !strcmp(z->pct_dil[p].reason,
+							REPORT_NOT_COMPUTED)), "%s: p%g", what,
+					  m[0].percentiles[p]);
+			cr_expect(!x->compared || (!z->mean_dil.ok &&
+				  !strcmp(z->mean_dil.reason, REPORT_NOT_COMPUTED)), "%s: mean", what);
 			cr_expect_not(y->verdict.tested, "%s", what);
 			cr_expect(y->verdict.reason && !strcmp(y->verdict.reason, REPORT_NOT_JUDGED),
 				  "%s", what);
@@ -446,8 +462,8 @@ static void expect_lean_same(const char *study, double level, int filtered)
 	}
 	/* the whole model judged what the lean one did not */
 	cr_expect_gt(judged, 0, "%s: nothing judged in the whole model", study);
-	report_release(&m[0]);
-	report_release(&m[1]);
+	for (int lean = 0; lean < 3; lean++)
+		report_release(&m[lean]);
 }
 
 Test(doc, a_model_without_verdicts_has_the_same_dilations)
