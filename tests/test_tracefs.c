@@ -919,8 +919,12 @@ Test(kernel, normal_end_restores_and_records_tracer_metrics)
 /*
  * raw_syscalls:* records each system call's entry and exit: on the
  * null-syscall micro (its own workload file, with its ops metric) the
- * report's calibration measures 2 events a getppid; other processes'
- * system calls, counted system-wide, add a little (reports/calib.h).
+ * report's calibration measures 2 events a getppid.  Events are counted
+ * system-wide (reports/calib.h), and beside the other suites (a guest
+ * kernel's build, another null-syscall) other processes' system calls
+ * doubled it (4.37): the instance's pid filter, perturb's pid with
+ * event-fork (docs/experiment.md), counts the study's own processes only,
+ * perturb's own calls a few per run of 111111 getppids.
  */
 Test(kernel, raw_syscalls_record_two_events_a_getppid)
 {
@@ -938,7 +942,9 @@ Test(kernel, raw_syscalls_record_two_events_a_getppid)
 		      "variants:\n"
 		      "  - name: vanilla\n"
 		      "  - name: sys\n"
-		      "    kernel: {events: ['raw_syscalls:*'], tracing_on: true, buffer_size_kb: 1024}\n"
+		      "    kernel: {events: ['raw_syscalls:*'], tracing_on: true, buffer_size_kb: 1024,"
+		      " options: [event-fork]}\n"
+		      "    setup: [[sh, -c, 'echo $PPID > {tracefs}/set_event_pid']]\n"
 		      "include: ['%s/workloads/null-syscall.yaml']\n", top);
 	tl_write(dir, "k.yaml", y);
 	free(y);
@@ -955,7 +961,7 @@ Test(kernel, raw_syscalls_record_two_events_a_getppid)
 	json_array_foreach(cal, i, c)
 		if (!strcmp(json_string_value(json_object_get(c, "variant")), "sys"))
 			eph = json_number_value(json_object_get(c, "events_per_hit"));
-	cr_expect(eph >= 1.99 && eph < 3, "events per hit %g, not about 2: %s", eph, r.out);
+	cr_expect(eph >= 1.99 && eph < 2.05, "events per hit %g, not about 2: %s", eph, r.out);
 	cr_log_info("raw_syscalls:* on null-syscall: %.5f events a getppid", eph);
 	json_decref(doc);
 	cli_result_release(&r);
