@@ -735,6 +735,37 @@ Test(store, results_are_committed_in_batches)
 }
 
 /*
+ * At most STORE_PENDING_MAX (256, engine/store_int.h) results wait in
+ * memory, whatever the batch's bound in seconds: the put that finds the
+ * batch full writes it, says so when one of it is refused (-1), and its
+ * own result waits all the same.  256 results of entries not in the plan
+ * (refused only when written) then one of the plan's.
+ */
+Test(store, a_full_batch_is_written_and_its_refusal_told)
+{
+	static const int none[] = { 0 };
+	struct plan p;
+	int64_t run;
+	struct store *s = fixture(&p, &run, none, 0);
+	struct run_result r = { .status = RUN_OK, .wall_s = 1 };
+	char *msg;
+
+	store_set_batch(s, 3600);
+	capture_begin();
+	for (int i = 0; i < 256; i++)
+		cr_assert_eq(store_put_result(s, run, PLAN_N + i, &r), 0, "result %d", i);
+	cr_assert_eq(store_put_result(s, run, 0, &r), -1, "a batch of 256 was not written");
+	msg = capture_end();
+	cr_assert_not_null(strstr(msg, "cannot write results database"), "%s", msg);
+	free(msg);
+	cr_assert_eq(results_seen(), 0, "the full batch was committed, not written");
+	cr_assert_eq(store_flush(s), 0);
+	cr_assert_eq(results_seen(), 1, "the put that found the batch full lost its result");
+	store_close(s);
+	free(p.e);
+}
+
+/*
  * A block's entry and leave times go into the batch too: a block of one
  * run (the default order, one variant) enters and leaves at every run, and
  * two transactions of their own a run, each with its fsync, were most of
