@@ -57,7 +57,7 @@ DEB_BUILD := gcc make pkgconf libgsl-dev libyaml-dev libsqlite3-dev \
 	libpapi-dev libcriterion-dev libtracefs-dev libtraceevent-dev zlib1g-dev \
 	nettle-dev libjansson-dev python3-jsonschema liblttng-ust-dev
 DEB_RUN := git bzip2 strace bpftrace lttng-tools babeltrace2 xz-utils gzip zstd rt-tests sysbench linux-perf qemu-system-x86 busybox-static
-DEB_BENCH := hyperfine sqlite3 bc python3-numpy
+DEB_BENCH := hyperfine sqlite3 bc python3-numpy time
 # Guest kernels built from kernels/configs/ (boot: config:, make kernels,
 # the kernels tests): Debian's kernel source and the tools to build it;
 # lttng-modules' source and LTTng's tools for an lttng: block in a guest.
