@@ -1919,11 +1919,12 @@ static int64_t perf_seen(const char *fn, const char *workload)
 }
 
 /* The calls of a run that perf may miss without a word: none, but for one
- * in 10,000 (perf trace, under load, once dropped a getppid() call of 80,000
- * with no LOST line: docs/experiment.md). */
+ * in 10,000, and one in any run (perf trace, under load, once dropped a
+ * getppid() call of 80,000 with no LOST line, and once one of a run's
+ * 4,000 beside the slow tests' QEMU boots: docs/experiment.md). */
 static int64_t calls_seen_at_least(int64_t calls)
 {
-	return calls - calls / 10000;
+	return calls - calls / 10000 - 1;
 }
 
 /* the events perf wrote in each run follow the run's getppid() calls: each
