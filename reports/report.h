@@ -541,7 +541,9 @@ struct report_opts {
 	 * 0.6 s of bootstraps of metrics it does not show */
 	int answer_only;
 	/* 1: no verdict (struct report_verdict: untested, reason
-	 * REPORT_NOT_JUDGED; n_family 0): for the readers of dilations only,
+	 * REPORT_NOT_JUDGED; n_family 0), and the groups filtered out (kept
+	 * for their Holm families only) are not even read: for the readers
+	 * of dilations only,
 	 * which judge with intervals of their own or none (gate.c's models,
 	 * one a level, judged by the gate's Holm over its rules; bisect's
 	 * values; perturb run's --target-ci).  The Holm families were 88 % of
