@@ -693,17 +693,6 @@ static void holm(struct report_model *m)
 
 	for (size_t gi = 0; gi < m->n_groups; gi++)
 		n += m->groups[gi].n_series;
-	if (m->opts->no_verdicts) {
-		for (size_t gi = 0; gi < m->n_groups; gi++)
-			for (size_t i = 0; i < m->groups[gi].n_series; i++) {
-				struct report_verdict *v = &m->groups[gi].series[i].verdict;
-				*v = (struct report_verdict){ .v = DECIDE_UNDECIDED,
-							       .reason = REPORT_NOT_JUDGED };
-				v->ci.lo = v->ci.hi = NAN;
-			}
-		m->n_family[0] = m->n_family[1] = m->n_comparisons = 0;
-		return;
-	}
 	h = xcalloc(n + 1, sizeof(*h));
 	items = xcalloc(n + 1, sizeof(*items));
 	for (int fam = 0; fam < 2; fam++) {
@@ -758,6 +747,19 @@ static void holm(struct report_model *m)
 	m->n_comparisons = m->n_family[0] + m->n_family[1];
 	free(h);
 	free(items);
+}
+
+/* report_opts.no_verdicts: instead of holm(), every verdict untested. */
+static void not_judged(struct report_model *m)
+{
+	for (size_t gi = 0; gi < m->n_groups; gi++)
+		for (size_t i = 0; i < m->groups[gi].n_series; i++) {
+			struct report_verdict *v = &m->groups[gi].series[i].verdict;
+			*v = (struct report_verdict){ .v = DECIDE_UNDECIDED,
+						       .reason = REPORT_NOT_JUDGED };
+			v->ci.lo = v->ci.hi = NAN;
+		}
+	m->n_family[0] = m->n_family[1] = m->n_comparisons = 0;
 }
 
 /* A group kept for the Holm families only: what prepare() gives, then
@@ -831,7 +833,10 @@ void report_compute(struct report_model *m)
 			compare(m, g, base, &g->series[i]);
 		noise(m, g);
 	}
-	holm(m);
+	if (m->opts->no_verdicts)
+		not_judged(m);
+	else
+		holm(m);
 	report_warning_tests(m);	/* their families too: every group */
 	drop_hidden(m);
 	/* the verdicts read the sorted values until here */
