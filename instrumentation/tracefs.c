@@ -274,12 +274,15 @@ int ktrace_lock(int wait, char *why, size_t len)
 		if (e != EWOULDBLOCK)
 			return why_error(why, len, "cannot lock tracefs: %s", strerror(e));
 		if (pid)
-			return why_error(why, len, "another perturb (pid %ld) is changing the kernel "
-					 "tracing state (it holds the lock on tracefs); wait for it "
-					 "to end", pid);
-		return why_error(why, len, "another perturb, in another container or pid "
-				 "namespace, is changing the kernel tracing state (it holds the lock "
-				 "on tracefs); wait for it to end");
+			why_error(why, len, "another perturb (pid %ld) is changing the kernel "
+				  "tracing state (it holds the lock on tracefs); wait for it to end",
+				  pid);
+		else
+			why_error(why, len, "another perturb, in another container or pid "
+				  "namespace, is changing the kernel tracing state (it holds the "
+				  "lock on tracefs); wait for it to end");
+		errno = EWOULDBLOCK;	/* held: worth waiting for (journal_lock_kernel) */
+		return -1;
 	}
 	return fd;
 }

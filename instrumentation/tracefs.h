@@ -103,9 +103,9 @@ int ktrace_umount(const char *path, char *why, size_t len);
  * a mount of its own attached nowhere (fsmount(2)), so that taking it
  * neither needs nor leaves a mount.  wait: block until it is free; else a
  * lock held by another process is -1 with why naming its pid (from
- * /proc/locks, when that process is in this pid namespace).  Returns the
- * descriptor that holds the lock (closing it, or the process ending,
- * lets go), or -1 with why.
+ * /proc/locks, when that process is in this pid namespace) and errno
+ * EWOULDBLOCK.  Returns the descriptor that holds the lock (closing it, or
+ * the process ending, lets go), or -1 with why.
  */
 int ktrace_lock(int wait, char *why, size_t len);
 /* A descriptor of tracefs's root folder (the same as ktrace_lock's), for

@@ -320,8 +320,10 @@ Test(slurm, tracefs_variant_restored_after_scancel)
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root (changes the kernel's tracing state)");
-	/* one kernel test at a time on this machine */
+	/* one kernel test at a time on this machine; a perturb outside the
+	 * tests waited for (test_tracefs.c's ksetup()) */
 	lock = tl_tracing_lock();
+	setenv("PERTURB_LOCK_WAIT", "30s", 1);
 	before = tracing_state();
 	snprintf(seen, sizeof(seen), "%s/tracing-seen", work);
 	snprintf(yaml, sizeof(yaml),

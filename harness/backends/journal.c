@@ -1,11 +1,13 @@
 /* journal.c - undo records of what perturb changed; see journal.h */
 #include "journal.h"
 #include "core/cgroup.h"
+#include "core/proc.h"
 #include "lib/util.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -582,12 +584,44 @@ int journal_remove(struct journal *j)
 
 /* ---- the kernel lock ---- */
 
+/* PERTURB_LOCK_WAIT: how long to wait for another perturb's lock (perturb.1
+ * ENVIRONMENT); 0 when unset: refused at once. */
+static int lock_wait_s(double *s, char *why, size_t len)
+{
+	const char *e = getenv("PERTURB_LOCK_WAIT");
+
+	*s = 0;
+	if (e && *e && parse_duration(e, s) < 0)
+		return why_error(why, len, "PERTURB_LOCK_WAIT='%s' is not a duration (30, 30s, "
+				 "2m)", e);
+	return 0;
+}
+
 int journal_lock_kernel(char *why, size_t len)
 {
-	static int fd = -1;
+	static int fd = -1, waited;
+	double wait_s, deadline;
+	int said = 0;
 
-	if (fd < 0)
-		fd = ktrace_lock(0, why, len);
+	if (fd >= 0)
+		return 0;
+	if (lock_wait_s(&wait_s, why, len) < 0)
+		return -1;
+	if (waited)	/* once: each variant's check asks again */
+		wait_s = 0;
+	deadline = now_mono() + wait_s;
+	/* flock(2) has no time-out: tried again every 20 ms, a stop signal
+	 * ending the wait */
+	while ((fd = ktrace_lock(0, why, len)) < 0 && errno == EWOULDBLOCK &&
+	       now_mono() < deadline) {
+		if (!said++)
+			note("waiting up to %gs (PERTURB_LOCK_WAIT): %s", wait_s, why);
+		if (proc_poll(NULL, 0, fmin(deadline, now_mono() + 0.02), 1) == PROC_STOP)
+			return why_error(why, len, "stopped while waiting for the lock on tracefs");
+	}
+	waited |= said;
+	if (fd < 0 && said)
+		snprintf(why + strlen(why), len - strlen(why), " (waited %gs)", wait_s);
 	return fd < 0 ? -1 : 0;
 }
 
