@@ -317,6 +317,28 @@ Test(journal, journal_file_writable_by_others_is_refused)
 	end_victim(victim, &j);
 }
 
+/* Two perturbs at once share the journal folder: a journal listed by one
+ * and removed by the other at its end is nothing to recover (a cli test's
+ * resume failed with "refusing the journal cannot read ...: No such file"
+ * beside the other suites); a journal there is still read and judged. */
+Test(journal, a_journal_gone_since_the_folder_was_read_is_nothing_to_do)
+{
+	struct journal j;
+	char *gone = xasprintf("%s/journal-999999", jdir);
+	int found = -1;
+	pid_t victim;
+
+	cr_expect_eq(journal_recover_file(stderr, gone, &found), 0);
+	cr_expect_eq(found, 0);
+	victim = planted_journal(&j);
+	cr_assert_eq(chmod(j.path, 0666), 0);
+	cr_expect_eq(journal_recover_file(stderr, j.path, &found), -1);
+	cr_expect_eq(found, 1);
+	cr_expect(tl_exists(j.path), "a refused journal is kept");
+	end_victim(victim, &j);
+	free(gone);
+}
+
 Test(journal, journal_folder_or_file_of_another_user_is_refused)
 {
 	struct journal j;

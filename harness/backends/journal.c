@@ -737,6 +737,16 @@ out:
 	return ret;
 }
 
+/* The journal at path is gone since the folder was read: a perturb that
+ * was running then removed it at its end (two perturbs at once share the
+ * folder), nothing to recover. */
+static int vanished(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) < 0 && errno == ENOENT;
+}
+
 static int recover_one(FILE *out, const char *path, const char *boot_id, int report_live,
 		       int *found)
 {
@@ -745,11 +755,15 @@ static int recover_one(FILE *out, const char *path, const char *boot_id, int rep
 	int ret = 0;
 
 	if (journal_file_trusted(path, why, sizeof(why)) < 0) {
+		if (vanished(path))
+			return 0;
 		(*found)++;
 		return error("refusing the journal %s: perturb trusts only journals of yours that "
 			     "no one else can write; nothing it names was touched", why);
 	}
 	if (journal_load(path, &j, why, sizeof(why)) < 0) {
+		if (vanished(path))
+			return 0;
 		(*found)++;
 		return error("the journal '%s' is corrupt: %s; the state it recorded is unknown: "
 			     "check the tracing state (%s) by hand, then remove the file",
@@ -841,7 +855,8 @@ static int scan(FILE *out, int *found, int dry, int report_live)
 		if (dry) {
 			struct journal j;
 			char why[256];
-			if (journal_load(path, &j, why, sizeof(why)) < 0 || !owner_alive(&j, boot_id))
+			if (journal_load(path, &j, why, sizeof(why)) < 0 ? !vanished(path) :
+			    !owner_alive(&j, boot_id))
 				(*found)++;
 			journal_release(&j);
 		} else if (recover_one(out, path, boot_id, report_live, found) < 0) {
@@ -860,6 +875,15 @@ int journal_recover(FILE *out, int report_live, int *found)
 		*found = n;
 	fflush(out);
 	return ret;
+}
+
+int journal_recover_file(FILE *out, const char *path, int *found)
+{
+	char boot_id[64];
+
+	*found = 0;
+	read_boot_id(boot_id, sizeof(boot_id));
+	return recover_one(out, path, boot_id, 0, found);
 }
 
 int journal_stale_exists(void)

@@ -149,6 +149,11 @@ const char *journal_tracefs(char *why, size_t len);
  */
 int journal_recover(FILE *out, int report_live, int *found);
 
+/* journal_recover() of the one journal at path (exposed for tests): a
+ * journal gone since its folder was read (its perturb ended meanwhile) is
+ * nothing to do, 0, and not counted in *found. */
+int journal_recover_file(FILE *out, const char *path, int *found);
+
 /* Is there a journal of a process that is gone?  (No side effects.) */
 int journal_stale_exists(void);
 
