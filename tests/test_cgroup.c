@@ -339,6 +339,38 @@ Test(cgroup, purge_refuses_a_path_that_is_not_a_perturb_cgroup)
 	free(d);
 }
 
+/* A base left by a dead process of this pid (pids are reused: the bpf
+ * tests' perturb killed in its trial left five in a day, and a later
+ * perturb of the same pid ran without cgroups): the next base is
+ * perturb-PID-2, and purge takes that name and no other. */
+Test(cgroup, a_base_a_dead_process_of_this_pid_left_is_not_in_the_way)
+{
+	char why[512], *stale, *own;
+	const char *b;
+
+	need_cgroups();
+	cgroup_base_remove();
+	cr_assert(own = cgroup_own_dir(why, sizeof(why)), "%s", why);
+	stale = xasprintf("%s/perturb-%d", own, (int)getpid());
+	cr_assert_eq(mkdir(stale, 0755), 0, "%s: %s", stale, strerror(errno));
+	b = cgroup_base();
+	char *want = xasprintf("%s-2", stale);
+	cr_expect(b && !strcmp(b, want), "the base: %s, not %s", b ? b : "(none)", want);
+	cr_expect_eq(cgroup_purge(want, getpid(), why, sizeof(why)), 0, "%s", why);
+	cr_expect(!tl_exists(want), "%s was not removed", want);
+	cgroup_base_remove();
+	static const char *const bad[] = { "-02", "-1", "-x", "-65", "-2x", "--2", "2" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char *p = xasprintf("%s%s", stale, bad[i]);
+		cr_expect_eq(cgroup_purge(p, getpid(), why, sizeof(why)), -1, "%s taken", p);
+		free(p);
+	}
+	cr_expect_eq(rmdir(stale), 0, "%s: %s", stale, strerror(errno));
+	free(want);
+	free(stale);
+	free(own);
+}
+
 /* ---- the pool of run cgroups and clone3(CLONE_INTO_CGROUP) (issue 25) ---- */
 
 /* The run cgroups below the base now ("run-N" folders). */

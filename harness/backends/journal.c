@@ -514,6 +514,11 @@ int journal_set_cgroup(struct journal *j, const char *path)
 	return journal_remove(j);
 }
 
+int journal_cgroup(const char *path)
+{
+	return journal_set_cgroup(journal_self(), path);
+}
+
 static int write_value(const char *path, const char *value)
 {
 	FILE *f = fopen(path, "w");

@@ -75,6 +75,9 @@ struct journal *journal_self(void);
 /* Record perturb's base cgroup (path), or forget it (NULL), and rewrite the
  * journal, or remove it when nothing else is left in it.  -1 printed. */
 int journal_set_cgroup(struct journal *j, const char *path);
+/* journal_set_cgroup(journal_self(), path): the hook cgroup_journal_with()
+ * takes (main.c), so that a base is journaled where it is made. */
+int journal_cgroup(const char *path);
 
 /* The folder of journals (static storage).  Without $HOME, the home of the
  * effective user in the password database. */

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "options.h"
 #include "backends/journal.h"
+#include "core/cgroup.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -172,6 +173,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	opt_set_help_intro(c->usage, c->help);	/* what the command's --help prints first */
+	/* what a command puts in a cgroup is journaled before it goes in */
+	cgroup_journal_with(journal_cgroup);
 	/* A perturb that was killed left its changes: undo them first. */
 	if ((c->flags & CMD_TOUCHES_KERNEL) && c->fn != cmd_restore && journal_stale_exists()) {
 		if (journal_recover(stderr, 0, NULL) < 0) {

@@ -57,6 +57,15 @@ static struct {
 static char *base;		/* OWN/perturb-PID, NULL when none */
 static pid_t base_owner;	/* the process that made it */
 static int base_tried;
+static int (*base_journal)(const char *base);	/* cgroup_journal_with() */
+
+/* perturb-PID-2 ... perturb-PID-BASE_NAME_TRIES */
+#define BASE_NAME_TRIES 64
+
+void cgroup_journal_with(int (*fn)(const char *base))
+{
+	base_journal = fn;
+}
 static unsigned long seq;
 
 /* The mount point of the cgroup2 hierarchy (static), or NULL. */
@@ -107,8 +116,7 @@ static int write_str(const char *path, const char *s)
 	return ret;
 }
 
-/* The folder of perturb's own cgroup v2 (malloc'd), or NULL with why. */
-static char *own_dir(char *why, size_t len)
+char *cgroup_own_dir(char *why, size_t len)
 {
 	const char *mnt, *e = getenv("PERTURB_NO_CGROUP");
 	char *own, *d;
@@ -132,7 +140,7 @@ static char *own_dir(char *why, size_t len)
 
 int cgroup_usable(char *why, size_t len)
 {
-	char *d = own_dir(why, len);
+	char *d = cgroup_own_dir(why, len);
 	int ok = d && !access(d, W_OK);
 
 	if (d && !ok)
@@ -145,17 +153,27 @@ int cgroup_usable(char *why, size_t len)
 static char *make_base(char *why, size_t len)
 {
 	static const char *const wanted[] = { "memory", "io", "pids" };
-	char *own = own_dir(why, len), *b = NULL, *p, *ctl;
+	char *own = cgroup_own_dir(why, len), *b = NULL, *p, *ctl;
 
 	if (!own)
 		return NULL;
-	b = xasprintf("%s/perturb-%d", own, (int)self_pid());
-	free(own);
-	if (mkdir(b, 0755) < 0) {
-		snprintf(why, len, "cannot create '%s': %s", b, strerror(errno));
+	/* perturb-PID, else perturb-PID-N: a dead process of this pid (pids
+	 * are reused) may have left its base, journaled for `perturb restore`
+	 * (the bpf tests' perturb killed in its trial left five in a day) */
+	for (int n = 1;; n++) {
+		b = n == 1 ? xasprintf("%s/perturb-%d", own, (int)self_pid()) :
+			     xasprintf("%s/perturb-%d-%d", own, (int)self_pid(), n);
+		if (mkdir(b, 0755) == 0)
+			break;
+		if (errno != EEXIST || n == BASE_NAME_TRIES) {
+			snprintf(why, len, "cannot create '%s': %s", b, strerror(errno));
+			free(b);
+			free(own);
+			return NULL;
+		}
 		free(b);
-		return NULL;
 	}
+	free(own);
 	/* what the parent hands down, for the cgroups below the base */
 	p = xasprintf("%s/cgroup.controllers", b);
 	ctl = read_line_file(p);
@@ -190,6 +208,9 @@ const char *cgroup_base(void)
 		base_owner = self_pid();
 		if (!at_exit++)
 			atexit(cgroup_base_remove);
+		if (base_journal && base_journal(base) < 0)
+			warning("without a journal, what a killed perturb leaves in cgroup '%s' is "
+				"not stopped by 'perturb restore'", base);
 	} else {
 		warning("cgroups unavailable: %s; runs, daemons and background loads are "
 			"stopped by process group only (a process that leaves it, with setsid, "
@@ -715,6 +736,8 @@ void cgroup_base_remove(void)
 	kill_tree(base);
 	if (remove_tree(base) < 0)
 		warning("cannot remove the cgroup '%s': %s", base, strerror(errno));
+	else if (base_journal)
+		base_journal(NULL);
 	free(base);
 	base = NULL;
 	base_tried = 0;		/* a later study of this process (perturb bisect) makes one */
@@ -742,6 +765,19 @@ static int remove_tree(const char *dir)
 	return ret;
 }
 
+/* "perturb-OWNER" (name) or "perturb-OWNER-N", N 2 to BASE_NAME_TRIES */
+static int is_base_name(const char *s, const char *name)
+{
+	size_t n = strlen(name);
+	long k;
+
+	if (strncmp(s, name, n))
+		return 0;
+	if (!s[n])
+		return 1;
+	return s[n] == '-' && s[n + 1] != '0' && parse_long(s + n + 1, 2, BASE_NAME_TRIES, &k) == 0;
+}
+
 int cgroup_purge(const char *path, pid_t owner, char *why, size_t len)
 {
 	const char *mnt = cgroup2_mount(), *last = strrchr(path, '/');
@@ -756,7 +792,7 @@ int cgroup_purge(const char *path, pid_t owner, char *why, size_t len)
 				 "in '%s'", path);
 	ml = strlen(mnt);
 	if (strncmp(path, mnt, ml) || path[ml] != '/' || strstr(path, "/..") ||
-	    !last || strcmp(last + 1, name))
+	    !last || !is_base_name(last + 1, name))
 		return why_error(why, len, "'%s' is not a cgroup of perturb pid %d below %s",
 				 path, (int)owner, mnt);
 	if (lstat(path, &st) < 0 && errno == ENOENT)

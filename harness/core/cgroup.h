@@ -36,9 +36,12 @@
  * else freezing it and SIGKILLing each process), waits until it is empty
  * and removes it; cgroup_base_remove() removes the base at the end (also
  * at exit), and the next cgroup_base() makes a new one (the studies of
- * perturb bisect, one per commit, in one process).  A perturb killed by SIGKILL leaves its base: the study
- * journals it (backends/journal.h) and cgroup_purge() stops what is in it
- * and removes it (`perturb restore`, and any later `perturb run`).
+ * perturb bisect, one per commit, in one process).  A perturb killed by
+ * SIGKILL leaves its base: it is journaled when it is made, before anything
+ * goes in (cgroup_journal_with(): the check's trial daemons too), and
+ * cgroup_purge() stops what is in it and removes it (`perturb restore`,
+ * and any later `perturb run`).  The base is perturb-PID; where a dead
+ * process of that pid left one, perturb-PID-2 (and so on): pids are reused.
  */
 #ifndef PERTURB_CGROUP_H
 #define PERTURB_CGROUP_H
@@ -51,6 +54,13 @@ struct cgroup;
 /* The base cgroup's path, made at the first call (static storage), or NULL
  * when cgroups are not available here (the warning is said once). */
 const char *cgroup_base(void);
+/* The folder of perturb's own cgroup v2, where it makes its base
+ * (malloc'd), or NULL with why. */
+char *cgroup_own_dir(char *why, size_t len);
+/* fn(path) is called when the base is made, before anything is put in it,
+ * and fn(NULL) when cgroup_base_remove() has removed it: the journal's
+ * record (main.c); -1 from fn is warned about. */
+void cgroup_journal_with(int (*fn)(const char *base));
 
 /* Could the base be made here (read-only: makes nothing)?  0, or -1 with
  * why (perturb doctor). */
@@ -128,8 +138,8 @@ void cgroup_base_remove(void);
 /*
  * After a perturb died: kill everything in the cgroup tree at path and
  * remove it, deepest first.  path must be a cgroup below a cgroup2 mount
- * whose last part is "perturb-OWNER" (so that a journal can never name
- * another tree).  Returns the number of processes killed (>= 0; 0 also when
+ * whose last part is "perturb-OWNER" or "perturb-OWNER-N" (so that a
+ * journal can never name another tree).  Returns the number of processes killed (>= 0; 0 also when
  * path no longer exists) or -1 with why.
  */
 int cgroup_purge(const char *path, pid_t owner, char *why, size_t len);

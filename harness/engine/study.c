@@ -548,11 +548,10 @@ static int begin(struct study *s)
 	}
 	free(load_before);
 	s->began = 1;
-	/* every process of the study goes into perturb's cgroup: journaled
-	 * first, so that a killed perturb's are stopped by the next one */
-	if (cgroup_base() && journal_set_cgroup(journal_self(), cgroup_base()) < 0)
-		warning("without a journal, what a killed perturb leaves in cgroup '%s' is not "
-			"stopped by 'perturb restore'", cgroup_base());
+	/* every process of the study goes into perturb's cgroup, journaled
+	 * when it is made (main.c: cgroup_journal_with()), so that a killed
+	 * perturb's are stopped by the next one */
+	cgroup_base();
 	/* the runs' cgroups, made before the timed loop (a duet runs two at once) */
 	cgroup_prepare(2);
 	s->mi.containment = xstrdup(proc_containment(NULL, 0));
@@ -726,8 +725,7 @@ static void study_release(struct study *s)
 	if (s->st)
 		store_close(s->st);
 	if (s->began) {	/* nothing of the study is left running */
-		cgroup_base_remove();
-		journal_set_cgroup(journal_self(), NULL);
+		cgroup_base_remove();	/* and its journal record */
 	}
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);	/* the run's lock goes with it */
