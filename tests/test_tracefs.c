@@ -2039,8 +2039,10 @@ static void assert_perf_counts(const char *what)
 	cr_assert_eq(perf_metric("count", "perf_events", "small"), 2, "%s", what);
 	cr_assert_eq(perf_metric("count", "perf_lost", "big"), 2, "%s", what);
 	cr_assert_gt(perf_metric("min", "perf_events", "small"), 0, "%s", what);
-	cr_assert_geq(perf_seen("min", "small"), calls_seen_at_least(2 * 2000), "%s", what);
-	cr_assert_geq(perf_seen("min", "big"), calls_seen_at_least(2 * 40000), "%s", what);
+	cr_assert_geq(perf_seen("min", "small"), calls_seen_at_least(2 * 2000),
+		      "%s: %lld of %d calls seen", what, (long long)perf_seen("min", "small"), 2 * 2000);
+	cr_assert_geq(perf_seen("min", "big"), calls_seen_at_least(2 * 40000),
+		      "%s: %lld of %d calls seen", what, (long long)perf_seen("min", "big"), 2 * 40000);
 	cr_assert_gt(perf_seen("min", "big"), perf_seen("max", "small"), "%s", what);
 	cr_assert_gt(perf_metric("min", "perf_bytes", "small"), 0, "%s", what);
 	cr_assert_eq(cli_sql_int(db, "SELECT count(*) FROM metric_values m JOIN plan p USING (run_id, seq) "
