@@ -359,7 +359,8 @@ Test(cgroup, a_base_a_dead_process_of_this_pid_left_is_not_in_the_way)
 	cr_expect_eq(cgroup_purge(want, getpid(), why, sizeof(why)), 0, "%s", why);
 	cr_expect(!tl_exists(want), "%s was not removed", want);
 	cgroup_base_remove();
-	static const char *const bad[] = { "-02", "-1", "-x", "-65", "-2x", "--2", "2" };
+	static const char *const bad[] = { "-02", "-1", "-x", "-65", "-2x", "--2", "2", "-+2",
+					   "- 2" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		char *p = xasprintf("%s%s", stale, bad[i]);
 		cr_expect_eq(cgroup_purge(p, getpid(), why, sizeof(why)), -1, "%s taken", p);

@@ -58,6 +58,7 @@ static char *base;		/* OWN/perturb-PID, NULL when none */
 static pid_t base_owner;	/* the process that made it */
 static int base_tried;
 static int (*base_journal)(const char *base);	/* cgroup_journal_with() */
+static unsigned long seq;
 
 /* perturb-PID-2 ... perturb-PID-BASE_NAME_TRIES */
 #define BASE_NAME_TRIES 64
@@ -66,7 +67,6 @@ void cgroup_journal_with(int (*fn)(const char *base))
 {
 	base_journal = fn;
 }
-static unsigned long seq;
 
 /* The mount point of the cgroup2 hierarchy (static), or NULL. */
 static const char *cgroup2_mount(void)
@@ -775,7 +775,8 @@ static int is_base_name(const char *s, const char *name)
 		return 0;
 	if (!s[n])
 		return 1;
-	return s[n] == '-' && s[n + 1] != '0' && parse_long(s + n + 1, 2, BASE_NAME_TRIES, &k) == 0;
+	return s[n] == '-' && s[n + 1] >= '1' && s[n + 1] <= '9' &&
+	       parse_long(s + n + 1, 2, BASE_NAME_TRIES, &k) == 0;
 }
 
 int cgroup_purge(const char *path, pid_t owner, char *why, size_t len)

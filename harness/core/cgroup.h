@@ -139,8 +139,8 @@ void cgroup_base_remove(void);
  * After a perturb died: kill everything in the cgroup tree at path and
  * remove it, deepest first.  path must be a cgroup below a cgroup2 mount
  * whose last part is "perturb-OWNER" or "perturb-OWNER-N" (so that a
- * journal can never name another tree).  Returns the number of processes killed (>= 0; 0 also when
- * path no longer exists) or -1 with why.
+ * journal can never name another tree).  Returns the number of processes
+ * killed (>= 0; 0 also when path no longer exists) or -1 with why.
  */
 int cgroup_purge(const char *path, pid_t owner, char *why, size_t len);
 
