@@ -16,6 +16,12 @@
 #     run moves into its cgroup with a write to cgroup.procs);
 #   - hyperfine -N --runs RUNS /bin/true (apt: hyperfine; make deps-bench);
 #   - a bare posix_spawn + wait4 loop (bench/spawn-loop.c, built here);
+#   - the same loop with clone3 as fork (forkloop), and with clone3 into a
+#     cgroup v2 of its own (cgloop: CLONE_INTO_CGROUP, as perturb starts
+#     its runs; skipped without a writable cgroup2 hierarchy): cgloop /
+#     forkloop is the kernel's own cost of a process in a cgroup, which
+#     hyperfine and the loop do not pay, and perturb / cgloop compares
+#     perturb with a loop under the same containment;
 #   - with OLD=PATH, another perturb binary (an earlier build copied
 #     aside), run as perturb and as screen are (old, oldscreen): before
 #     and after side by side.
@@ -46,7 +52,16 @@ case $runs in ''|*[!0-9]*|0) die "RUNS must be a positive integer, not '$runs'" 
 case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive integer, not '$rounds'" ;; esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perturb-peers.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+cg=
+trap 'rm -rf "$tmp"; [ -z "$cg" ] || rmdir "$cg"' EXIT
+# cgloop's cgroup: below this shell's own cgroup v2, as perturb's base is
+cg_mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+cg_own=$(awk -F: '$1 == "0" { print $3 }' /proc/self/cgroup)
+if [ -n "$cg_mnt" ] && [ -n "$cg_own" ] && mkdir "$cg_mnt${cg_own%/}/perturb-peers-$$" 2>/dev/null; then
+	cg=$cg_mnt${cg_own%/}/perturb-peers-$$
+else
+	echo "spawn-peers.sh: warning: no writable cgroup2 hierarchy here; the cgloop rows are skipped" >&2
+fi
 
 cc -O2 -o "$tmp/spawn-loop" "$here/spawn-loop.c" || die "cannot build spawn-loop.c"
 have_hf=0
@@ -76,6 +91,8 @@ way() {
 		> "$tmp/out" 2>&1 ;;
 	hyperfine) hyperfine -N --runs "$runs" --warmup 0 --style none "$true_bin" > "$tmp/out" 2>&1 ;;
 	loop) "$tmp/spawn-loop" "$runs" "$true_bin" > "$tmp/out" 2>&1 ;;
+	forkloop) "$tmp/spawn-loop" -f "$runs" "$true_bin" > "$tmp/out" 2>&1 ;;
+	cgloop) "$tmp/spawn-loop" -c "$cg" "$runs" "$true_bin" > "$tmp/out" 2>&1 ;;
 	old) "$OLD" run "$tmp/e.yaml" --db "$tmp/db" -q > "$tmp/out" 2>&1 ;;
 	oldscreen) "$OLD" run "$tmp/e.yaml" --db "$tmp/db" > "$tmp/out" 2>&1 ;;
 	esac || { cat "$tmp/out" >&2; die "$1 failed"; }
@@ -83,8 +100,9 @@ way() {
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
 }
 
-ways=(perturb screen fallback loop)
-[ $have_hf = 1 ] && ways=(perturb screen fallback hyperfine loop)
+ways=(perturb screen fallback loop forkloop)
+[ $have_hf = 1 ] && ways=(perturb screen fallback hyperfine loop forkloop)
+[ -z "$cg" ] || ways+=(cgloop)
 if [ -n "${OLD:-}" ]; then
 	[ -x "$OLD" ] || die "OLD perturb binary '$OLD' not found or not executable"
 	ways+=(old oldscreen)
@@ -110,8 +128,8 @@ awk -v runs="$runs" -v rounds="$rounds" '
 	{ t[$1, $2] = $3; seen[$2] = 1 }
 	END {
 		printf "  %-10s %s\n", "way", "per run (ms), median of the rounds [each round]"
-		split("perturb screen fallback hyperfine loop old oldscreen", order, " ")
-		for (k = 1; k <= 7; k++) {
+		n = split("perturb screen fallback hyperfine loop forkloop cgloop old oldscreen", order, " ")
+		for (k = 1; k <= n; k++) {
 			w = order[k]
 			if (!(w in seen))
 				continue
@@ -123,8 +141,8 @@ awk -v runs="$runs" -v rounds="$rounds" '
 			printf "  %-10s %.3f [%s ]\n", w, median(v, rounds), line
 		}
 		printf "  ratios, median of the rounds (pair by pair in a round):\n"
-		split("perturb/hyperfine perturb/loop screen/hyperfine screen/loop fallback/perturb perturb/old screen/oldscreen old/hyperfine old/loop oldscreen/hyperfine", pairs, " ")
-		for (k = 1; k <= 10; k++) {
+		n = split("perturb/hyperfine perturb/loop perturb/cgloop cgloop/forkloop forkloop/loop screen/hyperfine screen/loop fallback/perturb perturb/old screen/oldscreen old/hyperfine old/loop oldscreen/hyperfine", pairs, " ")
+		for (k = 1; k <= n; k++) {
 			split(pairs[k], ab, "/")
 			if (!(ab[1] in seen) || !(ab[2] in seen))
 				continue
