@@ -1165,6 +1165,34 @@ Test(kernel, sigkill_then_a_later_run_restores_first)
 	assert_state_as_before("after the next perturb run");
 }
 
+/* A perturb that puts a killed one's kernel state back lets the lock go
+ * after: a study of no kernel variant that recovered first held it to its
+ * end (journal_lock_kernel() keeps its descriptor), and another perturb's
+ * kernel variants were refused meanwhile. */
+Test(kernel, recovering_a_killed_perturbs_state_lets_the_lock_go)
+{
+	int found = 0, st;
+	FILE *out = fopen("/dev/null", "w");
+	pid_t child;
+
+	need_kernel();
+	sigkill_study();
+	cr_assert(out);
+	cr_assert_eq(journal_recover(out, 0, &found), 0);
+	fclose(out);
+	cr_assert_eq(found, 1);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (!child) {
+		char why[256];
+		_exit(ktrace_lock(0, why, sizeof(why)) >= 0 ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the lock is still held after the recovery (status %d)", st);
+	assert_state_as_before("after the recovery");
+}
+
 /* ---- the study's own instance, a session of someone else's, the lock ---- */
 
 /* The text of a file (malloc'd; "" when it cannot be read). */

@@ -602,9 +602,14 @@ static int lock_wait_s(double *s, char *why, size_t len)
 	return 0;
 }
 
+/* the kernel lock's descriptor, kept until exit once taken, or until the
+ * end of journal_recover() that took it */
+static int kernel_lock_fd = -1;
+
 int journal_lock_kernel(char *why, size_t len)
 {
-	static int fd = -1, waited;
+	static int waited;
+	int fd = kernel_lock_fd;
 	double wait_s, deadline;
 	int said = 0;
 
@@ -627,6 +632,7 @@ int journal_lock_kernel(char *why, size_t len)
 	waited |= said;
 	if (fd < 0 && said)
 		snprintf(why + strlen(why), len - strlen(why), " (waited %gs)", wait_s);
+	kernel_lock_fd = fd;
 	return fd < 0 ? -1 : 0;
 }
 
@@ -875,7 +881,16 @@ static int scan(FILE *out, int *found, int dry, int report_live)
 
 int journal_recover(FILE *out, int report_live, int *found)
 {
+	int had_lock = kernel_lock_fd >= 0;
 	int n = 0, ret = scan(out, &n, 0, report_live);
+
+	/* the lock a restore took goes with it: a study of no kernel
+	 * variant that recovered a killed perturb's state held it to its
+	 * end, and kept another perturb's kernel variants out */
+	if (!had_lock && kernel_lock_fd >= 0) {
+		close(kernel_lock_fd);
+		kernel_lock_fd = -1;
+	}
 	if (found)
 		*found = n;
 	fflush(out);

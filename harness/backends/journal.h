@@ -149,6 +149,7 @@ const char *journal_tracefs(char *why, size_t len);
  * journals.  Returns 0, or -1 when a journal is corrupt or a restore
  * failed (printed; that journal is kept).  report_live: also say which
  * journals belong to a perturb that is still running (and are left alone).
+ * The kernel lock a restore took is let go at its end.
  */
 int journal_recover(FILE *out, int report_live, int *found);
 
