@@ -35,12 +35,11 @@ static int statistic_percentile(enum statistic s, double *p)
 	return 0;
 }
 
-/* The models compute the dilation of s (report_opts.some_dilations). */
+/* The models compute the dilation of s (report_opts.want_mean, want_pcts). */
 static void want_statistic(struct report_opts *o, enum statistic s)
 {
 	double p;
 
-	o->some_dilations = 1;
 	if (!statistic_percentile(s, &p)) {
 		o->want_mean = 1;
 		return;

@@ -141,7 +141,7 @@ struct report_verdict {
 #define REPORT_NOISE_SKIPPED "not estimated for this view"
 /* struct report_verdict's reason in a model built with report_opts.no_verdicts. */
 #define REPORT_NOT_JUDGED "not judged in this view"
-/* struct report_dilation's reason for a statistic report_opts.some_dilations left out. */
+/* struct report_dilation's reason for a statistic report_opts.want_mean and want_pcts left out. */
 #define REPORT_NOT_COMPUTED "not computed in this view"
 struct report_noise {
 	int ok;
@@ -550,13 +550,12 @@ struct report_opts {
 	 * such a model at a high level: every member of them, every metric,
 	 * at its Holm level, up to 10^6 replicates each */
 	int no_verdicts;
-	/* with no_verdicts, 1: only the dilations of the statistics wanted
-	 * (want_mean; want_pcts, of the report's percentiles) are computed,
-	 * the others not (report_dilation.ok 0, reason REPORT_NOT_COMPUTED):
-	 * for the gate, each of whose rules reads one.  A computed one keeps
-	 * its seed (by the percentile's place in the list): the same
-	 * interval as perturb report's */
-	int some_dilations;
+	/* with no_verdicts, when one is set: only the dilations of the
+	 * statistics wanted (want_mean; want_pcts, of the report's
+	 * percentiles) are computed, the others not (report_dilation.ok 0,
+	 * reason REPORT_NOT_COMPUTED): for the gate, each of whose rules
+	 * reads one.  A computed one keeps its seed (by the percentile's
+	 * place in the list): the same interval as perturb report's */
 	int want_mean;
 	double want_pcts[REPORT_MAX_PERCENTILES];
 	size_t n_want_pcts;

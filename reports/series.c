@@ -535,23 +535,23 @@ static void dilate_stat(struct report_model *m, const struct report_group *g,
 	}
 }
 
-/* Is the dilation of this statistic computed (report_opts.some_dilations)?
- * Else out says why not. */
+/* Is the dilation of this statistic (the mean, else the quantile pct)
+ * computed (report_opts.want_mean, want_pcts)?  Else out says why not. */
 static int dilation_wanted(const struct report_model *m, enum stat_kind kind, double pct,
 			   struct report_dilation *out)
 {
 	const struct report_opts *o = m->opts;
+	int wanted = !o->no_verdicts || (!o->want_mean && !o->n_want_pcts);
 
-	if (!o->no_verdicts || !o->some_dilations)
-		return 1;
-	if (kind == STATK_MEAN ? o->want_mean : 0)
-		return 1;
-	for (size_t k = 0; kind == STATK_QUANTILE && k < o->n_want_pcts; k++)
-		if (o->want_pcts[k] == pct)
-			return 1;
-	memset(out, 0, sizeof(*out));
-	out->reason = REPORT_NOT_COMPUTED;
-	return 0;
+	if (kind == STATK_MEAN)
+		wanted |= o->want_mean;
+	for (size_t k = 0; kind != STATK_MEAN && k < o->n_want_pcts; k++)
+		wanted |= o->want_pcts[k] == pct;
+	if (!wanted) {
+		memset(out, 0, sizeof(*out));
+		out->reason = REPORT_NOT_COMPUTED;
+	}
+	return wanted;
 }
 
 /* Against the baseline: dilations, U test, KS test, Hodges-Lehmann. */

@@ -404,9 +404,9 @@ static void expect_same_dilation(const struct report_dilation *a, const struct r
 /*
  * report_opts.no_verdicts (the gate's models, one a level; bisect's values;
  * --target-ci): every dilation the same to the bit as in the whole model,
- * and no verdict judged (each says why); with some_dilations (the gate's)
- * the wanted ones only, the same, the others not computed.  The golden studies, whole and
- * filtered by --metric, one at a higher level.
+ * and no verdict judged (each says why); with want_pcts (the gate's) the
+ * wanted ones only, the same, the others not computed.  The golden
+ * studies, whole and filtered by --metric, one at a higher level.
  */
 static void expect_lean_same(const char *study, double level, int filtered)
 {
@@ -415,7 +415,7 @@ static void expect_lean_same(const char *study, double level, int filtered)
 		{ .confidence = level, .skip_noise = 1 },
 		{ .confidence = level, .skip_noise = 1, .no_verdicts = 1 },
 		/* the gate's: the dilations its rules read, p50's */
-		{ .confidence = level, .skip_noise = 1, .no_verdicts = 1, .some_dilations = 1,
+		{ .confidence = level, .skip_noise = 1, .no_verdicts = 1,
 		  .want_pcts = { 50 }, .n_want_pcts = 1 },
 	};
 	struct report_model m[3];
