@@ -414,17 +414,6 @@ int journal_load(const char *path, struct journal *j, char *why, size_t len)
 
 /* ---- writing ---- */
 
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r;
-	if (fd < 0)
-		return -1;
-	r = fsync(fd);
-	close(fd);
-	return r;
-}
-
 static int write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
@@ -440,6 +429,17 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/*
+ * Written to a temporary file, then renamed over the journal: another
+ * process reads the old journal or the new one, never a part.  Not
+ * fsync'd: everything a journal records (tracefs, the processes, the
+ * cgroup, the /proc/sys values) is kernel state, gone at a reboot, so the
+ * file has to outlive perturb's process, not the machine, and the page
+ * cache does that.  A journal of an earlier boot is removed unread
+ * (recover_one()), one cut short by that boot's crash too.  The five
+ * fsyncs of a study's journal were 1 to 5 ms of every `perturb run` on
+ * the development VM (issue 25).
+ */
 int journal_write(struct journal *j)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -461,7 +461,7 @@ int journal_write(struct journal *j)
 		error("cannot write the journal '%s': %s", tmp, strerror(errno));
 		goto out;
 	}
-	if (write_all(fd, sb.buf, sb.len) < 0 || fsync(fd) < 0) {
+	if (write_all(fd, sb.buf, sb.len) < 0) {
 		error("cannot write the journal '%s': %s", tmp, strerror(errno));
 		goto out;
 	}
@@ -473,10 +473,6 @@ int journal_write(struct journal *j)
 	fd = -1;
 	if (rename(tmp, j->path) < 0) {
 		error("cannot rename '%s' to '%s': %s", tmp, j->path, strerror(errno));
-		goto out;
-	}
-	if (fsync_dir(journal_dir()) < 0) {
-		error("cannot sync the journal folder '%s': %s", journal_dir(), strerror(errno));
 		goto out;
 	}
 	ret = 0;
@@ -582,8 +578,6 @@ int journal_remove(struct journal *j)
 		return journal_write(j);
 	if (j->path && unlink(j->path) < 0 && errno != ENOENT)
 		return error("cannot remove the journal '%s': %s", j->path, strerror(errno));
-	if (j->path)
-		fsync_dir(journal_dir());
 	return 0;
 }
 
@@ -758,6 +752,31 @@ static int vanished(const char *path)
 	return lstat(path, &st) < 0 && errno == ENOENT;
 }
 
+/* This boot's start (/proc/stat's btime, seconds since the epoch); 0 when
+ * unknown. */
+static long long boot_time(void)
+{
+	size_t n;
+	char *text = read_file("/proc/stat", &n), *p;
+	long long t = 0;
+
+	if (text && (p = strstr(text, "\nbtime ")))
+		t = strtoll(p + 7, NULL, 10);
+	free(text);
+	return t > 0 ? t : 0;
+}
+
+/* Was the journal at path last written before this boot began?  Then what
+ * it recorded is gone, even where the crash that ended that boot left it
+ * unreadable (journal_write() does not fsync). */
+static int written_before_boot(const char *path)
+{
+	long long boot = boot_time();
+	struct stat st;
+
+	return boot > 0 && lstat(path, &st) == 0 && (long long)st.st_mtime < boot;
+}
+
 static int recover_one(FILE *out, const char *path, const char *boot_id, int report_live,
 		       int *found)
 {
@@ -776,6 +795,15 @@ static int recover_one(FILE *out, const char *path, const char *boot_id, int rep
 		if (vanished(path))
 			return 0;
 		(*found)++;
+		if (written_before_boot(path)) {
+			fprintf(out, "perturb: the journal '%s' is from an earlier boot and cannot "
+				"be read (%s): the kernel state it recorded did not survive the "
+				"reboot; removed it\n", path, why);
+			if (unlink(path) < 0 && errno != ENOENT)
+				return error("cannot remove the journal '%s': %s", path,
+					     strerror(errno));
+			return 0;
+		}
 		return error("the journal '%s' is corrupt: %s; the state it recorded is unknown: "
 			     "check the tracing state (%s) by hand, then remove the file",
 			     path, why, "/sys/kernel/tracing");

@@ -1,6 +1,6 @@
 /*
  * journal.h - what perturb changed, on disk, so that it can be undone after
- * perturb itself died (SIGKILL, a crash, power loss).
+ * perturb itself died (SIGKILL, a crash).  A reboot undoes it all itself.
  *
  * One journal per perturb process: STATE_DIR/journal-PID, where STATE_DIR
  * is $PERTURB_STATE_DIR, else /var/lib/perturb for root, else
@@ -17,8 +17,10 @@
  * it, core/cgroup.h: cgroup_purge), and the /proc/sys values it changed
  * (kernel.bpf_stats_enabled for a bpf: variant) with their prior values.
  * Only a folder of the user's alone holds journals
- * (journal_dir_trusted).  It is written atomically (temp file, fsync, rename, fsync of the
- * folder) before the first change, and removed after a successful restore.
+ * (journal_dir_trusted).  It is written atomically (a temporary file renamed
+ * over it; not fsync'd: what it records does not outlive a reboot,
+ * journal_write()) before the first change, and removed after a successful
+ * restore.
  *
  * The format is text, one "key value" a line, "perturb-journal 1" first and
  * "end SHA256" last (the hash of every line before it): a truncated or
