@@ -12,6 +12,7 @@
 
 #include "lib/machine.h"
 #include "engine/store.h"
+#include "engine/store_int.h"
 #include "backends/qemu_config.h"
 #include "testlib.h"
 #include "lib/util.h"
@@ -824,6 +825,35 @@ Test(store, unavailable_is_stored_once)
 	strbuf_release(&sb);
 	store_close(s);
 	free(p.e);
+}
+
+/* The connection's PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL. */
+static int synchronous(struct store *s)
+{
+	sqlite3_stmt *st;
+	int v;
+
+	cr_assert_eq(sqlite3_prepare_v2(s->db, "PRAGMA synchronous", -1, &st, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* A new database is made without syncs, up to its schema (store_schema.c,
+ * "Durability"); its results then go in at synchronous=NORMAL, as those of
+ * a database that was there. */
+Test(store, a_new_database_stores_its_results_at_synchronous_normal)
+{
+	struct store *s;
+
+	cr_assert_eq(store_open(dbpath, STORE_CREATE, &s), 0);
+	cr_expect_eq(synchronous(s), 1, "a new database's results are stored at synchronous=%d",
+		     synchronous(s));
+	store_close(s);
+	cr_assert_eq(store_open(dbpath, STORE_CREATE, &s), 0);
+	cr_expect_eq(synchronous(s), 1);
+	store_close(s);
 }
 
 Test(store, reopen_keeps_wal_and_data)
