@@ -60,9 +60,12 @@ void report_order_groups(struct report_model *m, char **workloads, size_t n)
 	qsort_r(m->groups, m->n_groups, sizeof(*m->groups), cmp_group, &c);
 }
 
-static int cmp_row(const void *a, const void *b)
+/* Two row sets by index (qsort_r's context: the sets): by workload
+ * (stored order), metric (as groups), variant (stored order). */
+static int cmp_set(const void *a, const void *b, void *ctx)
 {
-	const struct report_row *x = a, *y = b;
+	const struct report_row_set *sets = ctx;
+	const struct report_row_set *x = &sets[*(const size_t *)a], *y = &sets[*(const size_t *)b];
 	int mx, my, c;
 
 	if (x->workload_idx != y->workload_idx)
@@ -77,85 +80,37 @@ static int cmp_row(const void *a, const void *b)
 	}
 	if (x->variant_idx != y->variant_idx)
 		return x->variant_idx < y->variant_idx ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return 0;
 }
 
-/* Two rows by index (qsort_r's context: the rows), by cmp_row() or by seq. */
-static int cmp_index(const void *a, const void *b, void *ctx)
+static int cmp_seq(const void *a, const void *b)
 {
-	const struct report_row *rows = ctx;
-
-	return cmp_row(&rows[*(const size_t *)a], &rows[*(const size_t *)b]);
-}
-
-static int cmp_index_seq(const void *a, const void *b, void *ctx)
-{
-	const struct report_row *rows = ctx;
-	int x = rows[*(const size_t *)a].seq, y = rows[*(const size_t *)b].seq;
+	int x = ((const struct report_row *)a)->seq, y = ((const struct report_row *)b)->seq;
 
 	return x < y ? -1 : x > y;
 }
 
-/* Rows (tidy formats) by workload (experiment order), metric (as groups),
- * variant (experiment order), seq, as an index: m->row_order.  A study has
- * few (workload, metric, variant) buckets and millions of rows: the buckets
- * (numbered by the walk, report_row's bucket) are sorted, the rows placed
- * by a counting sort (stable, O(n)), and a
- * bucket sorted by seq only where the walk did not give it in seq order
- * (issue 25: a full qsort of 4·10^6 rows was most of `report --format
- * csv`'s time; then moving the rows, 320 MB, was a tenth of it). */
+/* The tidy rows in the tables' order: the row sets that hold rows by
+ * workload (experiment order), metric (as groups), variant (experiment
+ * order), as an index (m->row_set_order: a study has few sets), and each
+ * set's rows by seq, sorted only where the walk did not give them so. */
 void report_order_rows(struct report_model *m)
 {
-	size_t n = m->n_rows, nb = 0, *out;
-	size_t *rep, *order, *start, *next;
-	unsigned max = 0;
+	size_t n = 0;
 
-	m->row_order = out = xmalloc((n ? n : 1) * sizeof(*out));
-	for (size_t i = 0; i < n; i++)
-		max = m->rows[i].bucket > max ? m->rows[i].bucket : max;
-	if (n < 2 || max >= 2 * n) {	/* one row, or buckets sparser than rows */
-		for (size_t i = 0; i < n; i++)
-			out[i] = i;
-		if (n > 1)
-			qsort_r(out, n, sizeof(*out), cmp_index, m->rows);
-		return;
-	}
-	/* rep[k]: the first row of bucket k; start[k]: how many rows before it
-	 * in report order (first its own count) */
-	rep = xmalloc(((size_t)max + 1) * sizeof(*rep));
-	memset(rep, 0xff, ((size_t)max + 1) * sizeof(*rep));
-	start = xcalloc((size_t)max + 1, sizeof(*start));
-	for (size_t i = 0; i < n; i++) {
-		unsigned k = m->rows[i].bucket;
+	m->row_set_order = xmalloc((m->n_row_sets ? m->n_row_sets : 1) * sizeof(size_t));
+	for (size_t k = 0; k < m->n_row_sets; k++)
+		if (m->row_sets[k].n)
+			m->row_set_order[n++] = k;
+	m->n_row_set_order = n;
+	qsort_r(m->row_set_order, n, sizeof(size_t), cmp_set, m->row_sets);
+	for (size_t k = 0; k < m->n_row_sets; k++) {
+		struct report_row_set *rs = &m->row_sets[k];
 
-		if (rep[k] == SIZE_MAX)
-			rep[k] = i;
-		start[k]++;
-	}
-	order = xmalloc(((size_t)max + 1) * sizeof(*order));
-	for (size_t k = 0; k <= max; k++)
-		if (rep[k] != SIZE_MAX)
-			order[nb++] = rep[k];
-	qsort_r(order, nb, sizeof(*order), cmp_index, m->rows);
-	next = xmalloc(((size_t)max + 1) * sizeof(*next));
-	for (size_t j = 0, sum = 0; j < nb; j++) {
-		unsigned k = m->rows[order[j]].bucket;
-
-		next[k] = sum;
-		sum += start[k];
-	}
-	for (size_t i = 0; i < n; i++)
-		out[next[m->rows[i].bucket]++] = i;
-	/* next[k] is now the end of bucket k */
-	for (size_t j = 0; j < nb; j++) {
-		unsigned k = m->rows[order[j]].bucket;
-		size_t *b = out + next[k] - start[k], len = start[k];
-
-		for (size_t i = 1; i < len; i++)
-			if (m->rows[b[i - 1]].seq > m->rows[b[i]].seq) {
-				qsort_r(b, len, sizeof(*b), cmp_index_seq, m->rows);
+		for (size_t i = 1; i < rs->n; i++)
+			if (rs->rows[i - 1].seq > rs->rows[i].seq) {
+				qsort(rs->rows, rs->n, sizeof(*rs->rows), cmp_seq);
 				break;
 			}
 	}
-	free(rep), free(order), free(start), free(next);
 }

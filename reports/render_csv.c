@@ -104,33 +104,38 @@ static int csv(const struct report_model *m, FILE *out)
 	b->len = 0;
 	rb_str(b, "run_id,variant,workload,repetition,metric,value,unit,seq,warmup,block,timebase");
 	rb_str(b, status ? ",status\n" : "\n");
-	for (size_t i = 0; i < m->n_rows; i++) {
-		const struct report_row *r = &m->rows[m->row_order[i]];
-		rb_int(b, (long long)m->run.id);
-		rb_add(b, ",", 1);
-		memo_field(b, &memo[0], r->variant);
-		rb_add(b, ",", 1);
-		memo_field(b, &memo[1], r->workload);
-		rb_add(b, ",", 1);
-		rb_int(b, r->repetition + 1);
-		rb_add(b, ",", 1);
-		memo_field(b, &memo[2], r->metric);
-		rb_add(b, ",", 1);
-		rb_add(b, num, fmt_g17(num, r->value));
-		rb_add(b, ",", 1);
-		memo_field(b, &memo[3], r->unit);
-		rb_add(b, ",", 1);
-		rb_int(b, r->seq);
-		rb_add(b, ",", 1);
-		rb_int(b, r->warmup);
-		rb_add(b, ",", 1);
-		rb_int(b, r->block);
-		rb_str(b, r->virtual_time ? ",virtual" : ",real");
-		if (status) {
+	for (size_t j = 0; j < m->n_row_set_order; j++) {
+		const struct report_row_set *rs = &m->row_sets[m->row_set_order[j]];
+
+		for (size_t i = 0; i < rs->n; i++) {
+			const struct report_row *r = &rs->rows[i];
+
+			rb_int(b, (long long)m->run.id);
 			rb_add(b, ",", 1);
-			memo_field(b, &memo[4], r->status);
+			memo_field(b, &memo[0], rs->variant);
+			rb_add(b, ",", 1);
+			memo_field(b, &memo[1], rs->workload);
+			rb_add(b, ",", 1);
+			rb_int(b, r->repetition + 1);
+			rb_add(b, ",", 1);
+			memo_field(b, &memo[2], rs->metric);
+			rb_add(b, ",", 1);
+			rb_add(b, num, fmt_g17(num, r->value));
+			rb_add(b, ",", 1);
+			memo_field(b, &memo[3], r->unit);
+			rb_add(b, ",", 1);
+			rb_int(b, r->seq);
+			rb_add(b, ",", 1);
+			rb_int(b, r->warmup);
+			rb_add(b, ",", 1);
+			rb_int(b, r->block);
+			rb_str(b, rs->virtual_time ? ",virtual" : ",real");
+			if (status) {
+				rb_add(b, ",", 1);
+				memo_field(b, &memo[4], r->status);
+			}
+			rb_add(b, "\n", 1);
 		}
-		rb_add(b, "\n", 1);
 	}
 	rb_flush(b);
 	free(b);

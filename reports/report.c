@@ -186,6 +186,36 @@ static struct report_group *group_for(struct build_ctx *b, struct slot *sl,
 	return g;
 }
 
+/* The row set of value v's (metric, workload, variant), made on its first
+ * row. */
+static struct report_row_set *row_set(struct build_ctx *b, const struct slot *sl,
+				      const struct stored_value *v)
+{
+	struct report_model *m = b->m;
+	size_t vi = (size_t)v->variant_idx;
+	size_t k = ((size_t)v->metric_idx * b->n_workloads + (size_t)v->workload_idx) *
+		   b->n_variants + vi;
+	struct report_row_set *rs;
+
+	if (k >= m->n_row_sets) {
+		size_t n = k + 1 > 2 * m->n_row_sets ? k + 1 : 2 * m->n_row_sets;
+
+		m->row_sets = xrealloc(m->row_sets, n * sizeof(*m->row_sets));
+		memset(m->row_sets + m->n_row_sets, 0, (n - m->n_row_sets) * sizeof(*m->row_sets));
+		m->n_row_sets = n;
+	}
+	rs = &m->row_sets[k];
+	if (!rs->metric) {
+		rs->variant = b->variant_names[vi];
+		rs->workload = sl->workload;
+		rs->metric = sl->metric;
+		rs->workload_idx = v->workload_idx;
+		rs->variant_idx = v->variant_idx;
+		rs->virtual_time = b->virtual_time[vi];
+	}
+	return rs;
+}
+
 /*
  * One value of the store's walk (any order): to the rows when asked, and
  * to its series when measured and successful.  Strings are compared once
@@ -207,27 +237,21 @@ static int collect(const struct stored_value *v, void *vctx)
 			     (long long)m->run.id, v->seq);
 	sl = slot_for(b, v);
 	if (m->opts->want_rows && sl->wanted) {
-		ALLOC_GROW(m->rows, m->n_rows + 1, m->alloc_rows);
-		struct report_row *r = &m->rows[m->n_rows++];
+		struct report_row_set *rs = row_set(b, sl, v);
+		ALLOC_GROW(rs->rows, rs->n + 1, rs->alloc);
+		struct report_row *r = &rs->rows[rs->n++];
+		m->n_rows++;
 		r->seq = v->seq;
 		r->repetition = v->repetition;
 		r->warmup = v->warmup;
-		r->variant = b->variant_names[vi];
-		r->workload = sl->workload;
-		r->metric = sl->metric;
 		const char *unit = v->unit ? v->unit : "", *status = v->status ? v->status : "ok";
 		/* a pair's rows have one unit, most have status ok: one strcmp */
 		if (!sl->unit || strcmp(sl->unit, unit))
 			sl->unit = intern(m, unit);
 		r->unit = sl->unit;
 		r->status = !strcmp(status, "ok") ? b->ok : intern(m, status);
-		r->bucket = ((unsigned)v->metric_idx * (unsigned)b->n_workloads +
-			     (unsigned)v->workload_idx) * (unsigned)b->n_variants + (unsigned)vi;
 		r->value = v->value;
-		r->workload_idx = v->workload_idx;
-		r->variant_idx = v->variant_idx;
 		r->block = v->block;
-		r->virtual_time = b->virtual_time[vi];
 	}
 
 	/* Statistics take measured, successful runs only. */
@@ -575,8 +599,10 @@ void report_release(struct report_model *m)
 	for (size_t g = 0; g < m->n_groups; g++)
 		report_release_group(&m->groups[g]);
 	free(m->groups);
-	free(m->rows);
-	free(m->row_order);
+	for (size_t k = 0; k < m->n_row_sets; k++)
+		free(m->row_sets[k].rows);
+	free(m->row_sets);
+	free(m->row_set_order);
 	free(m->tracer);
 	for (size_t i = 0; i < m->n_curves; i++)
 		free(m->curves[i].pts);
