@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # bench/report-1e6.sh [PERTURB] [RUNS] - `perturb report` on a database of
 # 10^6 runs, in every format, against numpy computing the same quantiles
 # and ECDFs, and against itself on half as many runs (issue 25's targets:
@@ -11,9 +11,8 @@
 # 1 s x (1 + U(0, 0.1)), +2 % for "tracing"; user, sys and maxrss likewise.
 # That is 4 metrics x 2 variants x RUNS/2 values.
 #
-# Timed (best of 3: the least wall clock and the least CPU time of three
-# runs; the machine as it is),
-# on both databases:
+# Timed (bash's time: wall, user and system to the millisecond; the
+# machine as it is), on both databases:
 #   perturb report --format F      for F in text, markdown, csv, json, html
 #                                   (the documents: summaries, percentiles
 #                                   with order-statistic CIs, dilations - at
@@ -21,10 +20,15 @@
 #                                   ECDFs; csv: every run's row, 4 x RUNS)
 #   numpy: the same values read from the same database with python's
 #          sqlite3 in one scan, then per metric and variant np.percentile at
-#          0/50/80/99, mean, variance and the ECDF (np.unique + cumsum).
-# Then, per format, RUNS against RUNS/2 and against numpy, by wall clock and
-# by CPU time (on a shared machine the CPU time is the steadier figure).
-# Needs sqlite3 (apt-get install sqlite3) and /usr/bin/python3 with numpy
+#          0/50/80/99, mean, variance and the ECDF (np.unique + cumsum);
+#          best of 3 (the least wall clock and the least CPU time).
+# Each format runs ROUNDS times on each size (env; default 5), the two
+# sizes side by side, the order swapped every round: RUNS against RUNS/2
+# is the median of the rounds' ratios (each round's CPU ratio printed),
+# as bench/spawn-peers.sh compares; against numpy, the least of the rounds.
+# Both by wall clock and by CPU time (on a shared machine the CPU time is
+# the steadier figure).
+# Needs bash, bc, sqlite3 (apt-get install sqlite3) and /usr/bin/python3 with numpy
 # (python3-numpy).
 #
 # Measured: bench/README.md.
@@ -75,16 +79,29 @@ half=$((runs / 2))
 make_db "$dir/r.db" "$runs"
 make_db "$dir/h.db" "$half"
 
+rounds=${ROUNDS:-5}
+case $rounds in ''|*[!0-9]*|0) echo "report-1e6.sh: ROUNDS must be a positive integer, not '$rounds'" >&2; exit 1 ;; esac
+
+once() {	# once CMD...: sets tw (wall s) and tc (user + sys CPU s) of one run
+	local TIMEFORMAT='%3R %3U %3S' t u s
+	{ time "$@" >/dev/null; } 2> "$dir/time"
+	read -r t u s < "$dir/time"
+	tw=$t tc=$(echo "$u + $s" | bc)
+}
+
 best() {	# best of 3 of "$@": sets bw (wall s) and bc_ (user+sys CPU s),
 	# each the least of the three (other processes only ever add to either)
 	bw= bc_=
 	for i in 1 2 3; do
-		/usr/bin/time -f '%e %U %S' -o "$dir/time" "$@" >/dev/null
-		read -r t u s < "$dir/time"
-		c=$(echo "$u + $s" | bc)
-		if [ -z "$bw" ] || [ "$(echo "$t < $bw" | bc)" = 1 ]; then bw=$t; fi
-		if [ -z "$bc_" ] || [ "$(echo "$c < $bc_" | bc)" = 1 ]; then bc_=$c; fi
+		once "$@"
+		if [ -z "$bw" ] || [ "$(echo "$tw < $bw" | bc)" = 1 ]; then bw=$tw; fi
+		if [ -z "$bc_" ] || [ "$(echo "$tc < $bc_" | bc)" = 1 ]; then bc_=$tc; fi
 	done
+}
+
+median() {	# median of the arguments
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+		print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
 ratio() { echo "scale=2; $1 / $2" | bc; }
@@ -115,13 +132,27 @@ best "$py" "$dir/np.py" "$dir/r.db"
 npw=$bw npc=$bc_
 best "$py" "$dir/np.py" "$dir/h.db"
 echo "numpy (read + percentiles + ECDF): $runs runs $npw s wall ($npc s CPU), $half runs $bw s wall ($bc_ s CPU)"
-printf '%-9s %22s %22s %16s %16s\n' format "$runs runs: wall (CPU)" "$half runs: wall (CPU)" "ratio wall (CPU)" "/numpy wall (CPU)"
+printf '%-9s %22s %22s %16s %16s  %s\n' format "$runs runs: wall (CPU)" "$half runs: wall (CPU)" \
+	"ratio wall (CPU)" "/numpy wall (CPU)" "each round's CPU ratio"
 for f in text markdown csv json html; do
-	best "$perturb" report --db "$dir/r.db" --format "$f"
-	w1=$bw c1=$bc_
-	best "$perturb" report --db "$dir/h.db" --format "$f"
-	printf '%-9s %22s %22s %16s %16s\n' "$f" "$w1 s ($c1 s)" "$bw s ($bc_ s)" \
-		"$(ratio "$w1" "$bw") ($(ratio "$c1" "$bc_"))" "$(ratio "$w1" "$npw") ($(ratio "$c1" "$npc"))"
+	rw=() rc=() w1= c1= w2= c2=
+	for ((r = 0; r < rounds; r++)); do
+		if ((r % 2)); then
+			once "$perturb" report --db "$dir/h.db" --format "$f"; hw=$tw hc=$tc
+			once "$perturb" report --db "$dir/r.db" --format "$f"; fw=$tw fc=$tc
+		else
+			once "$perturb" report --db "$dir/r.db" --format "$f"; fw=$tw fc=$tc
+			once "$perturb" report --db "$dir/h.db" --format "$f"; hw=$tw hc=$tc
+		fi
+		rw+=("$(echo "scale=4; $fw / $hw" | bc)") rc+=("$(echo "scale=4; $fc / $hc" | bc)")
+		if [ -z "$w1" ] || [ "$(echo "$fw < $w1" | bc)" = 1 ]; then w1=$fw; fi
+		if [ -z "$c1" ] || [ "$(echo "$fc < $c1" | bc)" = 1 ]; then c1=$fc; fi
+		if [ -z "$w2" ] || [ "$(echo "$hw < $w2" | bc)" = 1 ]; then w2=$hw; fi
+		if [ -z "$c2" ] || [ "$(echo "$hc < $c2" | bc)" = 1 ]; then c2=$hc; fi
+	done
+	printf '%-9s %22s %22s %16s %16s  %s\n' "$f" "$w1 s ($c1 s)" "$w2 s ($c2 s)" \
+		"$(printf '%.2f (%.2f)' "$(median "${rw[@]}")" "$(median "${rc[@]}")")" \
+		"$(ratio "$w1" "$npw") ($(ratio "$c1" "$npc"))" "$(printf '%.2f ' "${rc[@]}")"
 done
 # the same numbers: the p50 of wall, both ways
 "$perturb" report --db "$dir/r.db" --format json --metric wall | "$py" -c '
