@@ -12,7 +12,6 @@
 
 #include "lib/machine.h"
 #include "engine/store.h"
-#include "engine/store_int.h"
 #include "backends/qemu_config.h"
 #include "testlib.h"
 #include "lib/util.h"
@@ -827,33 +826,120 @@ Test(store, unavailable_is_stored_once)
 	free(p.e);
 }
 
-/* The connection's PRAGMA synchronous: 0 OFF, 1 NORMAL, 2 FULL. */
-static int synchronous(struct store *s)
-{
-	sqlite3_stmt *st;
-	int v;
+/*
+ * A VFS over SQLite's default that counts the files' syncs: how a test
+ * sees what store_open() and store_close() put on disk.
+ */
+struct counted_file {
+	sqlite3_file base;
+	sqlite3_file *real;
+};
 
-	cr_assert_eq(sqlite3_prepare_v2(s->db, "PRAGMA synchronous", -1, &st, NULL), SQLITE_OK);
-	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return v;
+static sqlite3_vfs *real_vfs, counting_vfs;
+static sqlite3_io_methods counting_io;
+static int n_syncs;
+
+#define REAL(f) (((struct counted_file *)(f))->real)
+
+static int cf_close(sqlite3_file *f)
+{
+	int rc = REAL(f)->pMethods ? REAL(f)->pMethods->xClose(REAL(f)) : SQLITE_OK;
+
+	sqlite3_free(REAL(f));
+	return rc;
+}
+static int cf_read(sqlite3_file *f, void *b, int n, sqlite3_int64 o)
+{ return REAL(f)->pMethods->xRead(REAL(f), b, n, o); }
+static int cf_write(sqlite3_file *f, const void *b, int n, sqlite3_int64 o)
+{ return REAL(f)->pMethods->xWrite(REAL(f), b, n, o); }
+static int cf_truncate(sqlite3_file *f, sqlite3_int64 n)
+{ return REAL(f)->pMethods->xTruncate(REAL(f), n); }
+static int cf_sync(sqlite3_file *f, int flags)
+{ n_syncs++; return REAL(f)->pMethods->xSync(REAL(f), flags); }
+static int cf_size(sqlite3_file *f, sqlite3_int64 *n)
+{ return REAL(f)->pMethods->xFileSize(REAL(f), n); }
+static int cf_lock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xLock(REAL(f), l); }
+static int cf_unlock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xUnlock(REAL(f), l); }
+static int cf_reserved(sqlite3_file *f, int *r)
+{ return REAL(f)->pMethods->xCheckReservedLock(REAL(f), r); }
+static int cf_control(sqlite3_file *f, int op, void *a)
+{ return REAL(f)->pMethods->xFileControl(REAL(f), op, a); }
+static int cf_sector(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
+static int cf_device(sqlite3_file *f)
+{ return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)); }
+static int cf_shm_map(sqlite3_file *f, int i, int n, int w, void volatile **p)
+{ return REAL(f)->pMethods->xShmMap(REAL(f), i, n, w, p); }
+static int cf_shm_lock(sqlite3_file *f, int o, int n, int fl)
+{ return REAL(f)->pMethods->xShmLock(REAL(f), o, n, fl); }
+static void cf_shm_barrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
+static int cf_shm_unmap(sqlite3_file *f, int d) { return REAL(f)->pMethods->xShmUnmap(REAL(f), d); }
+static int cf_fetch(sqlite3_file *f, sqlite3_int64 o, int n, void **p)
+{ return REAL(f)->pMethods->xFetch(REAL(f), o, n, p); }
+static int cf_unfetch(sqlite3_file *f, sqlite3_int64 o, void *p)
+{ return REAL(f)->pMethods->xUnfetch(REAL(f), o, p); }
+
+static int cf_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
+{
+	struct counted_file *c = (struct counted_file *)f;
+	int rc;
+
+	(void)vfs;
+	c->base.pMethods = NULL;
+	if (!(c->real = sqlite3_malloc(real_vfs->szOsFile)))
+		return SQLITE_NOMEM;
+	memset(c->real, 0, (size_t)real_vfs->szOsFile);
+	rc = real_vfs->xOpen(real_vfs, name, c->real, flags, out);
+	if (rc != SQLITE_OK || !c->real->pMethods) {
+		sqlite3_free(c->real);
+		return rc;
+	}
+	c->base.pMethods = &counting_io;
+	return rc;
 }
 
-/* A new database is made without syncs, up to its schema (store_schema.c,
- * "Durability"); its results then go in at synchronous=NORMAL, as those of
- * a database that was there. */
-Test(store, a_new_database_stores_its_results_at_synchronous_normal)
+/* Counting from now, as the default VFS (counting_off() puts SQLite's
+ * back). */
+static void counting_on(void)
+{
+	static const sqlite3_io_methods io = {
+		3, cf_close, cf_read, cf_write, cf_truncate, cf_sync, cf_size, cf_lock,
+		cf_unlock, cf_reserved, cf_control, cf_sector, cf_device, cf_shm_map,
+		cf_shm_lock, cf_shm_barrier, cf_shm_unmap, cf_fetch, cf_unfetch,
+	};
+
+	real_vfs = sqlite3_vfs_find(NULL);
+	cr_assert(real_vfs);
+	counting_vfs = *real_vfs;
+	counting_vfs.zName = "perturb-test-counting";
+	counting_vfs.szOsFile = sizeof(struct counted_file);
+	counting_vfs.xOpen = cf_open;
+	counting_vfs.pNext = NULL;
+	counting_io = io;
+	n_syncs = 0;
+	cr_assert_eq(sqlite3_vfs_register(&counting_vfs, 1), SQLITE_OK);
+}
+
+static void counting_off(void)
+{
+	sqlite3_vfs_unregister(&counting_vfs);
+	cr_assert_eq(sqlite3_vfs_register(real_vfs, 1), SQLITE_OK);
+}
+
+/* A new database is made without a sync, up to its schema
+ * (store_schema.c, "Durability"); then it is synchronous=NORMAL as a
+ * database that was there: its close (the checkpoint) syncs what was
+ * written, the schema included. */
+Test(store, a_new_database_is_made_without_syncs_and_synced_at_its_close)
 {
 	struct store *s;
 
+	counting_on();
 	cr_assert_eq(store_open(dbpath, STORE_CREATE, &s), 0);
-	cr_expect_eq(synchronous(s), 1, "a new database's results are stored at synchronous=%d",
-		     synchronous(s));
+	cr_expect_eq(n_syncs, 0, "making a new database synced %d times", n_syncs);
 	store_close(s);
-	cr_assert_eq(store_open(dbpath, STORE_CREATE, &s), 0);
-	cr_expect_eq(synchronous(s), 1);
-	store_close(s);
+	cr_expect_geq(n_syncs, 2, "the close of a new database synced %d times: its "
+		      "checkpoint syncs the log, then the database", n_syncs);
+	counting_off();
 }
 
 Test(store, reopen_keeps_wal_and_data)
