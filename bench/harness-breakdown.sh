@@ -11,7 +11,9 @@
 # watched), spawn (clone/vfork, set-up, exec), wait (the workload itself),
 # reap (wait4, output, status), cgroup end (leftovers, escapees, usage,
 # given back), result, store; each also as perturb's own CPU time per run,
-# which a busy machine does not inflate.  Three times: containment as perturb chooses it,
+# which a busy machine does not inflate; then the time outside the stages
+# (the process's start-up and close: the wall clock from outside less the
+# stages' total), as one sum and per run.  Three times: containment as perturb chooses it,
 # then the fallback (PERTURB_NO_CLONE_INTO_CGROUP=1), then without cgroups
 # (PERTURB_NO_CGROUP=1).  The study's order is ORDER (env; default
 # sequential; perturb's own default, interleaved, enters and leaves a
@@ -45,10 +47,18 @@ YAML
 for env in "" PERTURB_NO_CLONE_INTO_CGROUP=1 PERTURB_NO_CGROUP=1; do
 	rm -f "$tmp"/db* "$tmp/timing"
 	echo "=== ${env:-containment as chosen}; load $(uptime | sed 's/.*load average: //')"
+	t0=$(date +%s.%N)
 	env $env PERTURB_TIMING="$tmp/timing" "$perturb" run "$tmp/e.yaml" --db "$tmp/db" \
 		> "$tmp/out" 2>&1 || { cat "$tmp/out" >&2; die "perturb run failed"; }
+	t1=$(date +%s.%N)
 	grep -o 'containment [a-z-]*' "$tmp/out" | head -n 1 | sed 's/^/  /'
 	sed 's/^/  /' "$tmp/timing"
+	# the rest of the process: start-up (loading, the study's checks, the
+	# store made), the closing report and the store's checkpoint at close
+	awk -v a="$t0" -v b="$t1" -v runs="$runs" '/in the stages/ {
+		out = b - a - $(NF - 4)
+		printf "  outside the stages (start, close): %.1f ms, %.1f us per run\n",
+		       out * 1e3, out / runs * 1e6 }' "$tmp/timing"
 	awk '$1 == "cgroup" && NF == 5 { c += $3; u += $5 }
 	     $1 == "cgroup" && $2 == "end" { c += $4; u += $6 }
 	     END { printf "  cgroup share: %.2f us per run (perturb CPU %.2f us)\n", c, u }' \
