@@ -240,7 +240,6 @@ static int collect(const struct stored_value *v, void *vctx)
 		struct report_row_set *rs = row_set(b, sl, v);
 		ALLOC_GROW(rs->rows, rs->n + 1, rs->alloc);
 		struct report_row *r = &rs->rows[rs->n++];
-		m->n_rows++;
 		r->seq = v->seq;
 		r->repetition = v->repetition;
 		r->warmup = v->warmup;

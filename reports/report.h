@@ -584,7 +584,6 @@ struct report_model {
 	struct report_row_set *row_sets;
 	size_t n_row_sets;
 	size_t *row_set_order, n_row_set_order;
-	size_t n_rows;		/* in all the sets */
 	const struct report_opts *opts;
 	/* the statistics settings in force (defaults filled in) */
 	double percentiles[REPORT_MAX_PERCENTILES];	/* in [0, 100] */
