@@ -799,10 +799,7 @@ static int recover_one(FILE *out, const char *path, const char *boot_id, int rep
 			fprintf(out, "perturb: the journal '%s' is from an earlier boot and cannot "
 				"be read (%s): the kernel state it recorded did not survive the "
 				"reboot; removed it\n", path, why);
-			if (unlink(path) < 0 && errno != ENOENT)
-				return error("cannot remove the journal '%s': %s", path,
-					     strerror(errno));
-			return 0;
+			goto remove;
 		}
 		return error("the journal '%s' is corrupt: %s; the state it recorded is unknown: "
 			     "check the tracing state (%s) by hand, then remove the file",
