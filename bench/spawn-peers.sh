@@ -25,7 +25,15 @@
 #   - with OLD=PATH, another perturb binary (an earlier build copied
 #     aside), run as perturb and as screen are (old, oldscreen): before
 #     and after side by side.
-# Each is timed from outside (date +%s.%N), start-up included.  Prints the
+# Each is timed from outside (date +%s.%N), start-up included.  Then, where
+# perf stat works, perturb, hyperfine and the loop run again, CPU_ROUNDS
+# times (default 3; 0 leaves this out), each under `perf stat --no-inherit
+# -e task-clock`: each tool's own CPU time per run, its runs' left out,
+# start-up and close included, which a busy machine inflates far less
+# than the wall clock.  Beside them the loop target's budget: 5 % of the
+# loop's median wall time per run, against perturb's own CPU above the
+# loop's (what the tool does that the loop does not, serially with its
+# runs).  Prints the
 # median per run of each way and, per round and as the median of the
 # rounds, the ratios perturb / hyperfine and perturb / loop, and screen's
 # to both.  The machine's
@@ -50,6 +58,8 @@ die() { echo "spawn-peers.sh: error: $*" >&2; exit 1; }
 case $order in sequential|interleaved|random) ;; *) die "ORDER must be sequential, interleaved or random, not '$order'" ;; esac
 case $runs in ''|*[!0-9]*|0) die "RUNS must be a positive integer, not '$runs'" ;; esac
 case $rounds in ''|*[!0-9]*|0) die "ROUNDS must be a positive integer, not '$rounds'" ;; esac
+cpu_rounds=${CPU_ROUNDS:-3}
+case $cpu_rounds in ''|*[!0-9]*) die "CPU_ROUNDS must be a non-negative integer, not '$cpu_rounds'" ;; esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/perturb-peers.XXXXXX")
 cg=
@@ -79,18 +89,20 @@ workloads:
   - {name: "true", cmd: [$true_bin]}
 YAML
 
-# one way, timed from outside: its seconds on stdout
+# one way, timed from outside: its seconds on stdout; under "${wrap[@]}"
+# (perf stat) for perturb, hyperfine and the loop when it is set
+wrap=()
 way() {
 	local t0 t1
 	rm -f "$tmp"/db*
 	t0=$(date +%s.%N)
 	case $1 in
-	perturb) "$perturb" run "$tmp/e.yaml" --db "$tmp/db" -q > "$tmp/out" 2>&1 ;;
+	perturb) "${wrap[@]}" "$perturb" run "$tmp/e.yaml" --db "$tmp/db" -q > "$tmp/out" 2>&1 ;;
 	screen) "$perturb" run "$tmp/e.yaml" --db "$tmp/db" > "$tmp/out" 2>&1 ;;
 	fallback) PERTURB_NO_CLONE_INTO_CGROUP=1 "$perturb" run "$tmp/e.yaml" --db "$tmp/db" -q \
 		> "$tmp/out" 2>&1 ;;
-	hyperfine) hyperfine -N --runs "$runs" --warmup 0 --style none "$true_bin" > "$tmp/out" 2>&1 ;;
-	loop) "$tmp/spawn-loop" "$runs" "$true_bin" > "$tmp/out" 2>&1 ;;
+	hyperfine) "${wrap[@]}" hyperfine -N --runs "$runs" --warmup 0 --style none "$true_bin" > "$tmp/out" 2>&1 ;;
+	loop) "${wrap[@]}" "$tmp/spawn-loop" "$runs" "$true_bin" > "$tmp/out" 2>&1 ;;
 	forkloop) "$tmp/spawn-loop" -f "$runs" "$true_bin" > "$tmp/out" 2>&1 ;;
 	cgloop) "$tmp/spawn-loop" -c "$cg" "$runs" "$true_bin" > "$tmp/out" 2>&1 ;;
 	old) "$OLD" run "$tmp/e.yaml" --db "$tmp/db" -q > "$tmp/out" 2>&1 ;;
@@ -154,3 +166,54 @@ awk -v runs="$runs" -v rounds="$rounds" '
 			printf "  %-18s %.3fx [%s ]\n", pairs[k], median(q, rounds), line
 		}
 	}' "$tmp/times"
+
+[ "$cpu_rounds" -gt 0 ] || exit 0
+if ! command -v perf > /dev/null 2>&1; then
+	echo "  own CPU: skipped: perf is not installed (apt: linux-perf)"
+	exit 0
+fi
+if ! perf stat --no-inherit -x, -e task-clock -o "$tmp/cpu" -- true 2> "$tmp/perf-err"; then
+	echo "  own CPU: skipped: perf stat cannot count task-clock here: $(head -n 1 "$tmp/perf-err")"
+	exit 0
+fi
+cpu_ways=(perturb loop)
+[ $have_hf = 1 ] && cpu_ways=(perturb hyperfine loop)
+wrap=(perf stat --no-inherit -x, -e task-clock -o "$tmp/cpu" --)
+: > "$tmp/cpus"
+for ((r = 0; r < cpu_rounds; r++)); do
+	n=${#cpu_ways[@]}
+	for ((k = 0; k < n; k++)); do
+		w=${cpu_ways[$(((k + r) % n))]}
+		way "$w" > /dev/null
+		echo "$r $w $(awk -F, '$3 ~ /^task-clock/ { print $1 }' "$tmp/cpu")" >> "$tmp/cpus"
+	done
+done
+awk -v runs="$runs" -v rounds="$cpu_rounds" -v wall_rounds="$rounds" '
+	function median(a, n,    i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	FILENAME ~ /times$/ { if ($2 == "loop") lw[++nl] = $3 / runs * 1e6; next }
+	{ c[$2, $1] = $3; seen[$2] = 1 }
+	END {
+		printf "  own CPU per run (us; perf stat --no-inherit, its runs left out), median of %d [each]\n", rounds
+		n = split("perturb hyperfine loop", order, " ")
+		for (k = 1; k <= n; k++) {
+			w = order[k]
+			if (!(w in seen))
+				continue
+			line = ""
+			for (r = 0; r < rounds; r++) {
+				v[r + 1] = c[w, r] / runs * 1e3	# msec for runs -> us a run
+				line = line sprintf(" %.1f", v[r + 1])
+			}
+			own[w] = median(v, rounds)
+			printf "  %-10s %.1f [%s ]\n", w, own[w], line
+		}
+		if (("perturb" in own) && ("loop" in own) && nl)
+			printf "  perturb above the loop: %.1f us a run; the <= 1.05x loop budget: %.1f us a run (5 %% of the loop'"'"'s %.1f us)\n",
+				own["perturb"] - own["loop"], 0.05 * median(lw, nl), median(lw, nl)
+		if (("perturb" in own) && ("hyperfine" in own))
+			printf "  perturb above hyperfine: %.1f us a run\n", own["perturb"] - own["hyperfine"]
+	}' "$tmp/times" "$tmp/cpus"
