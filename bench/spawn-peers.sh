@@ -131,26 +131,51 @@ for ((r = 0; r < rounds; r++)); do
 	done
 done
 echo "  load after: $(uptime | sed 's/.*load average: //')"
-awk -v runs="$runs" -v rounds="$rounds" '
+# summarize MODE ROUNDS FILE...: each way's row, the median of its rounds
+# then each round (a file of "round way value" lines); MODE wall: seconds,
+# as ms a run, then the ratios pair by pair in a round; MODE cpu: perf's
+# msec, as us a run, then perturb's CPU above the loop's and hyperfine's,
+# and the loop target's budget from the loop's wall time (FILE times)
+summarize() {
+	awk -v mode="$1" -v rounds="$2" -v runs="$runs" '
 	function median(a, n,    i, j, t) {
 		for (i = 2; i <= n; i++)
 			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
+	mode == "cpu" && FILENAME ~ /times$/ { if ($2 == "loop") lw[++nl] = $3 / runs * 1e6; next }
 	{ t[$1, $2] = $3; seen[$2] = 1 }
 	END {
-		printf "  %-10s %s\n", "way", "per run (ms), median of the rounds [each round]"
-		n = split("perturb screen fallback hyperfine loop forkloop cgloop old oldscreen", order, " ")
+		if (mode == "wall") {
+			title = "per run (ms), median of the rounds [each round]"
+			f = "%.3f"
+			list = "perturb screen fallback hyperfine loop forkloop cgloop old oldscreen"
+		} else {
+			title = "own CPU per run (us; perf stat --no-inherit, its runs left out), median [each]"
+			f = "%.1f"
+			list = "perturb hyperfine loop"
+		}
+		printf "  %-10s %s\n", "way", title
+		n = split(list, order, " ")
 		for (k = 1; k <= n; k++) {
 			w = order[k]
 			if (!(w in seen))
 				continue
 			line = ""
 			for (r = 0; r < rounds; r++) {
-				v[r + 1] = t[r, w] / runs * 1e3
-				line = line sprintf(" %.3f", v[r + 1])
+				v[r + 1] = t[r, w] / runs * 1e3	# s -> ms a run; msec -> us
+				line = line sprintf(" " f, v[r + 1])
 			}
-			printf "  %-10s %.3f [%s ]\n", w, median(v, rounds), line
+			own[w] = median(v, rounds)
+			printf "  %-10s " f " [%s ]\n", w, own[w], line
+		}
+		if (mode == "cpu") {
+			if (("perturb" in own) && ("loop" in own) && nl)
+				printf "  perturb above the loop: %.1f us a run; the <= 1.05x loop budget: %.1f us a run (5 %% of the loop'"'"'s %.1f us)\n",
+					own["perturb"] - own["loop"], 0.05 * median(lw, nl), median(lw, nl)
+			if (("perturb" in own) && ("hyperfine" in own))
+				printf "  perturb above hyperfine: %.1f us a run\n", own["perturb"] - own["hyperfine"]
+			exit
 		}
 		printf "  ratios, median of the rounds (pair by pair in a round):\n"
 		n = split("perturb/hyperfine perturb/loop perturb/cgloop cgloop/forkloop forkloop/loop screen/hyperfine screen/loop fallback/perturb perturb/old screen/oldscreen old/hyperfine old/loop oldscreen/hyperfine", pairs, " ")
@@ -165,7 +190,9 @@ awk -v runs="$runs" -v rounds="$rounds" '
 			}
 			printf "  %-18s %.3fx [%s ]\n", pairs[k], median(q, rounds), line
 		}
-	}' "$tmp/times"
+	}' "${@:3}"
+}
+summarize wall "$rounds" "$tmp/times"
 
 [ "$cpu_rounds" -gt 0 ] || exit 0
 if ! command -v perf > /dev/null 2>&1; then
@@ -188,32 +215,4 @@ for ((r = 0; r < cpu_rounds; r++)); do
 		echo "$r $w $(awk -F, '$3 ~ /^task-clock/ { print $1 }' "$tmp/cpu")" >> "$tmp/cpus"
 	done
 done
-awk -v runs="$runs" -v rounds="$cpu_rounds" -v wall_rounds="$rounds" '
-	function median(a, n,    i, j, t) {
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	FILENAME ~ /times$/ { if ($2 == "loop") lw[++nl] = $3 / runs * 1e6; next }
-	{ c[$2, $1] = $3; seen[$2] = 1 }
-	END {
-		printf "  own CPU per run (us; perf stat --no-inherit, its runs left out), median of %d [each]\n", rounds
-		n = split("perturb hyperfine loop", order, " ")
-		for (k = 1; k <= n; k++) {
-			w = order[k]
-			if (!(w in seen))
-				continue
-			line = ""
-			for (r = 0; r < rounds; r++) {
-				v[r + 1] = c[w, r] / runs * 1e3	# msec for runs -> us a run
-				line = line sprintf(" %.1f", v[r + 1])
-			}
-			own[w] = median(v, rounds)
-			printf "  %-10s %.1f [%s ]\n", w, own[w], line
-		}
-		if (("perturb" in own) && ("loop" in own) && nl)
-			printf "  perturb above the loop: %.1f us a run; the <= 1.05x loop budget: %.1f us a run (5 %% of the loop'"'"'s %.1f us)\n",
-				own["perturb"] - own["loop"], 0.05 * median(lw, nl), median(lw, nl)
-		if (("perturb" in own) && ("hyperfine" in own))
-			printf "  perturb above hyperfine: %.1f us a run\n", own["perturb"] - own["hyperfine"]
-	}' "$tmp/times" "$tmp/cpus"
+summarize cpu "$cpu_rounds" "$tmp/times" "$tmp/cpus"
