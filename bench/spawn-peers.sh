@@ -28,7 +28,7 @@
 # Each is timed from outside (date +%s.%N), start-up included.  Then, where
 # perf stat works, perturb, hyperfine and the loop run again, CPU_ROUNDS
 # times (default 3; 0 leaves this out), each under `perf stat --no-inherit
-# -e task-clock`: each tool's own CPU time per run, its runs' left out,
+# -e task-clock`: each tool's own CPU time per run, its runs left out,
 # start-up and close included, which a busy machine inflates far less
 # than the wall clock.  Beside them the loop target's budget: 5 % of the
 # loop's median wall time per run, against perturb's own CPU above the
