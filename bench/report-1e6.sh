@@ -76,6 +76,7 @@ cat > "$dir/e.yaml" <<YAML
  variants: [{name: base}, {name: tracing}], workloads: [{name: w, cmd: ["true"]}]}
 YAML
 half=$((runs / 2))
+declare -A w c lw lc
 make_db "$dir/r.db" "$runs"
 make_db "$dir/h.db" "$half"
 
@@ -89,13 +90,18 @@ once() {	# once CMD...: sets tw (wall s) and tc (user + sys CPU s) of one run
 	tw=$t tc=$(echo "$u + $s" | bc)
 }
 
+least() {	# least NAME VALUE: NAME (a variable or an array's element) set to
+	# VALUE when it is unset or empty or VALUE is less
+	if [ -z "${!1:-}" ] || [ "$(echo "$2 < ${!1}" | bc)" = 1 ]; then printf -v "$1" %s "$2"; fi
+}
+
 best() {	# best of 3 of "$@": sets bw (wall s) and bc_ (user+sys CPU s),
 	# each the least of the three (other processes only ever add to either)
 	bw= bc_=
 	for i in 1 2 3; do
 		once "$@"
-		if [ -z "$bw" ] || [ "$(echo "$tw < $bw" | bc)" = 1 ]; then bw=$tw; fi
-		if [ -z "$bc_" ] || [ "$(echo "$tc < $bc_" | bc)" = 1 ]; then bc_=$tc; fi
+		least bw "$tw"
+		least bc_ "$tc"
 	done
 }
 
@@ -135,24 +141,22 @@ echo "numpy (read + percentiles + ECDF): $runs runs $npw s wall ($npc s CPU), $h
 printf '%-9s %22s %22s %16s %16s  %s\n' format "$runs runs: wall (CPU)" "$half runs: wall (CPU)" \
 	"ratio wall (CPU)" "/numpy wall (CPU)" "each round's CPU ratio"
 for f in text markdown csv json html; do
-	rw=() rc=() w1= c1= w2= c2=
+	# per size (r: RUNS, h: RUNS/2): this round's wall and CPU, the least of the rounds
+	rw=() rc=() w=() c=() lw=() lc=()
 	for ((r = 0; r < rounds; r++)); do
-		if ((r % 2)); then
-			once "$perturb" report --db "$dir/h.db" --format "$f"; hw=$tw hc=$tc
-			once "$perturb" report --db "$dir/r.db" --format "$f"; fw=$tw fc=$tc
-		else
-			once "$perturb" report --db "$dir/r.db" --format "$f"; fw=$tw fc=$tc
-			once "$perturb" report --db "$dir/h.db" --format "$f"; hw=$tw hc=$tc
-		fi
-		rw+=("$(echo "scale=4; $fw / $hw" | bc)") rc+=("$(echo "scale=4; $fc / $hc" | bc)")
-		if [ -z "$w1" ] || [ "$(echo "$fw < $w1" | bc)" = 1 ]; then w1=$fw; fi
-		if [ -z "$c1" ] || [ "$(echo "$fc < $c1" | bc)" = 1 ]; then c1=$fc; fi
-		if [ -z "$w2" ] || [ "$(echo "$hw < $w2" | bc)" = 1 ]; then w2=$hw; fi
-		if [ -z "$c2" ] || [ "$(echo "$hc < $c2" | bc)" = 1 ]; then c2=$hc; fi
+		sizes=(r h)
+		((r % 2)) && sizes=(h r)
+		for z in "${sizes[@]}"; do
+			once "$perturb" report --db "$dir/$z.db" --format "$f"
+			w[$z]=$tw c[$z]=$tc
+			least "lw[$z]" "$tw"
+			least "lc[$z]" "$tc"
+		done
+		rw+=("$(echo "scale=4; ${w[r]} / ${w[h]}" | bc)") rc+=("$(echo "scale=4; ${c[r]} / ${c[h]}" | bc)")
 	done
-	printf '%-9s %22s %22s %16s %16s  %s\n' "$f" "$w1 s ($c1 s)" "$w2 s ($c2 s)" \
+	printf '%-9s %22s %22s %16s %16s  %s\n' "$f" "${lw[r]} s (${lc[r]} s)" "${lw[h]} s (${lc[h]} s)" \
 		"$(printf '%.2f (%.2f)' "$(median "${rw[@]}")" "$(median "${rc[@]}")")" \
-		"$(ratio "$w1" "$npw") ($(ratio "$c1" "$npc"))" "$(printf '%.2f ' "${rc[@]}")"
+		"$(ratio "${lw[r]}" "$npw") ($(ratio "${lc[r]}" "$npc"))" "$(printf '%.2f ' "${rc[@]}")"
 done
 # the same numbers: the p50 of wall, both ways
 "$perturb" report --db "$dir/r.db" --format json --metric wall | "$py" -c '
